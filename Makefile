@@ -1,0 +1,45 @@
+# Medina Arena — every target sets up what it needs (virtualenv, generated code) itself.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+STAMP  := $(VENV)/.stamp-install
+GEN    := server/medina/v1/.stamp-proto
+PROTOS := $(wildcard proto/medina/v1/*.proto)
+
+.PHONY: setup proto run test lint bench clean
+
+setup: $(STAMP) $(GEN)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check -U pip
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+# Generated protobuf code (server/medina/v1) is never committed or edited by hand.
+proto: $(STAMP)
+	$(PY) tools/genproto.py
+	touch $(GEN)
+
+$(GEN): $(STAMP) $(PROTOS)
+	$(PY) tools/genproto.py
+	touch $(GEN)
+
+run: setup
+	$(PY) -m medina.demo
+
+test: setup lint
+	$(PY) -m pytest
+
+lint: setup
+	$(BIN)/ruff check server clients tests bench tools
+	$(BIN)/ruff format --check server clients tests bench tools
+	$(BIN)/mypy
+	bash tools/buflint.sh
+
+bench: setup
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) server/medina/v1 .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,76 @@
+"""The rules of Medina as a pure, standard-library-only engine.
+
+Typical use::
+
+    from medina.engine import new_game, legal_moves, apply_action, result
+    s = new_game("medina-v2", 4, seed=7)
+    while not s.over:
+        s = apply_action(s, legal_moves(s).nth(0))
+    print(result(s).totals)
+"""
+
+from .errors import (
+    EngineError,
+    IllegalActionError,
+    NotationError,
+    PlayerCountError,
+    SetupError,
+    UnknownRulesetError,
+)
+from .geometry import Geometry, Mask, Square, squares
+from .movegen import LegalMoves, legal_actions, legal_moves
+from .notation import parse_square, render, square_name
+from .observe import Observation, PalaceView, PlayerView, observe
+from .scoring import Breakdown, PalaceScore, Result, ranks, result
+from .setup import new_game
+from .state import GameState, Phase
+from .turn import apply_action, is_legal
+from .types import NEUTRAL, NOBODY, UNCLAIMED, Action, ActionKind, Event, EventKind, Palace, Supply
+from .variants import PALACE_COLOURS, ROOFTOP_COLOURS, RULESETS, Ruleset, get_ruleset
+
+__all__ = [
+    "NEUTRAL",
+    "NOBODY",
+    "PALACE_COLOURS",
+    "ROOFTOP_COLOURS",
+    "RULESETS",
+    "UNCLAIMED",
+    "Action",
+    "ActionKind",
+    "Breakdown",
+    "EngineError",
+    "Event",
+    "EventKind",
+    "GameState",
+    "Geometry",
+    "IllegalActionError",
+    "LegalMoves",
+    "Mask",
+    "NotationError",
+    "Observation",
+    "Palace",
+    "PalaceScore",
+    "PalaceView",
+    "Phase",
+    "PlayerCountError",
+    "PlayerView",
+    "Result",
+    "Ruleset",
+    "SetupError",
+    "Square",
+    "Supply",
+    "UnknownRulesetError",
+    "apply_action",
+    "get_ruleset",
+    "is_legal",
+    "legal_actions",
+    "legal_moves",
+    "new_game",
+    "observe",
+    "parse_square",
+    "ranks",
+    "render",
+    "result",
+    "square_name",
+    "squares",
+]

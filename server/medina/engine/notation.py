@@ -1,0 +1,125 @@
+"""A1 square notation and the ASCII board picture used by tests, the CLI and errors.
+
+Squares are named by column letter (A = col 0 of the full grid, i.e. the wall
+ring) and row number (1 = the top row): ``B2`` is the top-left city square.
+
+Board pictures use one two-character token per square, separated by spaces:
+
+=========  =============================================================
+``T1``     tower 1..4          ``++``  empty wall space   ``##``  wall
+``..``     empty city square   ``@@``  the well
+``mm``     merchant            ``MM``  merchant of the current street
+``g.``     grey building of an unclaimed palace (``p`` purple, ``b`` brown,
+           ``o`` orange); the second letter is the rooftop colour of a
+           claimed palace (``R`` red, ``Y`` yellow, ``B`` blue, ``G`` green);
+           the building carrying the rooftop is written in capitals (``GR``)
+``s.``     stable; second letter as for buildings
+=========  =============================================================
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .errors import NotationError
+from .geometry import Geometry, Square
+from .types import NEUTRAL, UNCLAIMED, ActionKind
+
+if TYPE_CHECKING:
+    from .state import GameState
+
+COLOUR_LETTERS = "gpbo"  # palace colours grey, purple, brown, orange
+ROOF_LETTERS = "RYBG"  # rooftop colours red, yellow, blue, green
+COLUMN_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def square_name(g: Geometry, sq: Square) -> str:
+    """``B2``-style name of a square."""
+    row, col = divmod(sq, g.cols)
+    return f"{COLUMN_LETTERS[col]}{row + 1}"
+
+
+def parse_square(g: Geometry, text: str) -> Square:
+    """The square named ``text`` (case-insensitive), raising NotationError."""
+    t = text.strip().upper()
+    if len(t) < 2 or t[0] not in COLUMN_LETTERS or not t[1:].isdigit():
+        raise NotationError(f"bad square name {text!r}: expected a column letter and a row number")
+    col = COLUMN_LETTERS.index(t[0])
+    row = int(t[1:]) - 1
+    if not (0 <= col < g.cols and 0 <= row < g.rows):
+        last = f"{COLUMN_LETTERS[g.cols - 1]}{g.rows}"
+        raise NotationError(f"square {text!r} is off the board (A1..{last})")
+    return row * g.cols + col
+
+
+def names(g: Geometry, sqs: list[Square]) -> str:
+    """Comma-separated square names."""
+    return ", ".join(square_name(g, s) for s in sqs)
+
+
+def roof_letter(state: GameState, owner: int, roof: int) -> str:
+    """Letter of the rooftop colour on a palace (``.`` while unclaimed)."""
+    rules = state.rules
+    if owner == UNCLAIMED:
+        return "."
+    if owner == NEUTRAL:
+        return ROOF_LETTERS[rules.neutral_colour]
+    if roof == ActionKind.BLOCKING_ROOFTOP:
+        return ROOF_LETTERS[rules.blocking_colours[owner]]
+    return ROOF_LETTERS[rules.rooftop_colours[owner]]
+
+
+def board_tokens(state: GameState) -> list[str]:
+    """One token per square of the full grid, in square order."""
+    g = state.rules.geometry
+    tokens = ["++" if (g.wall_spaces >> sq) & 1 else ".." for sq in range(g.size)]
+    for t, sq in enumerate(g.towers):
+        tokens[sq] = f"T{t + 1}"
+    for sq in range(g.size):
+        bit = 1 << sq
+        if state.walls & bit:
+            tokens[sq] = "##"
+        elif state.merchants & bit:
+            tokens[sq] = "MM" if state.street & bit else "mm"
+    if state.well >= 0:
+        tokens[state.well] = "@@"
+    for p in state.palaces:
+        letter = roof_letter(state, p.owner, p.roof)
+        for sq in range(g.size):
+            bit = 1 << sq
+            if p.buildings & bit:
+                c = COLOUR_LETTERS[p.colour]
+                tokens[sq] = (c.upper() if sq == p.roof_square else c) + letter
+            elif p.stables & bit:
+                tokens[sq] = "s" + letter
+    return tokens
+
+
+def render(state: GameState) -> str:
+    """The board as an ASCII picture (see the module docstring for the tokens)."""
+    g = state.rules.geometry
+    tokens = board_tokens(state)
+    lines = ["   " + " ".join(f"{COLUMN_LETTERS[c]} " for c in range(g.cols))]
+    for r in range(g.rows):
+        row = tokens[r * g.cols : (r + 1) * g.cols]
+        lines.append(f"{r + 1:>2} " + " ".join(row))
+    return "\n".join(lines)
+
+
+def parse_tokens(g: Geometry, picture: str) -> list[str]:
+    """The tokens of a board picture, checked for shape; raises NotationError."""
+    rows: list[list[str]] = []
+    for raw in picture.strip("\n").splitlines():
+        parts = raw.split()
+        if not parts or not parts[0].isdigit():
+            continue  # header or blank line
+        if int(parts[0]) != len(rows) + 1:
+            raise NotationError(f"board picture: expected row {len(rows) + 1}, found {parts[0]}")
+        if len(parts) - 1 != g.cols:
+            raise NotationError(
+                f"board picture: row {parts[0]} has {len(parts) - 1} squares, expected {g.cols}"
+            )
+        rows.append(parts[1:])
+    if len(rows) != g.rows:
+        raise NotationError(f"board picture has {len(rows)} rows, expected {g.rows}")
+    return [tok for row in rows for tok in row]

@@ -1,0 +1,109 @@
+"""Final scoring from the board (RULES.md section 8) and shared ranks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .state import GameState
+from .types import Palace
+
+
+@dataclass(frozen=True, slots=True)
+class PalaceScore:
+    """What one scoring palace earns its owner."""
+
+    colour: int
+    square: int  # the square carrying the rooftop
+    buildings: int
+    stables: int
+    walls: int
+    merchants: int
+    well_bonus: int
+
+    @property
+    def total(self) -> int:
+        """Points of this palace."""
+        return self.buildings + self.stables + self.walls + self.merchants + self.well_bonus
+
+
+@dataclass(frozen=True, slots=True)
+class Breakdown:
+    """One player's score by category (section 8)."""
+
+    buildings: int
+    stables: int
+    walls: int
+    merchants: int
+    well_bonus: int
+    palace_tiles: int
+    tower_tiles: int
+    palaces: tuple[PalaceScore, ...]
+
+    @property
+    def total(self) -> int:
+        """The player's total."""
+        return (
+            self.buildings
+            + self.stables
+            + self.walls
+            + self.merchants
+            + self.well_bonus
+            + self.palace_tiles
+            + self.tower_tiles
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """Totals, breakdowns and shared ranks of every seat."""
+
+    totals: tuple[int, ...]
+    ranks: tuple[int, ...]
+    breakdowns: tuple[Breakdown, ...]
+
+
+def palace_score(s: GameState, p: Palace) -> PalaceScore:
+    """Points a palace would earn its owner on the current board."""
+    g = s.rules.geometry
+    pieces = p.buildings | p.stables
+    near = g.adj(pieces)
+    return PalaceScore(
+        colour=p.colour,
+        square=p.roof_square,
+        buildings=p.buildings.bit_count(),
+        stables=p.stables.bit_count(),
+        walls=(near & s.walls).bit_count(),
+        merchants=(near & s.merchants).bit_count(),
+        well_bonus=4 * (pieces & s.well_bonus).bit_count(),
+    )
+
+
+def breakdown(s: GameState, seat: int) -> Breakdown:
+    """The score of ``seat`` on the current board with the tiles it holds now."""
+    palaces = tuple(palace_score(s, p) for p in s.palaces if p.scores and p.owner == seat)
+    return Breakdown(
+        buildings=sum(p.buildings for p in palaces),
+        stables=sum(p.stables for p in palaces),
+        walls=sum(p.walls for p in palaces),
+        merchants=sum(p.merchants for p in palaces),
+        well_bonus=sum(p.well_bonus for p in palaces),
+        palace_tiles=sum(c + 1 for c, h in enumerate(s.palace_tiles) if h == seat),
+        tower_tiles=sum(t + 1 for t, h in enumerate(s.tower_tiles) if h == seat),
+        palaces=palaces,
+    )
+
+
+def ranks(totals: tuple[int, ...]) -> tuple[int, ...]:
+    """Rank = 1 + players with a strictly higher total (RULES.md 12).
+
+    >>> ranks((18, 14, 16, 18))
+    (1, 4, 3, 1)
+    """
+    return tuple(1 + sum(1 for o in totals if o > t) for t in totals)
+
+
+def result(s: GameState) -> Result:
+    """Totals, breakdowns and ranks (meaningful at the end; a running score before)."""
+    bds = tuple(breakdown(s, seat) for seat in range(s.players))
+    totals = tuple(b.total for b in bds)
+    return Result(totals=totals, ranks=ranks(totals), breakdowns=bds)

@@ -1,0 +1,197 @@
+"""The game state: one mutable-by-construction object that ``apply`` copies, never mutates."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import TYPE_CHECKING
+
+from .geometry import Mask, Square
+from .types import Event, Palace, Supply
+from .variants import Ruleset
+
+if TYPE_CHECKING:
+    from .movegen import LegalMoves
+
+# Per-seat supply slots in GameState.supply (seat * SLOTS + slot).
+STABLES = 4
+MERCHANTS = 5
+WALLS = 6
+NEUTRALS = 7
+SLOTS = 8
+
+
+class Phase(IntEnum):
+    """Where the game is. Values match the protobuf enum ``Phase``."""
+
+    START_MERCHANT = 1  # [v1, v1-2p] the starting player places the start merchant
+    PLACING = 2
+    OVER = 3
+
+
+class GameState:
+    """Everything about one game. Treat as immutable: ``apply_action`` returns a copy.
+
+    ``copy()`` is cheap (a few list copies), so search bots can branch freely.
+    The event history is shared between branches and copied only when two
+    branches both append to it.
+    """
+
+    __slots__ = (
+        "_events",
+        "arms",
+        "blocking",
+        "buildings",
+        "decisions",
+        "exhausted",
+        "legal_cache",
+        "merchants",
+        "n_events",
+        "next_pid",
+        "palace_tiles",
+        "palaces",
+        "phase",
+        "placed",
+        "ply",
+        "purple_claims",
+        "quota",
+        "revealed",
+        "roofs",
+        "rules",
+        "seed",
+        "stables",
+        "start_seat",
+        "street",
+        "supply",
+        "tea",
+        "tea_pool",
+        "to_move",
+        "tower_merchants",
+        "tower_tiles",
+        "turn",
+        "turn_colours",
+        "turn_roofs",
+        "walls",
+        "well",
+        "well_bonus",
+        "well_ring",
+    )
+
+    rules: Ruleset
+    seed: int
+    start_seat: int
+    buildings: list[Mask]  # per palace colour, on the board
+    stables: Mask
+    merchants: Mask
+    walls: Mask
+    well: Square  # -1 when the ruleset has no well
+    well_ring: Mask  # well and the 8 squares touching it
+    well_bonus: Mask  # the 4 squares two steps straight out from the well
+    palaces: list[Palace]
+    next_pid: int
+    street: Mask  # the current street
+    arms: list[Mask]  # walls per tower index
+    supply: list[int]  # seat * SLOTS + (colour 0..3 | STABLES | MERCHANTS | WALLS | NEUTRALS)
+    roofs: list[int]  # per seat: palace colours still claimable with own/scoring rooftops
+    blocking: list[int]  # per seat [v1-2p]: colours still claimable with blocking rooftops
+    tea: list[int]
+    tea_pool: int
+    purple_claims: int
+    palace_tiles: list[int]  # holder seat per palace colour, NOBODY at the board edge
+    tower_tiles: list[int]  # holder seat per tower index
+    tower_merchants: list[int]  # merchants still on each tower tile
+    exhausted: int  # mask of exhausted palace colours
+    revealed: int  # mask of seats whose supply is public [v1-2p]
+    phase: Phase
+    to_move: int
+    turn: int  # global turn index, passes included
+    quota: int
+    placed: int  # placements made in the current turn
+    turn_colours: int  # [v1-2p] building colours placed this turn
+    turn_roofs: int  # rooftop kinds placed this turn (bit = ActionKind)
+    ply: int  # placements made in the game (palace-tile timing)
+    decisions: int  # decisions taken in the game
+    _events: list[Event]
+    n_events: int
+    legal_cache: LegalMoves | None
+
+    @property
+    def players(self) -> int:
+        """Number of seats."""
+        return self.rules.players
+
+    @property
+    def over(self) -> bool:
+        """Whether the game has ended."""
+        return self.phase is Phase.OVER
+
+    @property
+    def events(self) -> list[Event]:
+        """The public history so far (a fresh list; do not mutate the state through it)."""
+        return self._events[: self.n_events]
+
+    def events_since(self, index: int) -> list[Event]:
+        """Public history entries from position ``index`` on."""
+        return self._events[index : self.n_events]
+
+    def emit(self, event: Event) -> None:
+        """Append to the history, copying it first if another branch appended."""
+        if len(self._events) != self.n_events:
+            self._events = self._events[: self.n_events]
+        self._events.append(event)
+        self.n_events += 1
+
+    def supply_of(self, seat: int) -> Supply:
+        """The exact supply of ``seat``."""
+        b = seat * SLOTS
+        s = self.supply
+        return Supply(
+            buildings=(s[b], s[b + 1], s[b + 2], s[b + 3]),
+            rooftops=self.roofs[seat],
+            neutral=s[b + NEUTRALS],
+            blocking=self.blocking[seat],
+            stables=s[b + STABLES],
+            merchants=s[b + MERCHANTS],
+            walls=s[b + WALLS],
+        )
+
+    def pieces_left(self, seat: int) -> int:
+        """How many pieces ``seat`` still holds (rooftops included)."""
+        b = seat * SLOTS
+        return (
+            sum(self.supply[b : b + SLOTS])
+            + self.roofs[seat].bit_count()
+            + self.blocking[seat].bit_count()
+        )
+
+    def palace_at(self, sq: Square) -> Palace | None:
+        """The palace with a building or stable on ``sq``, if any."""
+        bit = 1 << sq
+        for p in self.palaces:
+            if (p.buildings | p.stables) & bit:
+                return p
+        return None
+
+    def copy(self) -> GameState:
+        """A cheap independent copy (the history is shared copy-on-write)."""
+        t = GameState.__new__(GameState)
+        for name in _SCALARS:
+            object.__setattr__(t, name, getattr(self, name))
+        for name in _LISTS:
+            object.__setattr__(t, name, getattr(self, name)[:])
+        t.legal_cache = None
+        return t
+
+
+_LISTS = (
+    "buildings",
+    "palaces",
+    "arms",
+    "supply",
+    "roofs",
+    "blocking",
+    "tea",
+    "palace_tiles",
+    "tower_tiles",
+    "tower_merchants",
+)
+_SCALARS = tuple(n for n in GameState.__slots__ if n not in _LISTS and n != "legal_cache")
