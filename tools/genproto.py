@@ -22,10 +22,13 @@ def generate(out: Path) -> list[Path]:
     pkg = out / "medina" / "v1"
     pkg.mkdir(parents=True, exist_ok=True)
     include = Path(protoc.__file__).parent / "_proto"
+    bindir = Path(sys.executable).parent
     args = [
         "protoc",
         f"-I{PROTO}",
         f"-I{include}",
+        f"--plugin=protoc-gen-mypy={bindir / 'protoc-gen-mypy'}",
+        f"--plugin=protoc-gen-mypy_grpc={bindir / 'protoc-gen-mypy_grpc'}",
         f"--python_out={out}",
         f"--grpc_python_out={out}",
         f"--mypy_out={out}",
