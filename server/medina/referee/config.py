@@ -1,0 +1,116 @@
+"""Match configuration: time control, misbehaviour policies and their documented defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from medina.engine import EngineError, get_ruleset
+
+from .errors import ConfigError
+
+#: Defaults for bots on the same machine (docs/protocol.md explains each choice).
+DEFAULT_DECISION_MS = 5_000
+DEFAULT_BANK_MS = 60_000
+DEFAULT_INCREMENT_MS = 1_000
+DEFAULT_FIRST_DECISION_EXTRA_MS = 10_000
+DEFAULT_GRACE_MS = 250
+DEFAULT_MAX_STRIKES = 3
+DEFAULT_MAX_REJECTIONS = 3
+DEFAULT_RECONNECT_GRACE_MS = 15_000
+DEFAULT_CONNECT_TIMEOUT_MS = 30_000
+LIMIT_MS = 3_600_000  # no single clock setting above an hour
+
+
+class TimeoutPolicy(IntEnum):
+    """What happens when a seat runs out of time. Values match the protobuf enum."""
+
+    FORFEIT = 1
+    RANDOM_ACTION = 2
+
+
+@dataclass(frozen=True, slots=True)
+class TimeControl:
+    """Clock settings, in milliseconds (see the protobuf ``TimeControl`` comment)."""
+
+    decision_ms: int = DEFAULT_DECISION_MS
+    bank_ms: int = DEFAULT_BANK_MS
+    increment_ms: int = DEFAULT_INCREMENT_MS
+    first_decision_extra_ms: int = DEFAULT_FIRST_DECISION_EXTRA_MS
+    grace_ms: int = DEFAULT_GRACE_MS
+
+    def __post_init__(self) -> None:
+        for name in (
+            "decision_ms",
+            "bank_ms",
+            "increment_ms",
+            "first_decision_extra_ms",
+            "grace_ms",
+        ):
+            _check_ms(f"time_control.{name}", getattr(self, name))
+        if self.decision_ms <= 0:
+            raise ConfigError(f"time_control.decision_ms must be positive, got {self.decision_ms}")
+
+
+@dataclass(frozen=True, slots=True)
+class Policies:
+    """How the referee treats seats that misbehave."""
+
+    on_timeout: TimeoutPolicy = TimeoutPolicy.RANDOM_ACTION
+    max_strikes: int = DEFAULT_MAX_STRIKES
+    max_rejections: int = DEFAULT_MAX_REJECTIONS
+    reconnect_grace_ms: int = DEFAULT_RECONNECT_GRACE_MS
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.on_timeout, TimeoutPolicy):
+            raise ConfigError(f"policies.on_timeout: unknown policy {self.on_timeout!r}")
+        if not 1 <= self.max_strikes <= 1000:
+            raise ConfigError(f"policies.max_strikes must be 1..1000, got {self.max_strikes}")
+        if not 0 <= self.max_rejections <= 1000:
+            raise ConfigError(f"policies.max_rejections must be 0..1000, got {self.max_rejections}")
+        _check_ms("policies.reconnect_grace_ms", self.reconnect_grace_ms)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSettings:
+    """Everything needed to set up and referee one match. Validated on construction."""
+
+    ruleset: str
+    players: int
+    seed: int
+    start_seat: int = 0
+    time: TimeControl = field(default_factory=TimeControl)
+    policies: Policies = field(default_factory=Policies)
+    seat_names: tuple[str, ...] = ()
+    connect_timeout_ms: int = DEFAULT_CONNECT_TIMEOUT_MS
+
+    def __post_init__(self) -> None:
+        try:
+            get_ruleset(self.ruleset, self.players)
+        except EngineError as exc:
+            raise ConfigError(str(exc)) from None
+        if not 0 <= self.seed < 2**64:
+            raise ConfigError(f"seed must be 0..2**64-1, got {self.seed}")
+        if not 0 <= self.start_seat < self.players:
+            raise ConfigError(
+                f"start_seat {self.start_seat} is not a seat of a {self.players}-player match"
+            )
+        if self.seat_names and len(self.seat_names) != self.players:
+            raise ConfigError(
+                f"seats: {len(self.seat_names)} names given for {self.players} players"
+            )
+        for name in self.seat_names:
+            if len(name) > 100:
+                raise ConfigError(f"seat name {name[:20]!r}... is longer than 100 characters")
+        _check_ms("connect_timeout_ms", self.connect_timeout_ms)
+
+    def seat_name(self, seat: int) -> str:
+        """Configured name of ``seat`` (``seat N`` when none was given)."""
+        if self.seat_names and self.seat_names[seat]:
+            return self.seat_names[seat]
+        return f"seat {seat + 1}"
+
+
+def _check_ms(name: str, value: int) -> None:
+    if not isinstance(value, int) or not 0 <= value <= LIMIT_MS:
+        raise ConfigError(f"{name} must be 0..{LIMIT_MS} ms, got {value!r}")

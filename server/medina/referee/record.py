@@ -1,0 +1,162 @@
+"""What a match record holds, as plain data, and the sink the referee writes it to.
+
+The referee calls the sink while the match runs; ``medina.records`` implements
+the sink as protobuf-JSON lines flushed as written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Protocol
+
+from medina.engine import Action
+
+from .config import MatchSettings
+from .outcome import MatchOutcome, Termination
+
+
+class ErrorCode(IntEnum):
+    """In-band error codes. Values match the protobuf enum ``ErrorCode``."""
+
+    ILLEGAL_ACTION = 1
+    MALFORMED_ACTION = 2
+    UNKNOWN_REQUEST = 3
+    STALE_REQUEST = 4
+    MATCH_OVER = 5
+    PROTOCOL = 6
+    RATE_LIMITED = 7
+
+
+class DecisionSource(IntEnum):
+    """Who chose a recorded action. Values match the protobuf enum."""
+
+    BOT = 1
+    TIMEOUT = 2
+    FALLBACK = 3
+
+
+class IncidentKind(IntEnum):
+    """Connection events and penalties. Values match the protobuf enum."""
+
+    CONNECTED = 1
+    DISCONNECTED = 2
+    RECONNECTED = 3
+    TIMEOUT = 4
+    FORFEIT = 5
+    ABORTED = 6
+
+
+@dataclass(frozen=True, slots=True)
+class SeatInfo:
+    """A seat as recorded in the header."""
+
+    seat: int
+    name: str
+    bot_name: str = ""
+    bot_version: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """First record line."""
+
+    match_id: str
+    settings: MatchSettings
+    well: int  # -1 when none
+    start_merchant: int  # -1 when it is a decision (1st editions)
+    seats: tuple[SeatInfo, ...]
+    started_at: str  # RFC 3339 UTC
+    writer: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A refused reply. ``action`` is None when the reply could not be decoded."""
+
+    action: Action | None
+    code: ErrorCode
+    rule: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionEntry:
+    """A decision taken."""
+
+    index: int
+    seat: int
+    request_id: int
+    action: Action
+    time_ms: int
+    rejections: tuple[Rejection, ...]
+    source: DecisionSource
+
+
+@dataclass(frozen=True, slots=True)
+class Incident:
+    """A connection event or penalty."""
+
+    kind: IncidentKind
+    seat: int
+    detail: str
+    at_decision: int
+    termination: Termination | None = None
+
+
+class RecordSink(Protocol):
+    """Where the referee writes a match record, entry by entry, as it happens."""
+
+    def header(self, header: Header) -> None:
+        """Write the first line."""
+
+    def decision(self, entry: DecisionEntry) -> None:
+        """Write a decision."""
+
+    def incident(self, incident: Incident) -> None:
+        """Write an incident."""
+
+    def outcome(self, outcome: MatchOutcome, ended_at: str) -> None:
+        """Write the last line and make the record durable."""
+
+
+class NullSink:
+    """A sink that keeps nothing (benchmarks)."""
+
+    def header(self, header: Header) -> None:
+        """Ignore."""
+
+    def decision(self, entry: DecisionEntry) -> None:
+        """Ignore."""
+
+    def incident(self, incident: Incident) -> None:
+        """Ignore."""
+
+    def outcome(self, outcome: MatchOutcome, ended_at: str) -> None:
+        """Ignore."""
+
+
+class MemorySink:
+    """A sink that keeps every entry in lists (tests)."""
+
+    def __init__(self) -> None:
+        self.headers: list[Header] = []
+        self.decisions: list[DecisionEntry] = []
+        self.incidents: list[Incident] = []
+        self.outcomes: list[MatchOutcome] = []
+
+    def header(self, header: Header) -> None:
+        """Keep the header."""
+        self.headers.append(header)
+
+    def decision(self, entry: DecisionEntry) -> None:
+        """Keep the decision."""
+        self.decisions.append(entry)
+
+    def incident(self, incident: Incident) -> None:
+        """Keep the incident."""
+        self.incidents.append(incident)
+
+    def outcome(self, outcome: MatchOutcome, ended_at: str) -> None:
+        """Keep the outcome."""
+        self.outcomes.append(outcome)
