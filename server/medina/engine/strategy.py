@@ -1,0 +1,39 @@
+"""Simple built-in strategies: uniform random and greedy (best immediate score gain)."""
+
+from __future__ import annotations
+
+import random
+
+from .movegen import legal_moves
+from .scoring import result
+from .state import GameState
+from .turn import apply_action
+from .types import Action, ActionKind
+
+
+def random_action(s: GameState, rng: random.Random) -> Action:
+    """A uniformly random legal action."""
+    moves = legal_moves(s)
+    return moves.nth(rng.randrange(len(moves)))
+
+
+def greedy_action(s: GameState, rng: random.Random) -> Action:
+    """The legal action that most raises the mover's score now; ties broken by ``rng``.
+
+    A tea break scores like doing nothing, so it is chosen only when every
+    placement would lower the score.
+    """
+    seat = s.to_move
+    before = result(s).totals[seat]
+    best: list[Action] = []
+    best_gain = -(10**9)
+    for action in legal_moves(s).actions():
+        if action.kind is ActionKind.TEA:
+            gain = 0
+        else:
+            gain = result(apply_action(s, action)).totals[seat] - before
+        if gain > best_gain:
+            best, best_gain = [action], gain
+        elif gain == best_gain:
+            best.append(action)
+    return best[rng.randrange(len(best))]

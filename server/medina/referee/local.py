@@ -1,0 +1,86 @@
+"""In-process seats: a policy function plays the seat with no network (tests, selfplay)."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+
+from medina.engine import Action, Event, GameState
+from medina.engine.strategy import greedy_action, random_action
+
+from .config import MatchSettings
+from .match import Match
+from .record import RecordSink
+from .seat import DecisionRequest, MatchEnd, RejectionNotice, ReplySignal, Signal
+
+#: A policy sees the referee's full state (in-process bots are trusted code).
+Policy = Callable[[GameState, DecisionRequest], Action]
+
+
+class LocalSeat:
+    """A seat played by a Python function, answering at once."""
+
+    def __init__(self, seat: int, policy: Policy, submit: Callable[[Signal], None]) -> None:
+        self.seat = seat
+        self.policy = policy
+        self.submit = submit
+        self.state: Callable[[], GameState] | None = None
+        self.rejections: list[RejectionNotice] = []
+        self.ended: MatchEnd | None = None
+        self.events_seen = 0
+
+    def request(self, request: DecisionRequest) -> None:
+        """Decide at once and hand the reply to the referee."""
+        assert self.state is not None, "LocalSeat.state must be bound to the match's state"
+        action = self.policy(self.state(), request)
+        self.submit(ReplySignal(self.seat, request.request_id, action, time.monotonic()))
+
+    def reject(self, notice: RejectionNotice) -> None:
+        """Keep the notice (tests read it)."""
+        self.rejections.append(notice)
+
+    def close_request(self, request_id: int) -> None:
+        """Nothing to do."""
+
+    def update(self, first_index: int, events: Sequence[Event]) -> None:
+        """Count the events seen."""
+        self.events_seen = first_index + len(events)
+
+    def end(self, end: MatchEnd) -> None:
+        """Keep the end."""
+        self.ended = end
+
+
+def random_policy(seed: int) -> Policy:
+    """A policy choosing uniformly among the legal actions."""
+    rng = random.Random(seed)
+    return lambda state, _request: random_action(state, rng)
+
+
+def greedy_policy(seed: int) -> Policy:
+    """A policy choosing the best immediate score gain."""
+    rng = random.Random(seed)
+    return lambda state, _request: greedy_action(state, rng)
+
+
+POLICIES: dict[str, Callable[[int], Policy]] = {"random": random_policy, "greedy": greedy_policy}
+
+
+def local_match(
+    match_id: str, settings: MatchSettings, policies: Sequence[Policy], sink: RecordSink
+) -> Match:
+    """A match whose every seat is played in process by ``policies``."""
+    seats: list[LocalSeat] = []
+    match: Match | None = None
+
+    def submit(signal: Signal) -> None:
+        assert match is not None
+        match.submit(signal)
+
+    for seat, policy in enumerate(policies):
+        seats.append(LocalSeat(seat, policy, submit))
+    match = Match(match_id, settings, seats, sink, connected=[True] * len(seats))
+    for seat_obj in seats:
+        seat_obj.state = lambda: match.state
+    return match

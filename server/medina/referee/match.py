@@ -1,0 +1,500 @@
+"""The match loop: ask the seat to move, enforce its clock and the policies, record everything."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from enum import IntEnum
+
+from medina.engine import (
+    Action,
+    GameState,
+    IllegalActionError,
+    apply_action,
+    is_legal,
+    legal_moves,
+    new_game,
+    observe,
+    result,
+)
+from medina.engine.turn import explain
+
+from .clock import SeatClock
+from .config import MatchSettings, TimeoutPolicy
+from .outcome import MatchOutcome, SeatOutcome, Termination, ranks_with_forfeits
+from .record import (
+    DecisionEntry,
+    DecisionSource,
+    ErrorCode,
+    Header,
+    Incident,
+    IncidentKind,
+    RecordSink,
+    Rejection,
+    SeatInfo,
+)
+from .seat import (
+    AbortSignal,
+    ClockView,
+    DecisionRequest,
+    MatchEnd,
+    MatchObserver,
+    RejectionNotice,
+    ReplySignal,
+    Seat,
+    Signal,
+)
+
+log = logging.getLogger("medina.referee")
+
+WRITER = "medina-arena 0.1.0"
+
+
+class MatchPhase(IntEnum):
+    """Lifecycle of a match. Values match the protobuf enum ``MatchState``."""
+
+    WAITING = 1
+    RUNNING = 2
+    FINISHED = 3
+    ABORTED = 4
+
+
+class _Aborted(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def utc_now() -> str:
+    """The current time, RFC 3339 UTC with milliseconds."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Match:
+    """One match between seats. Create it, attach seats, then ``await run()``.
+
+    Seats (and the transport behind them) report through ``submit``; the match
+    never blocks on a seat: every wait has a deadline from the clock.
+    """
+
+    def __init__(
+        self,
+        match_id: str,
+        settings: MatchSettings,
+        seats: Sequence[Seat],
+        sink: RecordSink,
+        *,
+        connected: Sequence[bool] | None = None,
+        writer: str = WRITER,
+    ) -> None:
+        n = settings.players
+        if len(seats) != n:
+            raise ValueError(f"{len(seats)} seats given for a {n}-player match")
+        self.match_id = match_id
+        self.settings = settings
+        self.seats = list(seats)
+        self.sink = sink
+        self.writer = writer
+        self.state: GameState = new_game(
+            settings.ruleset, n, settings.seed, start_seat=settings.start_seat
+        )
+        self.phase = MatchPhase.WAITING
+        self.connected = list(connected) if connected is not None else [False] * n
+        self.bot_names = [""] * n
+        self.bot_versions = [""] * n
+        self.forfeits: list[tuple[Termination, str] | None] = [None] * n
+        self.strikes = [0] * n
+        self.clocks = [SeatClock.start(settings.time) for _ in range(n)]
+        self.outcome: MatchOutcome | None = None
+        self._inbox: asyncio.Queue[Signal] = asyncio.Queue()
+        self._observers: dict[MatchObserver, int] = {}
+        self._rng = random.Random(f"referee:{settings.seed}")
+        self._next_request = 1
+        self._request_cursor = [0] * n  # history index of each seat's previous request
+        self._update_cursor = [0] * n  # history index up to which each seat got updates
+        self._reconnect_by: list[float | None] = [None] * n
+        self._crashed = [False] * n
+        self._done = asyncio.Event()
+
+    # -- inputs -------------------------------------------------------------------------
+
+    def submit(self, signal: Signal) -> None:
+        """Deliver a seat's reply or connection change, or an abort."""
+        self._inbox.put_nowait(signal)
+
+    def abort(self, reason: str) -> None:
+        """Ask the match to stop; its record is completed with an ABORTED outcome."""
+        self.submit(AbortSignal(reason))
+
+    def watch(self, observer: MatchObserver) -> tuple[int, MatchOutcome | None]:
+        """Subscribe ``observer``; returns the history length it starts after and the
+        outcome if the match has already ended."""
+        if self.outcome is None:
+            self._observers[observer] = self.state.n_events
+        return self.state.n_events, self.outcome
+
+    def unwatch(self, observer: MatchObserver) -> None:
+        """Unsubscribe a spectator."""
+        self._observers.pop(observer, None)
+
+    def is_forfeited(self, seat: int) -> bool:
+        """Whether ``seat`` has forfeited (a bot may not take it up again)."""
+        return self.forfeits[seat] is not None
+
+    async def wait_done(self) -> None:
+        """Wait until the match has finished or been aborted."""
+        await self._done.wait()
+
+    # -- the loop ------------------------------------------------------------------------
+
+    async def run(self) -> MatchOutcome:
+        """Play the match to its end (or abort) and return the outcome."""
+        try:
+            await self._wait_for_seats()
+            self._start()
+            while not self.state.over:
+                await self._step()
+            return self._finish(complete=True, reason="")
+        except _Aborted as exc:
+            return self._finish(complete=False, reason=exc.reason)
+        except asyncio.CancelledError:
+            self._finish(complete=False, reason="match task cancelled")
+            raise
+        finally:
+            self._done.set()
+
+    async def _wait_for_seats(self) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.connect_timeout_ms / 1000
+        while not all(self.connected):
+            signal = await self._next_signal(deadline)
+            if signal is None:
+                break
+            self._handle_background(signal)
+        for seat, ok in enumerate(self.connected):
+            if not ok and self.forfeits[seat] is None:
+                self._forfeit(seat, Termination.STALLED, "never connected")
+
+    def _start(self) -> None:
+        """Write the header, then who connected and who forfeited while waiting."""
+        self._write_header()
+        self.phase = MatchPhase.RUNNING
+        for seat in range(self.settings.players):
+            if self.connected[seat]:
+                self._incident(IncidentKind.CONNECTED, seat, self.bot_names[seat])
+            forfeit = self.forfeits[seat]
+            if forfeit is not None:
+                self._incident(IncidentKind.FORFEIT, seat, forfeit[1], forfeit[0])
+
+    def _write_header(self) -> None:
+        s = self.state
+        seats = tuple(
+            SeatInfo(
+                seat, self.settings.seat_name(seat), self.bot_names[seat], self.bot_versions[seat]
+            )
+            for seat in range(self.settings.players)
+        )
+        merchant = (s.merchants & -s.merchants).bit_length() - 1 if s.merchants else -1
+        self.sink.header(
+            Header(
+                match_id=self.match_id,
+                settings=self.settings,
+                well=s.well,
+                start_merchant=merchant,
+                seats=seats,
+                started_at=utc_now(),
+                writer=self.writer,
+            )
+        )
+
+    async def _step(self) -> None:
+        s = self.state
+        seat = s.to_move
+        index = s.decisions
+        if self.forfeits[seat] is not None:
+            action = self._random_action()
+            entry = DecisionEntry(index, seat, 0, action, 0, (), DecisionSource.FALLBACK)
+        else:
+            entry = await self._decide(seat)
+        self.state = apply_action(s, entry.action)
+        self.sink.decision(entry)
+        self._broadcast()
+
+    def _broadcast(self) -> None:
+        s = self.state
+        n = s.n_events
+        next_seat = -1 if s.over else s.to_move
+        for seat, obj in enumerate(self.seats):
+            first = self._update_cursor[seat]
+            if seat == next_seat and self.forfeits[seat] is None:
+                continue  # its decision request carries the news
+            if first < n:
+                obj.update(first, s.events_since(first))
+                self._update_cursor[seat] = n
+        for observer, first in list(self._observers.items()):
+            if first < n:
+                observer.on_events(first, s.events_since(first))
+                self._observers[observer] = n
+
+    def _random_action(self) -> Action:
+        moves = legal_moves(self.state)
+        return moves.nth(self._rng.randrange(len(moves)))
+
+    async def _decide(self, seat: int) -> DecisionEntry:
+        loop = asyncio.get_running_loop()
+        s = self.state
+        clock = self.clocks[seat]
+        allowed = clock.allowed_ms()
+        rid = self._next_request
+        self._next_request += 1
+        sent_at = loop.time()
+        deadline = sent_at + allowed / 1000
+        hard_deadline = deadline + self.settings.time.grace_ms / 1000
+        legal = legal_moves(s)
+        first = self._request_cursor[seat]
+        self._request_cursor[seat] = s.n_events
+        self._update_cursor[seat] = s.n_events
+
+        def view(now: float) -> ClockView:
+            left = max(0, int((deadline - now) * 1000))
+            return ClockView(left, clock.bank_ms, clock.last_reply_ms, self.strikes[seat])
+
+        request = DecisionRequest(rid, seat, observe(s, seat, since=first), legal, view(sent_at))
+        self.seats[seat].request(request)
+        rejections: list[Rejection] = []
+        while True:
+            signal = await self._next_signal(hard_deadline, seat)
+            if signal is None:
+                if self.forfeits[seat] is not None:
+                    return self._settle_forfeit(seat, rid, sent_at, rejections)
+                return self._timeout(seat, rid, sent_at, rejections, Termination.TIMEOUT)
+            if isinstance(signal, ReplySignal) and signal.seat == seat and signal.request_id == rid:
+                action = signal.action
+                if action is not None and is_legal(self.state, action):
+                    used = max(0, int((signal.received_at - sent_at) * 1000))
+                    clock.charge(used)
+                    clock.last_reply_ms = used
+                    self.seats[seat].close_request(rid)
+                    return DecisionEntry(
+                        s.decisions, seat, rid, action, used, tuple(rejections), DecisionSource.BOT
+                    )
+                rejection = self._rejection(action, signal.error)
+                rejections.append(rejection)
+                left = self.settings.policies.max_rejections - len(rejections)
+                if left < 0:
+                    return self._timeout(seat, rid, sent_at, rejections, Termination.ILLEGAL_ACTION)
+                self.seats[seat].reject(
+                    RejectionNotice(
+                        rid,
+                        rejection.code,
+                        rejection.rule,
+                        rejection.message,
+                        left,
+                        view(loop.time()),
+                    )
+                )
+                continue
+            reconnected = self._handle_background(signal)
+            if reconnected == seat:
+                self.seats[seat].request(
+                    DecisionRequest(rid, seat, observe(self.state, seat), legal, view(loop.time()))
+                )
+            elif self.forfeits[seat] is not None:
+                return self._settle_forfeit(seat, rid, sent_at, rejections)
+
+    def _rejection(self, action: Action | None, error: str) -> Rejection:
+        if action is None:
+            return Rejection(None, ErrorCode.MALFORMED_ACTION, "malformed", error)
+        try:
+            exc: IllegalActionError = explain(self.state, action)
+        except Exception as bad:  # explaining must never kill the match
+            log.exception("match %s: explaining %r failed", self.match_id, action)
+            exc = IllegalActionError("illegal", f"illegal action ({bad.__class__.__name__})")
+        return Rejection(action, ErrorCode.ILLEGAL_ACTION, exc.rule, exc.message)
+
+    def _timeout(
+        self,
+        seat: int,
+        rid: int,
+        sent_at: float,
+        rejections: list[Rejection],
+        cause: Termination,
+    ) -> DecisionEntry:
+        """The seat ran out of time or retries: strike, random action or forfeit."""
+        self.seats[seat].close_request(rid)
+        self.strikes[seat] += 1
+        policies = self.settings.policies
+        what = (
+            "ran out of time" if cause is Termination.TIMEOUT else "sent too many illegal actions"
+        )
+        self._incident(IncidentKind.TIMEOUT, seat, f"{what}; strike {self.strikes[seat]}")
+        loop = asyncio.get_running_loop()
+        used = max(0, int((loop.time() - sent_at) * 1000))
+        clock = self.clocks[seat]
+        clock.charge(used)
+        clock.last_reply_ms = used
+        if (
+            policies.on_timeout is TimeoutPolicy.FORFEIT
+            or self.strikes[seat] >= policies.max_strikes
+        ):
+            detail = f"{what} ({self.strikes[seat]} strike(s))"
+            self._forfeit(seat, cause, detail)
+            source = DecisionSource.FALLBACK
+        else:
+            source = DecisionSource.TIMEOUT
+        return DecisionEntry(
+            self.state.decisions, seat, rid, self._random_action(), used, tuple(rejections), source
+        )
+
+    def _settle_forfeit(
+        self, seat: int, rid: int, sent_at: float, rejections: list[Rejection]
+    ) -> DecisionEntry:
+        """The seat forfeited while deciding: the fallback decides for it."""
+        self.seats[seat].close_request(rid)
+        if self.forfeits[seat] is None:
+            cause = Termination.CRASHED if self._crashed[seat] else Termination.DISCONNECTED
+            self._forfeit(seat, cause, "did not reconnect in time")
+        used = max(0, int((asyncio.get_running_loop().time() - sent_at) * 1000))
+        return DecisionEntry(
+            self.state.decisions,
+            seat,
+            rid,
+            self._random_action(),
+            used,
+            tuple(rejections),
+            DecisionSource.FALLBACK,
+        )
+
+    async def _next_signal(self, deadline: float, seat: int = -1) -> Signal | None:
+        """The next signal; None at ``deadline`` or when the awaited ``seat`` forfeits
+        because its reconnect grace ran out."""
+        inbox = self._inbox
+        loop = asyncio.get_running_loop()
+        while True:
+            if not inbox.empty():
+                return inbox.get_nowait()
+            now = loop.time()
+            self._expire_reconnects(now)
+            if seat >= 0 and self.forfeits[seat] is not None:
+                return None
+            until = deadline
+            for by in self._reconnect_by:
+                if by is not None:
+                    until = min(until, by)
+            if now >= until:
+                return None
+            try:
+                async with asyncio.timeout_at(until):
+                    return await inbox.get()
+            except TimeoutError:
+                continue
+
+    def _expire_reconnects(self, now: float) -> None:
+        """Forfeit seats whose reconnect grace ran out."""
+        for seat, by in enumerate(self._reconnect_by):
+            if by is not None and now >= by and self.forfeits[seat] is None:
+                cause = Termination.CRASHED if self._crashed[seat] else Termination.DISCONNECTED
+                self._forfeit(seat, cause, "did not reconnect in time")
+
+    def _handle_background(self, signal: Signal) -> int:
+        """Handle a signal that is not the awaited reply; returns a seat that just
+        reconnected, or -1."""
+        if isinstance(signal, AbortSignal):
+            raise _Aborted(signal.reason)
+        if isinstance(signal, ReplySignal):
+            return -1  # a reply to a settled request: the seat layer already said so
+        seat = signal.seat
+        if signal.connected:
+            was_seen = bool(self.bot_names[seat]) or self.connected[seat]
+            self.connected[seat] = True
+            self.bot_names[seat] = signal.bot_name or self.bot_names[seat]
+            self.bot_versions[seat] = signal.bot_version or self.bot_versions[seat]
+            self._reconnect_by[seat] = None
+            self._crashed[seat] = False
+            kind = IncidentKind.RECONNECTED if was_seen else IncidentKind.CONNECTED
+            if self.phase is not MatchPhase.WAITING:
+                self._incident(kind, seat, signal.bot_name)
+            return seat if was_seen else -1
+        if not self.connected[seat]:
+            return -1
+        self.connected[seat] = False
+        self._crashed[seat] = signal.crashed
+        if self.forfeits[seat] is None and self.phase is not MatchPhase.WAITING:
+            grace = self.settings.policies.reconnect_grace_ms / 1000
+            self._reconnect_by[seat] = signal.at + grace
+        if self.phase is not MatchPhase.WAITING:
+            self._incident(IncidentKind.DISCONNECTED, seat, signal.detail)
+        return -1
+
+    def _forfeit(self, seat: int, cause: Termination, detail: str) -> None:
+        if self.forfeits[seat] is not None:
+            return
+        self.forfeits[seat] = (cause, detail)
+        self._reconnect_by[seat] = None
+        log.info("match %s seat %d forfeits: %s (%s)", self.match_id, seat + 1, cause.name, detail)
+        if self.phase is not MatchPhase.WAITING:
+            self._incident(IncidentKind.FORFEIT, seat, detail, cause)
+
+    def _incident(
+        self, kind: IncidentKind, seat: int, detail: str, termination: Termination | None = None
+    ) -> None:
+        self.sink.incident(Incident(kind, seat, detail, self.state.decisions, termination))
+
+    def _finish(self, complete: bool, reason: str) -> MatchOutcome:
+        if self.outcome is not None:
+            return self.outcome
+        if not complete:
+            if self.phase is MatchPhase.WAITING:
+                self._start()
+            self._incident(IncidentKind.ABORTED, -1, reason)
+        s = self.state
+        res = result(s)
+        forfeited = tuple(f is not None for f in self.forfeits)
+        ranks = ranks_with_forfeits(res.totals, forfeited)
+        seats = []
+        for seat in range(self.settings.players):
+            f = self.forfeits[seat]
+            if f is not None:
+                termination, detail = f
+            elif complete:
+                termination, detail = Termination.NORMAL, ""
+            else:
+                termination, detail = Termination.ABORTED, reason
+            seats.append(
+                SeatOutcome(
+                    seat=seat,
+                    name=self.bot_names[seat] or self.settings.seat_name(seat),
+                    total=res.totals[seat],
+                    rank=ranks[seat],
+                    breakdown=res.breakdowns[seat],
+                    termination=termination,
+                    detail=detail,
+                    strikes=self.strikes[seat],
+                )
+            )
+        outcome = MatchOutcome(seats=tuple(seats), complete=complete)
+        self.outcome = outcome
+        self.phase = MatchPhase.FINISHED if complete else MatchPhase.ABORTED
+        self.sink.outcome(outcome, utc_now())
+        self._broadcast_end(outcome)
+        return outcome
+
+    def _broadcast_end(self, outcome: MatchOutcome) -> None:
+        s = self.state
+        for seat, obj in enumerate(self.seats):
+            first = self._update_cursor[seat]
+            if first < s.n_events:
+                obj.update(first, s.events_since(first))
+                self._update_cursor[seat] = s.n_events
+            obj.end(MatchEnd(outcome, observe(s, None, full=True)))
+        for observer, first in list(self._observers.items()):
+            if first < s.n_events:
+                observer.on_events(first, s.events_since(first))
+            observer.on_end(outcome)
+        self._observers.clear()
+
+
+__all__ = ["Match", "MatchPhase", "utc_now"]

@@ -1,0 +1,117 @@
+"""How the referee talks to a player: the ``Seat`` it sends to, and the signals seats send back."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from medina.engine import Action, Event, LegalMoves, Observation
+
+from .outcome import MatchOutcome
+from .record import ErrorCode
+
+
+@dataclass(frozen=True, slots=True)
+class ClockView:
+    """The clock of one decision as the seat is told it."""
+
+    time_left_ms: int
+    bank_ms: int
+    last_reply_ms: int
+    strikes: int
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRequest:
+    """The seat must decide. ``observation.events`` are those since its previous request."""
+
+    request_id: int
+    seat: int
+    observation: Observation
+    legal: LegalMoves
+    clock: ClockView
+
+
+@dataclass(frozen=True, slots=True)
+class RejectionNotice:
+    """A reply was refused; the request stays open."""
+
+    request_id: int
+    code: ErrorCode
+    rule: str
+    message: str
+    rejections_left: int
+    clock: ClockView
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEnd:
+    """The end of the match, with the full final view."""
+
+    outcome: MatchOutcome
+    observation: Observation
+
+
+class Seat(Protocol):
+    """One player as the referee sees it. Methods must not block: they queue messages."""
+
+    def request(self, request: DecisionRequest) -> None:
+        """Ask the seat for a decision (also re-sent after a reconnect)."""
+
+    def reject(self, notice: RejectionNotice) -> None:
+        """Tell the seat its reply was refused."""
+
+    def close_request(self, request_id: int) -> None:
+        """The request is settled (accepted or timed out): later replies to it are stale."""
+
+    def update(self, first_index: int, events: Sequence[Event]) -> None:
+        """New public events; ``first_index`` is the history index of ``events[0]``."""
+
+    def end(self, end: MatchEnd) -> None:
+        """The match is over."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplySignal:
+    """A seat answered ``request_id``. ``action`` is None when the reply could not be decoded,
+    and then ``error`` says why."""
+
+    seat: int
+    request_id: int
+    action: Action | None
+    received_at: float  # time.monotonic() when the reply arrived
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionSignal:
+    """A seat's bot connected, or its connection ended (``crashed``: it failed abruptly)."""
+
+    seat: int
+    connected: bool
+    at: float
+    bot_name: str = ""
+    bot_version: str = ""
+    detail: str = ""
+    crashed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AbortSignal:
+    """Stop the match now (organiser request or server shutdown)."""
+
+    reason: str
+
+
+Signal = ReplySignal | ConnectionSignal | AbortSignal
+
+
+class MatchObserver(Protocol):
+    """A spectator of the public side of a match."""
+
+    def on_events(self, first_index: int, events: Sequence[Event]) -> None:
+        """New public events."""
+
+    def on_end(self, outcome: MatchOutcome) -> None:
+        """The match is over."""
