@@ -1,0 +1,62 @@
+"""``python -m bench [--quick] [--games N] [SECTION ...]``: run the benchmark sections in order.
+
+A section is a module ``bench/<name>.py`` with a ``main() -> None`` that prints its own
+table. To add one, import it below and append ``("<name>", <module>.main)`` to ``SECTIONS``.
+Options reach the sections as environment variables (see ``bench/__init__.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable
+
+from bench import GAMES_ENV, QUICK_ENV, engine
+
+#: The sections, run in this order.
+SECTIONS: list[tuple[str, Callable[[], None]]] = [
+    ("engine", engine.main),  # rules-engine speed: random self-play, movegen, apply_action
+    # ("referee", referee.main),  # referee overhead: bench/referee.py, to be added
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the options, export them for the sections, run the chosen sections."""
+    names = [name for name, _ in SECTIONS]
+    parser = argparse.ArgumentParser(
+        prog="python -m bench", description="Run the benchmark sections in order."
+    )
+    parser.add_argument("--quick", action="store_true", help=f"fewer games (same as {QUICK_ENV}=1)")
+    parser.add_argument(
+        "--games", type=int, metavar="N", help=f"games per configuration ({GAMES_ENV})"
+    )
+    parser.add_argument(
+        "sections",
+        nargs="*",
+        metavar="SECTION",
+        help=f"sections to run (default: all of {', '.join(names)})",
+    )
+    args = parser.parse_args(argv)
+    unknown = [name for name in args.sections if name not in names]
+    if unknown:
+        parser.error(f"unknown section(s) {', '.join(unknown)}; known: {', '.join(names)}")
+    if args.quick:
+        os.environ[QUICK_ENV] = "1"
+    if args.games is not None:
+        if args.games < 1:
+            parser.error("--games must be at least 1")
+        os.environ[GAMES_ENV] = str(args.games)
+    for name, run in SECTIONS:
+        if args.sections and name not in args.sections:
+            continue
+        started = time.perf_counter()
+        print(f"== {name} ==", flush=True)
+        run()
+        print(f"({name}: {time.perf_counter() - started:.1f} s)\n", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
