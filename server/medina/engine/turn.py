@@ -63,8 +63,13 @@ def apply_action(s: GameState, a: Action) -> GameState:
             _begin_turn(t, seat, placements(t, seat))
         return t
     t.ply += 1
-    colour = _place(t, seat, a)
-    t.emit(Event(EventKind.PLACED, seat=seat, piece=int(kind), square=a.square, colour=colour))
+    # The placement is announced before its consequences (tiles, tea, removals).
+    t.emit(
+        Event(
+            EventKind.PLACED, seat=seat, piece=int(kind), square=a.square, colour=_colour_of(t, a)
+        )
+    )
+    _place(t, seat, a)
     update_palace_tiles(t)
     t.placed += 1
     if kind is ActionKind.BUILDING:
@@ -78,6 +83,16 @@ def apply_action(s: GameState, a: Action) -> GameState:
             return t
     _end_turn(t)
     return t
+
+
+def _colour_of(s: GameState, a: Action) -> int:
+    """The palace colour a placement involves: the building's, or the roofed palace's."""
+    if a.kind is ActionKind.BUILDING:
+        return a.colour
+    if a.kind in ROOF_KINDS:
+        p = s.palace_at(a.square)
+        return p.colour if p is not None else -1
+    return -1
 
 
 def _place(t: GameState, seat: int, a: Action) -> int:
