@@ -62,9 +62,18 @@ class LegalMoves:
     def __len__(self) -> int:
         b = self.buildings
         return (
-            sum(m.bit_count() for m in b)
-            + sum(int(getattr(self, f)).bit_count() for f in _FIELDS.values())
-            + int(self.tea)
+            b[0].bit_count()
+            + b[1].bit_count()
+            + b[2].bit_count()
+            + b[3].bit_count()
+            + self.rooftop.bit_count()
+            + self.neutral.bit_count()
+            + self.blocking.bit_count()
+            + self.stable.bit_count()
+            + self.merchant.bit_count()
+            + self.wall.bit_count()
+            + self.start_merchant.bit_count()
+            + (1 if self.tea else 0)
         )
 
     def actions(self) -> list[Action]:

@@ -173,25 +173,45 @@ class GameState:
 
     def copy(self) -> GameState:
         """A cheap independent copy (the history is shared copy-on-write)."""
-        t = GameState.__new__(GameState)
-        for name in _SCALARS:
-            object.__setattr__(t, name, getattr(self, name))
-        for name in _LISTS:
-            object.__setattr__(t, name, getattr(self, name)[:])
+        t = _new(GameState)
+        t.rules = self.rules
+        t.seed = self.seed
+        t.start_seat = self.start_seat
+        t.buildings = self.buildings[:]
+        t.stables = self.stables
+        t.merchants = self.merchants
+        t.walls = self.walls
+        t.well = self.well
+        t.well_ring = self.well_ring
+        t.well_bonus = self.well_bonus
+        t.palaces = self.palaces[:]
+        t.next_pid = self.next_pid
+        t.street = self.street
+        t.arms = self.arms[:]
+        t.supply = self.supply[:]
+        t.roofs = self.roofs[:]
+        t.blocking = self.blocking[:]
+        t.tea = self.tea[:]
+        t.tea_pool = self.tea_pool
+        t.purple_claims = self.purple_claims
+        t.palace_tiles = self.palace_tiles[:]
+        t.tower_tiles = self.tower_tiles[:]
+        t.tower_merchants = self.tower_merchants[:]
+        t.exhausted = self.exhausted
+        t.revealed = self.revealed
+        t.phase = self.phase
+        t.to_move = self.to_move
+        t.turn = self.turn
+        t.quota = self.quota
+        t.placed = self.placed
+        t.turn_colours = self.turn_colours
+        t.turn_roofs = self.turn_roofs
+        t.ply = self.ply
+        t.decisions = self.decisions
+        t._events = self._events
+        t.n_events = self.n_events
         t.legal_cache = None
         return t
 
 
-_LISTS = (
-    "buildings",
-    "palaces",
-    "arms",
-    "supply",
-    "roofs",
-    "blocking",
-    "tea",
-    "palace_tiles",
-    "tower_tiles",
-    "tower_merchants",
-)
-_SCALARS = tuple(n for n in GameState.__slots__ if n not in _LISTS and n != "legal_cache")
+_new = object.__new__

@@ -70,7 +70,8 @@ def apply_action(s: GameState, a: Action) -> GameState:
         )
     )
     _place(t, seat, a)
-    update_palace_tiles(t)
+    if kind in ROOF_KINDS or kind is ActionKind.STABLE:
+        update_palace_tiles(t)  # only claims and stables change a competing palace
     t.placed += 1
     if kind is ActionKind.BUILDING:
         t.turn_colours |= 1 << a.colour
