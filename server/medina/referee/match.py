@@ -103,6 +103,7 @@ class Match:
         )
         self.phase = MatchPhase.WAITING
         self.connected = list(connected) if connected is not None else [False] * n
+        self._ever_connected = list(self.connected)  # a later connection is a reconnection
         self.bot_names = [""] * n
         self.bot_versions = [""] * n
         self.forfeits: list[tuple[Termination, str] | None] = [None] * n
@@ -408,7 +409,8 @@ class Match:
             return -1  # a reply to a settled request: the seat layer already said so
         seat = signal.seat
         if signal.connected:
-            was_seen = bool(self.bot_names[seat]) or self.connected[seat]
+            was_seen = self._ever_connected[seat]
+            self._ever_connected[seat] = True
             self.connected[seat] = True
             self.bot_names[seat] = signal.bot_name or self.bot_names[seat]
             self.bot_versions[seat] = signal.bot_version or self.bot_versions[seat]

@@ -1,0 +1,1 @@
+"""Tests of the referee: configuration, clocks, outcomes, records and the match loop."""

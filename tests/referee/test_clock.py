@@ -1,0 +1,102 @@
+"""Seat clocks: the time allowed per decision, the bank, the increment and the first extra."""
+
+from __future__ import annotations
+
+import pytest
+from medina.referee.clock import SeatClock
+from medina.referee.config import TimeControl
+
+
+def control(
+    decision: int = 5_000, bank: int = 60_000, increment: int = 1_000, extra: int = 10_000
+) -> TimeControl:
+    return TimeControl(
+        decision_ms=decision,
+        bank_ms=bank,
+        increment_ms=increment,
+        first_decision_extra_ms=extra,
+        grace_ms=250,
+    )
+
+
+def test_a_fresh_clock_holds_the_starting_bank() -> None:
+    clock = SeatClock.start(control(bank=42_000))
+    assert (clock.bank_ms, clock.decisions, clock.last_reply_ms) == (42_000, 0, 0)
+
+
+# decision, bank setting, bank now, decisions taken, extra, expected allowed
+ALLOWED = [
+    ("first decision gets the extra", 5_000, 60_000, 60_000, 0, 10_000, 15_000),
+    ("later decisions do not", 5_000, 60_000, 60_000, 1, 10_000, 5_000),
+    ("bank below the limit caps it", 5_000, 60_000, 2_000, 3, 10_000, 2_000),
+    ("empty bank leaves nothing", 5_000, 60_000, 0, 3, 10_000, 0),
+    ("empty bank on the first decision", 5_000, 60_000, 0, 0, 10_000, 10_000),
+    ("no bank: the limit alone", 5_000, 0, 0, 7, 10_000, 5_000),
+    ("no bank, first decision", 5_000, 0, 0, 0, 500, 5_500),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "decision", "bank_setting", "bank", "decisions", "extra", "expected"),
+    ALLOWED,
+    ids=[a[0] for a in ALLOWED],
+)
+def test_allowed_is_min_of_limit_and_bank_plus_first_extra(
+    name: str,
+    decision: int,
+    bank_setting: int,
+    bank: int,
+    decisions: int,
+    extra: int,
+    expected: int,
+) -> None:
+    clock = SeatClock(control(decision, bank_setting, extra=extra), bank_ms=bank)
+    clock.decisions = decisions
+    assert clock.allowed_ms() == expected, name
+
+
+# used, bank before, decisions taken, expected bank after (increment 1000, extra 10000)
+CHARGES = [
+    ("a quick reply still earns the increment", 100, 60_000, 1, 60_900),
+    ("the bank pays what the reply used", 4_000, 60_000, 1, 57_000),
+    ("never below zero", 9_000, 2_000, 1, 1_000),
+    ("the first decision's extra is free", 12_000, 60_000, 0, 59_000),
+    ("within the first extra nothing is taken", 8_000, 60_000, 0, 61_000),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "used", "bank", "decisions", "expected"), CHARGES, ids=[c[0] for c in CHARGES]
+)
+def test_charge(name: str, used: int, bank: int, decisions: int, expected: int) -> None:
+    clock = SeatClock(control(), bank_ms=bank, decisions=decisions)
+    clock.charge(used)
+    assert clock.bank_ms == expected, name
+    assert clock.decisions == decisions + 1
+
+
+def test_without_increment_an_exhausted_bank_stays_at_zero() -> None:
+    clock = SeatClock.start(control(decision=100, bank=150, increment=0, extra=0))
+    used = []
+    for _ in range(3):
+        allowed = clock.allowed_ms()
+        used.append(allowed)
+        clock.charge(allowed + 40)  # replies in the grace period cost more than allowed
+    assert used == [100, 10, 0]
+    assert clock.bank_ms == 0
+
+
+def test_no_bank_mode_never_touches_the_bank() -> None:
+    clock = SeatClock.start(control(decision=100, bank=0, increment=1_000, extra=50))
+    assert clock.allowed_ms() == 150
+    clock.charge(10_000)
+    assert clock.bank_ms == 0
+    assert clock.allowed_ms() == 100
+    assert clock.decisions == 1
+
+
+def test_the_extra_applies_once() -> None:
+    clock = SeatClock.start(control(decision=1_000, bank=60_000, increment=0, extra=3_000))
+    assert clock.allowed_ms() == 4_000
+    clock.charge(0)
+    assert clock.allowed_ms() == 1_000
