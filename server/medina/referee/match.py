@@ -119,6 +119,8 @@ class Match:
         self._reconnect_by: list[float | None] = [None] * n
         self._crashed = [False] * n
         self._done = asyncio.Event()
+        #: Server-measured seconds from sending each accepted request to its reply (benchmarks).
+        self.reply_seconds: list[float] = []
 
     # -- inputs -------------------------------------------------------------------------
 
@@ -177,7 +179,12 @@ class Match:
             self._handle_background(signal)
         for seat, ok in enumerate(self.connected):
             if not ok and self.forfeits[seat] is None:
-                self._forfeit(seat, Termination.STALLED, "never connected")
+                seconds = self.settings.connect_timeout_ms / 1000
+                self._forfeit(
+                    seat,
+                    Termination.STALLED,
+                    f"not connected when the match started ({seconds:g} s after creation)",
+                )
 
     def _start(self) -> None:
         """Write the header, then who connected and who forfeited while waiting."""
@@ -251,19 +258,21 @@ class Match:
         allowed = clock.allowed_ms()
         rid = self._next_request
         self._next_request += 1
-        sent_at = loop.time()
-        deadline = sent_at + allowed / 1000
-        hard_deadline = deadline + self.settings.time.grace_ms / 1000
         legal = legal_moves(s)
         first = self._request_cursor[seat]
         self._request_cursor[seat] = s.n_events
         self._update_cursor[seat] = s.n_events
+        observation = observe(s, seat, since=first)
+        # The seat's clock starts once the request is built: server work is not its time.
+        sent_at = loop.time()
+        deadline = sent_at + allowed / 1000
+        hard_deadline = deadline + self.settings.time.grace_ms / 1000
 
         def view(now: float) -> ClockView:
             left = max(0, int((deadline - now) * 1000))
             return ClockView(left, clock.bank_ms, clock.last_reply_ms, self.strikes[seat])
 
-        request = DecisionRequest(rid, seat, observe(s, seat, since=first), legal, view(sent_at))
+        request = DecisionRequest(rid, seat, observation, legal, view(sent_at))
         self.seats[seat].request(request)
         rejections: list[Rejection] = []
         while True:
@@ -275,6 +284,7 @@ class Match:
             if isinstance(signal, ReplySignal) and signal.seat == seat and signal.request_id == rid:
                 action = signal.action
                 if action is not None and is_legal(self.state, action):
+                    self.reply_seconds.append(signal.received_at - sent_at)
                     used = max(0, int((signal.received_at - sent_at) * 1000))
                     clock.charge(used)
                     clock.last_reply_ms = used
