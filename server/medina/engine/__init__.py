@@ -21,6 +21,7 @@ from .geometry import Geometry, Mask, Square, squares
 from .movegen import LegalMoves, legal_actions, legal_moves
 from .notation import parse_square, render, square_name
 from .observe import Observation, PalaceView, PlayerView, observe
+from .position import from_picture
 from .scoring import Breakdown, PalaceScore, Result, ranks, result
 from .setup import new_game
 from .state import GameState, Phase
@@ -61,6 +62,7 @@ __all__ = [
     "Supply",
     "UnknownRulesetError",
     "apply_action",
+    "from_picture",
     "get_ruleset",
     "is_legal",
     "legal_actions",

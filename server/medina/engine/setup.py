@@ -34,7 +34,7 @@ def new_game(
     rules = get_ruleset(ruleset, players)
     if not 0 <= start_seat < players:
         raise SetupError(f"start seat {start_seat} is not a seat of a {players}-player game")
-    s = _empty_state(rules, seed, start_seat)
+    s = empty_state(rules, seed, start_seat)
     if rules.well:
         _place_well_and_merchant(s, random.Random(seed), well, start_merchant)
     elif well is not None or start_merchant is not None:
@@ -57,7 +57,8 @@ def new_game(
     return s
 
 
-def _empty_state(rules: Ruleset, seed: int, start_seat: int) -> GameState:
+def empty_state(rules: Ruleset, seed: int, start_seat: int) -> GameState:
+    """A state with an empty board and full supplies; no turn has started."""
     c = rules.components
     n = rules.players
     s = GameState.__new__(GameState)
@@ -117,6 +118,14 @@ def _place_well_and_merchant(
         raise SetupError(
             f"the start merchant cannot share the well's square {square_name(g, well_sq)}"
         )
+    put_well(s, well_sq)
+    s.merchants = 1 << merchant_sq
+    s.street = s.merchants
+
+
+def put_well(s: GameState, well_sq: Square) -> None:
+    """Put the well on ``well_sq`` with its ring and its four bonus squares (D1)."""
+    g = s.rules.geometry
     s.well = well_sq
     s.well_ring = g.touching[well_sq]
     row, col = g.row_col(well_sq)
@@ -126,8 +135,6 @@ def _place_well_and_merchant(
         if 0 <= r < g.rows and 0 <= cc < g.cols:
             bonus |= 1 << g.square(r, cc)
     s.well_bonus = bonus & g.city
-    s.merchants = 1 << merchant_sq
-    s.street = s.merchants
 
 
 def _check_inner(s: GameState, what: str, sq: Square) -> Square:
