@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .errors import NotationError
-from .geometry import Geometry, Square
+from .geometry import Geometry, Square, squares
 from .types import NEUTRAL, UNCLAIMED, ActionKind
 
 if TYPE_CHECKING:
@@ -85,13 +85,11 @@ def board_tokens(state: GameState) -> list[str]:
         tokens[state.well] = "@@"
     for p in state.palaces:
         letter = roof_letter(state, p.owner, p.roof)
-        for sq in range(g.size):
-            bit = 1 << sq
-            if p.buildings & bit:
-                c = COLOUR_LETTERS[p.colour]
-                tokens[sq] = (c.upper() if sq == p.roof_square else c) + letter
-            elif p.stables & bit:
-                tokens[sq] = "s" + letter
+        c = COLOUR_LETTERS[p.colour]
+        for sq in squares(p.buildings):
+            tokens[sq] = (c.upper() if sq == p.roof_square else c) + letter
+        for sq in squares(p.stables):
+            tokens[sq] = "s" + letter
     return tokens
 
 

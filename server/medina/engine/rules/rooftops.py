@@ -61,15 +61,19 @@ def why_not_rooftop(s: GameState, seat: int, kind: ActionKind, sq: Square) -> Il
         return IllegalActionError("already-claimed", f"{describe(s, p)} is already claimed")
     colour = PALACE_COLOURS[p.colour]
     if kind is ActionKind.NEUTRAL_ROOFTOP:
-        return IllegalActionError("no-supply", "you have no neutral rooftop left")
+        return IllegalActionError(
+            "no-supply", f"neutral rooftop at {name}: you have no neutral rooftop left"
+        )
     if kind is ActionKind.BLOCKING_ROOFTOP:
         return IllegalActionError(
             "colour-claimed",
-            f"your blocking rooftop for {colour} palaces is already placed or was removed",
+            f"blocking rooftop at {name}: your blocking rooftop for {colour} palaces is "
+            "already placed or was removed",
         )
     mine = ROOFTOP_COLOURS[rules.rooftop_colours[seat]]
     return IllegalActionError(
-        "colour-claimed", f"you have already claimed a {colour} palace with a {mine} rooftop"
+        "colour-claimed",
+        f"rooftop at {name}: you have already claimed a {colour} palace with a {mine} rooftop",
     )
 
 
