@@ -203,8 +203,8 @@ def explain(s: GameState, a: Action) -> IllegalActionError:
     if (raw.mask(kind, a.colour) >> sq) & 1:
         return IllegalActionError(
             "forced-rooftop",
-            "you must place a rooftop: no other player has a rooftop left, and this is the "
-            "last placement of your turn",
+            f"you must place a rooftop, not a piece at {name}: no other player has a rooftop "
+            "left, and this is the last placement of your turn",
         )
     if kind in ROOF_KINDS:
         return why_not_rooftop(s, seat, kind, a.square)
