@@ -1,0 +1,125 @@
+"""Scoring (RULES.md 8, 11, 12): palaces, walls, merchants, the well bonus, tiles and ranks."""
+
+from __future__ import annotations
+
+import pytest
+from medina.engine import from_picture, ranks, result
+from medina.engine.scoring import PalaceScore
+
+from .support import position
+
+# The 2nd-edition rulebook's scoring example, built on one board (well at D7):
+# grey (yellow) 3 buildings, 4 walls, 2 merchants = 9;
+# orange (red) 4 buildings + 2 stables, 2 walls, 1 merchant = 9, + 4 for the stable on B7;
+# purple (blue) 5 buildings, 1 merchant = 6, + 8 for D5 and F7 on well-bonus squares;
+# brown (green) 5 buildings + 1 stable, 3 merchants, 3 walls = 12.
+SCORING_EXAMPLE = """
+   A  B  C  D  E  F  G  H  I  J  K  L  M  N  O  P  Q  R
+ 1 T1 ## ## ++ ++ ++ ++ ++ ++ ++ ++ ++ ## ## ## ## ## T3
+ 2 ## GY gY mm .. .. .. .. .. .. .. .. BG bG bG mm .. ++
+ 3 ## gY .. .. .. .. .. .. .. .. .. mm bG sG .. .. .. ++
+ 4 ++ mm .. .. .. .. .. .. .. .. .. .. bG .. .. .. .. ++
+ 5 ++ .. .. PB pB pB .. .. .. .. .. .. mm .. .. .. .. ++
+ 6 ++ .. .. .. .. pB .. .. .. .. .. .. .. .. .. .. .. ++
+ 7 ++ sR .. @@ .. pB MM .. .. .. .. .. .. .. .. .. .. ++
+ 8 ++ OR .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. ++
+ 9 ## oR sR .. .. .. .. .. .. .. .. .. .. .. .. .. .. ++
+10 ## oR oR mm .. .. .. .. .. .. .. .. .. .. .. .. .. ++
+11 ## .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. ++
+12 ## .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. ++
+13 T4 ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ T2
+"""
+
+
+def scores_by_colour(seat_palaces: tuple[PalaceScore, ...]) -> dict[int, tuple[int, int]]:
+    """colour -> (points without the well bonus, well bonus)."""
+    return {p.colour: (p.total - p.well_bonus, p.well_bonus) for p in seat_palaces}
+
+
+def test_rulebook_scoring_example_section_11() -> None:
+    s = from_picture(SCORING_EXAMPLE, "medina-v2", 4)
+    r = result(s)
+    b = r.breakdowns
+    assert scores_by_colour(b[1].palaces) == {0: (9, 0)}  # grey
+    assert scores_by_colour(b[0].palaces) == {3: (9, 4)}  # orange; its stable on B7
+    assert scores_by_colour(b[2].palaces) == {1: (6, 8)}  # purple; D5 and F7
+    assert scores_by_colour(b[3].palaces) == {2: (12, 0)}  # brown
+    grey = b[1].palaces[0]
+    assert (grey.buildings, grey.stables, grey.walls, grey.merchants) == (3, 0, 4, 2)
+    orange = b[0].palaces[0]
+    assert (orange.buildings, orange.stables, orange.walls, orange.merchants) == (4, 2, 2, 1)
+    brown = b[3].palaces[0]
+    assert (brown.buildings, brown.stables, brown.walls, brown.merchants) == (5, 1, 3, 3)
+    # Tiles: each palace holds its colour's tile (D12: grey 1 .. orange 4); towers 1, 3, 4
+    # are watched by grey, brown and orange (tower n is worth n).
+    assert [x.palace_tiles for x in b] == [4, 1, 2, 3]
+    assert [x.tower_tiles for x in b] == [4, 1, 0, 3]
+    assert r.totals == (13 + 8, 9 + 2, 14 + 2, 12 + 6)
+    assert r.ranks == (1, 4, 3, 2)
+
+
+def test_stable_on_a_well_bonus_square_earns_four_section_11() -> None:
+    s = position("medina-v2", 4, {"H4": "GR", "H5": "sR"}, well="H7")
+    palace = result(s).breakdowns[0].palaces[0]
+    assert palace.well_bonus == 4 and palace.total == 2 + 4
+
+
+@pytest.mark.parametrize(
+    ("marks", "merchants"),
+    [
+        ({"F6": "GR", "G6": "gR", "F7": "MM", "G7": "MM"}, 2),
+        ({"F6": "GR", "G6": "gR", "G5": "MM", "F5": "MM"}, 2),
+        ({"F6": "GR", "G6": "gR", "G7": "gR", "F7": "MM"}, 1),  # F7 borders F6 and G7: once
+        ({"F6": "GR", "F7": "sR", "G7": "MM", "G8": "MM"}, 1),  # G7 borders the stable
+        ({"F6": "GR", "G6": "gR", "F5": "MM", "E5": "MM"}, 1),  # E5 is only diagonal
+    ],
+)
+def test_merchants_score_once_per_palace(marks: dict[str, str], merchants: int) -> None:
+    s = position("medina-v2", 4, marks)
+    assert result(s).breakdowns[0].merchants == merchants
+
+
+def test_a_merchant_scores_for_every_palace_it_borders() -> None:
+    s = position("medina-v2", 4, {"F6": "GR", "H6": "BY", "G6": "MM"})
+    totals = result(s).totals
+    assert totals[0] == 1 + 1 + 1  # building + merchant + grey tile
+    assert totals[1] == 1 + 1 + 3  # building + merchant + brown tile
+
+
+def test_a_wall_scores_once_even_beside_two_pieces() -> None:
+    s = position("medina-v2", 4, {"B1": "##", "A2": "##", "B2": "GR"})
+    palace = result(s).breakdowns[0].palaces[0]
+    assert palace.walls == 2  # B1 and A2 both border B2
+
+
+def test_neutral_palaces_score_for_nobody() -> None:
+    s = position("medina-v2", 3, {"F6": "GG", "G6": "gG", "G5": "MM"})  # green is neutral
+    assert result(s).totals == (0, 0, 0)
+
+
+def test_blocked_palaces_score_nothing_v1_2p() -> None:
+    s = position("medina-v1-2p", 2, {"F6": "GR", "G6": "gR", "G5": "MM"})  # red blocks
+    assert result(s).totals == (0, 0)
+    s = position("medina-v1-2p", 2, {"F6": "GY", "G6": "gY", "G5": "MM"})  # yellow scores
+    assert result(s).totals == (2 + 1 + 1, 0)
+
+
+def test_unclaimed_palaces_score_nothing() -> None:
+    s = position("medina-v2", 4, {"F6": "g.", "G6": "g.", "G5": "MM"})
+    assert result(s).totals == (0, 0, 0, 0)
+
+
+def test_ranks_are_shared_section_12_d10() -> None:
+    assert ranks((18, 14, 16, 18)) == (1, 4, 3, 1)
+    assert ranks((5, 5)) == (1, 1)
+    assert ranks((1, 2, 3)) == (3, 2, 1)
+    assert ranks((7, 7, 7, 0)) == (1, 1, 1, 4)
+
+
+def test_breakdown_adds_up() -> None:
+    s = from_picture(SCORING_EXAMPLE, "medina-v2", 4)
+    for b, total in zip(result(s).breakdowns, result(s).totals, strict=True):
+        assert b.total == total
+        parts = b.buildings + b.stables + b.walls + b.merchants + b.well_bonus
+        assert parts == sum(p.total for p in b.palaces)
+        assert b.total == parts + b.palace_tiles + b.tower_tiles

@@ -1,0 +1,262 @@
+"""Turns (RULES.md 5 and 12): quotas, early ends, passes, the end, forced rooftops, limits."""
+
+from __future__ import annotations
+
+import pytest
+from medina.engine import (
+    Action,
+    ActionKind,
+    EventKind,
+    GameState,
+    IllegalActionError,
+    Phase,
+    Supply,
+    apply_action,
+    legal_moves,
+    new_game,
+    observe,
+    squares,
+)
+
+from .support import act, illegal, legal, position, squares_named
+
+NOTHING = Supply((0, 0, 0, 0), 0, 0, 0, 0, 0, 0)
+
+
+def only(walls: int = 0, stables: int = 0, merchants: int = 0, rooftops: int = 0) -> Supply:
+    return Supply((0, 0, 0, 0), rooftops, 0, 0, stables, merchants, walls)
+
+
+def turns(s: GameState, count: int) -> list[tuple[int, int]]:
+    """(seat, quota) of the first ``count`` turns, placing walls (or any legal piece)."""
+    while sum(e.kind is EventKind.TURN_STARTED for e in s.events) < count:
+        moves = legal_moves(s)
+        s = act(s, "start H7") if moves.start_merchant else _a_wall(s)
+    return [(e.seat, e.count) for e in s.events if e.kind is EventKind.TURN_STARTED][:count]
+
+
+def _a_wall(s: GameState) -> GameState:
+    return apply_action(s, Action(ActionKind.WALL, squares(legal_moves(s).wall)[0]))
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "players", "start", "expected"),
+    [
+        ("medina-v2", 2, 0, [(0, 1), (1, 2), (0, 2), (1, 2)]),
+        ("medina-v2", 3, 0, [(0, 1), (1, 1), (2, 2), (0, 2)]),
+        ("medina-v2", 4, 0, [(0, 1), (1, 1), (2, 2), (3, 2), (0, 2)]),
+        ("medina-v2", 4, 2, [(2, 1), (3, 1), (0, 2), (1, 2), (2, 2)]),
+        ("medina-v1", 3, 0, [(0, 2), (1, 2), (2, 2), (0, 2)]),  # after the start merchant
+        ("medina-v1", 4, 1, [(1, 2), (2, 2), (3, 2), (0, 2)]),
+        # D16: the start merchant is P1's opening turn, then P2 1, P1 2, then 3 each.
+        ("medina-v1-2p", 2, 0, [(0, 1), (1, 1), (0, 2), (1, 3), (0, 3)]),
+        ("medina-v1-2p", 2, 1, [(1, 1), (0, 1), (1, 2), (0, 3), (1, 3)]),
+    ],
+)
+def test_quotas_and_seat_order(
+    ruleset: str, players: int, start: int, expected: list[tuple[int, int]]
+) -> None:
+    s = new_game(ruleset, players, seed=2, start_seat=start)
+    assert turns(s, len(expected)) == expected
+
+
+def test_v1_start_merchant_then_the_normal_first_turn_d19() -> None:
+    s = new_game("medina-v1", 4, seed=2)
+    assert s.phase is Phase.START_MERCHANT and s.to_move == 0
+    s = act(s, "start F6")
+    assert s.phase is Phase.PLACING and s.to_move == 0 and s.quota == 2
+    assert s.supply_of(0).merchants == 6  # not from his supply
+    assert s.merchants == s.street == 1 << s.rules.geometry.square(5, 5)
+
+
+def test_v1_2p_start_merchant_is_the_whole_opening_turn() -> None:
+    s = act(new_game("medina-v1-2p", 2, seed=2), "start F6")
+    assert s.to_move == 1 and s.quota == 1
+    assert s.supply_of(0).merchants == 12
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "players", "text", "rule", "named"),
+    [
+        ("medina-v1", 3, "grey F6", "start-merchant", ()),
+        ("medina-v1", 3, "start B5", "start-merchant", ("B5",)),
+        ("medina-v1-2p", 2, "start Q12", "start-merchant", ("Q12",)),
+    ],
+)
+def test_start_merchant_errors(
+    ruleset: str, players: int, text: str, rule: str, named: tuple[str, ...]
+) -> None:
+    illegal(new_game(ruleset, players, seed=1), text, rule, *named)
+
+
+def test_no_start_merchant_in_v2_or_after_it_is_placed() -> None:
+    illegal(new_game("medina-v2", 3, seed=1), "start F6", "start-merchant")
+    illegal(act(new_game("medina-v1", 3, seed=1), "start F6"), "start H6", "start-merchant")
+
+
+def test_a_turn_continues_until_the_quota_is_met() -> None:
+    s = act(position("medina-v2", 4), "wall B1")
+    assert s.to_move == 0 and s.placed == 1
+    s = act(s, "wall C1")
+    assert s.to_move == 1 and s.placed == 0 and s.quota == 2
+
+
+def test_a_turn_ends_early_without_a_legal_placement() -> None:
+    s = position("medina-v2", 4, supplies={0: only(walls=1)})
+    s = act(s, "wall B1")
+    assert s.to_move == 1
+
+
+def test_a_seat_with_nothing_legal_passes_and_plays_again_later() -> None:
+    s = position("medina-v2", 4, supplies={1: only(stables=1)})  # no building to stand by
+    s = act(s, "wall B1", "wall C1")
+    assert s.to_move == 2
+    assert [e.seat for e in s.events if e.kind is EventKind.PASSED] == [1]
+    s = act(s, "grey F6", "wall A2", "wall Q1", "wall R2", "wall B13", "wall A12")
+    assert s.to_move == 1  # a stable is legal again next to F6
+    assert squares_named(s, legal_moves(s).stable) == {"F5", "F7", "E6", "G6"}
+
+
+def test_the_last_seat_with_pieces_plays_on_alone() -> None:
+    s = position("medina-v2", 4, supplies={0: only(walls=4), 1: NOTHING, 2: NOTHING, 3: NOTHING})
+    s = act(s, "wall B1", "wall C1")
+    assert s.to_move == 0 and s.phase is Phase.PLACING
+    assert [e.seat for e in s.events if e.kind is EventKind.PASSED] == [1, 2, 3]
+    s = act(s, "wall D1", "wall E1")
+    assert s.over
+    assert s.events[-1].kind is EventKind.GAME_OVER
+
+
+def test_game_ends_when_nobody_has_a_legal_placement_section_12() -> None:
+    stuck = only(stables=2)  # no building on the board: stables cannot go anywhere
+    supplies = {0: only(walls=1), 1: stuck, 2: stuck, 3: stuck}
+    s = act(position("medina-v2", 4, supplies=supplies), "wall B1")
+    assert s.over and s.phase is Phase.OVER
+    assert len(legal_moves(s)) == 0
+    illegal(s, "wall C1", "game-over")
+
+
+def test_picture_with_nobody_able_to_move_is_over() -> None:
+    s = position("medina-v2", 4, supplies=dict.fromkeys(range(4), NOTHING))
+    assert s.over
+
+
+@pytest.mark.parametrize(
+    ("action", "rule"),
+    [
+        (Action(ActionKind.WALL, 10_000), "bad-square"),
+        (Action(ActionKind.WALL, -5), "bad-square"),
+        (Action(ActionKind.BUILDING, 100, 7), "bad-colour"),
+    ],
+)
+def test_malformed_actions(action: Action, rule: str) -> None:
+    with pytest.raises(IllegalActionError) as info:
+        apply_action(position("medina-v2", 4), action)
+    assert info.value.rule == rule
+
+
+# --- forced rooftop [v1, v1-2p] -------------------------------------------------------------
+
+V1_FORCED = {"H7": "MM", "C3": "g.", "K3": "b."}
+
+
+def no_roofs(players: int, but: int = 0) -> dict[int, Supply]:
+    full = Supply((5, 5, 5, 5), 0, 0, 0, 3, 6, 8)
+    return {seat: full for seat in range(players) if seat != but}
+
+
+def test_v1_forced_rooftop_on_the_last_placement_d8() -> None:
+    s = position("medina-v1", 4, V1_FORCED, supplies=no_roofs(4))
+    assert legal(s, "wall B1")  # the first placement is free
+    s = act(s, "wall B1")
+    moves = legal_moves(s)
+    assert squares_named(s, moves.rooftop) == {"C3", "K3"} and len(moves) == 2
+    err = illegal(s, "wall C1", "forced-rooftop", "C1")
+    assert "rooftop" in err.message
+    s = act(s, "roof K3")
+    assert s.to_move == 1
+
+
+def test_v1_rooftop_first_frees_the_second_placement() -> None:
+    s = act(position("medina-v1", 4, V1_FORCED, supplies=no_roofs(4)), "roof C3")
+    assert legal(s, "wall B1") and legal(s, "roof K3")
+
+
+def test_v1_forced_rooftop_needs_every_other_seat_out_of_rooftops() -> None:
+    supplies = no_roofs(4)
+    supplies[2] = Supply((5, 5, 5, 5), 0b1000, 0, 0, 3, 6, 8)  # blue keeps one rooftop
+    s = act(position("medina-v1", 4, V1_FORCED, supplies=supplies), "wall B1")
+    assert legal(s, "wall C1")
+
+
+def test_v1_forced_rooftop_only_while_one_is_legal() -> None:
+    # Red holds only a purple rooftop and no purple palace stands; the others hold none, so
+    # every other colour is exhausted.
+    purple_only = Supply((0, 5, 0, 0), 0, 0, 0, 3, 6, 8)
+    supplies = dict.fromkeys(range(4), purple_only) | {
+        0: Supply((0, 5, 0, 0), 0b0010, 0, 0, 3, 6, 8)
+    }
+    s = position("medina-v1", 4, {"H7": "MM", "C3": "g."}, supplies=supplies)
+    s = act(s, "wall B1")
+    assert legal(s, "wall C1")
+
+
+def test_v2_has_no_forced_rooftop_d8() -> None:
+    s = position("medina-v2", 4, {"C3": "g."}, supplies=no_roofs(4))
+    assert legal(act(s, "wall B1"), "wall C1")
+
+
+def test_v1_2p_forced_rooftop_and_blocking_satisfies_it() -> None:
+    none = Supply((9, 9, 9, 9), 0, 0, 0, 6, 12, 16)
+    s = position("medina-v1-2p", 2, {"H7": "MM", "C3": "g.", "K3": "b."}, supplies={1: none})
+    s = act(s, "wall B1", "wall C1")
+    assert squares_named(s, legal_moves(s).blocking) == {"C3", "K3"}
+    illegal(s, "wall D1", "forced-rooftop", "D1")
+    s = act(s, "block C3")
+    assert s.to_move == 1
+
+
+def test_v1_2p_forced_rooftop_when_the_opponent_still_holds_blocking_rooftops() -> None:
+    only_blocking = Supply((9, 9, 9, 9), 0, 0, 0b0001, 6, 12, 16)
+    s = position(
+        "medina-v1-2p", 2, {"H7": "MM", "C3": "g."}, supplies={1: only_blocking}
+    )  # seat 1 has a rooftop left: no trigger
+    assert legal(act(s, "wall B1", "wall C1"), "wall D1")
+
+
+# --- v1-2p per-turn limits and running low --------------------------------------------------
+
+
+def test_v1_2p_one_building_per_colour_per_turn() -> None:
+    s = position("medina-v1-2p", 2, {"H7": "MM"})
+    s = act(s, "grey C3")
+    illegal(s, "grey C4", "turn-limit")
+    assert legal_moves(s).buildings[0] == 0
+    s = act(s, "brown K4", "purple C10")
+    assert s.to_move == 1
+
+
+def test_v1_2p_walls_stables_and_merchants_are_free() -> None:
+    s = act(position("medina-v1-2p", 2, {"H7": "MM"}), "wall B1", "wall C1", "wall D1")
+    assert s.to_move == 1
+
+
+def test_v1_2p_running_low_reveals_the_supply() -> None:
+    low = Supply((2, 0, 0, 0), 0, 0, 0, 0, 0, 0)  # one colour only: at most 1 a turn
+    s = position("medina-v1-2p", 2, {"H7": "MM"}, supplies={1: low})
+    assert not s.revealed
+    s = act(s, "wall B1", "wall C1", "wall D1")
+    assert s.to_move == 1 and s.revealed == 0b10
+    revealed = [e for e in s.events if e.kind is EventKind.SUPPLY_REVEALED]
+    assert [(e.seat, e.supply) for e in revealed] == [(1, low)]
+    assert observe(s, 0).seats[1].supply == low
+    s = act(s, "grey C3")  # he places as many as he legally can
+    assert s.to_move == 0
+
+
+def test_v1_2p_enough_pieces_stay_hidden() -> None:
+    enough = Supply((1, 1, 0, 0), 0, 0, 0, 0, 1, 0)  # grey, purple, merchant: 3 a turn
+    s = position("medina-v1-2p", 2, {"H7": "MM"}, supplies={1: enough})
+    s = act(s, "wall B1", "wall C1", "wall D1")
+    assert s.to_move == 1 and not s.revealed
+    assert observe(s, 0).seats[1].supply is None
