@@ -57,7 +57,8 @@ FORBIDDEN = {
         "medina.referee",
         "medina.rpc",
         "medina.v1",
-        "medina.tournament",
+        "medina.wire",
+        "medina.records",
         "medina.cli",
         "grpc",
         "google",
@@ -65,14 +66,17 @@ FORBIDDEN = {
     "referee": (
         "medina.rpc",
         "medina.v1",
-        "medina.tournament",
+        "medina.wire",
+        "medina.records",
         "medina.cli",
         "grpc",
         "google",
         "socket",
         "asyncio.streams",
     ),
-    "rpc": ("medina.tournament", "medina.cli"),
+    "wire": ("medina.rpc", "medina.records", "medina.cli", "grpc"),
+    "records": ("medina.rpc", "medina.cli", "grpc"),
+    "rpc": ("medina.cli",),
 }
 
 

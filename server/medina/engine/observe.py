@@ -24,6 +24,8 @@ class PalaceView:
     owner: int  # seat, NEUTRAL (-2) or UNCLAIMED (-1)
     roof: int  # ActionKind of the rooftop, 0 while unclaimed
     roof_square: int
+    towers: int = 0  # bit t: tower index t contacted
+    time: int = 0  # placement number of the later of its claim and its last stable
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +119,9 @@ def observe(s: GameState, seat: int | None, *, full: bool = False, since: int = 
         walls=s.walls,
         well=s.well,
         palaces=tuple(
-            PalaceView(p.colour, p.buildings, p.stables, p.owner, p.roof, p.roof_square)
+            PalaceView(
+                p.colour, p.buildings, p.stables, p.owner, p.roof, p.roof_square, p.towers, p.time
+            )
             for p in s.palaces
         ),
         palace_tiles=tuple(s.palace_tiles),

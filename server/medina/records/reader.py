@@ -1,0 +1,113 @@
+"""Reading a record back: one RecordEntry per line, checked for shape and order."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from google.protobuf import json_format
+
+from medina.v1 import record_pb2
+
+from .errors import RecordError
+
+__all__ = ["Record", "RecordError", "parse_record", "read_record"]
+
+
+@dataclass
+class Record:
+    """A parsed record: the header, then (line number, entry) pairs, then the outcome."""
+
+    path: str
+    header: record_pb2.RecordHeader
+    entries: list[tuple[int, record_pb2.RecordEntry]] = field(default_factory=list)
+    outcome: record_pb2.RecordOutcome | None = None
+    outcome_line: int = 0
+    truncated: bool = False  # the last line was cut off (a crash while writing it)
+
+    @property
+    def decisions(self) -> list[tuple[int, record_pb2.RecordDecision]]:
+        """The decision entries with their line numbers."""
+        return [(n, e.decision) for n, e in self.entries if e.HasField("decision")]
+
+
+def read_record(path: Path, *, allow_truncated: bool = False) -> Record:
+    """Parse the record at ``path``; raises RecordError naming the line and problem."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise RecordError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return parse_record(text, str(path), allow_truncated=allow_truncated)
+
+
+def parse_record(text: str, name: str = "<record>", *, allow_truncated: bool = False) -> Record:
+    """Parse record text (see ``read_record``)."""
+    lines = text.split("\n")
+    last_complete = text.endswith("\n")
+    if last_complete:
+        lines.pop()
+    record: Record | None = None
+    for number, line in enumerate(lines, start=1):
+        is_last = number == len(lines)
+        try:
+            entry = _parse_line(line, number)
+        except RecordError:
+            if is_last and not last_complete:
+                if not allow_truncated:
+                    raise RecordError(
+                        f"{name} line {number}: truncated (the writer stopped mid-line)"
+                    ) from None
+                if record is None:
+                    raise RecordError(f"{name}: truncated before the header was complete") from None
+                record.truncated = True
+                break
+            raise
+        kind = entry.WhichOneof("entry")
+        if record is None:
+            if kind != "header":
+                raise RecordError(f"{name} line {number}: the first entry must be a header, got {kind}")
+            _check_header(entry.header, name, number)
+            record = Record(path=name, header=entry.header)
+            continue
+        if record.outcome is not None:
+            raise RecordError(f"{name} line {number}: entry after the outcome (line {record.outcome_line})")
+        if kind == "header":
+            raise RecordError(f"{name} line {number}: a second header")
+        if kind == "outcome":
+            record.outcome = entry.outcome
+            record.outcome_line = number
+        else:
+            record.entries.append((number, entry))
+    if record is None:
+        raise RecordError(f"{name}: empty record (no header)")
+    return record
+
+
+def _parse_line(line: str, number: int) -> record_pb2.RecordEntry:
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"line {number}: not JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise RecordError(f"line {number}: expected a JSON object, got {type(data).__name__}")
+    entry = record_pb2.RecordEntry()
+    try:
+        json_format.ParseDict(data, entry)
+    except json_format.ParseError as exc:
+        raise RecordError(f"line {number}: not a RecordEntry ({exc})") from None
+    if entry.WhichOneof("entry") is None:
+        raise RecordError(f"line {number}: empty entry (expected header, decision, incident or outcome)")
+    return entry
+
+
+def _check_header(header: record_pb2.RecordHeader, name: str, number: int) -> None:
+    if header.format and header.format != "medina-record":
+        raise RecordError(f"{name} line {number}: format {header.format!r} is not 'medina-record'")
+    if header.format_version > 1:
+        raise RecordError(
+            f"{name} line {number}: record format version {header.format_version} is newer "
+            "than this tool (1)"
+        )

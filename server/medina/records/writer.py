@@ -1,0 +1,85 @@
+"""RecordWriter: the referee's RecordSink as protobuf-JSON lines, each written whole."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from google.protobuf import json_format
+
+from medina.referee.outcome import MatchOutcome
+from medina.referee.record import DecisionEntry, Header, Incident
+from medina.v1 import record_pb2
+from medina.wire.records import decision_entry, header_entry, incident_entry, outcome_entry
+
+from .errors import RecordError
+
+_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+class RecordExistsError(RecordError):
+    """A record for this match id already exists; records are never overwritten."""
+
+
+def entry_line(entry: record_pb2.RecordEntry) -> bytes:
+    """One record line: the JSON mapping of ``entry``, compact, newline-terminated."""
+    data = json_format.MessageToDict(entry)
+    return (json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+
+
+class RecordWriter:
+    """Appends a match record to ``<directory>/<match_id>.jsonl``.
+
+    Each line goes out in one ``write`` on an append-only descriptor, so a crash
+    loses at most the line being written; the file is fsynced at the outcome and
+    on close.
+    """
+
+    def __init__(self, directory: Path, match_id: str) -> None:
+        if not _SAFE_ID.match(match_id):
+            raise RecordError(f"match id {match_id!r} is not usable as a file name")
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / f"{match_id}.jsonl"
+        try:
+            self._fd: int | None = os.open(
+                self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644
+            )
+        except FileExistsError:
+            raise RecordExistsError(f"record {self.path} already exists") from None
+
+    def _write(self, entry: record_pb2.RecordEntry) -> None:
+        if self._fd is None:
+            raise RecordError(f"record {self.path} is closed")
+        line = entry_line(entry)
+        written = os.write(self._fd, line)
+        while written < len(line):  # pragma: no cover - regular files write whole
+            written += os.write(self._fd, line[written:])
+
+    def header(self, header: Header) -> None:
+        """Write the header line."""
+        self._write(header_entry(header))
+
+    def decision(self, entry: DecisionEntry) -> None:
+        """Write a decision line."""
+        self._write(decision_entry(entry))
+
+    def incident(self, incident: Incident) -> None:
+        """Write an incident line."""
+        self._write(incident_entry(incident))
+
+    def outcome(self, outcome: MatchOutcome, ended_at: str) -> None:
+        """Write the outcome line and make the record durable."""
+        self._write(outcome_entry(outcome, ended_at))
+        if self._fd is not None:
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        """Flush to disk and close (idempotent)."""
+        if self._fd is not None:
+            try:
+                os.fsync(self._fd)
+            finally:
+                os.close(self._fd)
+                self._fd = None
