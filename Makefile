@@ -26,8 +26,13 @@ $(GEN): $(STAMP) $(PROTOS)
 	$(PY) tools/genproto.py
 	touch $(GEN)
 
+# The demo: a server and four bot processes (two greedy, two random) over gRPC on 127.0.0.1.
 run: setup
-	$(PY) -m medina.demo
+	$(PY) -m medina.cli match --ruleset medina-v2 --players 4 --seed $${SEED:-1} \
+		--bot "python -m medina_client --bot greedy --name greedy-1" \
+		--bot "python -m medina_client --bot random --name random-2" \
+		--bot "python -m medina_client --bot greedy --name greedy-3" \
+		--bot "python -m medina_client --bot random --name random-4"
 
 test: setup lint
 	$(PY) -m pytest

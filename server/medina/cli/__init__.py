@@ -1,0 +1,48 @@
+"""``medina-arena``: serve, match, selfplay and replay commands."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from . import match_cmd, replay_cmd, selfplay_cmd, serve_cmd
+from .errors import CommandError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line parser."""
+    parser = argparse.ArgumentParser(
+        prog="medina-arena", description="A gRPC arena for the board game Medina."
+    )
+    parser.add_argument(
+        "--log-level", default="WARNING", help="logging level (DEBUG, INFO, WARNING, ERROR)"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve_cmd.add_parser(sub)
+    match_cmd.add_parser(sub)
+    selfplay_cmd.add_parser(sub)
+    replay_cmd.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        code: int = args.run(args)
+    except KeyboardInterrupt:
+        return 130
+    except CommandError as exc:
+        print(f"medina-arena {args.command}: {exc}", file=sys.stderr)
+        return 2
+    return code
+
+
+__all__ = ["CommandError", "build_parser", "main"]

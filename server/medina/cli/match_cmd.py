@@ -1,0 +1,168 @@
+"""``medina-arena match``: run one match between bot processes over gRPC and show it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+import grpc
+
+from medina.engine import apply_action, new_game, render
+from medina.referee.config import MatchSettings
+from medina.rpc.server import RunningServer, ServerConfig, start_server
+from medina.v1 import admin_pb2, admin_pb2_grpc
+from medina.wire import convert
+
+from .errors import CommandError
+from .options import add_match_options, settings_from_args
+from .progress import Progress, scoreboard
+
+
+def add_parser(sub: Any) -> None:
+    """Register the command."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "match", help="play one match between bot processes over gRPC"
+    )
+    add_match_options(p)
+    p.add_argument(
+        "--bot",
+        action="append",
+        default=[],
+        metavar="CMD",
+        help="command of one bot process (repeat per seat); it gets --server HOST:PORT "
+        "--token T appended (or put {server} and {token} in CMD); a leading 'python' "
+        "means this interpreter",
+    )
+    p.add_argument("--server", help="use a running server at HOST:PORT instead of starting one")
+    p.add_argument(
+        "--organiser-token",
+        default=os.environ.get("MEDINA_ORGANISER_TOKEN"),
+        help="organiser token of --server (env MEDINA_ORGANISER_TOKEN)",
+    )
+    p.add_argument("--records", default="records", help="record directory of the local server")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the match; 0 when it was played to the end."""
+    if len(args.bot) != args.players:
+        raise CommandError(
+            f"{args.players} players need {args.players} --bot commands, got {len(args.bot)}"
+        )
+    settings = settings_from_args(args)
+    return asyncio.run(_run(args, settings))
+
+
+async def _run(args: argparse.Namespace, settings: MatchSettings) -> int:
+    local: RunningServer | None = None
+    if args.server:
+        address = args.server
+    else:
+        local = await start_server(
+            ServerConfig(host="127.0.0.1", port=0, records_dir=Path(args.records))
+        )
+        address = local.address
+    try:
+        return await _play(args, settings, address, Path(args.records))
+    finally:
+        if local is not None:
+            await local.stop(grace_s=5)
+
+
+async def _play(args: argparse.Namespace, settings: MatchSettings, address: str, logs: Path) -> int:
+    metadata = (
+        (("authorization", f"Bearer {args.organiser_token}"),) if args.organiser_token else ()
+    )
+    async with grpc.aio.insecure_channel(address) as channel:
+        matches = admin_pb2_grpc.MatchServiceStub(channel)
+        try:
+            created = await matches.CreateMatch(
+                admin_pb2.CreateMatchRequest(config=convert.settings_to_proto(settings)),
+                metadata=metadata,
+                timeout=10,
+            )
+        except grpc.aio.AioRpcError as exc:
+            raise CommandError(f"cannot create the match at {address}: {exc.details()}") from None
+        match_id = created.match_id
+        spectator = admin_pb2_grpc.SpectatorServiceStub(channel)
+        watch = spectator.Watch(admin_pb2.WatchRequest(match_id=match_id))
+        logs.mkdir(parents=True, exist_ok=True)
+        procs = [
+            await _spawn(cmd, address, tok.token, logs / f"{match_id}.seat{tok.seat + 1}.log")
+            for cmd, tok in zip(args.bot, created.tokens, strict=True)
+        ]
+        print(
+            f"match {match_id}: {settings.ruleset}, {settings.players} players, "
+            f"seed {settings.seed}"
+        )
+        state = new_game(
+            settings.ruleset, settings.players, settings.seed, start_seat=settings.start_seat
+        )
+        progress = Progress(state, quiet=args.quiet)
+        result = None
+        try:
+            async for message in watch:
+                if message.HasField("update"):
+                    for event in message.update.events:
+                        action = convert.action_of_event(event)
+                        progress.event(convert.event_from_proto(event))
+                        if action is not None:
+                            state = apply_action(state, action)
+                            progress.state = state
+                elif message.HasField("result"):
+                    result = convert.outcome_from_proto(message.result)
+        finally:
+            await _reap(procs)
+        progress.flush()
+        print(render(state))
+        if result is None:
+            raise CommandError("the spectator stream ended without a result")
+        print(scoreboard(state, result))
+        summary = await matches.GetMatch(
+            admin_pb2.GetMatchRequest(match_id=match_id), metadata=metadata, timeout=10
+        )
+        print(f"record: {summary.match.record_path}")
+        return 0 if result.complete else 1
+
+
+async def _spawn(
+    command: str, address: str, token: str, log_path: Path
+) -> asyncio.subprocess.Process:
+    argv = shlex.split(command)
+    if not argv:
+        raise CommandError("empty --bot command")
+    if argv[0] in ("python", "python3"):
+        argv[0] = sys.executable
+    if any("{token}" in a or "{server}" in a for a in argv):
+        argv = [a.replace("{server}", address).replace("{token}", token) for a in argv]
+    else:
+        argv += ["--server", address, "--token", token]
+    env = dict(os.environ, MEDINA_SERVER=address, MEDINA_TOKEN=token)
+    log: IO[bytes] = log_path.open("wb")
+    try:
+        return await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log, env=env
+        )
+    except OSError as exc:
+        raise CommandError(f"cannot start bot {command!r}: {exc.strerror}") from None
+    finally:
+        log.close()
+
+
+async def _reap(procs: list[asyncio.subprocess.Process]) -> None:
+    """Give bots a moment to exit after the match, then stop them."""
+    for proc in procs:
+        try:
+            async with asyncio.timeout(10):
+                await proc.wait()
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()

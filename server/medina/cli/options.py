@@ -1,0 +1,90 @@
+"""Command-line options shared by commands: match settings and TLS files."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from medina.engine import RULESETS
+from medina.referee.config import MatchSettings, Policies, TimeControl, TimeoutPolicy
+from medina.referee.errors import ConfigError
+
+from .errors import CommandError
+
+
+def add_match_options(p: argparse.ArgumentParser) -> None:
+    """--ruleset, --players, --seed, --start-seat and the clock/policy options."""
+    p.add_argument("--ruleset", default="medina-v2", choices=RULESETS, help="rule set")
+    p.add_argument("--players", type=int, default=4, help="number of seats")
+    p.add_argument("--seed", type=int, default=1, help="seed of all setup randomness")
+    p.add_argument("--start-seat", type=int, default=1, help="seat that moves first (1-based)")
+    d = TimeControl()
+    q = Policies()
+    p.add_argument("--decision-ms", type=int, default=d.decision_ms, help="time per decision")
+    p.add_argument("--bank-ms", type=int, default=d.bank_ms, help="bank per seat (0: none)")
+    p.add_argument("--increment-ms", type=int, default=d.increment_ms, help="bank increment")
+    p.add_argument(
+        "--first-extra-ms",
+        type=int,
+        default=d.first_decision_extra_ms,
+        help="extra time for a seat's first decision",
+    )
+    p.add_argument("--grace-ms", type=int, default=d.grace_ms, help="lateness forgiven")
+    p.add_argument(
+        "--on-timeout",
+        choices=("random", "forfeit"),
+        default="random",
+        help="random: play a random action and count a strike; forfeit: forfeit at once",
+    )
+    p.add_argument("--max-strikes", type=int, default=q.max_strikes, help="strikes to forfeit")
+    p.add_argument(
+        "--max-rejections",
+        type=int,
+        default=q.max_rejections,
+        help="illegal replies refused per decision before the timeout policy applies",
+    )
+    p.add_argument(
+        "--reconnect-grace-ms",
+        type=int,
+        default=q.reconnect_grace_ms,
+        help="time a disconnected bot has to reconnect",
+    )
+
+
+def settings_from_args(args: argparse.Namespace, names: tuple[str, ...] = ()) -> MatchSettings:
+    """Validated match settings from the options; CommandError names a bad value."""
+    try:
+        return MatchSettings(
+            ruleset=args.ruleset,
+            players=args.players,
+            seed=args.seed,
+            start_seat=args.start_seat - 1,
+            time=TimeControl(
+                decision_ms=args.decision_ms,
+                bank_ms=args.bank_ms,
+                increment_ms=args.increment_ms,
+                first_decision_extra_ms=args.first_extra_ms,
+                grace_ms=args.grace_ms,
+            ),
+            policies=Policies(
+                on_timeout=TimeoutPolicy.FORFEIT
+                if args.on_timeout == "forfeit"
+                else TimeoutPolicy.RANDOM_ACTION,
+                max_strikes=args.max_strikes,
+                max_rejections=args.max_rejections,
+                reconnect_grace_ms=args.reconnect_grace_ms,
+            ),
+            seat_names=names,
+        )
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def read_file(path: str | None, what: str) -> bytes | None:
+    """Bytes of an optional file; CommandError if it cannot be read."""
+    if path is None:
+        return None
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise CommandError(f"cannot read {what} {path}: {exc.strerror}") from None

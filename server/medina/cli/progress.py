@@ -1,0 +1,84 @@
+"""Human-readable progress lines and the final scoreboard."""
+
+from __future__ import annotations
+
+import sys
+
+from medina.engine import (
+    PALACE_COLOURS,
+    ROOFTOP_COLOURS,
+    ActionKind,
+    Event,
+    EventKind,
+    GameState,
+    result,
+    square_name,
+)
+from medina.referee.outcome import MatchOutcome, Termination
+
+
+def describe_placement(state: GameState, event: Event) -> str:
+    """``brown building F7``, ``rooftop G8`` ..."""
+    where = square_name(state.rules.geometry, event.square)
+    if event.piece == ActionKind.BUILDING:
+        return f"{PALACE_COLOURS[event.colour]} building {where}"
+    what = ActionKind(event.piece).name.lower().replace("_", " ")
+    if event.piece in (ActionKind.ROOFTOP, ActionKind.NEUTRAL_ROOFTOP, ActionKind.BLOCKING_ROOFTOP):
+        what = f"{what} on {PALACE_COLOURS[event.colour]}"
+    return f"{what} {where}"
+
+
+class Progress:
+    """Prints one line per turn from the public events."""
+
+    def __init__(self, state: GameState, quiet: bool = False) -> None:
+        self.state = state
+        self.quiet = quiet
+        self.seat = -1
+        self.parts: list[str] = []
+        self.turns = 0
+
+    def event(self, event: Event) -> None:
+        """Feed one public event (before applying its action to ``state``)."""
+        if event.kind is EventKind.TURN_STARTED or event.kind is EventKind.GAME_OVER:
+            self.flush()
+            self.seat = event.seat
+        elif event.kind is EventKind.PLACED:
+            self.parts.append(describe_placement(self.state, event))
+        elif event.kind is EventKind.TEA_SPENT:
+            self.parts.append("tea break")
+        elif event.kind is EventKind.PASSED:
+            self._print(f"        seat {event.seat + 1} passes")
+
+    def flush(self) -> None:
+        """Print the turn collected so far."""
+        if self.seat >= 0 and self.parts:
+            self.turns += 1
+            scores = " ".join(f"{t:3d}" for t in result(self.state).totals)
+            line = f"turn {self.turns:3d}  seat {self.seat + 1}: {', '.join(self.parts)}"
+            self._print(f"{line:<64} score {scores}")
+        self.parts = []
+
+    def _print(self, line: str) -> None:
+        if not self.quiet:
+            print(line, file=sys.stdout, flush=True)
+
+
+def scoreboard(state: GameState, outcome: MatchOutcome) -> str:
+    """The final table: rank, seat, name, total, breakdown, termination."""
+    lines = ["rank  seat  name                  total  bld stb wal mer well ptile ttile  ending"]
+    order = sorted(outcome.seats, key=lambda s: (s.rank, s.seat))
+    for s in order:
+        b = s.breakdown
+        colour = ROOFTOP_COLOURS[state.rules.rooftop_colours[s.seat]]
+        ending = s.termination.name.lower()
+        if s.termination is not Termination.NORMAL and s.detail:
+            ending += f" ({s.detail})"
+        lines.append(
+            f"{s.rank:>4}  {s.seat + 1:>4}  {(s.name + ' ' + colour)[:20]:<20}  {s.total:>5}  "
+            f"{b.buildings:>3} {b.stables:>3} {b.walls:>3} {b.merchants:>3} {b.well_bonus:>4} "
+            f"{b.palace_tiles:>5} {b.tower_tiles:>5}  {ending}"
+        )
+    if not outcome.complete:
+        lines.append("(match aborted: scores are those on the board when it stopped)")
+    return "\n".join(lines)

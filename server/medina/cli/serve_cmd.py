@@ -1,0 +1,53 @@
+"""``medina-arena serve``: run the server until SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+from medina.rpc.server import ServerConfig, serve_forever
+
+from .errors import CommandError
+from .options import read_file
+
+
+def add_parser(sub: Any) -> None:
+    """Register the command."""
+    p: argparse.ArgumentParser = sub.add_parser("serve", help="run the arena server")
+    p.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=50051, help="listen port (0: any free port)")
+    p.add_argument("--records", default="records", help="directory for match records")
+    p.add_argument(
+        "--organiser-token",
+        default=os.environ.get("MEDINA_ORGANISER_TOKEN"),
+        help="require this bearer token for organiser calls (env MEDINA_ORGANISER_TOKEN)",
+    )
+    p.add_argument("--tls-cert", help="server certificate (PEM) to serve TLS")
+    p.add_argument("--tls-key", help="server private key (PEM)")
+    p.add_argument("--tls-client-ca", help="CA (PEM) that client certificates must chain to (mTLS)")
+    p.add_argument("--grace-s", type=float, default=30.0, help="shutdown grace for running matches")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until SIGTERM/SIGINT."""
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise CommandError("--tls-cert and --tls-key go together")
+    config = ServerConfig(
+        host=args.host,
+        port=args.port,
+        records_dir=Path(args.records),
+        organiser_token=args.organiser_token or None,
+        tls_cert=read_file(args.tls_cert, "TLS certificate"),
+        tls_key=read_file(args.tls_key, "TLS key"),
+        tls_client_ca=read_file(args.tls_client_ca, "client CA"),
+        shutdown_grace_s=args.grace_s,
+    )
+    try:
+        asyncio.run(serve_forever(config))
+    except OSError as exc:
+        raise CommandError(str(exc)) from None
+    return 0

@@ -1,0 +1,145 @@
+"""MatchService (organisers) and SpectatorService (live public view)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import grpc
+
+from medina.engine import Event, observe
+from medina.referee.errors import ConfigError
+from medina.referee.outcome import MatchOutcome
+from medina.v1 import admin_pb2, admin_pb2_grpc, game_pb2
+from medina.wire import convert
+
+from .auth import require_organiser
+from .host import Arena, ArenaClosedError, HostedMatch
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+def summary(hosted: HostedMatch) -> admin_pb2.MatchSummary:
+    """What the organiser sees of a match."""
+    match = hosted.match
+    msg = admin_pb2.MatchSummary(
+        match_id=match.match_id,
+        config=convert.settings_to_proto(match.settings),
+        state=int(match.phase),  # type: ignore[arg-type]
+        decisions=match.state.decisions,
+        connected=[seat.connection is not None for seat in hosted.seats],
+        record_path=str(hosted.record_path),
+    )
+    if match.outcome is not None:
+        msg.result.CopyFrom(convert.outcome_to_proto(match.outcome))
+    return msg
+
+
+class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
+    """Creating, listing and aborting matches."""
+
+    def __init__(self, arena: Arena, organiser_token: str | None) -> None:
+        self.arena = arena
+        self.token = organiser_token
+
+    async def CreateMatch(
+        self, request: admin_pb2.CreateMatchRequest, context: Context
+    ) -> admin_pb2.CreateMatchResponse:
+        """Create a match from a configuration."""
+        await require_organiser(context, self.token)
+        try:
+            settings = convert.settings_from_proto(request.config)
+        except ConfigError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"bad match config: {exc}")
+        try:
+            hosted = self.arena.create(settings)
+        except ArenaClosedError as exc:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
+        return admin_pb2.CreateMatchResponse(
+            match_id=hosted.match_id,
+            tokens=[
+                admin_pb2.SeatToken(seat=seat, token=token)
+                for seat, token in enumerate(hosted.tokens)
+            ],
+            config=convert.settings_to_proto(settings),
+        )
+
+    async def ListMatches(
+        self, request: admin_pb2.ListMatchesRequest, context: Context
+    ) -> admin_pb2.ListMatchesResponse:
+        """Every match."""
+        await require_organiser(context, self.token)
+        return admin_pb2.ListMatchesResponse(
+            matches=[summary(h) for h in self.arena.matches.values()]
+        )
+
+    async def GetMatch(
+        self, request: admin_pb2.GetMatchRequest, context: Context
+    ) -> admin_pb2.GetMatchResponse:
+        """One match."""
+        await require_organiser(context, self.token)
+        hosted = await _find(self.arena, request.match_id, context)
+        return admin_pb2.GetMatchResponse(match=summary(hosted))
+
+    async def AbortMatch(
+        self, request: admin_pb2.AbortMatchRequest, context: Context
+    ) -> admin_pb2.AbortMatchResponse:
+        """Abort a match and wait until its record is complete."""
+        await require_organiser(context, self.token)
+        hosted = await _find(self.arena, request.match_id, context)
+        hosted.match.abort(request.reason or "aborted by the organiser")
+        await hosted.match.wait_done()
+        return admin_pb2.AbortMatchResponse(match=summary(hosted))
+
+
+async def _find(arena: Arena, match_id: str, context: Context) -> HostedMatch:
+    hosted = arena.get(match_id)
+    if hosted is None:
+        await context.abort(grpc.StatusCode.NOT_FOUND, f"no match with id {match_id!r}")
+    assert hosted is not None
+    return hosted
+
+
+class _Watcher:
+    """A MatchObserver feeding a spectator stream."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[admin_pb2.WatchResponse | None] = asyncio.Queue()
+
+    def on_events(self, first_index: int, events: Sequence[Event]) -> None:
+        update = game_pb2.Update(events=convert.events_to_proto(first_index, events))
+        self.queue.put_nowait(admin_pb2.WatchResponse(update=update))
+
+    def on_end(self, outcome: MatchOutcome) -> None:
+        self.queue.put_nowait(admin_pb2.WatchResponse(result=convert.outcome_to_proto(outcome)))
+        self.queue.put_nowait(None)
+
+
+class SpectatorServicer(admin_pb2_grpc.SpectatorServiceServicer):
+    """Live public events of a match; never a hidden supply."""
+
+    def __init__(self, arena: Arena) -> None:
+        self.arena = arena
+
+    async def Watch(
+        self, request: admin_pb2.WatchRequest, context: Context
+    ) -> AsyncIterator[admin_pb2.WatchResponse]:
+        """A public snapshot, then events as they happen, then the result."""
+        hosted = await _find(self.arena, request.match_id, context)
+        match = hosted.match
+        watcher = _Watcher()
+        _start, outcome = match.watch(watcher)
+        snapshot = observe(match.state, None)  # public view: no supply but revealed ones
+        yield admin_pb2.WatchResponse(snapshot=convert.observation_to_proto(snapshot))
+        if outcome is not None:
+            yield admin_pb2.WatchResponse(result=convert.outcome_to_proto(outcome))
+            return
+        try:
+            while True:
+                message = await watcher.queue.get()
+                if message is None:
+                    return
+                yield message
+        finally:
+            match.unwatch(watcher)

@@ -1,0 +1,158 @@
+"""ArenaService.Play: the bot stream — handshake, then replies in, requests and events out."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+
+import grpc
+
+from medina.engine import observe
+from medina.referee.seat import ConnectionSignal
+from medina.v1 import arena_pb2, arena_pb2_grpc
+from medina.wire import convert
+
+from .grpc_seat import Connection, GrpcSeat
+from .host import Arena, HostedMatch
+from .tokens import same_token
+
+log = logging.getLogger("medina.rpc")
+
+PROTOCOL_VERSION = 1
+
+
+class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
+    """Serves bot sessions for the matches of an ``Arena``."""
+
+    def __init__(self, arena: Arena, handshake_timeout_s: float = 10.0) -> None:
+        self.arena = arena
+        self.handshake_timeout_s = handshake_timeout_s
+
+    async def Play(
+        self,
+        request_iterator: AsyncIterator[arena_pb2.PlayRequest],
+        context: grpc.aio.ServicerContext[arena_pb2.PlayRequest, arena_pb2.PlayResponse],
+    ) -> AsyncIterator[arena_pb2.PlayResponse]:
+        """One bot session."""
+        hosted, seat, hello = await self._handshake(request_iterator, context)
+        grpc_seat = hosted.seats[seat]
+        conn = grpc_seat.attach(hello.omit_legal_actions)
+        match = hosted.match
+        welcome = arena_pb2.Welcome(
+            protocol_version=PROTOCOL_VERSION,
+            match_id=match.match_id,
+            seat=seat,
+            config=convert.settings_to_proto(match.settings),
+            resume_token=hosted.resume_tokens[seat],
+            observation=convert.observation_to_proto(observe(match.state, seat)),
+        )
+        yield arena_pb2.PlayResponse(welcome=welcome)
+        log.info(
+            "match %s seat %d: %s connected", match.match_id, seat + 1, hello.bot_name or "bot"
+        )
+        match.submit(
+            ConnectionSignal(
+                seat, True, time.monotonic(), hello.bot_name[:100], hello.bot_version[:100]
+            )
+        )
+        reader = asyncio.get_running_loop().create_task(
+            self._read(request_iterator, grpc_seat, conn)
+        )
+        clean = False  # stays False when the handler is cancelled (the bot vanished)
+        try:
+            while True:
+                message = await conn.queue.get()
+                if message is None:
+                    clean = not conn.crashed
+                    break
+                yield message
+        finally:
+            reader.cancel()
+            if grpc_seat.detach(conn) and not grpc_seat.ended:
+                log.info("match %s seat %d: disconnected", match.match_id, seat + 1)
+                match.submit(
+                    ConnectionSignal(
+                        seat, False, time.monotonic(), detail="stream ended", crashed=not clean
+                    )
+                )
+
+    async def _handshake(
+        self,
+        request_iterator: AsyncIterator[arena_pb2.PlayRequest],
+        context: grpc.aio.ServicerContext[arena_pb2.PlayRequest, arena_pb2.PlayResponse],
+    ) -> tuple[HostedMatch, int, arena_pb2.Hello]:
+        try:
+            async with asyncio.timeout(self.handshake_timeout_s):
+                first = await anext(request_iterator)
+        except TimeoutError:
+            await context.abort(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                f"no Hello within {self.handshake_timeout_s:g} s of opening the stream",
+            )
+        except StopAsyncIteration:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "stream closed before Hello")
+        if not first.HasField("hello"):
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, "the first message of a stream must be Hello"
+            )
+        hello = first.hello
+        if hello.protocol_version != PROTOCOL_VERSION:
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"protocol version {hello.protocol_version} is not supported; "
+                f"this server speaks version {PROTOCOL_VERSION}",
+            )
+        found = self.arena.find_seat(hello.token)
+        if found is None:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown seat token")
+        assert found is not None  # abort() raised otherwise
+        hosted, seat = found
+        match = hosted.match
+        if match.outcome is not None:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "the match is over")
+        if match.is_forfeited(seat):
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"seat {seat} has forfeited and cannot be taken up again",
+            )
+        grpc_seat: GrpcSeat = hosted.seats[seat]
+        if grpc_seat.ever_connected and not same_token(
+            hello.resume_token, hosted.resume_tokens[seat]
+        ):
+            await context.abort(
+                grpc.StatusCode.ALREADY_EXISTS,
+                f"seat {seat} is already taken; to reconnect, send the resume token "
+                "from your Welcome",
+            )
+        return hosted, seat, hello
+
+    async def _read(
+        self,
+        request_iterator: AsyncIterator[arena_pb2.PlayRequest],
+        grpc_seat: GrpcSeat,
+        conn: Connection,
+    ) -> None:
+        """Feed replies to the seat; when the bot's side ends, end the stream."""
+        try:
+            async for message in request_iterator:
+                if grpc_seat.connection is not conn:
+                    return  # superseded by a reconnect
+                if message.HasField("reply"):
+                    grpc_seat.on_reply(conn, message.reply)
+                else:
+                    conn.send(_protocol_notice("only Reply messages are expected after Hello"))
+        except grpc.aio.AioRpcError:
+            conn.crashed = True
+        except asyncio.CancelledError:
+            conn.crashed = True
+            raise
+        finally:
+            conn.close()
+
+
+def _protocol_notice(text: str) -> arena_pb2.PlayResponse:
+    return arena_pb2.PlayResponse(
+        notice=arena_pb2.Notice(code=arena_pb2.ERROR_CODE_PROTOCOL, message=text)
+    )

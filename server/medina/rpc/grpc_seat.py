@@ -1,0 +1,189 @@
+"""A seat played over a gRPC stream: queues outgoing messages, screens incoming replies."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+
+from medina.engine import Event, Geometry
+from medina.referee.record import ErrorCode
+from medina.referee.seat import (
+    ClockView,
+    DecisionRequest,
+    MatchEnd,
+    RejectionNotice,
+    ReplySignal,
+    Signal,
+)
+from medina.v1 import arena_pb2, game_pb2
+from medina.wire import convert
+
+#: What the writer side of a stream consumes; None closes the stream.
+Outgoing = asyncio.Queue[arena_pb2.PlayResponse | None]
+
+
+class Connection:
+    """One live stream of a seat."""
+
+    def __init__(self, omit_legal: bool) -> None:
+        self.queue: Outgoing = asyncio.Queue()
+        self.omit_legal = omit_legal
+        self.crashed = False  # the bot's side failed rather than closing cleanly
+
+    def send(self, message: arena_pb2.PlayResponse) -> None:
+        """Queue a message for the stream."""
+        self.queue.put_nowait(message)
+
+    def close(self) -> None:
+        """End the stream after what is queued."""
+        self.queue.put_nowait(None)
+
+
+class GrpcSeat:
+    """The referee's ``Seat`` for a remote bot. At most one live connection at a time."""
+
+    def __init__(self, seat: int, geometry: Geometry, submit: Callable[[Signal], None]) -> None:
+        self.seat = seat
+        self.geometry = geometry
+        self.submit = submit
+        self.connection: Connection | None = None
+        self.ever_connected = False
+        self.open_request = 0  # id of the request awaiting an answer, 0 for none
+        self.judging = False  # a reply to open_request is with the referee
+        self.last_request: arena_pb2.PlayResponse | None = None
+        self.issued: set[int] = set()
+        self.ended = False
+
+    # -- Seat protocol (called by the referee) ---------------------------------------
+
+    def request(self, request: DecisionRequest) -> None:
+        """Send (or re-send) a decision request."""
+        self.open_request = request.request_id
+        self.judging = False
+        self.issued.add(request.request_id)
+        conn = self.connection
+        if conn is None:
+            return
+        msg = arena_pb2.DecisionRequest(
+            request_id=request.request_id,
+            observation=convert.observation_to_proto(request.observation),
+            clock=_clock(request.clock),
+        )
+        if not conn.omit_legal:
+            msg.legal.CopyFrom(convert.legal_to_proto(request.legal))
+        conn.send(arena_pb2.PlayResponse(request=msg))
+
+    def reject(self, notice: RejectionNotice) -> None:
+        """The reply was refused: the request is open again."""
+        self.judging = False
+        if self.connection is not None:
+            self.connection.send(
+                arena_pb2.PlayResponse(
+                    rejected=arena_pb2.Rejected(
+                        request_id=notice.request_id,
+                        code=int(notice.code),  # type: ignore[arg-type]
+                        rule=notice.rule,
+                        message=notice.message,
+                        rejections_left=max(0, notice.rejections_left),
+                        clock=_clock(notice.clock),
+                    )
+                )
+            )
+
+    def close_request(self, request_id: int) -> None:
+        """The request is settled."""
+        if self.open_request == request_id:
+            self.open_request = 0
+            self.judging = False
+
+    def update(self, first_index: int, events: Sequence[Event]) -> None:
+        """Forward public events."""
+        if self.connection is not None:
+            update = game_pb2.Update(events=convert.events_to_proto(first_index, events))
+            self.connection.send(arena_pb2.PlayResponse(update=update))
+
+    def end(self, end: MatchEnd) -> None:
+        """Send the result and close the stream."""
+        self.ended = True
+        self.open_request = 0
+        conn = self.connection
+        if conn is not None:
+            msg = arena_pb2.MatchEnded(
+                result=convert.outcome_to_proto(end.outcome),
+                observation=convert.observation_to_proto(end.observation),
+            )
+            conn.send(arena_pb2.PlayResponse(ended=msg))
+            conn.close()
+
+    # -- transport side (called by the servicer) ---------------------------------------
+
+    def attach(self, omit_legal: bool) -> Connection:
+        """A new stream takes the seat; an older one is closed."""
+        old = self.connection
+        if old is not None:
+            old.close()
+        conn = Connection(omit_legal)
+        self.connection = conn
+        self.ever_connected = True
+        return conn
+
+    def detach(self, conn: Connection) -> bool:
+        """The stream ended; returns True if it was the live one."""
+        if self.connection is conn:
+            self.connection = None
+            return True
+        return False
+
+    def on_reply(self, conn: Connection, reply: arena_pb2.Reply) -> None:
+        """Screen a bot's reply; only an answer to the open request reaches the referee."""
+        rid = reply.request_id
+        if self.ended:
+            self._notice(conn, ErrorCode.MATCH_OVER, rid, "the match is over")
+        elif rid == self.open_request and rid and not self.judging:
+            received = time.monotonic()
+            try:
+                action = convert.action_from_proto(reply.action, self.geometry)
+            except convert.MalformedActionError as exc:
+                self.judging = True
+                self.submit(ReplySignal(self.seat, rid, None, received, str(exc)))
+                return
+            self.judging = True
+            self.submit(ReplySignal(self.seat, rid, action, received))
+        elif rid == self.open_request and rid:
+            self._notice(
+                conn,
+                ErrorCode.STALE_REQUEST,
+                rid,
+                f"a reply to request {rid} is already being judged; duplicate ignored",
+            )
+        elif rid in self.issued:
+            self._notice(
+                conn,
+                ErrorCode.STALE_REQUEST,
+                rid,
+                f"request {rid} was already answered or timed out",
+            )
+        else:
+            self._notice(
+                conn,
+                ErrorCode.UNKNOWN_REQUEST,
+                rid,
+                f"no request {rid} was sent to seat {self.seat}",
+            )
+
+    def _notice(self, conn: Connection, code: ErrorCode, rid: int, message: str) -> None:
+        conn.send(
+            arena_pb2.PlayResponse(
+                notice=arena_pb2.Notice(code=int(code), request_id=rid, message=message)  # type: ignore[arg-type]
+            )
+        )
+
+
+def _clock(view: ClockView) -> arena_pb2.Clock:
+    return arena_pb2.Clock(
+        time_left_ms=view.time_left_ms,
+        bank_ms=view.bank_ms,
+        last_reply_ms=view.last_reply_ms,
+        strikes=view.strikes,
+    )

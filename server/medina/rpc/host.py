@@ -1,0 +1,118 @@
+"""The matches a server hosts: creation, seat tokens, lookup, shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from medina.engine import get_ruleset
+from medina.records.writer import RecordWriter
+from medina.referee.config import MatchSettings
+from medina.referee.match import Match, MatchPhase
+from medina.referee.outcome import MatchOutcome
+
+from .grpc_seat import GrpcSeat
+from .tokens import new_token, token_key
+
+log = logging.getLogger("medina.rpc")
+
+
+class ArenaClosedError(RuntimeError):
+    """The server is shutting down and takes no new matches."""
+
+
+@dataclass
+class HostedMatch:
+    """A match and its transport-side state."""
+
+    match: Match
+    seats: list[GrpcSeat]
+    tokens: list[str]
+    resume_tokens: list[str]
+    record_path: Path
+    task: asyncio.Task[MatchOutcome] | None = None
+    watchers: int = field(default=0)
+
+    @property
+    def match_id(self) -> str:
+        """The match id."""
+        return self.match.match_id
+
+
+class Arena:
+    """Every match of one server process."""
+
+    def __init__(self, records_dir: Path) -> None:
+        self.records_dir = records_dir
+        self.matches: dict[str, HostedMatch] = {}
+        self._by_token: dict[str, tuple[HostedMatch, int]] = {}
+        self.accepting = True
+
+    def create(self, settings: MatchSettings) -> HostedMatch:
+        """Create and start a match; it waits for its seats to connect."""
+        if not self.accepting:
+            raise ArenaClosedError("the server is shutting down and takes no new matches")
+        match_id = uuid.uuid4().hex[:16]
+        geometry = get_ruleset(settings.ruleset, settings.players).geometry
+        writer = RecordWriter(self.records_dir, match_id)
+        holder: list[Match] = []
+        seats = [
+            GrpcSeat(seat, geometry, lambda signal: holder[0].submit(signal))
+            for seat in range(settings.players)
+        ]
+        match = Match(match_id, settings, seats, writer)
+        holder.append(match)
+        hosted = HostedMatch(
+            match=match,
+            seats=seats,
+            tokens=[new_token() for _ in seats],
+            resume_tokens=[new_token() for _ in seats],
+            record_path=writer.path,
+        )
+        for seat, token in enumerate(hosted.tokens):
+            self._by_token[token_key(token)] = (hosted, seat)
+        self.matches[match_id] = hosted
+        hosted.task = asyncio.get_running_loop().create_task(self._run(hosted, writer))
+        log.info("match %s created: %s, %d players", match_id, settings.ruleset, settings.players)
+        return hosted
+
+    async def _run(self, hosted: HostedMatch, writer: RecordWriter) -> MatchOutcome:
+        try:
+            outcome = await hosted.match.run()
+            log.info("match %s ended (%s)", hosted.match_id, hosted.match.phase.name.lower())
+            return outcome
+        finally:
+            writer.close()
+            for seat in hosted.seats:
+                if seat.connection is not None:
+                    seat.connection.close()
+
+    def find_seat(self, token: str) -> tuple[HostedMatch, int] | None:
+        """The match and seat a seat token opens (constant-time on the secret)."""
+        return self._by_token.get(token_key(token))
+
+    def get(self, match_id: str) -> HostedMatch | None:
+        """A match by id."""
+        return self.matches.get(match_id)
+
+    def running(self) -> list[HostedMatch]:
+        """Matches not yet ended."""
+        return [
+            h
+            for h in self.matches.values()
+            if h.match.phase in (MatchPhase.WAITING, MatchPhase.RUNNING)
+        ]
+
+    async def shutdown(self, grace_s: float) -> None:
+        """Stop taking matches, let running ones end within ``grace_s``, abort the rest."""
+        self.accepting = False
+        tasks = [h.task for h in self.running() if h.task is not None]
+        if tasks:
+            _done, pending = await asyncio.wait(tasks, timeout=grace_s)
+            for hosted in self.running():
+                hosted.match.abort("server shutting down")
+            if pending:
+                await asyncio.wait(pending, timeout=10)

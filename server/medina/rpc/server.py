@@ -1,0 +1,126 @@
+"""Building and running the gRPC server: services, health, reflection, TLS, graceful shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, arena_pb2_grpc
+
+from .admin_servicer import MatchServicer, SpectatorServicer
+from .arena_servicer import ArenaServicer
+from .host import Arena
+
+log = logging.getLogger("medina.rpc")
+
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """How to run the server. ``port`` 0 picks a free port."""
+
+    host: str = "127.0.0.1"
+    port: int = 50051
+    records_dir: Path = Path("records")
+    organiser_token: str | None = None
+    tls_cert: bytes | None = None
+    tls_key: bytes | None = None
+    tls_client_ca: bytes | None = None  # set to require client certificates (mutual TLS)
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    handshake_timeout_s: float = 10.0
+    shutdown_grace_s: float = 30.0
+    options: tuple[tuple[str, int], ...] = field(default=())
+
+
+@dataclass
+class RunningServer:
+    """A started server and what it hosts."""
+
+    server: grpc.aio.Server
+    port: int
+    arena: Arena
+    health: health.HealthServicer
+    config: ServerConfig
+
+    @property
+    def address(self) -> str:
+        """``host:port`` bots connect to."""
+        return f"{self.config.host}:{self.port}"
+
+    async def stop(self, grace_s: float | None = None) -> None:
+        """Graceful shutdown: no new matches, running ones get ``grace_s`` to end, the rest
+        are aborted with complete records, then the server stops."""
+        grace = self.config.shutdown_grace_s if grace_s is None else grace_s
+        self.health.enter_graceful_shutdown()
+        await self.arena.shutdown(grace)
+        await self.server.stop(1.0)
+
+
+async def start_server(config: ServerConfig) -> RunningServer:
+    """Start serving; returns once the port is bound."""
+    options = [
+        ("grpc.max_receive_message_length", config.max_message_bytes),
+        ("grpc.max_send_message_length", 4 * 1024 * 1024),
+        ("grpc.keepalive_time_ms", 20_000),
+        ("grpc.keepalive_timeout_ms", 10_000),
+        ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+        *config.options,
+    ]
+    server = grpc.aio.server(options=options)
+    arena = Arena(config.records_dir)
+    arena_pb2_grpc.add_ArenaServiceServicer_to_server(
+        ArenaServicer(arena, config.handshake_timeout_s), server
+    )
+    admin_pb2_grpc.add_MatchServiceServicer_to_server(
+        MatchServicer(arena, config.organiser_token), server
+    )
+    admin_pb2_grpc.add_SpectatorServiceServicer_to_server(SpectatorServicer(arena), server)
+    health_servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = (
+        arena_pb2.DESCRIPTOR.services_by_name["ArenaService"].full_name,
+        admin_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name,
+        admin_pb2.DESCRIPTOR.services_by_name["SpectatorService"].full_name,
+        health.SERVICE_NAME,
+        reflection.SERVICE_NAME,
+    )
+    reflection.enable_server_reflection(names, server)
+    address = f"{config.host}:{config.port}"
+    if config.tls_cert is not None and config.tls_key is not None:
+        credentials = grpc.ssl_server_credentials(
+            [(config.tls_key, config.tls_cert)],
+            root_certificates=config.tls_client_ca,
+            require_client_auth=config.tls_client_ca is not None,
+        )
+        port = server.add_secure_port(address, credentials)
+    else:
+        port = server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"could not listen on {address}")
+    await server.start()
+    for name in names[:3]:
+        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    log.info("listening on %s:%d (records in %s)", config.host, port, config.records_dir)
+    return RunningServer(server, port, arena, health_servicer, config)
+
+
+async def serve_forever(config: ServerConfig) -> None:
+    """Run until SIGTERM or SIGINT, then shut down gracefully."""
+    running = await start_server(config)
+    print(f"medina-arena listening on {running.address}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("shutting down: %d running match(es)", len(running.arena.running()))
+    await running.stop()
