@@ -68,12 +68,16 @@ def parse_record(text: str, name: str = "<record>", *, allow_truncated: bool = F
         kind = entry.WhichOneof("entry")
         if record is None:
             if kind != "header":
-                raise RecordError(f"{name} line {number}: the first entry must be a header, got {kind}")
+                raise RecordError(
+                    f"{name} line {number}: the first entry must be a header, got {kind}"
+                )
             _check_header(entry.header, name, number)
             record = Record(path=name, header=entry.header)
             continue
         if record.outcome is not None:
-            raise RecordError(f"{name} line {number}: entry after the outcome (line {record.outcome_line})")
+            raise RecordError(
+                f"{name} line {number}: entry after the outcome (line {record.outcome_line})"
+            )
         if kind == "header":
             raise RecordError(f"{name} line {number}: a second header")
         if kind == "outcome":
@@ -99,7 +103,9 @@ def _parse_line(line: str, number: int) -> record_pb2.RecordEntry:
     except json_format.ParseError as exc:
         raise RecordError(f"line {number}: not a RecordEntry ({exc})") from None
     if entry.WhichOneof("entry") is None:
-        raise RecordError(f"line {number}: empty entry (expected header, decision, incident or outcome)")
+        raise RecordError(
+            f"line {number}: empty entry (expected header, decision, incident or outcome)"
+        )
     return entry
 
 

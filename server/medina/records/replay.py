@@ -60,8 +60,11 @@ def start_state(record: Record) -> tuple[MatchSettings, GameState]:
             # A record written by another tool may draw its setup differently: use its squares.
             try:
                 s = new_game(
-                    settings.ruleset, settings.players, settings.seed,
-                    start_seat=settings.start_seat, well=setup.well,
+                    settings.ruleset,
+                    settings.players,
+                    settings.seed,
+                    start_seat=settings.start_seat,
+                    well=setup.well,
                     start_merchant=setup.start_merchant,
                 )
             except EngineError as exc:
@@ -91,7 +94,8 @@ def replay(record: Record) -> Iterator[Step]:
             )
         if entry.seat != s.to_move:
             raise ReplayError(
-                line, f"decision {entry.index} is by seat {entry.seat}, but seat {s.to_move} is to move"
+                line,
+                f"decision {entry.index} is by seat {entry.seat}, but seat {s.to_move} is to move",
             )
         try:
             action = action_from_proto(entry.action, s.rules.geometry)

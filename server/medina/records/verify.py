@@ -48,7 +48,10 @@ def verify_record(record: Record) -> VerifyReport:
     if outcome is None:
         how = " (last line truncated)" if record.truncated else ""
         return VerifyReport(
-            record.path, True, count, False,
+            record.path,
+            True,
+            count,
+            False,
             note=f"interrupted: no outcome{how}; verified up to the last complete entry",
         )
     problem = _check_outcome(record, state, outcome)
@@ -56,7 +59,10 @@ def verify_record(record: Record) -> VerifyReport:
         return VerifyReport(record.path, False, count, state.over, problem=problem)
     if not outcome.result.complete:
         return VerifyReport(
-            record.path, True, count, False,
+            record.path,
+            True,
+            count,
+            False,
             note="aborted: scores match the board when it stopped",
         )
     return VerifyReport(record.path, True, count, True)

@@ -223,25 +223,31 @@ class Match:
         seat = s.to_move
         index = s.decisions
         if self.forfeits[seat] is not None:
+            self._broadcast(exclude=-1)
             action = self._random_action()
             entry = DecisionEntry(index, seat, 0, action, 0, (), DecisionSource.FALLBACK)
         else:
             entry = await self._decide(seat)
         self.state = apply_action(s, entry.action)
         self.sink.decision(entry)
-        self._broadcast()
 
-    def _broadcast(self) -> None:
+    def _broadcast(self, exclude: int) -> None:
+        """Send news to spectators, and to seats at turn boundaries.
+
+        Called right after the next request went out, so the deciding bot is never
+        kept waiting by updates to the others. Seats hear of a turn once it has
+        ended (their next request carries everything anyway); ``exclude`` is the
+        seat that was just sent a request.
+        """
         s = self.state
         n = s.n_events
-        next_seat = -1 if s.over else s.to_move
-        for seat, obj in enumerate(self.seats):
-            first = self._update_cursor[seat]
-            if seat == next_seat and self.forfeits[seat] is None:
-                continue  # its decision request carries the news
-            if first < n:
-                obj.update(first, s.events_since(first))
-                self._update_cursor[seat] = n
+        turn_over = s.placed == 0 or s.over
+        if turn_over:
+            for seat, obj in enumerate(self.seats):
+                first = self._update_cursor[seat]
+                if seat != exclude and first < n:
+                    obj.update(first, s.events_since(first))
+                    self._update_cursor[seat] = n
         for observer, first in list(self._observers.items()):
             if first < n:
                 observer.on_events(first, s.events_since(first))
@@ -263,17 +269,26 @@ class Match:
         self._request_cursor[seat] = s.n_events
         self._update_cursor[seat] = s.n_events
         observation = observe(s, seat, since=first)
-        # The seat's clock starts once the request is built: server work is not its time.
-        sent_at = loop.time()
-        deadline = sent_at + allowed / 1000
-        hard_deadline = deadline + self.settings.time.grace_ms / 1000
+        sent_at = deadline = hard_deadline = 0.0  # set once the request is out
 
         def view(now: float) -> ClockView:
             left = max(0, int((deadline - now) * 1000))
             return ClockView(left, clock.bank_ms, clock.last_reply_ms, self.strikes[seat])
 
-        request = DecisionRequest(rid, seat, observation, legal, view(sent_at))
+        request = DecisionRequest(
+            rid,
+            seat,
+            observation,
+            legal,
+            ClockView(allowed, clock.bank_ms, clock.last_reply_ms, self.strikes[seat]),
+        )
         self.seats[seat].request(request)
+        # The seat's clock starts once the request is handed to the transport: building and
+        # converting it is server work, not the seat's time.
+        sent_at = loop.time()
+        deadline = sent_at + allowed / 1000
+        hard_deadline = deadline + self.settings.time.grace_ms / 1000
+        self._broadcast(exclude=seat)
         rejections: list[Rejection] = []
         while True:
             signal = await self._next_signal(hard_deadline, seat)

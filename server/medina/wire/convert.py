@@ -261,29 +261,32 @@ def observation_to_proto(obs: Observation) -> game_pb2.Observation:
     for sq in squares(obs.stables):
         cells[sq] = CELL_STABLE
     owners = [0] * len(cells)
-    palaces = []
-    Palace = game_pb2.Palace
+    colours = []
+    palace_owner = []
+    roofs = []
+    roof_squares = []
+    towers = []
+    times = []
     for pid, p in enumerate(obs.palaces):
         for sq in squares(p.buildings | p.stables):
             owners[sq] = pid + 1
-        palaces.append(
-            Palace(
-                id=pid,
-                colour=p.colour + 1,  # type: ignore[arg-type]
-                owner=p.owner,
-                roof=p.roof,  # type: ignore[arg-type]
-                roof_square=p.roof_square,
-                buildings=p.buildings.bit_count(),
-                stables=p.stables.bit_count(),
-                towers_contacted=p.towers,
-            )
-        )
+        colours.append(p.colour + 1)
+        palace_owner.append(p.owner)
+        roofs.append(p.roof)
+        roof_squares.append(p.roof_square)
+        towers.append(p.towers)
+        times.append(p.time)
     board = game_pb2.Board(
         cols=obs.cols,
         rows=obs.rows,
         cells=cells,  # type: ignore[arg-type]
         cell_palace=owners,
-        palaces=palaces,
+        palace_colour=colours,  # type: ignore[arg-type]
+        palace_owner=palace_owner,
+        palace_roof=roofs,  # type: ignore[arg-type]
+        palace_roof_square=roof_squares,
+        palace_towers=towers,
+        palace_time=times,
         current_street=squares(obs.street),
         well=obs.well,
     )
@@ -344,21 +347,22 @@ def observation_from_proto(msg: game_pb2.Observation) -> Observation:
             merchants |= bit
         elif cell == CELL_WALL:
             walls |= bit
-    members: list[int] = [0] * len(board.palaces)
+    members: list[int] = [0] * len(board.palace_colour)
     for sq, owner in enumerate(board.cell_palace):
         if owner:
             members[owner - 1] |= 1 << sq
     palaces = tuple(
         PalaceView(
-            colour=int(p.colour) - 1,
+            colour=int(board.palace_colour[i]) - 1,
             buildings=members[i] & ~stables,
             stables=members[i] & stables,
-            owner=p.owner,
-            roof=int(p.roof),
-            roof_square=p.roof_square,
-            towers=p.towers_contacted,
+            owner=board.palace_owner[i],
+            roof=int(board.palace_roof[i]),
+            roof_square=board.palace_roof_square[i],
+            towers=board.palace_towers[i],
+            time=board.palace_time[i],
         )
-        for i, p in enumerate(board.palaces)
+        for i in range(len(members))
     )
     street = 0
     for sq in board.current_street:
