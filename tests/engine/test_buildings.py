@@ -95,6 +95,14 @@ def test_well_ring_limits_expansion() -> None:
     assert squares_named(s, legal_moves(s).buildings[0]) == {"M9", "M11", "L10"}
 
 
+def test_palace_hemmed_in_by_the_well_ring_cannot_grow() -> None:
+    # Grey M10 could only grow to N10, which is in the well ring (well at O10).
+    marks = {"M10": "g.", "M11": "s.", "M9": "MM", "L10": "mm"}
+    s = position("medina-v2", 4, marks)
+    assert legal(s, "grey K3")  # so a new grey palace may start
+    illegal(s, "grey N10", "well-ring", "N10", "O10")
+
+
 def test_a_building_joins_the_palace_it_extends() -> None:
     s = act(position("medina-v2", 4, GREY_F6), "grey F5")
     palace = s.palace_at(s.rules.geometry.square(4, 5))

@@ -107,6 +107,15 @@ def test_a_turn_ends_early_without_a_legal_placement() -> None:
     assert s.to_move == 1
 
 
+def test_a_placement_may_leave_no_legal_second_one() -> None:
+    merchant_and_stable = Supply((0, 0, 0, 0), 0, 0, 0, 1, 1, 0)
+    marks = {"B2": "GR", "B3": "MM", "C3": "MM"}
+    s = position("medina-v2", 4, marks, supplies={0: merchant_and_stable})
+    assert squares_named(s, legal_moves(s).stable) == {"C2"}
+    s = act(s, "merchant C2")  # the only stable site is taken: the turn ends early
+    assert s.to_move == 1 and s.supply_of(0).stables == 1
+
+
 def test_a_seat_with_nothing_legal_passes_and_plays_again_later() -> None:
     s = position("medina-v2", 4, supplies={1: only(stables=1)})  # no building to stand by
     s = act(s, "wall B1", "wall C1")
