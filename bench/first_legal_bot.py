@@ -10,7 +10,6 @@ import sys
 from collections.abc import AsyncIterator
 
 import grpc
-
 from medina.v1 import arena_pb2, arena_pb2_grpc, game_pb2
 
 

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-
-from bench import quick
 from medina.engine import apply_action, legal_moves, new_game, observe
 from medina.referee.config import MatchSettings, TimeControl
 from medina.rpc.server import ServerConfig, start_server
 from medina.v1 import arena_pb2
 from medina.wire import convert
+
+from bench import quick
 
 ROOT = Path(__file__).resolve().parent.parent
 PINGPONG = "/bench.PingPong/Play"

@@ -18,7 +18,9 @@ def test_generated_code_matches_the_protos(tmp_path: Path) -> None:
         timeout=120,
     )
     fresh = {p.name: p.read_bytes() for p in (tmp_path / "medina" / "v1").iterdir() if p.is_file()}
-    built = {p.name: p.read_bytes() for p in GENERATED.iterdir() if p.is_file() and p.name[0] != "."}
+    built = {
+        p.name: p.read_bytes() for p in GENERATED.iterdir() if p.is_file() and p.name[0] != "."
+    }
     assert sorted(fresh) == sorted(built), "generated file set differs: run `make proto`"
     stale = [name for name in fresh if fresh[name] != built[name]]
     assert not stale, f"stale generated code {stale}: run `make proto` (never edit it by hand)"

@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 import grpc
-
 from medina.v1 import arena_pb2, arena_pb2_grpc, game_pb2
 
 #: Chooses a reply for a request; None means "do not answer this request".

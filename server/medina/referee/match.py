@@ -228,30 +228,35 @@ class Match:
             entry = DecisionEntry(index, seat, 0, action, 0, (), DecisionSource.FALLBACK)
         else:
             entry = await self._decide(seat)
+            # News for the other seats goes out once the decider has answered, off its
+            # critical path (so a turn reaches the others with the next turn's first reply).
+            if self._broadcast(exclude=seat):
+                await asyncio.sleep(0)  # let the updates go out before the next request
         self.state = apply_action(s, entry.action)
         self.sink.decision(entry)
 
-    def _broadcast(self, exclude: int) -> None:
+    def _broadcast(self, exclude: int) -> bool:
         """Send news to spectators, and to seats at turn boundaries.
 
-        Called right after the next request went out, so the deciding bot is never
-        kept waiting by updates to the others. Seats hear of a turn once it has
-        ended (their next request carries everything anyway); ``exclude`` is the
-        seat that was just sent a request.
+        Seats hear of a turn once it has ended (their next request carries
+        everything anyway); ``exclude`` is the seat whose request carried it.
         """
         s = self.state
         n = s.n_events
-        turn_over = s.placed == 0 or s.over
-        if turn_over:
+        sent = False
+        if s.placed == 0 or s.over:  # a turn is over
             for seat, obj in enumerate(self.seats):
                 first = self._update_cursor[seat]
                 if seat != exclude and first < n:
                     obj.update(first, s.events_since(first))
                     self._update_cursor[seat] = n
+                    sent = True
         for observer, first in list(self._observers.items()):
             if first < n:
                 observer.on_events(first, s.events_since(first))
                 self._observers[observer] = n
+                sent = True
+        return sent
 
     def _random_action(self) -> Action:
         moves = legal_moves(self.state)
@@ -288,7 +293,6 @@ class Match:
         sent_at = loop.time()
         deadline = sent_at + allowed / 1000
         hard_deadline = deadline + self.settings.time.grace_ms / 1000
-        self._broadcast(exclude=seat)
         rejections: list[Rejection] = []
         while True:
             signal = await self._next_signal(hard_deadline, seat)
