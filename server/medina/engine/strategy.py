@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 from .movegen import legal_moves
 from .scoring import result
@@ -17,8 +18,11 @@ def random_action(s: GameState, rng: random.Random) -> Action:
     return moves.nth(rng.randrange(len(moves)))
 
 
-def greedy_action(s: GameState, rng: random.Random) -> Action:
-    """The legal action that most raises the mover's score now; ties broken by ``rng``.
+def greedy_action(
+    s: GameState, rng: random.Random, candidates: Sequence[Action] | None = None
+) -> Action:
+    """The action (of ``candidates``, default every legal one) that most raises the
+    mover's score now; ties broken by ``rng``.
 
     A tea break scores like doing nothing, so it is chosen only when every
     placement would lower the score.
@@ -27,7 +31,7 @@ def greedy_action(s: GameState, rng: random.Random) -> Action:
     before = result(s).totals[seat]
     best: list[Action] = []
     best_gain = -(10**9)
-    for action in legal_moves(s).actions():
+    for action in candidates if candidates else legal_moves(s).actions():
         if action.kind is ActionKind.TEA:
             gain = 0
         else:

@@ -1,0 +1,66 @@
+"""``python -m medina_client --server HOST:PORT --token T --bot random|greedy``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from pathlib import Path
+
+from .bots import BOTS
+from .connection import channel_credentials
+from .errors import MedinaClientError
+from .runner import play
+
+
+def _read(path: str | None) -> bytes | None:
+    return Path(path).read_bytes() if path else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one example bot for one seat; 0 when the match ended."""
+    p = argparse.ArgumentParser(prog="python -m medina_client", description=__doc__)
+    p.add_argument("--server", default=os.environ.get("MEDINA_SERVER"), help="HOST:PORT")
+    p.add_argument("--token", default=os.environ.get("MEDINA_TOKEN"), help="seat token")
+    p.add_argument("--bot", choices=sorted(BOTS), default="random", help="which example bot")
+    p.add_argument("--name", help="bot name shown in results")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bot's own randomness")
+    p.add_argument("--no-legal-actions", action="store_true", help="ask the server to omit them")
+    p.add_argument("--tls-ca", help="CA certificate (PEM) to verify the server")
+    p.add_argument("--tls-cert", help="client certificate (PEM) for mutual TLS")
+    p.add_argument("--tls-key", help="client private key (PEM) for mutual TLS")
+    p.add_argument("--quiet", action="store_true", help="no result line")
+    args = p.parse_args(argv)
+    if not args.server or not args.token:
+        p.error("--server and --token are required (or MEDINA_SERVER / MEDINA_TOKEN)")
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    bot = BOTS[args.bot](args.seed)
+    if args.name:
+        bot.name = args.name
+    try:
+        credentials = channel_credentials(
+            _read(args.tls_ca), _read(args.tls_cert), _read(args.tls_key)
+        )
+        result = asyncio.run(
+            play(
+                bot,
+                args.server,
+                args.token,
+                omit_legal_actions=args.no_legal_actions,
+                credentials=credentials,
+            )
+        )
+    except (MedinaClientError, OSError) as exc:
+        print(f"medina_client: {exc}", file=sys.stderr)
+        return 1
+    if not args.quiet:
+        mine = [s for s in result.seats if s.name == bot.name] or list(result.seats)
+        line = ", ".join(f"seat {s.seat + 1} {s.name}: {s.total} (rank {s.rank})" for s in mine)
+        print(f"match over: {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""A bot that plays a uniformly random legal action."""
+
+from __future__ import annotations
+
+import random
+
+from medina.engine import Action
+from medina.engine.strategy import random_action
+
+from ..bot import Bot, Turn
+
+
+class RandomBot(Bot):
+    """Uniform over the legal actions; seeded for reproducible games."""
+
+    name = "random"
+    version = "1"
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rng = random.Random(seed)
+
+    def choose(self, turn: Turn) -> Action:
+        """Any legal action."""
+        if turn.legal:
+            return turn.legal[self.rng.randrange(len(turn.legal))]
+        return random_action(turn.state(), self.rng)  # legal actions omitted: ask the engine
