@@ -1,0 +1,162 @@
+"""The Python bot SDK against a real server on 127.0.0.1: play, errors, reconnect, tracker."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import TypeVar
+
+import grpc
+import pytest
+from medina.engine import ActionKind, apply_action, legal_moves, new_game, result
+from medina.referee.config import MatchSettings
+from medina.rpc.server import RunningServer, ServerConfig, start_server
+from medina.v1 import game_pb2
+from medina.wire.convert import events_to_proto, settings_to_proto
+from medina_client import Bot, HandshakeError, Turn, play
+from medina_client.bots import GreedyBot, RandomBot
+from medina_client.tracker import GameTracker
+
+T = TypeVar("T")
+
+
+def run(coro: Awaitable[T], timeout: float = 60) -> T:
+    async def bounded() -> T:
+        async with asyncio.timeout(timeout):
+            return await coro
+
+    return asyncio.run(bounded())
+
+
+async def server(tmp: Path) -> RunningServer:
+    return await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp))
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "players"),
+    [("medina-v2", 4), ("medina-v2", 2), ("medina-v1", 3), ("medina-v1-2p", 2)],
+)
+def test_sdk_bots_play_full_matches(tmp_path: Path, ruleset: str, players: int) -> None:
+    async def main() -> None:
+        running = await server(tmp_path)
+        try:
+            hosted = running.arena.create(MatchSettings(ruleset, players, 11))
+            bots: list[Bot] = [GreedyBot(i) if i % 2 else RandomBot(i) for i in range(players)]
+            results = await asyncio.gather(
+                *(play(b, running.address, t) for b, t in zip(bots, hosted.tokens, strict=True))
+            )
+            assert hosted.task is not None
+            outcome = await hosted.task
+            assert outcome.complete
+            assert all(r.complete for r in results)
+            assert [s.total for s in results[0].seats] == [s.total for s in outcome.seats]
+            assert {s.termination.name for s in outcome.seats} == {"NORMAL"}
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
+def test_unknown_token_is_a_handshake_error(tmp_path: Path) -> None:
+    async def main() -> None:
+        running = await server(tmp_path)
+        try:
+            with pytest.raises(HandshakeError) as info:
+                await play(RandomBot(), running.address, "not-a-token")
+            assert info.value.code is grpc.StatusCode.UNAUTHENTICATED
+            assert "unknown seat token" in info.value.details
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
+class DropOnce(Bot):
+    """Plays randomly; after its third decision the test drops its stream from the server."""
+
+    def __init__(self, drop: asyncio.Event) -> None:
+        self.rng = random.Random(1)
+        self.decisions = 0
+        self.starts = 0
+        self.drop = drop
+
+    def on_start(self, welcome: object) -> None:
+        self.starts += 1
+
+    def choose(self, turn: Turn) -> object:  # type: ignore[override]
+        self.decisions += 1
+        if self.decisions == 3:
+            self.drop.set()
+        return turn.legal[self.rng.randrange(len(turn.legal))]
+
+
+def test_play_reconnects_with_the_resume_token(tmp_path: Path) -> None:
+    async def main() -> None:
+        running = await server(tmp_path)
+        try:
+            hosted = running.arena.create(MatchSettings("medina-v2", 2, 5))
+            drop = asyncio.Event()
+            dropper = DropOnce(drop)
+
+            async def cut() -> None:
+                await drop.wait()
+                conn = hosted.seats[0].connection
+                assert conn is not None
+                conn.close()  # the server ends the stream cleanly: the bot must come back
+
+            cutter = asyncio.create_task(cut())
+            await asyncio.gather(
+                play(dropper, running.address, hosted.tokens[0]),
+                play(RandomBot(2), running.address, hosted.tokens[1]),
+            )
+            await cutter
+            assert hosted.task is not None
+            outcome = await hosted.task
+            assert dropper.starts == 2
+            assert outcome.seats[0].termination.name == "NORMAL"
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
+def test_tracker_rebuilds_the_game_from_events() -> None:
+    s = new_game("medina-v1", 3, 4)
+    rng = random.Random(4)
+    while not s.over:
+        moves = legal_moves(s)
+        s = apply_action(s, moves.nth(rng.randrange(len(moves))))
+    settings = settings_to_proto(MatchSettings("medina-v1", 3, 4))
+    tracker = GameTracker(settings)
+    events = events_to_proto(0, s.events)
+    tracker.feed(events[:50])
+    tracker.feed(events[30:])  # overlaps are skipped by index
+    assert tracker.state.over
+    assert result(tracker.state) == result(s)
+
+
+def test_tracker_reports_a_gap() -> None:
+    tracker = GameTracker(settings_to_proto(MatchSettings("medina-v2", 2, 1)))
+    with pytest.raises(ValueError, match="history gap"):
+        tracker.feed([game_pb2.Event(index=5, kind=game_pb2.EVENT_KIND_PLACED)])
+
+
+def test_greedy_takes_the_best_immediate_gain() -> None:
+    s = new_game("medina-v2", 2, 3)
+    rng = random.Random(3)
+    for _ in range(30):
+        moves = legal_moves(s)
+        s = apply_action(s, moves.nth(rng.randrange(len(moves))))
+    seat = s.to_move
+    before = result(s).totals[seat]
+    gains = {
+        a: result(apply_action(s, a)).totals[seat] - before
+        for a in legal_moves(s).actions()
+        if a.kind is not ActionKind.TEA
+    }
+    from medina.engine.strategy import greedy_action
+
+    chosen = greedy_action(s, random.Random(0))
+    assert gains[chosen] == max(gains.values())
