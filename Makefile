@@ -41,6 +41,7 @@ lint: setup
 	$(BIN)/ruff check server clients tests bench tools
 	$(BIN)/ruff format --check server clients tests bench tools
 	$(BIN)/mypy
+	$(BIN)/mypy --strict tests bench
 	bash tools/buflint.sh
 
 bench: setup

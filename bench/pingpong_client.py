@@ -24,10 +24,10 @@ async def run(address: str, reply_bytes: int) -> None:
             yield message
 
     async with grpc.aio.insecure_channel(address) as channel:
-        call = channel.stream_stream(METHOD, request_serializer=None, response_deserializer=None)(
-            requests()
+        method: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(
+            METHOD, request_serializer=None, response_deserializer=None
         )
-        async for _message in call:
+        async for _message in method(requests()):
             outgoing.put_nowait(payload)
         outgoing.put_nowait(None)
 
