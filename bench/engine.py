@@ -37,19 +37,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from medina.engine import Action, GameState, apply_action, legal_moves, new_game
+from medina.engine.variants import CONFIGURATIONS
 
 from bench import games as games_setting
 from bench import quick
 
 #: (ruleset, players) in table order.
-CONFIGS: tuple[tuple[str, int], ...] = (
-    ("medina-v2", 2),
-    ("medina-v2", 3),
-    ("medina-v2", 4),
-    ("medina-v1", 3),
-    ("medina-v1", 4),
-    ("medina-v1-2p", 2),
-)
+CONFIGS = CONFIGURATIONS
 #: The line the engine aims for: median milliseconds per random game.
 TARGET = ("medina-v2", 4, 10.0)
 GAMES = 300

@@ -65,8 +65,8 @@ class Geometry:
         h = m | ((m << 1) & self.not_first_col) | ((m >> 1) & self.not_last_col)
         return h | ((h << self.cols) & self.full) | (h >> self.cols)
 
-    def at_least_two_adjacent(self, m: Mask) -> Mask:
-        """Squares with two or more orthogonal neighbours in ``m``."""
+    def neighbour_counts(self, m: Mask) -> tuple[Mask, Mask]:
+        """(squares with at least one, squares with at least two) orthogonal neighbours in ``m``."""
         once = 0
         twice = 0
         for x in (
@@ -77,20 +77,15 @@ class Geometry:
         ):
             twice |= once & x
             once |= x
-        return twice
+        return once, twice
+
+    def at_least_two_adjacent(self, m: Mask) -> Mask:
+        """Squares with two or more orthogonal neighbours in ``m``."""
+        return self.neighbour_counts(m)[1]
 
     def exactly_one_adjacent(self, m: Mask) -> Mask:
         """Squares with exactly one orthogonal neighbour in ``m``."""
-        once = 0
-        twice = 0
-        for x in (
-            (m << 1) & self.not_first_col,
-            (m >> 1) & self.not_last_col,
-            (m << self.cols) & self.full,
-            m >> self.cols,
-        ):
-            twice |= once & x
-            once |= x
+        once, twice = self.neighbour_counts(m)
         return once & ~twice
 
     def component(self, seed: Mask, within: Mask) -> Mask:

@@ -73,6 +73,17 @@ _COMPONENTS: dict[tuple[str, int], Components] = {
 }
 
 
+#: Every (ruleset, players) the engine supports, in table order.
+CONFIGURATIONS: tuple[tuple[str, int], ...] = (
+    ("medina-v2", 2),
+    ("medina-v2", 3),
+    ("medina-v2", 4),
+    ("medina-v1", 3),
+    ("medina-v1", 4),
+    ("medina-v1-2p", 2),
+)
+
+
 def supported_players(name: str) -> tuple[int, ...]:
     """The player counts a ruleset supports; raises UnknownRulesetError."""
     if name not in RULESETS:
