@@ -94,10 +94,22 @@ async def _play(args: argparse.Namespace, settings: MatchSettings, address: str,
         spectator = admin_pb2_grpc.SpectatorServiceStub(channel)
         watch = spectator.Watch(admin_pb2.WatchRequest(match_id=match_id))
         logs.mkdir(parents=True, exist_ok=True)
-        procs = [
-            await _spawn(cmd, address, tok.token, logs / f"{match_id}.seat{tok.seat + 1}.log")
-            for cmd, tok in zip(args.bot, created.tokens, strict=True)
-        ]
+        procs: list[asyncio.subprocess.Process] = []
+        try:
+            for cmd, tok in zip(args.bot, created.tokens, strict=True):
+                log = logs / f"{match_id}.seat{tok.seat + 1}.log"
+                procs.append(await _spawn(cmd, address, tok.token, log))
+        except CommandError:
+            for proc in procs:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()
+            await matches.AbortMatch(
+                admin_pb2.AbortMatchRequest(match_id=match_id, reason="a bot did not start"),
+                metadata=metadata,
+                timeout=10,
+            )
+            raise
         print(
             f"match {match_id}: {settings.ruleset}, {settings.players} players, "
             f"seed {settings.seed}"
