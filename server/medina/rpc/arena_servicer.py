@@ -40,28 +40,29 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         grpc_seat = hosted.seats[seat]
         conn = grpc_seat.attach(hello.omit_legal_actions)
         match = hosted.match
-        welcome = arena_pb2.Welcome(
-            protocol_version=PROTOCOL_VERSION,
-            match_id=match.match_id,
-            seat=seat,
-            config=convert.settings_to_proto(match.settings),
-            resume_token=hosted.resume_tokens[seat],
-            observation=convert.observation_to_proto(observe(match.state, seat)),
-        )
-        yield arena_pb2.PlayResponse(welcome=welcome)
-        log.info(
-            "match %s seat %d: %s connected", match.match_id, seat + 1, hello.bot_name or "bot"
-        )
-        match.submit(
-            ConnectionSignal(
-                seat, True, time.monotonic(), hello.bot_name[:100], hello.bot_version[:100]
-            )
-        )
-        reader = asyncio.get_running_loop().create_task(
-            self._read(request_iterator, grpc_seat, conn)
-        )
+        reader: asyncio.Task[None] | None = None
         clean = False  # stays False when the handler is cancelled (the bot vanished)
         try:
+            welcome = arena_pb2.Welcome(
+                protocol_version=PROTOCOL_VERSION,
+                match_id=match.match_id,
+                seat=seat,
+                config=convert.settings_to_proto(match.settings),
+                resume_token=hosted.resume_tokens[seat],
+                observation=convert.observation_to_proto(observe(match.state, seat)),
+            )
+            yield arena_pb2.PlayResponse(welcome=welcome)
+            log.info(
+                "match %s seat %d: %s connected", match.match_id, seat + 1, hello.bot_name or "bot"
+            )
+            match.submit(
+                ConnectionSignal(
+                    seat, True, time.monotonic(), hello.bot_name[:100], hello.bot_version[:100]
+                )
+            )
+            reader = asyncio.get_running_loop().create_task(
+                self._read(request_iterator, grpc_seat, conn)
+            )
             while True:
                 message = await conn.queue.get()
                 if message is None:
@@ -69,7 +70,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
                     break
                 yield message
         finally:
-            reader.cancel()
+            if reader is not None:
+                reader.cancel()
             if grpc_seat.detach(conn) and not grpc_seat.ended:
                 log.info("match %s seat %d: disconnected", match.match_id, seat + 1)
                 match.submit(
