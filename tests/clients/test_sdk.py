@@ -15,7 +15,7 @@ from medina.referee.config import MatchSettings
 from medina.rpc.server import RunningServer, ServerConfig, start_server
 from medina.v1 import game_pb2
 from medina.wire.convert import events_to_proto, settings_to_proto
-from medina_client import Bot, HandshakeError, Turn, play
+from medina_client import Bot, HandshakeError, LocalStateError, Turn, play
 from medina_client.bots import GreedyBot, RandomBot
 from medina_client.tracker import GameTracker
 
@@ -139,8 +139,11 @@ def test_tracker_rebuilds_the_game_from_events() -> None:
 
 def test_tracker_reports_a_gap() -> None:
     tracker = GameTracker(settings_to_proto(MatchSettings("medina-v2", 2, 1)))
-    with pytest.raises(ValueError, match="history gap"):
-        tracker.feed([game_pb2.Event(index=5, kind=game_pb2.EVENT_KIND_PLACED)])
+    tracker.feed([game_pb2.Event(index=5, kind=game_pb2.EVENT_KIND_PLACED)])  # only queued
+    with pytest.raises(LocalStateError, match="history gap: expected event 1, got 5"):
+        _ = tracker.state
+    with pytest.raises(LocalStateError, match="history gap"):  # and it stays broken
+        _ = tracker.state
 
 
 def test_greedy_takes_the_best_immediate_gain() -> None:

@@ -7,13 +7,20 @@
 """
 
 from .bot import Bot, Turn
-from .errors import ConnectionLost, HandshakeError, MedinaClientError, ProtocolError
+from .errors import (
+    ConnectionLost,
+    HandshakeError,
+    LocalStateError,
+    MedinaClientError,
+    ProtocolError,
+)
 from .runner import play
 
 __all__ = [
     "Bot",
     "ConnectionLost",
     "HandshakeError",
+    "LocalStateError",
     "MedinaClientError",
     "ProtocolError",
     "Turn",

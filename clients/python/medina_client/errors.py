@@ -24,3 +24,7 @@ class ConnectionLost(MedinaClientError):
 
 class ProtocolError(MedinaClientError):
     """The server sent something the SDK does not understand."""
+
+
+class LocalStateError(MedinaClientError, ValueError):
+    """The local engine state could not be rebuilt from the history (``Turn.state()``)."""

@@ -1,44 +1,98 @@
-"""Keeps a local engine copy of the game by replaying the public history.
+"""Keeps a local engine copy of the game by replaying the public history, lazily.
 
 The setup follows from the match config (ruleset, players, seed, start seat) and
 every decision appears in the history as a placement or a tea break, so the
 whole game state — including what the opponents still hold, which the table
 could deduce too — is rebuilt exactly.
+
+Feeding events only queues them (a few list operations per message); they are
+applied to the engine state when ``state`` is read, so a bot that never asks
+for the state pays nothing for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 from medina.engine import GameState, apply_action, new_game
 from medina.v1 import game_pb2, match_pb2
-from medina.wire.convert import action_of_event
-from medina.wire.enums import RULESET_NAMES
+
+from .errors import LocalStateError
+from .messages import RULESET_NAMES, action_of_event
 
 
 class GameTracker:
     """A GameState kept in step with the events a seat receives."""
 
     def __init__(self, config: match_pb2.MatchConfig) -> None:
+        self._config = config
+        self._state: GameState | None = None  # built on first use
+        self._pending: list[Sequence[game_pb2.Event]] = []
+        self._received = 0  # 1 + the highest event index fed so far
+        self._error: LocalStateError | None = None
+
+    @property
+    def received(self) -> int:
+        """Number of history entries known (fed), applied or not."""
+        return self._received
+
+    def feed(self, events: Sequence[game_pb2.Event]) -> None:
+        """Queue events; those already known (by index) are skipped when applied."""
+        if events:
+            last = events[-1].index + 1
+            if last > self._received:
+                self._pending.append(events)
+                self._received = last
+
+    @property
+    def state(self) -> GameState:
+        """The game after every event fed so far; LocalStateError if it cannot be rebuilt."""
+        if self._state is None and self._error is None:
+            self._state = self._setup()
+        if self._pending:
+            pending, self._pending = self._pending, []
+            for batch in pending:
+                self._apply(batch)
+        if self._error is not None:
+            raise self._error
+        assert self._state is not None
+        return self._state
+
+    def _setup(self) -> GameState | None:
+        config = self._config
         ruleset = RULESET_NAMES.get(int(config.ruleset))
         if ruleset is None:
-            raise ValueError(f"unknown ruleset {int(config.ruleset)} in the match config")
-        self.state: GameState = new_game(
-            ruleset, config.players, config.seed, start_seat=config.start_seat
-        )
+            self._error = LocalStateError(
+                f"unknown ruleset {int(config.ruleset)} in the match config"
+            )
+            return None
+        try:
+            return new_game(ruleset, config.players, config.seed, start_seat=config.start_seat)
+        except ValueError as exc:
+            self._error = LocalStateError(f"cannot set up the match config locally: {exc}")
+            return None
 
-    def feed(self, events: Iterable[game_pb2.Event]) -> None:
-        """Apply the events not known yet; those the engine derives itself are skipped."""
+    def _apply(self, events: Sequence[game_pb2.Event]) -> None:
         for event in events:
-            known = self.state.n_events
+            if self._error is not None or self._state is None:
+                return
+            known = self._state.n_events
             if event.index < known:
                 continue
             if event.index > known:
-                raise ValueError(f"history gap: expected event {known}, got {event.index}")
+                self._error = LocalStateError(
+                    f"history gap: expected event {known}, got {event.index}"
+                )
+                return
             action = action_of_event(event)
             if action is None:
-                raise ValueError(
+                self._error = LocalStateError(
                     f"event {event.index} ({game_pb2.EventKind.Name(event.kind)}) does not "
                     "follow from the local game: the local copy is out of step"
                 )
-            self.state = apply_action(self.state, action)
+                return
+            try:
+                self._state = apply_action(self._state, action)
+            except ValueError as exc:  # the engine's IllegalActionError among them
+                self._error = LocalStateError(f"event {event.index}: {exc}")
+                return

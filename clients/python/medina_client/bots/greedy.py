@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import logging
 import random
 
 from medina.engine import Action
 from medina.engine.strategy import greedy_action
 
 from ..bot import Bot, Turn
+from ..errors import LocalStateError
+
+log = logging.getLogger("medina_client.greedy")
 
 
 class GreedyBot(Bot):
-    """For each legal action, apply it to the local engine state and keep the best gain."""
+    """For each legal action, apply it to the local engine state and keep the best gain.
+
+    Ties are broken by a seeded random number generator. When the local state
+    cannot be rebuilt it plays a random legal action instead.
+    """
 
     name = "greedy"
     version = "1"
@@ -21,4 +29,12 @@ class GreedyBot(Bot):
 
     def choose(self, turn: Turn) -> Action:
         """The legal action that raises this seat's score most now (ties: random)."""
-        return greedy_action(turn.state(), self.rng, turn.legal)
+        legal = turn.legal
+        try:
+            state = turn.state()
+        except LocalStateError as exc:
+            if not legal:
+                raise
+            log.warning("no local state (%s); playing a random legal action", exc)
+            return legal[self.rng.randrange(len(legal))]
+        return greedy_action(state, self.rng, legal or None)

@@ -20,7 +20,8 @@ class RandomBot(Bot):
         self.rng = random.Random(seed)
 
     def choose(self, turn: Turn) -> Action:
-        """Any legal action."""
-        if turn.legal:
-            return turn.legal[self.rng.randrange(len(turn.legal))]
-        return random_action(turn.state(), self.rng)  # legal actions omitted: ask the engine
+        """Any legal action (from the local engine when the server omitted the list)."""
+        legal = turn.legal
+        if legal:
+            return legal[self.rng.randrange(len(legal))]
+        return random_action(turn.state(), self.rng)
