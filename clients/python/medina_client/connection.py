@@ -1,4 +1,4 @@
-"""One bot session: the gRPC channel, the Play stream and the handshake."""
+"""One bot session: the gRPC channel, the Play stream and the handshake, with typed errors."""
 
 from __future__ import annotations
 
@@ -11,15 +11,29 @@ from medina.v1 import arena_pb2, arena_pb2_grpc
 
 from .errors import ConnectionLost, HandshakeError, ProtocolError
 
-PROTOCOL_VERSION = 1
+#: Statuses that end a handshake for a reason retrying cannot fix.
+HANDSHAKE_CODES = frozenset(
+    {
+        grpc.StatusCode.UNAUTHENTICATED,
+        grpc.StatusCode.FAILED_PRECONDITION,
+        grpc.StatusCode.ALREADY_EXISTS,
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.PERMISSION_DENIED,
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.UNIMPLEMENTED,
+    }
+)
 
 
 def channel_credentials(
-    ca: bytes | None, cert: bytes | None, key: bytes | None
+    ca: bytes | None, cert: bytes | None = None, key: bytes | None = None
 ) -> grpc.ChannelCredentials | None:
-    """TLS credentials (mutual when a client certificate is given), or None for plaintext."""
-    if ca is None and cert is None:
+    """TLS credentials (mutual when a client certificate and key are given), or None for
+    plaintext. ``ca`` None with a client certificate trusts the system roots."""
+    if ca is None and cert is None and key is None:
         return None
+    if (cert is None) != (key is None):
+        raise ValueError("mutual TLS needs both the client certificate and its key")
     return grpc.ssl_channel_credentials(
         root_certificates=ca, private_key=key, certificate_chain=cert
     )
@@ -28,13 +42,20 @@ def channel_credentials(
 class Connection:
     """An open Play stream. Use ``async with``; then ``handshake``, ``messages``, ``send``."""
 
-    def __init__(self, address: str, credentials: grpc.ChannelCredentials | None = None) -> None:
+    def __init__(
+        self,
+        address: str,
+        credentials: grpc.ChannelCredentials | None = None,
+        handshake_timeout_s: float = 30.0,
+    ) -> None:
         self.address = address
         self.credentials = credentials
+        self.handshake_timeout_s = handshake_timeout_s
         self._outgoing: asyncio.Queue[arena_pb2.PlayRequest | None] = asyncio.Queue()
         self._channel: grpc.aio.Channel | None = None
         self._call: grpc.aio.StreamStreamCall[arena_pb2.PlayRequest, arena_pb2.PlayResponse] | None
         self._call = None
+        self._welcomed = False
 
     async def __aenter__(self) -> Connection:
         if self.credentials is None:
@@ -62,56 +83,50 @@ class Connection:
             yield message
 
     def send(self, message: arena_pb2.PlayRequest) -> None:
-        """Queue a message to the server."""
+        """Queue a message to the server (never blocks)."""
         self._outgoing.put_nowait(message)
 
-    async def handshake(self, hello: arena_pb2.Hello) -> arena_pb2.Welcome:
-        """Send Hello, return Welcome; HandshakeError with the server's status otherwise."""
-        hello.protocol_version = hello.protocol_version or PROTOCOL_VERSION
-        self.send(arena_pb2.PlayRequest(hello=hello))
-        first = await self._read()
+    async def handshake(self, hello: arena_pb2.PlayRequest) -> arena_pb2.Welcome:
+        """Send Hello, return Welcome.
+
+        HandshakeError carries the server's status code and message when it refuses;
+        ConnectionLost when the server cannot be reached or does not answer in time.
+        """
+        self.send(hello)
+        try:
+            async with asyncio.timeout(self.handshake_timeout_s):
+                first = await self._read()
+        except TimeoutError:
+            raise ConnectionLost(
+                f"no Welcome from {self.address} within {self.handshake_timeout_s:g} s"
+            ) from None
         if first is None:
-            raise ConnectionLost("the server closed the stream before Welcome")
+            raise ConnectionLost(f"{self.address} closed the stream before Welcome")
         if not first.HasField("welcome"):
             raise ProtocolError(f"expected Welcome, got {first.WhichOneof('message')}")
+        self._welcomed = True
         return first.welcome
 
     async def _read(self) -> arena_pb2.PlayResponse | None:
-        assert self._call is not None
+        assert self._call is not None, "use the Connection in 'async with'"
         try:
             message = await self._call.read()
         except grpc.aio.AioRpcError as exc:
-            raise _classify(exc) from None
+            raise self._error(exc.code(), exc.details() or "") from None
         if message is grpc.aio.EOF:
-            status = await self._call.code()
-            if status is not grpc.StatusCode.OK:
-                raise _classify_status(status, await self._call.details() or "")
+            code = await self._call.code()
+            if code is not grpc.StatusCode.OK:
+                raise self._error(code, await self._call.details() or "")
             return None
         assert isinstance(message, arena_pb2.PlayResponse)
         return message
 
+    def _error(self, code: grpc.StatusCode, details: str) -> Exception:
+        if not self._welcomed and code in HANDSHAKE_CODES:
+            return HandshakeError(code, details)
+        return ConnectionLost(f"stream to {self.address} failed ({code.name}): {details}")
+
     async def messages(self) -> AsyncIterator[arena_pb2.PlayResponse]:
-        """Server messages until the stream ends; ConnectionLost if it fails."""
+        """Server messages until the stream ends cleanly; ConnectionLost if it fails."""
         while (message := await self._read()) is not None:
             yield message
-
-
-_HANDSHAKE_CODES = {
-    grpc.StatusCode.UNAUTHENTICATED,
-    grpc.StatusCode.FAILED_PRECONDITION,
-    grpc.StatusCode.ALREADY_EXISTS,
-    grpc.StatusCode.INVALID_ARGUMENT,
-    grpc.StatusCode.PERMISSION_DENIED,
-    grpc.StatusCode.NOT_FOUND,
-    grpc.StatusCode.UNIMPLEMENTED,
-}
-
-
-def _classify(exc: grpc.aio.AioRpcError) -> Exception:
-    return _classify_status(exc.code(), exc.details() or "")
-
-
-def _classify_status(code: grpc.StatusCode, details: str) -> Exception:
-    if code in _HANDSHAKE_CODES:
-        return HandshakeError(code, details)
-    return ConnectionLost(f"stream failed ({code.name}): {details}")

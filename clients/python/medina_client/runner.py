@@ -9,11 +9,11 @@ import time
 import grpc
 from medina.engine import Action, GameState
 from medina.v1 import arena_pb2, match_pb2
-from medina.wire.convert import action_to_proto
 
+from . import messages
 from .bot import Bot, Turn
 from .connection import Connection
-from .errors import ConnectionLost, HandshakeError
+from .errors import ConnectionLost
 from .tracker import GameTracker
 
 log = logging.getLogger("medina_client")
@@ -27,100 +27,112 @@ async def play(
     omit_legal_actions: bool = False,
     credentials: grpc.ChannelCredentials | None = None,
     reconnect_for_s: float = 10.0,
+    first_backoff_s: float = 0.05,
+    max_backoff_s: float = 1.0,
 ) -> match_pb2.MatchResult:
     """Play one seat to the end of its match and return the result.
 
-    A dropped stream is retried (with the resume token) for up to
-    ``reconnect_for_s`` seconds, as is a server that is not listening yet.
-    HandshakeError is raised at once: it will not get better by retrying.
+    A stream that breaks before MatchEnded is opened again, presenting the
+    resume token from Welcome, with exponential backoff (``first_backoff_s``
+    doubling up to ``max_backoff_s``) for up to ``reconnect_for_s`` seconds
+    from the break; the same holds for a server that is not listening yet.
+    HandshakeError and ProtocolError are raised at once: retrying would not help.
+    ConnectionLost is raised when the time is up.
     """
-    session = _Session(bot)
-    gave_up_at: float | None = None
-    delay = 0.05
+    session = _Session(bot, token, omit_legal_actions)
+    give_up_at: float | None = None
+    delay = first_backoff_s
     while True:
         try:
-            return await session.run(address, token, omit_legal_actions, credentials)
+            return await session.run(address, credentials)
         except ConnectionLost as exc:
             now = time.monotonic()
-            gave_up_at = gave_up_at or now + reconnect_for_s
-            if now >= gave_up_at:
+            if session.welcomed:  # the last attempt got in: a fresh break, a fresh budget
+                session.welcomed = False
+                give_up_at, delay = now + reconnect_for_s, first_backoff_s
+            elif give_up_at is None:
+                give_up_at = now + reconnect_for_s
+            if now + delay > give_up_at:
                 raise
             log.warning("%s; reconnecting in %.2f s", exc, delay)
-            await asyncio.sleep(delay)  # backoff between reconnect attempts
-            delay = min(delay * 2, 1.0)
+            await asyncio.sleep(delay)  # backoff: waiting is the point here
+            delay = min(delay * 2, max_backoff_s)
 
 
 class _Session:
-    """State kept across reconnects."""
+    """One seat's play, kept across reconnects."""
 
-    def __init__(self, bot: Bot) -> None:
+    def __init__(self, bot: Bot, token: str, omit_legal: bool) -> None:
         self.bot = bot
+        self.token = token
+        self.omit_legal = omit_legal
         self.resume_token = ""
         self.tracker: GameTracker | None = None
         self.seat = -1
-        self.sent: dict[int, Action] = {}
+        self.welcomed = False  # a Welcome arrived since the runner last looked
+        self.turn: Turn | None = None  # the open request
+        self.sent: Action | None = None  # the last action sent for it
 
     def _state(self) -> GameState:
         assert self.tracker is not None
         return self.tracker.state
 
     async def run(
-        self,
-        address: str,
-        token: str,
-        omit_legal: bool,
-        credentials: grpc.ChannelCredentials | None,
+        self, address: str, credentials: grpc.ChannelCredentials | None
     ) -> match_pb2.MatchResult:
+        """One stream: handshake, then serve it until MatchEnded or a break."""
         bot = self.bot
-        hello = arena_pb2.Hello(
-            bot_name=bot.name,
-            bot_version=bot.version,
-            token=token,
-            resume_token=self.resume_token,
-            omit_legal_actions=omit_legal,
+        hello = messages.hello(
+            self.token, bot.name, bot.version, self.resume_token, self.omit_legal
         )
         async with Connection(address, credentials) as conn:
             welcome = await conn.handshake(hello)
-            self.resume_token = welcome.resume_token
+            self.welcomed = True
+            self.resume_token = welcome.resume_token or self.resume_token
             self.seat = welcome.seat
-            self.tracker = GameTracker(welcome.config)
-            self.tracker.feed(welcome.observation.events)
+            self.tracker = tracker = GameTracker(welcome.config)
+            tracker.feed(welcome.observation.events)
+            self.turn = None
             bot.on_start(welcome)
-            pending: dict[int, Turn] = {}
             async for message in conn.messages():
                 kind = message.WhichOneof("message")
                 if kind == "request":
                     request = message.request
-                    self.tracker.feed(request.observation.events)
-                    turn = Turn(request, self.seat, self._state)
-                    pending = {request.request_id: turn}
-                    self._answer(conn, turn)
-                elif kind == "rejected":
-                    rejected = message.rejected
-                    bot.on_rejected(rejected)
-                    old = pending.get(rejected.request_id)
-                    if old is not None:
-                        refused = self.sent.get(rejected.request_id)
-                        excluded = old.excluded | ({refused} if refused else set())
-                        turn = Turn(old.request, self.seat, self._state, frozenset(excluded))
-                        pending[rejected.request_id] = turn
-                        self._answer(conn, turn)
+                    tracker.feed(request.observation.events)
+                    self._answer(conn, Turn(request, self.seat, self._state))
                 elif kind == "update":
-                    events = list(message.update.events)
-                    self.tracker.feed(events)
+                    events = message.update.events
+                    tracker.feed(events)
                     bot.on_update(events)
+                elif kind == "rejected":
+                    self._retry(conn, message.rejected)
                 elif kind == "notice":
                     bot.on_notice(message.notice)
                 elif kind == "ended":
-                    bot.on_end(message.ended.result)
-                    return message.ended.result
-        raise ConnectionLost("the stream ended before the match did")
+                    ended = message.ended
+                    tracker.feed(ended.observation.events)
+                    bot.on_end(ended.result)
+                    return ended.result
+                else:
+                    log.warning("ignoring a server message of unknown kind %r", kind)
+        raise ConnectionLost("the server closed the stream before the match ended")
 
     def _answer(self, conn: Connection, turn: Turn) -> None:
         action = self.bot.choose(turn)
-        reply = arena_pb2.Reply(request_id=turn.request_id, action=action_to_proto(action))
-        conn.send(arena_pb2.PlayRequest(reply=reply))
-        self.sent = {turn.request_id: action}  # to leave it out if the server refuses it
+        self.turn, self.sent = turn, action
+        conn.send(messages.reply(turn.request_id, action))
 
-
-__all__ = ["HandshakeError", "play"]
+    def _retry(self, conn: Connection, rejected: arena_pb2.Rejected) -> None:
+        """Tell the bot, then ask it again for the same request without the refused action."""
+        self.bot.on_rejected(rejected)
+        old = self.turn
+        if old is None or old.request_id != rejected.request_id:
+            log.warning("rejection of request %d, which is not open", rejected.request_id)
+            return
+        excluded = old.excluded if self.sent is None else old.excluded | {self.sent}
+        request = old.request
+        if rejected.HasField("clock"):
+            request = arena_pb2.DecisionRequest()
+            request.CopyFrom(old.request)
+            request.clock.CopyFrom(rejected.clock)
+        self._answer(conn, Turn(request, self.seat, self._state, excluded))
