@@ -1,0 +1,95 @@
+"""The connection layer: handshake statuses become typed errors; plaintext and TLS channels."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+import pytest
+from medina.engine import new_game
+from medina.v1 import arena_pb2
+from medina_client import ConnectionLost, HandshakeError, ProtocolError, play
+from medina_client.bots import RandomBot
+from medina_client.connection import Connection, channel_credentials
+from medina_client.messages import hello
+
+from .fake_arena import FakeStream, fake_server, run, welcome
+
+REFUSALS = [
+    (grpc.StatusCode.UNAUTHENTICATED, "unknown seat token"),
+    (grpc.StatusCode.FAILED_PRECONDITION, "protocol version 2 is not supported"),
+    (grpc.StatusCode.FAILED_PRECONDITION, "seat 1 has forfeited and cannot be taken up again"),
+    (grpc.StatusCode.ALREADY_EXISTS, "seat 0 is already taken"),
+    (grpc.StatusCode.INVALID_ARGUMENT, "the first message of a stream must be Hello"),
+    (grpc.StatusCode.PERMISSION_DENIED, "not for you"),
+]
+
+
+@pytest.mark.parametrize(("code", "details"), REFUSALS)
+def test_a_refused_handshake_is_a_handshake_error(code: grpc.StatusCode, details: str) -> None:
+    async def refuse(stream: FakeStream) -> None:
+        await stream.hello()
+        stream.abort(code, details)
+
+    async def main() -> None:
+        async with fake_server([refuse]) as (arena, address):
+            with pytest.raises(HandshakeError) as info:
+                await play(RandomBot(), address, "tok")
+        assert arena.streams == 1  # not retried
+        assert info.value.code is code
+        assert info.value.details == details
+        assert str(info.value) == f"handshake refused ({code.name}): {details}"
+
+    run(main())
+
+
+def test_connection_returns_the_welcome() -> None:
+    s = new_game("medina-v2", 3, 2)
+
+    async def accept(stream: FakeStream) -> None:
+        assert (await stream.hello()).token == "tok"
+        stream.send(welcome(s, 2, resume_token="secret"))
+
+    async def main() -> arena_pb2.Welcome:
+        async with fake_server([accept]) as (_, address), Connection(address) as conn:
+            return await conn.handshake(hello("tok", "b", "1"))
+
+    got = run(main())
+    assert (got.seat, got.resume_token, got.config.players) == (2, "secret", 3)
+
+
+def test_anything_but_welcome_first_is_a_protocol_error() -> None:
+    async def rude(stream: FakeStream) -> None:
+        await stream.hello()
+        stream.send(arena_pb2.PlayResponse(notice=arena_pb2.Notice(message="hi")))
+
+    async def main() -> None:
+        async with fake_server([rude]) as (_, address):
+            with pytest.raises(ProtocolError, match="expected Welcome, got notice"):
+                await play(RandomBot(), address, "tok")
+
+    run(main())
+
+
+def test_no_welcome_in_time_is_a_lost_connection() -> None:
+    answer = asyncio.Event()
+
+    async def silent(stream: FakeStream) -> None:
+        await stream.hello()
+        await answer.wait()  # released by the test once the client gave up
+
+    async def main() -> None:
+        async with fake_server([silent]) as (_, address):
+            async with Connection(address, handshake_timeout_s=0.2) as conn:
+                with pytest.raises(ConnectionLost, match="no Welcome"):
+                    await conn.handshake(hello("tok", "b", "1"))
+            answer.set()
+
+    run(main())
+
+
+def test_channel_credentials() -> None:
+    assert channel_credentials(None, None, None) is None
+    assert isinstance(channel_credentials(b"ca"), grpc.ChannelCredentials)
+    with pytest.raises(ValueError, match="both the client certificate and its key"):
+        channel_credentials(b"ca", b"cert", None)

@@ -1,0 +1,86 @@
+"""TLS and mutual TLS between the SDK and a server, with certificates made by openssl."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import grpc
+import pytest
+from medina.engine import new_game
+from medina_client import ConnectionLost, play
+from medina_client.bots import RandomBot
+from medina_client.connection import channel_credentials
+
+from .fake_arena import FakeStream, ended, fake_server, request, run, welcome
+
+pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
+
+
+def _openssl(command: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *command.split()], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    """A CA, a server certificate for 127.0.0.1 and a client certificate, all PEM."""
+    d = tmp_path_factory.mktemp("pki")
+    key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+    _openssl(f"req -x509 {key} -keyout ca.key -out ca.pem -days 2 -subj /CN=test-ca", d)
+    for name, san in (("server", "IP:127.0.0.1"), ("client", "DNS:bot")):
+        _openssl(f"req {key} -keyout {name}.key -out {name}.csr -subj /CN={name}", d)
+        (d / f"{name}.ext").write_text(f"subjectAltName={san}\n")
+        _openssl(
+            f"x509 -req -in {name}.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+            f"-out {name}.pem -days 2 -extfile {name}.ext",
+            d,
+        )
+    return {p.name: p.read_bytes() for p in d.iterdir() if p.suffix in (".pem", ".key")}
+
+
+def _server_credentials(pki: dict[str, bytes]) -> grpc.ServerCredentials:
+    return grpc.ssl_server_credentials(
+        [(pki["server.key"], pki["server.pem"])],
+        root_certificates=pki["ca.pem"],
+        require_client_auth=True,
+    )
+
+
+async def _one_decision(stream: FakeStream) -> None:
+    s = new_game("medina-v2", 2, 1)
+    await stream.hello()
+    stream.send(welcome(s, 0))
+    stream.send(request(s, 1))
+    await stream.reply()
+    stream.send(ended(2))
+
+
+def test_mutual_tls(pki: dict[str, bytes]) -> None:
+    credentials = channel_credentials(pki["ca.pem"], pki["client.pem"], pki["client.key"])
+
+    async def main() -> None:
+        async with fake_server([_one_decision], _server_credentials(pki)) as (_, address):
+            result = await play(RandomBot(), address, "tok", credentials=credentials)
+        assert result.complete
+
+    run(main())
+
+
+def test_a_client_without_a_certificate_is_refused(pki: dict[str, bytes]) -> None:
+    credentials = channel_credentials(pki["ca.pem"])
+
+    async def main() -> None:
+        async with fake_server([_one_decision], _server_credentials(pki)) as (arena, address):
+            with pytest.raises(ConnectionLost, match="UNAVAILABLE"):
+                await play(
+                    RandomBot(),
+                    address,
+                    "tok",
+                    credentials=credentials,
+                    reconnect_for_s=0.1,
+                    first_backoff_s=0.02,
+                )
+            arena.scripts.clear()  # never reached: the TLS handshake fails first
+
+    run(main())
