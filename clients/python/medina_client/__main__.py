@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
                 credentials=credentials,
             )
         )
-    except (MedinaClientError, OSError) as exc:
+    except (MedinaClientError, OSError, ValueError) as exc:
         print(f"medina_client: {exc}", file=sys.stderr)
         return 1
     if not args.quiet:
