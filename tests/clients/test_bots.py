@@ -1,0 +1,109 @@
+"""The example bots: greedy takes the best immediate gain, random stays legal, both seeded."""
+
+from __future__ import annotations
+
+import random
+
+from medina.engine import (
+    Action,
+    ActionKind,
+    GameState,
+    apply_action,
+    from_picture,
+    is_legal,
+    legal_moves,
+    new_game,
+    result,
+)
+from medina_client import LocalStateError, Turn
+from medina_client.bots import BOTS, GreedyBot, RandomBot
+
+from .fake_arena import request
+
+# Seat 0 (red) to move in a 4-player medina-v2 game: claiming the orange palace at G7-I7
+# (3 buildings + a stable + the orange tile) earns 8, the grey one at C3 earns 2, the
+# other 316 placements nothing yet.
+PICTURE = """
+   A  B  C  D  E  F  G  H  I  J  K  L  M  N  O  P  Q  R
+ 1 T1 ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ T3
+ 2 ++ .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. ++
+ 3 ++ .. g. .. .. .. .. .. .. .. .. .. .. .. .. .. .. ++
+ 4 ++ .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. ++
+ 5 ++ .. .. .. @@ .. .. .. .. .. .. .. .. .. .. .. .. ++
+ 6 ++ .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. ++
+ 7 ++ .. .. .. .. .. o. o. o. s. .. .. .. .. .. .. .. ++
+ 8 ++ .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. ++
+ 9 ++ .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. ++
+10 ++ .. .. .. .. .. .. .. .. .. .. MM .. .. .. .. .. ++
+11 ++ .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. ++
+12 ++ .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. .. ++
+13 T4 ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ ++ T2
+"""
+
+
+def turn_of(s: GameState, *, legal: bool = True) -> Turn:
+    """The Turn the SDK would give the seat to move, with ``s`` as its local state."""
+    return Turn(request(s, 1, legal=legal).request, s.to_move, lambda: s)
+
+
+def gains(s: GameState) -> dict[Action, int]:
+    seat = s.to_move
+    before = result(s).totals[seat]
+    return {
+        a: result(apply_action(s, a)).totals[seat] - before
+        for a in legal_moves(s).actions()
+        if a.kind is not ActionKind.TEA
+    }
+
+
+def test_greedy_claims_the_palace_worth_most() -> None:
+    s = from_picture(PICTURE, "medina-v2", 4, to_move=0)
+    g = gains(s)
+    assert sorted(g.values())[-2:] == [2, 8]
+    for seed in range(5):
+        assert GreedyBot(seed).choose(turn_of(s)) == Action(ActionKind.ROOFTOP, 114)  # G7
+
+
+def test_greedy_without_legal_actions_asks_the_engine() -> None:
+    s = from_picture(PICTURE, "medina-v2", 4, to_move=0)
+    assert GreedyBot().choose(turn_of(s, legal=False)) == Action(ActionKind.ROOFTOP, 114)
+
+
+def test_greedy_takes_a_best_gain_in_playouts_and_ties_follow_the_seed() -> None:
+    s = new_game("medina-v2", 4, 9)
+    rng = random.Random(9)
+    while not s.over:
+        turn = turn_of(s)
+        chosen = GreedyBot(4).choose(turn)
+        assert chosen == GreedyBot(4).choose(turn_of(s))  # deterministic per seed
+        g = gains(s)
+        if chosen.kind is not ActionKind.TEA:
+            assert g[chosen] == max(g.values())
+        moves = legal_moves(s)
+        s = apply_action(s, moves.nth(rng.randrange(len(moves))))
+
+
+def test_greedy_falls_back_to_a_random_legal_action_without_a_local_state() -> None:
+    s = from_picture(PICTURE, "medina-v2", 4, to_move=0)
+
+    def broken() -> GameState:
+        raise LocalStateError("history gap")
+
+    turn = Turn(request(s, 1).request, 0, broken)
+    for seed in range(5):
+        assert is_legal(s, GreedyBot(seed).choose(turn))
+
+
+def test_random_plays_legal_seeded_actions() -> None:
+    s = new_game("medina-v1-2p", 2, 4)
+    while not s.over:
+        a = RandomBot(3).choose(turn_of(s))
+        assert a == RandomBot(3).choose(turn_of(s))
+        assert is_legal(s, a)
+        assert is_legal(s, RandomBot(3).choose(turn_of(s, legal=False)))
+        s = apply_action(s, a)
+
+
+def test_the_cli_knows_both_bots() -> None:
+    assert sorted(BOTS) == ["greedy", "random"]
+    assert isinstance(BOTS["greedy"](1), GreedyBot)
