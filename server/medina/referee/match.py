@@ -166,6 +166,11 @@ class Match:
         except asyncio.CancelledError:
             self._finish(complete=False, reason="match task cancelled")
             raise
+        except Exception as exc:  # a bug must cost one match, never the server or the record
+            log.exception("match %s: internal error", self.match_id)
+            return self._finish(
+                complete=False, reason=f"internal error ({exc.__class__.__name__}: {exc})"
+            )
         finally:
             self._done.set()
 
