@@ -514,7 +514,10 @@ class Match:
         outcome = MatchOutcome(seats=tuple(seats), complete=complete)
         self.outcome = outcome
         self.phase = MatchPhase.FINISHED if complete else MatchPhase.ABORTED
-        self.sink.outcome(outcome, utc_now())
+        try:
+            self.sink.outcome(outcome, utc_now())
+        except OSError:  # the seats still learn the result; the operator sees the log
+            log.exception("match %s: could not write the outcome to the record", self.match_id)
         self._broadcast_end(outcome)
         return outcome
 
