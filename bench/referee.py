@@ -139,11 +139,16 @@ async def pingpong_latencies(rounds: int, request_bytes: int, reply_bytes: int) 
 async def run(matches: int) -> None:
     """Measure both and print the table: 4-player matches (the target line) and 2-player
     matches (server and two bot processes, like the two-process ping-pong)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        four, seeds = await referee_latencies(matches, Path(tmp), 4)
-        two, _ = await referee_latencies(matches, Path(tmp), 2)
+    seeds = list(range(1, matches + 1))
     request_bytes, reply_bytes = message_sizes(seeds)
-    raw = await pingpong_latencies(len(four) + 10, request_bytes, reply_bytes)
+    # The raw ping-pong runs before and after the matches, so drift in the machine's load
+    # during the run weighs on both sides of the ratio alike.
+    rounds = 160 * matches
+    raw = await pingpong_latencies(rounds // 2, request_bytes, reply_bytes)
+    with tempfile.TemporaryDirectory() as tmp:
+        four, _ = await referee_latencies(matches, Path(tmp), 4)
+        two, _ = await referee_latencies(matches, Path(tmp), 2)
+    raw += await pingpong_latencies(rounds // 2, request_bytes, reply_bytes)
     raw_med, raw_p99 = statistics.median(raw) * 1000, _pct(raw, 0.99) * 1000
     print(f"{'':<38} {'decisions':>9} {'median ms':>10} {'p99 ms':>8} {'ratio':>6}")
     rows = (("referee, 4 bot processes", four), ("referee, 2 bot processes", two))
