@@ -27,9 +27,17 @@ from .setup import new_game
 from .state import GameState, Phase
 from .turn import apply_action, is_legal
 from .types import NEUTRAL, NOBODY, UNCLAIMED, Action, ActionKind, Event, EventKind, Palace, Supply
-from .variants import PALACE_COLOURS, ROOFTOP_COLOURS, RULESETS, Ruleset, get_ruleset
+from .variants import (
+    CONFIGURATIONS,
+    PALACE_COLOURS,
+    ROOFTOP_COLOURS,
+    RULESETS,
+    Ruleset,
+    get_ruleset,
+)
 
 __all__ = [
+    "CONFIGURATIONS",
     "NEUTRAL",
     "NOBODY",
     "PALACE_COLOURS",

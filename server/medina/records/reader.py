@@ -45,6 +45,8 @@ def read_record(path: Path, *, allow_truncated: bool = False) -> Record:
 
 def parse_record(text: str, name: str = "<record>", *, allow_truncated: bool = False) -> Record:
     """Parse record text (see ``read_record``)."""
+    if not text.strip():
+        raise RecordError(f"{name}: empty record (no header)")
     lines = text.split("\n")
     last_complete = text.endswith("\n")
     if last_complete:

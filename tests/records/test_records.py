@@ -1,0 +1,112 @@
+"""Records: written line by line, read back, verified, shown; bad records name the line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from medina.records.errors import RecordError
+from medina.records.reader import parse_record, read_record
+from medina.records.show import show_record
+from medina.records.verify import verify_record
+from medina.records.writer import RecordExistsError, RecordWriter
+from medina.referee.config import MatchSettings
+from medina.referee.local import local_match, random_policy
+
+
+def write_match(directory: Path, ruleset: str, players: int, seed: int) -> Path:
+    writer = RecordWriter(directory, f"m-{ruleset}-{players}-{seed}")
+    settings = MatchSettings(ruleset, players, seed)
+    policies = [random_policy(seed * 10 + i) for i in range(players)]
+    match = local_match(f"m-{seed}", settings, policies, writer)
+    asyncio.run(match.run())
+    writer.close()
+    return writer.path
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "players"), [("medina-v2", 4), ("medina-v1", 3), ("medina-v1-2p", 2)]
+)
+def test_a_written_record_verifies(tmp_path: Path, ruleset: str, players: int) -> None:
+    path = write_match(tmp_path, ruleset, players, 2)
+    lines = path.read_text().splitlines()
+    assert all(json.loads(line) for line in lines)
+    report = verify_record(read_record(path))
+    assert report.ok and report.complete, report.summary()
+    assert "final result matches" in report.summary()
+
+
+def test_records_are_never_overwritten(tmp_path: Path) -> None:
+    RecordWriter(tmp_path, "same").close()
+    with pytest.raises(RecordExistsError, match="already exists"):
+        RecordWriter(tmp_path, "same")
+
+
+def test_unsafe_match_ids_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(RecordError, match="not usable as a file name"):
+        RecordWriter(tmp_path, "../escape")
+
+
+def test_an_illegal_action_names_its_line(tmp_path: Path) -> None:
+    path = write_match(tmp_path, "medina-v2", 2, 4)
+    lines = path.read_text().splitlines()
+    target = next(i for i, line in enumerate(lines) if '"decision"' in line and '"index":5' in line)
+    entry = json.loads(lines[target])
+    entry["decision"]["action"] = {"kind": "ACTION_KIND_WALL", "square": 100}  # a city square
+    lines[target] = json.dumps(entry)
+    report = verify_record(parse_record("\n".join(lines) + "\n", "edited"))
+    assert not report.ok
+    assert f"line {target + 1}" in report.problem
+    assert "decision 5" in report.problem and "wall" in report.problem
+
+
+def test_a_changed_score_is_caught(tmp_path: Path) -> None:
+    path = write_match(tmp_path, "medina-v1", 3, 6)
+    lines = path.read_text().splitlines()
+    outcome = json.loads(lines[-1])
+    outcome["outcome"]["result"]["seats"][0]["total"] = 999
+    lines[-1] = json.dumps(outcome)
+    report = verify_record(parse_record("\n".join(lines) + "\n", "edited"))
+    assert not report.ok and "999" in report.problem
+
+
+def test_a_truncated_record_verifies_up_to_its_last_line(tmp_path: Path) -> None:
+    path = write_match(tmp_path, "medina-v2", 3, 8)
+    text = path.read_text()
+    cut = text[: len(text) // 2]  # mid-line, like a crash while writing
+    with pytest.raises(RecordError, match="truncated"):
+        parse_record(cut, "cut")
+    record = parse_record(cut, "cut", allow_truncated=True)
+    assert record.truncated and record.outcome is None
+    report = verify_record(record)
+    assert report.ok and not report.complete and "interrupted" in report.note
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("", "empty record"),
+        ("not json\n", "line 1: not JSON"),
+        ("[1, 2]\n", "line 1: expected a JSON object"),
+        ('{"decision": {"index": 0}}\n', "first entry must be a header"),
+        ('{"header": {}}\n{"header": {}}\n', "line 2: a second header"),
+        ('{"header": {}}\n{"outcome": {}}\n{"decision": {}}\n', "line 3: entry after the outcome"),
+        ('{"header": {}}\n{"bogus": 1}\n', "line 2: not a RecordEntry"),
+        ('{"header": {"formatVersion": 9}}\n', "newer than this tool"),
+    ],
+)
+def test_bad_records_name_the_problem(text: str, fragment: str) -> None:
+    with pytest.raises(RecordError, match=fragment):
+        parse_record(text, "bad")
+
+
+def test_show_prints_turns_and_a_chosen_decision(tmp_path: Path) -> None:
+    record = read_record(write_match(tmp_path, "medina-v2", 2, 9))
+    text = show_record(record)
+    assert text.count("T1") >= 10 and "rank 1:" in text
+    one = show_record(record, at=3)
+    assert one.startswith("after decision 3") and one.count("\n") > 10
+    with pytest.raises(ValueError, match="no decision 100000"):
+        show_record(record, at=100_000)
