@@ -24,18 +24,12 @@ from medina.engine import (
     result,
 )
 from medina.engine.state import SLOTS
+from medina.engine.variants import CONFIGURATIONS
 
 from . import reference as ref
 from .support import sides
 
-CONFIGS = [
-    ("medina-v2", 2),
-    ("medina-v2", 3),
-    ("medina-v2", 4),
-    ("medina-v1", 3),
-    ("medina-v1", 4),
-    ("medina-v1-2p", 2),
-]
+CONFIGS = list(CONFIGURATIONS)
 SEEDS = range(8)  # per configuration and policy; seed 0 also runs the rules model
 Policy = Callable[[GameState, random.Random], Action]
 

@@ -22,17 +22,11 @@ from medina.engine import (
     result,
     squares,
 )
+from medina.engine.variants import CONFIGURATIONS
 
 from .support import sq
 
-ALL = [
-    ("medina-v2", 2),
-    ("medina-v2", 3),
-    ("medina-v2", 4),
-    ("medina-v1", 3),
-    ("medina-v1", 4),
-    ("medina-v1-2p", 2),
-]
+ALL = list(CONFIGURATIONS)
 
 COMPONENTS = [
     # ruleset, players, buildings per colour, neutral, blocking mask, stables, merchants, walls

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 from medina.engine import RULESETS
+from medina.engine.variants import CONFIGURATIONS
 from medina.referee.config import (
     DEFAULT_BANK_MS,
     DEFAULT_CONNECT_TIMEOUT_MS,
@@ -25,14 +26,7 @@ from medina.referee.config import (
 )
 from medina.referee.errors import ConfigError, RefereeError
 
-SUPPORTED = [
-    ("medina-v2", 2),
-    ("medina-v2", 3),
-    ("medina-v2", 4),
-    ("medina-v1", 3),
-    ("medina-v1", 4),
-    ("medina-v1-2p", 2),
-]
+SUPPORTED = list(CONFIGURATIONS)
 
 
 def test_defaults() -> None:

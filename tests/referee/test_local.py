@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 from medina.engine import GameState, apply_action, is_legal, legal_moves, new_game, observe, result
+from medina.engine.variants import CONFIGURATIONS
 from medina.referee.config import MatchSettings
 from medina.referee.local import (
     POLICIES,
@@ -21,14 +22,7 @@ from medina.referee.seat import ClockView, DecisionRequest, ReplySignal, Signal
 
 from .fakes import LogSink, check_record, decision_keys, run
 
-SUPPORTED = [
-    ("medina-v2", 2),
-    ("medina-v2", 3),
-    ("medina-v2", 4),
-    ("medina-v1", 3),
-    ("medina-v1", 4),
-    ("medina-v1-2p", 2),
-]
+SUPPORTED = list(CONFIGURATIONS)
 
 
 async def play_local(settings: MatchSettings, sink: LogSink) -> MatchOutcome:

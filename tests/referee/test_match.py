@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from medina.engine import Event, EventKind, GameState, apply_action, legal_moves, new_game
+from medina.engine.variants import CONFIGURATIONS
 from medina.referee.config import MatchSettings
 from medina.referee.local import local_match, random_policy
 from medina.referee.match import Match, MatchPhase
@@ -28,14 +29,7 @@ from .fakes import (
     run,
 )
 
-SUPPORTED = [
-    ("medina-v2", 2),
-    ("medina-v2", 3),
-    ("medina-v2", 4),
-    ("medina-v1", 3),
-    ("medina-v1", 4),
-    ("medina-v1-2p", 2),
-]
+SUPPORTED = list(CONFIGURATIONS)
 
 
 def seats_for(settings: MatchSettings) -> list[FakeSeat]:
