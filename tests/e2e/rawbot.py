@@ -34,6 +34,8 @@ class RawBot:
     protocol_version: int = 1
     received: list[arena_pb2.PlayResponse] = field(default_factory=list)
     welcome: arena_pb2.Welcome | None = None
+    #: Set once the Welcome has arrived.
+    welcomed: asyncio.Event = field(default_factory=asyncio.Event)
     ended: arena_pb2.MatchEnded | None = None
     #: Stop reading (simulating a vanished bot) after this many requests; -1 never.
     leave_after_requests: int = -1
@@ -63,6 +65,7 @@ class RawBot:
                 kind = message.WhichOneof("message")
                 if kind == "welcome":
                     self.welcome = message.welcome
+                    self.welcomed.set()
                     self.resume_token = message.welcome.resume_token
                 elif kind == "ended":
                     self.ended = message.ended

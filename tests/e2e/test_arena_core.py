@@ -1,0 +1,266 @@
+"""The arena end to end over real gRPC on 127.0.0.1: matches, misbehaving bots, spectators,
+handshake errors and records."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import TypeVar
+
+import grpc
+import pytest
+from medina.engine import CONFIGURATIONS
+from medina.records.reader import read_record
+from medina.records.verify import verify_record
+from medina.referee.config import MatchSettings, Policies, TimeControl
+from medina.referee.outcome import MatchOutcome, Termination
+from medina.rpc.server import RunningServer, ServerConfig, start_server
+from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, arena_pb2_grpc, game_pb2
+
+from .rawbot import RawBot, first_legal
+
+T = TypeVar("T")
+FAST = TimeControl(decision_ms=150, bank_ms=0, first_decision_extra_ms=0, grace_ms=20)
+
+
+def run(coro: Awaitable[T], timeout: float = 60) -> T:
+    async def bounded() -> T:
+        async with asyncio.timeout(timeout):
+            return await coro
+
+    return asyncio.run(bounded())
+
+
+async def serve(tmp: Path) -> RunningServer:
+    return await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp))
+
+
+async def finish(
+    running: RunningServer, hosted_task: asyncio.Task[MatchOutcome] | None
+) -> MatchOutcome:
+    assert hosted_task is not None
+    return await hosted_task
+
+
+def verified(path: Path) -> None:
+    report = verify_record(read_record(path))
+    assert report.ok, report.summary()
+
+
+@pytest.mark.parametrize(("ruleset", "players"), CONFIGURATIONS)
+def test_full_match_over_grpc(tmp_path: Path, ruleset: str, players: int) -> None:
+    async def main() -> None:
+        running = await serve(tmp_path)
+        try:
+            hosted = running.arena.create(MatchSettings(ruleset, players, 21))
+            bots = [RawBot(running.address, token) for token in hosted.tokens]
+            await asyncio.gather(*(b.play() for b in bots))
+            outcome = await finish(running, hosted.task)
+            assert outcome.complete
+            assert all(s.termination is Termination.NORMAL for s in outcome.seats)
+            for bot in bots:
+                assert bot.ended is not None
+                assert [s.total for s in bot.ended.result.seats] == [s.total for s in outcome.seats]
+            verified(hosted.record_path)
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
+def stall_on(seat_requests: set[int]) -> object:
+    """A chooser that never answers its n-th requests (1-based) and plays legally otherwise."""
+    count = {"n": 0}
+
+    def choose(request: arena_pb2.DecisionRequest, attempt: int) -> game_pb2.Action | None:
+        if attempt == 0:
+            count["n"] += 1
+        return None if count["n"] in seat_requests else first_legal(request, attempt)
+
+    return choose
+
+
+def test_timeouts_give_strikes_then_a_forfeit(tmp_path: Path) -> None:
+    async def main() -> None:
+        running = await serve(tmp_path)
+        try:
+            settings = MatchSettings("medina-v2", 3, 4, time=FAST, policies=Policies(max_strikes=2))
+            hosted = running.arena.create(settings)
+            staller = RawBot(running.address, hosted.tokens[1], chooser=stall_on({1, 2, 3, 4, 5}))  # type: ignore[arg-type]
+            others = [RawBot(running.address, t) for t in (hosted.tokens[0], hosted.tokens[2])]
+            await asyncio.gather(staller.play(), *(b.play() for b in others))
+            outcome = await finish(running, hosted.task)
+            seat = outcome.seats[1]
+            assert seat.termination is Termination.TIMEOUT and seat.strikes == 2
+            assert seat.rank == 3
+            assert {outcome.seats[0].termination, outcome.seats[2].termination} == {
+                Termination.NORMAL
+            }
+            record = read_record(hosted.record_path)
+            sources = [d.source for _n, d in record.decisions if d.seat == 1]
+            assert sources[0] == 2 and 3 in sources  # TIMEOUT, then FALLBACK after the forfeit
+            verified(hosted.record_path)
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
+def test_illegal_actions_are_rejected_and_the_bot_recovers(tmp_path: Path) -> None:
+    def clumsy(request: arena_pb2.DecisionRequest, attempt: int) -> game_pb2.Action:
+        if attempt == 0:  # a wall in the middle of the city: always illegal
+            return game_pb2.Action(
+                kind=game_pb2.ACTION_KIND_WALL, square=5 * 16 + 5
+            )  # F6, 2p board
+        return first_legal(request, attempt)
+
+    async def main() -> None:
+        running = await serve(tmp_path)
+        try:
+            hosted = running.arena.create(MatchSettings("medina-v2", 2, 6))
+            bad = RawBot(running.address, hosted.tokens[0], chooser=clumsy)
+            good = RawBot(running.address, hosted.tokens[1])
+            await asyncio.gather(bad.play(), good.play())
+            outcome = await finish(running, hosted.task)
+            assert outcome.seats[0].termination is Termination.NORMAL
+            rejected = [m.rejected for m in bad.of_kind("rejected")]
+            assert rejected and all(r.code == arena_pb2.ERROR_CODE_ILLEGAL_ACTION for r in rejected)
+            assert rejected[0].rule == "wall-space" and "F6" in rejected[0].message
+            requests = {m.request.request_id for m in bad.of_kind("request")}
+            assert {r.request_id for r in rejected} <= requests
+            verified(hosted.record_path)
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
+def test_a_bot_that_disconnects_resumes_its_seat(tmp_path: Path) -> None:
+    async def main() -> None:
+        running = await serve(tmp_path)
+        try:
+            hosted = running.arena.create(MatchSettings("medina-v2", 2, 8))
+            leaver = RawBot(running.address, hosted.tokens[0], leave_after_requests=3)
+            other = RawBot(running.address, hosted.tokens[1])
+            other_task = asyncio.create_task(other.play())
+            await leaver.play()  # returns when it walks away at its 3rd request
+            open_id = leaver.of_kind("request")[-1].request.request_id
+            back = RawBot(running.address, hosted.tokens[0], resume_token=leaver.resume_token)
+            await back.play()
+            await other_task
+            outcome = await finish(running, hosted.task)
+            assert back.welcome is not None and back.welcome.seat == 0
+            assert back.of_kind("request")[0].request.request_id == open_id
+            assert outcome.seats[0].termination is Termination.NORMAL
+            verified(hosted.record_path)
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
+def test_a_bot_that_leaves_for_good_is_played_out(tmp_path: Path) -> None:
+    async def main() -> None:
+        running = await serve(tmp_path)
+        try:
+            settings = MatchSettings(
+                "medina-v2", 3, 9, time=FAST, policies=Policies(reconnect_grace_ms=100)
+            )
+            hosted = running.arena.create(settings)
+            leaver = RawBot(running.address, hosted.tokens[2], leave_after_requests=2)
+            others = [RawBot(running.address, t) for t in hosted.tokens[:2]]
+            await asyncio.gather(leaver.play(), *(b.play() for b in others))
+            outcome = await finish(running, hosted.task)
+            assert outcome.complete
+            assert outcome.seats[2].termination in (Termination.DISCONNECTED, Termination.CRASHED)
+            assert outcome.seats[2].rank == 3
+            verified(hosted.record_path)
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
+def test_spectators_see_every_public_event_once(tmp_path: Path) -> None:
+    async def main() -> None:
+        running = await serve(tmp_path)
+        try:
+            hosted = running.arena.create(MatchSettings("medina-v1-2p", 2, 10))
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                watch = admin_pb2_grpc.SpectatorServiceStub(channel).Watch(
+                    admin_pb2.WatchRequest(match_id=hosted.match_id)
+                )
+                bots = [RawBot(running.address, t) for t in hosted.tokens]
+                play = asyncio.gather(*(b.play() for b in bots))
+                messages = [m async for m in watch]
+                await play
+            snapshot = messages[0].snapshot
+            assert all(not v.HasField("supply") for v in snapshot.seats)
+            events = list(snapshot.events)
+            for m in messages[1:-1]:
+                events.extend(m.update.events)
+            assert [e.index for e in events] == list(range(len(events)))
+            assert events[-1].kind == game_pb2.EVENT_KIND_GAME_OVER
+            assert messages[-1].HasField("result")
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
+@pytest.mark.parametrize(
+    ("hello", "code", "fragment"),
+    [
+        ({"protocol_version": 2}, grpc.StatusCode.FAILED_PRECONDITION, "protocol version 2"),
+        ({"token": "nope"}, grpc.StatusCode.UNAUTHENTICATED, "unknown seat token"),
+    ],
+)
+def test_handshake_errors(
+    tmp_path: Path, hello: dict[str, object], code: grpc.StatusCode, fragment: str
+) -> None:
+    async def main() -> None:
+        running = await serve(tmp_path)
+        try:
+            hosted = running.arena.create(MatchSettings("medina-v2", 2, 1))
+            fields: dict[str, object] = {"protocol_version": 1, "token": hosted.tokens[0]}
+            fields.update(hello)
+            bot = RawBot(running.address, str(fields["token"]))
+            bot.protocol_version = int(str(fields["protocol_version"]))
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await bot.play()
+            assert info.value.code() is code
+            assert fragment in (info.value.details() or "")
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
+def test_a_taken_seat_needs_the_resume_token(tmp_path: Path) -> None:
+    async def main() -> None:
+        running = await serve(tmp_path)
+        try:
+            hosted = running.arena.create(MatchSettings("medina-v2", 2, 1))
+            holder = RawBot(running.address, hosted.tokens[0])
+            task = asyncio.create_task(holder.play())
+            await holder.welcomed.wait()
+            intruder = RawBot(running.address, hosted.tokens[0])
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await intruder.play()
+            assert info.value.code() is grpc.StatusCode.ALREADY_EXISTS
+            assert "resume token" in (info.value.details() or "")
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                call = arena_pb2_grpc.ArenaServiceStub(channel).Play(
+                    iter([arena_pb2.PlayRequest(reply=arena_pb2.Reply(request_id=1))])
+                )
+                with pytest.raises(grpc.aio.AioRpcError) as info2:
+                    async for _ in call:
+                        pass
+                assert info2.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+            hosted.match.abort("test over")
+            await task
+        finally:
+            await running.stop(1)
+
+    run(main())
