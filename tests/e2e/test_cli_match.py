@@ -1,0 +1,47 @@
+"""``medina-arena match`` with real bot processes, then ``replay verify`` on its record."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ARENA = [sys.executable, "-m", "medina.cli"]
+
+
+def test_match_command_plays_bot_processes_and_the_record_verifies(tmp_path: Path) -> None:
+    bot = "python -m medina_client --bot random"
+    done = subprocess.run(
+        [*ARENA, "match", "--ruleset", "medina-v1", "--players", "3", "--seed", "5",
+         "--bot", bot, "--bot", bot, "--bot", bot, "--records", str(tmp_path), "--quiet"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "rank  seat  name" in done.stdout and "T1" in done.stdout
+    record = Path(done.stdout.rsplit("record: ", 1)[1].strip())
+    assert record.is_file()
+    verify = subprocess.run(
+        [*ARENA, "replay", "verify", str(record)], capture_output=True, text=True, timeout=60
+    )
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert "OK" in verify.stdout
+
+    lines = record.read_text().splitlines()
+    n = next(i for i, line in enumerate(lines) if '"index":7,' in line)
+    entry = json.loads(lines[n])
+    entry["decision"]["action"] = {"kind": "ACTION_KIND_WALL", "square": 100}
+    lines[n] = json.dumps(entry)
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("\n".join(lines) + "\n")
+    bad = subprocess.run(
+        [*ARENA, "replay", "verify", str(edited)], capture_output=True, text=True, timeout=60
+    )
+    assert bad.returncode == 1
+    assert f"line {n + 1}" in bad.stdout and "decision 7" in bad.stdout
+
+    shown = subprocess.run(
+        [*ARENA, "replay", "show", str(record), "--at", "10"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert shown.returncode == 0 and shown.stdout.startswith("after decision 10")
