@@ -1,0 +1,101 @@
+"""Organiser RPCs, health, and graceful shutdown, over real gRPC on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import TypeVar
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from medina.records.reader import read_record
+from medina.records.verify import verify_record
+from medina.referee.config import MatchSettings
+from medina.rpc.server import ServerConfig, start_server
+from medina.v1 import admin_pb2, admin_pb2_grpc, game_pb2, match_pb2
+
+from .rawbot import RawBot
+
+T = TypeVar("T")
+TOKEN = "organiser-secret"
+AUTH = (("authorization", f"Bearer {TOKEN}"),)
+
+
+def run(coro: Awaitable[T], timeout: float = 60) -> T:
+    async def bounded() -> T:
+        async with asyncio.timeout(timeout):
+            return await coro
+
+    return asyncio.run(bounded())
+
+
+def config(players: int = 2) -> match_pb2.MatchConfig:
+    return match_pb2.MatchConfig(ruleset=game_pb2.RULESET_MEDINA_V2, players=players, seed=3)
+
+
+def test_organiser_calls_create_list_get_and_abort(tmp_path: Path) -> None:
+    async def main() -> None:
+        running = await start_server(
+            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN)
+        )
+        try:
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                with pytest.raises(grpc.aio.AioRpcError) as denied:
+                    await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config()))
+                assert denied.value.code() is grpc.StatusCode.UNAUTHENTICATED
+                with pytest.raises(grpc.aio.AioRpcError) as bad:
+                    await stub.CreateMatch(
+                        admin_pb2.CreateMatchRequest(config=config(players=7)), metadata=AUTH
+                    )
+                assert bad.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+                assert "7 players" in (bad.value.details() or "")
+                created = await stub.CreateMatch(
+                    admin_pb2.CreateMatchRequest(config=config()), metadata=AUTH
+                )
+                assert (
+                    len(created.tokens) == 2 and created.tokens[0].token != created.tokens[1].token
+                )
+                assert created.config.time_control.decision_ms > 0  # defaults filled in
+                listed = await stub.ListMatches(admin_pb2.ListMatchesRequest(), metadata=AUTH)
+                assert [m.match_id for m in listed.matches] == [created.match_id]
+                assert listed.matches[0].state == admin_pb2.MATCH_STATE_WAITING
+                with pytest.raises(grpc.aio.AioRpcError) as missing:
+                    await stub.GetMatch(admin_pb2.GetMatchRequest(match_id="nope"), metadata=AUTH)
+                assert missing.value.code() is grpc.StatusCode.NOT_FOUND
+                bot = RawBot(running.address, created.tokens[0].token)
+                bot_task = asyncio.create_task(bot.play())
+                await bot.welcomed.wait()
+                aborted = await stub.AbortMatch(
+                    admin_pb2.AbortMatchRequest(match_id=created.match_id, reason="test"),
+                    metadata=AUTH,
+                )
+                await bot_task
+                assert aborted.match.state == admin_pb2.MATCH_STATE_ABORTED
+                assert not aborted.match.result.complete
+                assert bot.ended is not None
+                report = verify_record(read_record(Path(aborted.match.record_path)))
+                assert report.ok and "aborted" in report.note
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
+def test_health_and_graceful_shutdown(tmp_path: Path) -> None:
+    async def main() -> None:
+        running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
+        async with grpc.aio.insecure_channel(running.address) as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            reply = await health.Check(health_pb2.HealthCheckRequest(service=""))  # type: ignore[attr-defined]
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        hosted = running.arena.create(MatchSettings("medina-v2", 2, 4))
+        await running.stop(grace_s=0.2)  # nobody connects: the match is aborted, not lost
+        assert hosted.task is not None and hosted.task.done()
+        report = verify_record(read_record(hosted.record_path))
+        assert report.ok and not report.complete
+        assert not running.arena.accepting
+
+    run(main())
