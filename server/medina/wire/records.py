@@ -1,13 +1,37 @@
-"""Match record entries (medina.referee.record) -> protobuf ``RecordEntry``."""
+"""Match record entries (medina.referee.record) <-> protobuf ``RecordEntry``."""
 
 from __future__ import annotations
 
-from medina.referee.outcome import MatchOutcome
-from medina.referee.record import DecisionEntry, Header, Incident, Rejection
+from medina.engine.geometry import Geometry
+from medina.referee.outcome import MatchOutcome, Termination
+from medina.referee.record import (
+    DecisionEntry,
+    DecisionSource,
+    ErrorCode,
+    Header,
+    Incident,
+    IncidentKind,
+    Rejection,
+    SeatInfo,
+)
 from medina.v1 import record_pb2
 
-from .convert import action_to_proto
-from .settings import outcome_to_proto, settings_to_proto
+from .convert import action_from_proto, action_to_proto
+from .enums import enum_from_proto
+from .settings import outcome_from_proto, outcome_to_proto, settings_from_proto, settings_to_proto
+
+__all__ = [
+    "RECORD_FORMAT",
+    "RECORD_FORMAT_VERSION",
+    "decision_entry",
+    "decision_from_proto",
+    "header_entry",
+    "header_from_proto",
+    "incident_entry",
+    "incident_from_proto",
+    "outcome_entry",
+    "outcome_from_entry",
+]
 
 RECORD_FORMAT = "medina-record"
 RECORD_FORMAT_VERSION = 1
@@ -34,6 +58,25 @@ def header_entry(h: Header) -> record_pb2.RecordEntry:
     )
 
 
+def header_from_proto(msg: record_pb2.RecordHeader) -> Header:
+    """A record header -> plain data; ConfigError for a bad config (naming the field).
+
+    A header without a setup (written by another tool) has no well or start merchant (-1).
+    """
+    setup = (
+        msg.setup if msg.HasField("setup") else record_pb2.RecordSetup(well=-1, start_merchant=-1)
+    )
+    return Header(
+        match_id=msg.match_id,
+        settings=settings_from_proto(msg.config),
+        well=setup.well,
+        start_merchant=setup.start_merchant,
+        seats=tuple(SeatInfo(s.seat, s.name, s.bot_name, s.bot_version) for s in msg.seats),
+        started_at=msg.started_at,
+        writer=msg.writer,
+    )
+
+
 def _rejection(r: Rejection) -> record_pb2.RecordRejection:
     msg = record_pb2.RecordRejection(
         code=int(r.code),  # type: ignore[arg-type]
@@ -43,6 +86,15 @@ def _rejection(r: Rejection) -> record_pb2.RecordRejection:
     if r.action is not None:
         msg.action.CopyFrom(action_to_proto(r.action))
     return msg
+
+
+def _rejection_from_proto(msg: record_pb2.RecordRejection, geom: Geometry) -> Rejection:
+    return Rejection(
+        action=action_from_proto(msg.action, geom) if msg.HasField("action") else None,
+        code=enum_from_proto(ErrorCode, msg.code, "rejection code"),
+        rule=msg.rule,
+        message=msg.message,
+    )
 
 
 def decision_entry(d: DecisionEntry) -> record_pb2.RecordEntry:
@@ -60,6 +112,22 @@ def decision_entry(d: DecisionEntry) -> record_pb2.RecordEntry:
     )
 
 
+def decision_from_proto(msg: record_pb2.RecordDecision, geom: Geometry) -> DecisionEntry:
+    """A decision line -> plain data; MalformedActionError or ValueError for bad values.
+
+    ``geom`` is the match's board (squares are checked against it).
+    """
+    return DecisionEntry(
+        index=msg.index,
+        seat=msg.seat,
+        request_id=msg.request_id,
+        action=action_from_proto(msg.action, geom),
+        time_ms=msg.time_ms,
+        rejections=tuple(_rejection_from_proto(r, geom) for r in msg.rejections),
+        source=enum_from_proto(DecisionSource, msg.source, "decision source"),
+    )
+
+
 def incident_entry(i: Incident) -> record_pb2.RecordEntry:
     """One incident line."""
     return record_pb2.RecordEntry(
@@ -73,8 +141,29 @@ def incident_entry(i: Incident) -> record_pb2.RecordEntry:
     )
 
 
+def incident_from_proto(msg: record_pb2.RecordIncident) -> Incident:
+    """An incident line -> plain data; ValueError for an unknown kind or termination."""
+    termination = (
+        enum_from_proto(Termination, msg.termination, "incident termination")
+        if msg.termination
+        else None
+    )
+    return Incident(
+        kind=enum_from_proto(IncidentKind, msg.kind, "incident kind"),
+        seat=msg.seat,
+        detail=msg.detail,
+        at_decision=msg.at_decision,
+        termination=termination,
+    )
+
+
 def outcome_entry(o: MatchOutcome, ended_at: str) -> record_pb2.RecordEntry:
     """The last line."""
     return record_pb2.RecordEntry(
         outcome=record_pb2.RecordOutcome(result=outcome_to_proto(o), ended_at=ended_at)
     )
+
+
+def outcome_from_entry(msg: record_pb2.RecordOutcome) -> tuple[MatchOutcome, str]:
+    """The last line -> (outcome, ended_at); ValueError for an unknown termination."""
+    return outcome_from_proto(msg.result), msg.ended_at

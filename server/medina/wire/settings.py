@@ -8,7 +8,7 @@ from medina.referee.errors import ConfigError
 from medina.referee.outcome import MatchOutcome, SeatOutcome, Termination
 from medina.v1 import game_pb2, match_pb2
 
-from .enums import RULESET_IDS, RULESET_NAMES
+from .enums import RULESET_IDS, RULESET_NAMES, enum_from_proto
 
 
 def settings_to_proto(s: MatchSettings) -> match_pb2.MatchConfig:
@@ -155,7 +155,7 @@ def outcome_to_proto(o: MatchOutcome) -> match_pb2.MatchResult:
 
 
 def outcome_from_proto(msg: match_pb2.MatchResult) -> MatchOutcome:
-    """MatchResult -> referee outcome (raises ValueError on an unknown termination)."""
+    """MatchResult -> referee outcome (ValueError naming the seat for a bad termination)."""
     return MatchOutcome(
         seats=tuple(
             SeatOutcome(
@@ -164,7 +164,9 @@ def outcome_from_proto(msg: match_pb2.MatchResult) -> MatchOutcome:
                 total=s.total,
                 rank=s.rank,
                 breakdown=breakdown_from_proto(s.breakdown),
-                termination=Termination(s.termination),
+                termination=enum_from_proto(
+                    Termination, s.termination, f"seat {s.seat} termination"
+                ),
                 detail=s.detail,
                 strikes=s.strikes,
             )
