@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,8 +33,13 @@ class Record:
         return [(n, e.decision) for n, e in self.entries if e.HasField("decision")]
 
 
-def read_record(path: Path, *, allow_truncated: bool = False) -> Record:
-    """Parse the record at ``path``; raises RecordError naming the line and problem."""
+def read_record(path: str | os.PathLike[str], *, allow_truncated: bool = False) -> Record:
+    """Parse the record at ``path``; raises RecordError naming the line and problem.
+
+    A last line cut off mid-write (a crash) is an error unless ``allow_truncated``;
+    then the entries before it are returned and ``Record.truncated`` is set.
+    """
+    path = Path(path)
     try:
         text = path.read_bytes().decode("utf-8")
     except OSError as exc:
@@ -52,10 +58,11 @@ def parse_record(text: str, name: str = "<record>", *, allow_truncated: bool = F
     if last_complete:
         lines.pop()
     record: Record | None = None
+    next_decision = 0
     for number, line in enumerate(lines, start=1):
         is_last = number == len(lines)
         try:
-            entry = _parse_line(line, number)
+            entry = _parse_line(line, f"{name} line {number}")
         except RecordError:
             if is_last and not last_complete:
                 if not allow_truncated:
@@ -85,29 +92,34 @@ def parse_record(text: str, name: str = "<record>", *, allow_truncated: bool = F
         if kind == "outcome":
             record.outcome = entry.outcome
             record.outcome_line = number
-        else:
-            record.entries.append((number, entry))
+            continue
+        if kind == "decision":
+            if entry.decision.index != next_decision:
+                raise RecordError(
+                    f"{name} line {number}: decision {entry.decision.index} out of order "
+                    f"(expected decision {next_decision})"
+                )
+            next_decision += 1
+        record.entries.append((number, entry))
     if record is None:
         raise RecordError(f"{name}: empty record (no header)")
     return record
 
 
-def _parse_line(line: str, number: int) -> record_pb2.RecordEntry:
+def _parse_line(line: str, where: str) -> record_pb2.RecordEntry:
     try:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise RecordError(f"line {number}: not JSON ({exc.msg} at column {exc.colno})") from None
+        raise RecordError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(data, dict):
-        raise RecordError(f"line {number}: expected a JSON object, got {type(data).__name__}")
+        raise RecordError(f"{where}: expected a JSON object, got {type(data).__name__}")
     entry = record_pb2.RecordEntry()
     try:
         json_format.ParseDict(data, entry)
     except json_format.ParseError as exc:
-        raise RecordError(f"line {number}: not a RecordEntry ({exc})") from None
+        raise RecordError(f"{where}: not a RecordEntry ({exc})") from None
     if entry.WhichOneof("entry") is None:
-        raise RecordError(
-            f"line {number}: empty entry (expected header, decision, incident or outcome)"
-        )
+        raise RecordError(f"{where}: empty entry (expected header, decision, incident or outcome)")
     return entry
 
 

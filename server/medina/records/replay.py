@@ -28,10 +28,11 @@ from .reader import Record
 class ReplayError(RecordError):
     """An entry of the record does not replay; names the line and the reason."""
 
-    def __init__(self, line: int, message: str) -> None:
+    def __init__(self, line: int, message: str, decision: int = -1) -> None:
         super().__init__(f"line {line}: {message}")
         self.line = line
         self.reason = message
+        self.decision = decision  # index of the decision that does not replay, or -1
 
 
 @dataclass(frozen=True)
@@ -86,26 +87,28 @@ def replay(record: Record) -> Iterator[Step]:
     """Apply every decision in order; raises ReplayError at the first that does not fit."""
     _settings, s = start_state(record)
     for line, entry in record.decisions:
+        index = entry.index
         if s.over:
-            raise ReplayError(line, f"decision {entry.index} after the game was over")
-        if entry.index != s.decisions:
+            raise ReplayError(line, f"decision {index} after the game was over", index)
+        if index != s.decisions:
             raise ReplayError(
-                line, f"decision index {entry.index}, expected {s.decisions} (entries missing?)"
+                line, f"decision index {index}, expected {s.decisions} (entries missing?)", index
             )
         if entry.seat != s.to_move:
             raise ReplayError(
                 line,
-                f"decision {entry.index} is by seat {entry.seat}, but seat {s.to_move} is to move",
+                f"decision {index} is by seat {entry.seat}, but seat {s.to_move} is to move",
+                index,
             )
         try:
             action = action_from_proto(entry.action, s.rules.geometry)
         except MalformedActionError as exc:
-            raise ReplayError(line, f"decision {entry.index}: malformed action: {exc}") from None
+            raise ReplayError(line, f"decision {index}: malformed action: {exc}", index) from None
         try:
             after = apply_action(s, action)
         except IllegalActionError as exc:
             raise ReplayError(
-                line, f"decision {entry.index} ({describe(s, action)}) is illegal: {exc.message}"
+                line, f"decision {index} ({describe(s, action)}) is illegal: {exc.message}", index
             ) from None
-        yield Step(line, entry.index, entry.seat, action, s, after)
+        yield Step(line, index, entry.seat, action, s, after)
         s = after

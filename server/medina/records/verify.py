@@ -12,10 +12,16 @@ from medina.wire.settings import breakdown_to_proto
 from .reader import Record
 from .replay import ReplayError, replay, start_state
 
+_PLAYED_ON = (match_pb2.TERMINATION_NORMAL, match_pb2.TERMINATION_ABORTED)
+
 
 @dataclass(frozen=True)
 class VerifyReport:
-    """What ``verify_record`` found."""
+    """What ``verify_record`` found.
+
+    ``line`` and ``decision`` locate the first problem (0 and -1 when there is
+    none, or when it is not about one decision).
+    """
 
     path: str
     ok: bool
@@ -23,6 +29,8 @@ class VerifyReport:
     complete: bool  # the game was played to its end
     problem: str = ""  # the first problem, naming its line
     note: str = ""  # e.g. "aborted" or "interrupted"
+    line: int = 0
+    decision: int = -1
 
     def summary(self) -> str:
         """One human-readable paragraph."""
@@ -35,7 +43,13 @@ class VerifyReport:
 
 
 def verify_record(record: Record) -> VerifyReport:
-    """Replay ``record`` and compare its outcome with the engine's scoring."""
+    """Replay ``record`` through the engine and compare its outcome with the engine's scoring.
+
+    Every decision must be by the seat to move and legal; at the end the totals
+    and breakdowns must be the engine's and the ranks the referee's rule (seats
+    that forfeited rank last). An aborted or interrupted record verifies up to
+    its last complete entry, and the report says so.
+    """
     count = 0
     try:
         _settings, state = start_state(record)
@@ -43,7 +57,9 @@ def verify_record(record: Record) -> VerifyReport:
             count += 1
             state = step.after
     except ReplayError as exc:
-        return VerifyReport(record.path, False, count, False, problem=str(exc))
+        return VerifyReport(
+            record.path, False, count, False, str(exc), line=exc.line, decision=exc.decision
+        )
     outcome = record.outcome
     if outcome is None:
         how = " (last line truncated)" if record.truncated else ""
@@ -56,14 +72,15 @@ def verify_record(record: Record) -> VerifyReport:
         )
     problem = _check_outcome(record, state, outcome)
     if problem:
-        return VerifyReport(record.path, False, count, state.over, problem=problem)
+        line = record.outcome_line
+        return VerifyReport(record.path, False, count, state.over, problem, line=line)
     if not outcome.result.complete:
         return VerifyReport(
             record.path,
             True,
             count,
             False,
-            note="aborted: scores match the board when it stopped",
+            note="aborted: scores match the board when it stopped; verified up to the last entry",
         )
     return VerifyReport(record.path, True, count, True)
 
@@ -77,15 +94,21 @@ def _check_outcome(record: Record, s: GameState, outcome: record_pb2.RecordOutco
         return f"line {line}: the game is over, but the outcome says incomplete"
     if len(res.seats) != s.players:
         return f"line {line}: {len(res.seats)} seat results for {s.players} players"
-    engine = result(s)
-    forfeited = tuple(
-        r.termination not in (match_pb2.TERMINATION_NORMAL, match_pb2.TERMINATION_ABORTED)
-        for r in res.seats
-    )
-    ranks = ranks_with_forfeits(engine.totals, forfeited)
+    forfeits = _forfeit_incidents(record)
     for seat, r in enumerate(res.seats):
         if r.seat != seat:
             return f"line {line}: seat results out of order (seat {r.seat} at position {seat})"
+        if seat in forfeits and forfeits[seat] not in (0, r.termination):
+            return (
+                f"line {line}: seat {seat} forfeited with termination {forfeits[seat]}, "
+                f"but its result says {r.termination}"
+            )
+    engine = result(s)
+    forfeited = tuple(
+        r.termination not in _PLAYED_ON or seat in forfeits for seat, r in enumerate(res.seats)
+    )
+    ranks = ranks_with_forfeits(engine.totals, forfeited)
+    for seat, r in enumerate(res.seats):
         if r.total != engine.totals[seat]:
             return (
                 f"line {line}: seat {seat} total {r.total}, but the board scores "
@@ -96,6 +119,15 @@ def _check_outcome(record: Record, s: GameState, outcome: record_pb2.RecordOutco
         if r.rank != ranks[seat]:
             return f"line {line}: seat {seat} rank {r.rank}, expected {ranks[seat]}"
     return ""
+
+
+def _forfeit_incidents(record: Record) -> dict[int, int]:
+    """Seat -> termination of its FORFEIT incident (0 when the incident names none)."""
+    return {
+        e.incident.seat: int(e.incident.termination)
+        for _n, e in record.entries
+        if e.HasField("incident") and e.incident.kind == record_pb2.INCIDENT_KIND_FORFEIT
+    }
 
 
 def _aborted(record: Record) -> bool:

@@ -30,11 +30,14 @@ def entry_line(entry: record_pb2.RecordEntry) -> bytes:
 
 
 class RecordWriter:
-    """Appends a match record to ``<directory>/<match_id>.jsonl``.
+    """Appends a match record to ``<directory>/<match_id>.jsonl`` (the referee's RecordSink).
 
-    Each line goes out in one ``write`` on an append-only descriptor, so a crash
-    loses at most the line being written; the file is fsynced at the outcome and
-    on close.
+    Each line goes out whole in one ``write`` on an unbuffered append-only
+    descriptor, so it is in the file (the operating system's) as soon as the
+    call returns and a crash loses at most the line being written; the file is
+    fsynced at the outcome and on close, not per line. The directory is created
+    if missing; an existing record is never overwritten (RecordExistsError).
+    Usable as a context manager that closes the file.
     """
 
     def __init__(self, directory: Path, match_id: str) -> None:
@@ -74,6 +77,12 @@ class RecordWriter:
         self._write(outcome_entry(outcome, ended_at))
         if self._fd is not None:
             os.fsync(self._fd)
+
+    def __enter__(self) -> RecordWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self) -> None:
         """Flush to disk and close (idempotent)."""
