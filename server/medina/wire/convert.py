@@ -1,9 +1,9 @@
-"""Engine and referee data <-> protobuf: the one import for callers (actions and legal
-actions live here; events, observations and settings in their own modules)."""
+"""Engine and referee data <-> protobuf: the one import for callers (actions live here;
+legal actions, events, observations, settings and results in their own modules)."""
 
 from __future__ import annotations
 
-from medina.engine import Action, ActionKind, LegalMoves, squares
+from medina.engine import Action, ActionKind
 from medina.engine.geometry import Geometry
 from medina.v1 import game_pb2
 
@@ -16,6 +16,7 @@ from .events import (
     supply_to_proto,
     update_to_proto,
 )
+from .legal import actions_from_legal, legal_to_proto
 from .observation import observation_from_proto, observation_to_proto
 from .settings import (
     outcome_from_proto,
@@ -85,42 +86,3 @@ def action_from_proto(msg: game_pb2.Action, geom: Geometry) -> Action:
             raise MalformedActionError(f"building colour {what} (expected 1..4)")
         return Action(kind, msg.square, colour - 1)
     return Action(kind, msg.square)
-
-
-# -- legal actions ------------------------------------------------------------------------
-
-_LEGAL_FIELDS = (
-    (ActionKind.ROOFTOP, "rooftop"),
-    (ActionKind.NEUTRAL_ROOFTOP, "neutral"),
-    (ActionKind.BLOCKING_ROOFTOP, "blocking"),
-    (ActionKind.STABLE, "stable"),
-    (ActionKind.MERCHANT, "merchant"),
-    (ActionKind.WALL, "wall"),
-    (ActionKind.START_MERCHANT, "start_merchant"),
-)
-
-
-def legal_to_proto(moves: LegalMoves) -> game_pb2.LegalActions:
-    """Legal masks -> one LegalPlacements per non-empty (kind, colour)."""
-    out = []
-    Placements = game_pb2.LegalPlacements
-    for colour, mask in enumerate(moves.buildings):
-        if mask:
-            out.append(Placements(kind=1, colour=colour + 1, squares=squares(mask)))  # type: ignore[arg-type]
-    for kind, field in _LEGAL_FIELDS:
-        mask = getattr(moves, field)
-        if mask:
-            out.append(Placements(kind=int(kind), squares=squares(mask)))  # type: ignore[arg-type]
-    return game_pb2.LegalActions(placements=out, tea=moves.tea)
-
-
-def actions_from_legal(msg: game_pb2.LegalActions) -> list[Action]:
-    """Every action listed in a LegalActions message (tea last)."""
-    out: list[Action] = []
-    for group in msg.placements:
-        kind = ActionKind(group.kind)
-        colour = int(group.colour) - 1 if kind is ActionKind.BUILDING else -1
-        out.extend(Action(kind, sq, colour) for sq in group.squares)
-    if msg.tea:
-        out.append(Action(ActionKind.TEA))
-    return out
