@@ -70,19 +70,7 @@ def state_from_observation(
     s.arms = tower_arms(g, obs.walls)
     s.palaces = [_palace(g, i, v) for i, v in enumerate(obs.palaces)]
     s.next_pid = len(s.palaces)
-    for view in obs.seats:
-        s.roofs[view.seat] = view.rooftops
-        s.blocking[view.seat] = view.blocking
-        s.tea[view.seat] = view.tea
-        if view.revealed:
-            s.revealed |= 1 << view.seat
-    s.tea_pool = obs.tea_pool
-    if rules.tea:
-        s.purple_claims = sum(1 for p in s.palaces if p.claimed and p.colour == PURPLE)
-    s.palace_tiles = list(obs.palace_tiles)
-    s.tower_tiles = list(obs.tower_tiles)
-    s.tower_merchants = list(obs.tower_merchants)
-    s.exhausted = obs.exhausted
+    _put_tiles_and_rooftops(s, obs)
     _put_supplies(s, obs, supplies or {})
     s.phase = obs.phase
     s.to_move = obs.to_move
@@ -97,6 +85,23 @@ def state_from_observation(
     s._events = list(obs.events)
     s.n_events = len(obs.events)
     return s
+
+
+def _put_tiles_and_rooftops(s: GameState, obs: Observation) -> None:
+    """The public facts: rooftops, tea, revealed supplies, tiles, exhausted colours."""
+    for view in obs.seats:
+        s.roofs[view.seat] = view.rooftops
+        s.blocking[view.seat] = view.blocking
+        s.tea[view.seat] = view.tea
+        if view.revealed:
+            s.revealed |= 1 << view.seat
+    s.tea_pool = obs.tea_pool
+    if s.rules.tea:
+        s.purple_claims = sum(1 for p in s.palaces if p.claimed and p.colour == PURPLE)
+    s.palace_tiles = list(obs.palace_tiles)
+    s.tower_tiles = list(obs.tower_tiles)
+    s.tower_merchants = list(obs.tower_merchants)
+    s.exhausted = obs.exhausted
 
 
 def _check_shape(obs: Observation, rules: Ruleset, supplies: Mapping[int, Supply] | None) -> None:
