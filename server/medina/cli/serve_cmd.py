@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from medina.rpc.limits import Limits
 from medina.rpc.server import ServerConfig, serve_forever
 
 from .errors import CommandError
@@ -29,6 +30,33 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--tls-key", help="server private key (PEM)")
     p.add_argument("--tls-client-ca", help="CA (PEM) that client certificates must chain to (mTLS)")
     p.add_argument("--grace-s", type=float, default=30.0, help="shutdown grace for running matches")
+    d = Limits()
+    p.add_argument(
+        "--max-message-bytes",
+        type=int,
+        default=d.max_message_bytes,
+        help=f"largest message accepted from a client (default {d.max_message_bytes})",
+    )
+    p.add_argument(
+        "--handshake-timeout-s",
+        type=float,
+        default=d.handshake_timeout_s,
+        help=f"seconds a new stream has to send Hello (default {d.handshake_timeout_s:g})",
+    )
+    p.add_argument(
+        "--max-streams-per-client",
+        type=int,
+        default=d.max_streams_per_client,
+        help="open Play/Watch streams per client address, 0 for no limit "
+        f"(default {d.max_streams_per_client})",
+    )
+    p.add_argument(
+        "--unsolicited-per-second",
+        type=float,
+        default=d.unsolicited_per_second,
+        help="unsolicited messages (anything but the awaited reply) a stream may send per "
+        f"second after a burst of {d.unsolicited_burst} (default {d.unsolicited_per_second:g})",
+    )
     p.set_defaults(run=run)
 
 
@@ -36,6 +64,15 @@ def run(args: argparse.Namespace) -> int:
     """Serve until SIGTERM/SIGINT."""
     if (args.tls_cert is None) != (args.tls_key is None):
         raise CommandError("--tls-cert and --tls-key go together")
+    try:
+        limits = Limits(
+            max_message_bytes=args.max_message_bytes,
+            handshake_timeout_s=args.handshake_timeout_s,
+            max_streams_per_client=args.max_streams_per_client,
+            unsolicited_per_second=args.unsolicited_per_second,
+        )
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
     config = ServerConfig(
         host=args.host,
         port=args.port,
@@ -45,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         tls_key=read_file(args.tls_key, "TLS key"),
         tls_client_ca=read_file(args.tls_client_ca, "client CA"),
         shutdown_grace_s=args.grace_s,
+        limits=limits,
     )
     try:
         asyncio.run(serve_forever(config))

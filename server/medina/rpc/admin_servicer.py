@@ -16,6 +16,7 @@ from medina.wire import convert
 
 from .auth import require_organiser
 from .host import Arena, ArenaClosedError, HostedMatch
+from .limits import ClientSlots, StreamSlotsExhausted
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -119,13 +120,27 @@ class _Watcher:
 class SpectatorServicer(admin_pb2_grpc.SpectatorServiceServicer):
     """Live public events of a match; never a hidden supply."""
 
-    def __init__(self, arena: Arena) -> None:
+    def __init__(self, arena: Arena, slots: ClientSlots | None = None) -> None:
         self.arena = arena
+        self.slots = slots or ClientSlots(0)
 
     async def Watch(
         self, request: admin_pb2.WatchRequest, context: Context
     ) -> AsyncIterator[admin_pb2.WatchResponse]:
         """A public snapshot, then events as they happen, then the result."""
+        try:
+            client = self.slots.acquire(context.peer())
+        except StreamSlotsExhausted as exc:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+        try:
+            async for message in self._watch(request, context):
+                yield message
+        finally:
+            self.slots.release(client)
+
+    async def _watch(
+        self, request: admin_pb2.WatchRequest, context: Context
+    ) -> AsyncIterator[admin_pb2.WatchResponse]:
         hosted = await _find(self.arena, request.match_id, context)
         match = hosted.match
         watcher = _Watcher()

@@ -16,6 +16,7 @@ from medina.wire import convert
 
 from .grpc_seat import Connection, GrpcSeat
 from .host import Arena, HostedMatch
+from .limits import ClientSlots, FloodGuard, Limits, StreamSlotsExhausted
 from .tokens import same_token
 
 log = logging.getLogger("medina.rpc")
@@ -26,9 +27,13 @@ PROTOCOL_VERSION = 1
 class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
     """Serves bot sessions for the matches of an ``Arena``."""
 
-    def __init__(self, arena: Arena, handshake_timeout_s: float = 10.0) -> None:
+    def __init__(
+        self, arena: Arena, limits: Limits | None = None, slots: ClientSlots | None = None
+    ) -> None:
         self.arena = arena
-        self.handshake_timeout_s = handshake_timeout_s
+        self.limits = limits or Limits()
+        self.handshake_timeout_s = self.limits.handshake_timeout_s
+        self.slots = slots or ClientSlots(self.limits.max_streams_per_client)
 
     async def Play(
         self,
@@ -36,6 +41,21 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         context: grpc.aio.ServicerContext[arena_pb2.PlayRequest, arena_pb2.PlayResponse],
     ) -> AsyncIterator[arena_pb2.PlayResponse]:
         """One bot session."""
+        try:
+            client = self.slots.acquire(context.peer())
+        except StreamSlotsExhausted as exc:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+        try:
+            async for message in self._session(request_iterator, context):
+                yield message
+        finally:
+            self.slots.release(client)
+
+    async def _session(
+        self,
+        request_iterator: AsyncIterator[arena_pb2.PlayRequest],
+        context: grpc.aio.ServicerContext[arena_pb2.PlayRequest, arena_pb2.PlayResponse],
+    ) -> AsyncIterator[arena_pb2.PlayResponse]:
         hosted, seat, hello = await self._handshake(request_iterator, context)
         grpc_seat = hosted.seats[seat]
         conn = grpc_seat.attach(hello.omit_legal_actions)
@@ -69,6 +89,8 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
                     clean = not conn.crashed
                     break
                 yield message
+            if conn.status is not None:
+                await context.abort(*conn.status)
         finally:
             if reader is not None:
                 reader.cancel()
@@ -137,14 +159,32 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         conn: Connection,
     ) -> None:
         """Feed replies to the seat; when the bot's side ends, end the stream."""
+        guard = FloodGuard(self.limits)
         try:
             async for message in request_iterator:
                 if grpc_seat.connection is not conn:
                     return  # superseded by a reconnect
-                if message.HasField("reply"):
+                is_reply = message.HasField("reply")
+                if is_reply and grpc_seat.expects(message.reply.request_id):
                     grpc_seat.on_reply(conn, message.reply)
-                else:
-                    conn.send(_protocol_notice("only Reply messages are expected after Hello"))
+                    continue
+                verdict = guard.admit()
+                if verdict == "ok":
+                    if is_reply:
+                        grpc_seat.on_reply(conn, message.reply)
+                    else:
+                        conn.send(_protocol_notice("only Reply messages are expected after Hello"))
+                elif verdict == "first-drop":
+                    conn.send(_rate_notice(self.limits))
+                elif verdict == "disconnect":
+                    conn.crashed = True
+                    conn.status = (
+                        grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"closed after {self.limits.flood_disconnect_after} unsolicited messages "
+                        f"beyond the limit ({self.limits.unsolicited_per_second:g} per second, "
+                        f"bursts of {self.limits.unsolicited_burst})",
+                    )
+                    return
         except grpc.aio.AioRpcError:
             conn.crashed = True
         except asyncio.CancelledError:
@@ -152,6 +192,19 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             raise
         finally:
             conn.close()
+
+
+def _rate_notice(limits: Limits) -> arena_pb2.PlayResponse:
+    return arena_pb2.PlayResponse(
+        notice=arena_pb2.Notice(
+            code=arena_pb2.ERROR_CODE_RATE_LIMITED,
+            message=(
+                f"too many unsolicited messages (more than {limits.unsolicited_per_second:g} per "
+                f"second, bursts of {limits.unsolicited_burst}); they are dropped unanswered, and "
+                f"after {limits.flood_disconnect_after} in a row the stream is closed"
+            ),
+        )
+    )
 
 
 def _protocol_notice(text: str) -> arena_pb2.PlayResponse:

@@ -6,6 +6,8 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 
+import grpc
+
 from medina.engine import Event, Geometry
 from medina.referee.record import ErrorCode
 from medina.referee.seat import (
@@ -30,6 +32,8 @@ class Connection:
         self.queue: Outgoing = asyncio.Queue()
         self.omit_legal = omit_legal
         self.crashed = False  # the bot's side failed rather than closing cleanly
+        #: Set to end the stream with this status instead of OK.
+        self.status: tuple[grpc.StatusCode, str] | None = None
 
     def send(self, message: arena_pb2.PlayResponse) -> None:
         """Queue a message for the stream."""
@@ -134,6 +138,10 @@ class GrpcSeat:
             self.connection = None
             return True
         return False
+
+    def expects(self, request_id: int) -> bool:
+        """Whether a reply with this id would be the awaited answer to the open request."""
+        return bool(request_id) and request_id == self.open_request and not self.judging
 
     def on_reply(self, conn: Connection, reply: arena_pb2.Reply) -> None:
         """Screen a bot's reply; only an answer to the open request reaches the referee."""

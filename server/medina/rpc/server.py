@@ -17,10 +17,9 @@ from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, arena_pb2_grpc
 from .admin_servicer import MatchServicer, SpectatorServicer
 from .arena_servicer import ArenaServicer
 from .host import Arena
+from .limits import ClientSlots, Limits
 
 log = logging.getLogger("medina.rpc")
-
-DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -34,8 +33,7 @@ class ServerConfig:
     tls_cert: bytes | None = None
     tls_key: bytes | None = None
     tls_client_ca: bytes | None = None  # set to require client certificates (mutual TLS)
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-    handshake_timeout_s: float = 10.0
+    limits: Limits = field(default_factory=Limits)
     shutdown_grace_s: float = 30.0
     options: tuple[tuple[str, int], ...] = field(default=())
 
@@ -67,22 +65,27 @@ class RunningServer:
 async def start_server(config: ServerConfig) -> RunningServer:
     """Start serving; returns once the port is bound."""
     options = [
-        ("grpc.max_receive_message_length", config.max_message_bytes),
+        ("grpc.max_receive_message_length", config.limits.max_message_bytes),
         ("grpc.max_send_message_length", 4 * 1024 * 1024),
         ("grpc.keepalive_time_ms", 20_000),
         ("grpc.keepalive_timeout_ms", 10_000),
         ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+        # A connection with no open stream for five minutes is closed: it holds no seat.
+        ("grpc.max_connection_idle_ms", 300_000),
+        # Streams per HTTP/2 connection; the per-client limit counts across connections.
+        ("grpc.max_concurrent_streams", 64),
         *config.options,
     ]
     server = grpc.aio.server(options=options)
     arena = Arena(config.records_dir)
+    slots = ClientSlots(config.limits.max_streams_per_client)
     arena_pb2_grpc.add_ArenaServiceServicer_to_server(
-        ArenaServicer(arena, config.handshake_timeout_s), server
+        ArenaServicer(arena, config.limits, slots), server
     )
     admin_pb2_grpc.add_MatchServiceServicer_to_server(
         MatchServicer(arena, config.organiser_token), server
     )
-    admin_pb2_grpc.add_SpectatorServiceServicer_to_server(SpectatorServicer(arena), server)
+    admin_pb2_grpc.add_SpectatorServiceServicer_to_server(SpectatorServicer(arena, slots), server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = (

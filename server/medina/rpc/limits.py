@@ -1,0 +1,138 @@
+"""Per-client and per-connection limits: how many streams one client may hold open, and how
+many unsolicited messages one stream may send.
+
+A bot's legitimate traffic is one reply per decision request, so replies to the open
+request are never limited (a fast bot may answer hundreds of requests a second). Everything
+else a bot sends — duplicates, stale or unknown request ids, messages other than Reply — is
+"unsolicited" and goes through a token bucket: within the budget each gets its in-band
+Notice, beyond it they are dropped with one RATE_LIMITED notice, and a stream that keeps
+flooding is closed with RESOURCE_EXHAUSTED.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Server limits (the defaults are documented in docs/operations.md)."""
+
+    #: Largest message the server accepts from a client, in bytes.
+    max_message_bytes: int = 64 * 1024
+    #: Seconds a new Play stream has to send its Hello.
+    handshake_timeout_s: float = 10.0
+    #: Open Play and Watch streams per client address (0: no limit).
+    max_streams_per_client: int = 32
+    #: Unsolicited messages a stream may send in a burst ...
+    unsolicited_burst: int = 20
+    #: ... and per second after that.
+    unsolicited_per_second: float = 10.0
+    #: Unsolicited messages dropped in a row before the stream is closed.
+    flood_disconnect_after: int = 200
+
+    def __post_init__(self) -> None:
+        if self.max_message_bytes < 1024:
+            raise ValueError(f"max_message_bytes {self.max_message_bytes} is below 1024")
+        if self.handshake_timeout_s <= 0:
+            raise ValueError(f"handshake_timeout_s {self.handshake_timeout_s} must be positive")
+        if self.max_streams_per_client < 0:
+            raise ValueError("max_streams_per_client must be 0 (no limit) or more")
+        if self.unsolicited_burst < 1 or self.unsolicited_per_second <= 0:
+            raise ValueError("unsolicited_burst must be >= 1 and unsolicited_per_second > 0")
+        if self.flood_disconnect_after < 1:
+            raise ValueError("flood_disconnect_after must be >= 1")
+
+
+class TokenBucket:
+    """``burst`` tokens, refilled at ``rate`` per second; ``take`` spends one if there is one."""
+
+    def __init__(
+        self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.rate = rate
+        self.burst = float(burst)
+        self.tokens = float(burst)
+        self.clock = clock
+        self.stamp = clock()
+
+    def take(self) -> bool:
+        """Spend a token; False when the bucket is empty."""
+        now = self.clock()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+
+class FloodGuard:
+    """The unsolicited-message budget of one stream."""
+
+    def __init__(self, limits: Limits, clock: Callable[[], float] = time.monotonic) -> None:
+        self.bucket = TokenBucket(limits.unsolicited_per_second, limits.unsolicited_burst, clock)
+        self.disconnect_after = limits.flood_disconnect_after
+        self.dropped = 0  # dropped in a row; reset once a message is within budget again
+
+    def admit(self) -> str:
+        """``"ok"`` (answer it), ``"first-drop"`` (drop, tell the bot once), ``"drop"``, or
+        ``"disconnect"`` (the stream has flooded for too long)."""
+        if self.bucket.take():
+            self.dropped = 0
+            return "ok"
+        self.dropped += 1
+        if self.dropped >= self.disconnect_after:
+            return "disconnect"
+        return "first-drop" if self.dropped == 1 else "drop"
+
+
+def client_of(peer: str) -> str:
+    """The client address of a gRPC peer string, without the port.
+
+    ``ipv4:127.0.0.1:5000`` -> ``127.0.0.1``; ``ipv6:[::1]:5000`` -> ``::1``;
+    anything else (``unix:...``) is its own client.
+    """
+    kind, _, rest = peer.partition(":")
+    if kind == "ipv4":
+        return rest.rsplit(":", 1)[0]
+    if kind == "ipv6":
+        host = rest.rsplit(":", 1)[0] if rest.startswith("[") else rest
+        return host.strip("[]")
+    return peer
+
+
+class StreamSlotsExhausted(Exception):
+    """The client already holds as many streams as it may."""
+
+
+class ClientSlots:
+    """Counts open streams per client address."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.open: dict[str, int] = {}
+
+    def acquire(self, peer: str) -> str:
+        """Take a slot for ``peer``; returns the client key to release with.
+
+        Raises StreamSlotsExhausted when the client is at its limit."""
+        client = client_of(peer)
+        held = self.open.get(client, 0)
+        if self.limit and held >= self.limit:
+            raise StreamSlotsExhausted(
+                f"client {client} already has {held} open streams (the limit is {self.limit}); "
+                "close some before opening more"
+            )
+        self.open[client] = held + 1
+        return client
+
+    def release(self, client: str) -> None:
+        """Give a slot back."""
+        held = self.open.get(client, 0) - 1
+        if held > 0:
+            self.open[client] = held
+        else:
+            self.open.pop(client, None)
