@@ -77,8 +77,10 @@ def test_match_state_after_a_local_match() -> None:
             assert seat.rejections == []
             assert seat.ended is not None and seat.ended.outcome is outcome
             assert seat.events_seen == match.state.n_events
-            assert seat.ended.observation.viewer == -1  # the full view
-            assert all(v.supply is not None for v in seat.ended.observation.seats)
+            final = seat.ended.observation
+            assert final.viewer == seat.seat  # its own view: other supplies stay hidden
+            assert [v.supply is not None for v in final.seats] == [i == seat.seat for i in range(3)]
+            assert final.events == ()  # every event came in an update before the end
 
     run(main())
 

@@ -528,7 +528,7 @@ class Match:
             if first < s.n_events:
                 obj.update(first, s.events_since(first))
                 self._update_cursor[seat] = s.n_events
-            obj.end(MatchEnd(outcome, observe(s, None, full=True)))
+            obj.end(MatchEnd(outcome, observe(s, seat, since=s.n_events)))
         for observer, first in list(self._observers.items()):
             if first < s.n_events:
                 observer.on_events(first, s.events_since(first))
