@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from medina.engine import get_ruleset
+from medina.records import catalog
+from medina.records.catalog import StoredMatch, StoredState
 from medina.records.writer import RecordWriter
 from medina.referee.config import MatchSettings
 from medina.referee.match import Match, MatchPhase
@@ -50,12 +52,32 @@ class Arena:
         self.matches: dict[str, HostedMatch] = {}
         self._by_token: dict[str, tuple[HostedMatch, int]] = {}
         self.accepting = True
+        #: Matches of earlier server runs, from the records directory (see ``load_records``).
+        self.stored: dict[str, StoredMatch] = {}
+
+    def load_records(self) -> list[StoredMatch]:
+        """Read the records directory: earlier matches, interrupted ones listed as aborted."""
+        found = catalog.scan(self.records_dir)
+        self.stored = {m.match_id: m for m in found}
+        interrupted = [m for m in found if m.state is StoredState.INTERRUPTED]
+        for m in interrupted:
+            log.warning("match %s was interrupted (record %s): %s", m.match_id, m.path, m.note)
+        if found:
+            log.info(
+                "%d earlier match record(s) in %s, %d interrupted",
+                len(found),
+                self.records_dir,
+                len(interrupted),
+            )
+        return found
 
     def create(self, settings: MatchSettings) -> HostedMatch:
         """Create and start a match; it waits for its seats to connect."""
         if not self.accepting:
             raise ArenaClosedError("the server is shutting down and takes no new matches")
         match_id = uuid.uuid4().hex[:16]
+        while match_id in self.stored:  # pragma: no cover - 64 random bits
+            match_id = uuid.uuid4().hex[:16]
         geometry = get_ruleset(settings.ruleset, settings.players).geometry
         writer = RecordWriter(self.records_dir, match_id)
         holder: list[Match] = []

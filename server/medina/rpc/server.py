@@ -78,6 +78,7 @@ async def start_server(config: ServerConfig) -> RunningServer:
     ]
     server = grpc.aio.server(options=options)
     arena = Arena(config.records_dir)
+    arena.load_records()
     slots = ClientSlots(config.limits.max_streams_per_client)
     arena_pb2_grpc.add_ArenaServiceServicer_to_server(
         ArenaServicer(arena, config.limits, slots), server

@@ -1,0 +1,199 @@
+"""The records a server finds in its directory at start: earlier matches, finished, aborted,
+or interrupted by a crash (a record with no outcome line).
+
+Records are never modified here: an interrupted record stays as the crash left it, and is
+readable and verifiable up to its last complete entry (``read_record(allow_truncated=True)``).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from medina.engine import result
+from medina.referee.outcome import (
+    MatchOutcome,
+    SeatOutcome,
+    Termination,
+    ranks_with_forfeits,
+)
+from medina.v1 import match_pb2, record_pb2
+from medina.wire.settings import outcome_to_proto
+
+from .errors import RecordError
+from .reader import Record, parse_record
+from .replay import ReplayError, replay, start_state
+
+log = logging.getLogger("medina.records")
+
+
+class StoredState(enum.Enum):
+    """How a stored match ended."""
+
+    FINISHED = "finished"
+    ABORTED = "aborted"  # by the organiser, a shutdown, or a seat problem; outcome written
+    INTERRUPTED = "interrupted"  # no outcome: the server stopped mid-match (a crash)
+    UNREADABLE = "unreadable"  # not a record this server can read
+
+
+@dataclass(frozen=True)
+class StoredMatch:
+    """One record found on disk."""
+
+    match_id: str
+    path: Path
+    state: StoredState
+    header: record_pb2.RecordHeader | None
+    decisions: int
+    result: match_pb2.MatchResult | None
+    note: str
+    mtime: float
+
+    @property
+    def config(self) -> match_pb2.MatchConfig | None:
+        """The match configuration from the header, if there is one."""
+        return self.header.config if self.header is not None else None
+
+
+def scan(directory: Path) -> list[StoredMatch]:
+    """Every ``*.jsonl`` record in ``directory``, oldest first (by modification time)."""
+    if not directory.is_dir():
+        return []
+    found = []
+    for path in directory.glob("*.jsonl"):
+        try:
+            found.append(inspect(path))
+        except OSError as exc:
+            log.warning("cannot read record %s: %s", path, exc.strerror)
+    found.sort(key=lambda m: (m.mtime, m.match_id))
+    return found
+
+
+def inspect(path: Path) -> StoredMatch:
+    """What one record holds. A finished record is judged from its first and last lines; an
+    interrupted one is replayed to score the board where it stopped."""
+    stat = path.stat()
+    match_id = path.stem
+    data = path.read_bytes()
+    head = data[: data.find(b"\n") + 1] if b"\n" in data else data
+    if not head.strip():
+        return StoredMatch(
+            match_id,
+            path,
+            StoredState.INTERRUPTED,
+            None,
+            0,
+            None,
+            "interrupted before the match started: the record is empty (no header)",
+            stat.st_mtime,
+        )
+    last = _last_complete_line(data)
+    if last is not None and b'"outcome"' in last:
+        try:
+            record = parse_record((head + last).decode("utf-8"), str(path))
+        except (RecordError, UnicodeDecodeError):
+            pass  # judge it the slow way below
+        else:
+            outcome = record.outcome
+            if outcome is not None:
+                complete = outcome.result.complete
+                return StoredMatch(
+                    match_id,
+                    path,
+                    StoredState.FINISHED if complete else StoredState.ABORTED,
+                    record.header,
+                    # Each entry is one JSON object with one key: counting needs no parsing.
+                    data.count(b'\n{"decision"'),
+                    outcome.result,
+                    "" if complete else _abort_reason(outcome.result),
+                    stat.st_mtime,
+                )
+    return _inspect_slowly(path, match_id, stat.st_mtime)
+
+
+def _inspect_slowly(path: Path, match_id: str, mtime: float) -> StoredMatch:
+    try:
+        text = path.read_bytes().decode("utf-8")
+        record = parse_record(text, str(path), allow_truncated=True)
+    except (RecordError, UnicodeDecodeError) as exc:
+        return StoredMatch(
+            match_id, path, StoredState.UNREADABLE, None, 0, None, f"unreadable: {exc}", mtime
+        )
+    if record.outcome is not None:  # an outcome that is not the last line: parse said so
+        complete = record.outcome.result.complete
+        return StoredMatch(
+            match_id,
+            path,
+            StoredState.FINISHED if complete else StoredState.ABORTED,
+            record.header,
+            len(record.decisions),
+            record.outcome.result,
+            "",
+            mtime,
+        )
+    decisions, res, problem = _score_where_it_stopped(record)
+    note = (
+        f"interrupted: the server stopped during the match; the record is readable up to "
+        f"its last complete entry ({decisions} decisions)"
+    )
+    if record.truncated:
+        note += "; its last line was cut off mid-write"
+    if problem:
+        note += f"; replay stopped: {problem}"
+    return StoredMatch(
+        match_id, path, StoredState.INTERRUPTED, record.header, decisions, res, note, mtime
+    )
+
+
+def _score_where_it_stopped(record: Record) -> tuple[int, match_pb2.MatchResult | None, str]:
+    """Replay the decisions; the board's scores at the last one, every seat ABORTED."""
+    count = 0
+    try:
+        settings, state = start_state(record)
+        for step in replay(record):
+            count += 1
+            state = step.after
+    except ReplayError as exc:
+        return count, None, str(exc)
+    forfeited = {
+        e.incident.seat
+        for _n, e in record.entries
+        if e.HasField("incident") and e.incident.kind == record_pb2.INCIDENT_KIND_FORFEIT
+    }
+    engine = result(state)
+    flags = tuple(seat in forfeited for seat in range(settings.players))
+    ranks = ranks_with_forfeits(engine.totals, flags)
+    names = {s.seat: s.bot_name or s.name for s in record.header.seats}
+    outcome = MatchOutcome(
+        seats=tuple(
+            SeatOutcome(
+                seat=seat,
+                name=names.get(seat) or settings.seat_name(seat),
+                total=engine.totals[seat],
+                rank=ranks[seat],
+                breakdown=engine.breakdowns[seat],
+                termination=Termination.ABORTED,
+                detail="interrupted: the server stopped during the match",
+                strikes=0,
+            )
+            for seat in range(settings.players)
+        ),
+        complete=False,
+    )
+    return count, outcome_to_proto(outcome), ""
+
+
+def _last_complete_line(data: bytes) -> bytes | None:
+    """The last line of ``data`` if it is complete and not the first."""
+    if not data.endswith(b"\n"):
+        return None
+    body = data[:-1]
+    cut = body.rfind(b"\n")
+    return body[cut + 1 :] + b"\n" if cut >= 0 else None
+
+
+def _abort_reason(res: match_pb2.MatchResult) -> str:
+    details = {s.detail for s in res.seats if s.detail}
+    return "aborted" + (f": {'; '.join(sorted(details))}" if details else "")
