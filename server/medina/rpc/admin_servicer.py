@@ -9,6 +9,7 @@ from typing import Any
 import grpc
 
 from medina.engine import Event, observe
+from medina.records.catalog import StoredMatch, StoredState
 from medina.referee.errors import ConfigError
 from medina.referee.outcome import MatchOutcome
 from medina.v1 import admin_pb2, admin_pb2_grpc, game_pb2
@@ -19,6 +20,32 @@ from .host import Arena, ArenaClosedError, HostedMatch
 from .limits import ClientSlots, StreamSlotsExhausted
 
 Context = grpc.aio.ServicerContext[Any, Any]
+
+
+_STORED_STATE = {
+    StoredState.FINISHED: admin_pb2.MATCH_STATE_FINISHED,
+    StoredState.ABORTED: admin_pb2.MATCH_STATE_ABORTED,
+    StoredState.INTERRUPTED: admin_pb2.MATCH_STATE_ABORTED,
+    StoredState.UNREADABLE: admin_pb2.MATCH_STATE_ABORTED,
+}
+
+
+def stored_summary(stored: StoredMatch) -> admin_pb2.MatchSummary:
+    """What the organiser sees of a match of an earlier server run."""
+    msg = admin_pb2.MatchSummary(
+        match_id=stored.match_id,
+        state=_STORED_STATE[stored.state],
+        decisions=max(0, stored.decisions),
+        record_path=str(stored.path),
+        note=stored.note,
+        from_record=True,
+    )
+    if stored.config is not None:
+        msg.config.CopyFrom(stored.config)
+        msg.connected.extend([False] * stored.config.players)
+    if stored.result is not None:
+        msg.result.CopyFrom(stored.result)
+    return msg
 
 
 def summary(hosted: HostedMatch) -> admin_pb2.MatchSummary:
@@ -72,7 +99,8 @@ class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
         """Every match."""
         await require_organiser(context, self.token)
         return admin_pb2.ListMatchesResponse(
-            matches=[summary(h) for h in self.arena.matches.values()]
+            matches=[stored_summary(m) for m in self.arena.stored.values()]
+            + [summary(h) for h in self.arena.matches.values()]
         )
 
     async def GetMatch(
@@ -80,6 +108,9 @@ class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
     ) -> admin_pb2.GetMatchResponse:
         """One match."""
         await require_organiser(context, self.token)
+        stored = self.arena.stored.get(request.match_id)
+        if stored is not None:
+            return admin_pb2.GetMatchResponse(match=stored_summary(stored))
         hosted = await _find(self.arena, request.match_id, context)
         return admin_pb2.GetMatchResponse(match=summary(hosted))
 
@@ -96,6 +127,13 @@ class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
 
 async def _find(arena: Arena, match_id: str, context: Context) -> HostedMatch:
     hosted = arena.get(match_id)
+    if hosted is None and match_id in arena.stored:
+        state = arena.stored[match_id].state.value
+        await context.abort(
+            grpc.StatusCode.FAILED_PRECONDITION,
+            f"match {match_id} belongs to an earlier server run ({state}); "
+            "its record is all there is",
+        )
     if hosted is None:
         await context.abort(grpc.StatusCode.NOT_FOUND, f"no match with id {match_id!r}")
     assert hosted is not None

@@ -1,0 +1,95 @@
+"""records.catalog: what a server finds in its records directory at start."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from medina.engine import apply_action, new_game, result
+from medina.records.catalog import StoredState, inspect, scan
+from medina.records.reader import read_record
+from medina.records.verify import verify_record
+from medina.v1 import match_pb2
+from medina.wire.records import decision_from_proto
+
+from .test_verify import engine_record
+
+
+def _cut_outcome(path: Path) -> list[str]:
+    """Remove the outcome line, as if the server died before writing it; returns the lines."""
+    lines = path.read_text().splitlines(keepends=True)
+    assert lines[-1].startswith('{"outcome"')
+    path.write_text("".join(lines[:-1]))
+    return lines[:-1]
+
+
+def test_finished_and_aborted_records_are_judged_from_their_outcome(tmp_path: Path) -> None:
+    done = engine_record(tmp_path, "medina-v2", 3, 1)
+    aborted = engine_record(tmp_path, "medina-v1", 4, 2, stop_after=25)
+    found = {m.match_id: m for m in scan(tmp_path)}
+    m = found[done.stem]
+    assert m.state is StoredState.FINISHED and m.result is not None and m.result.complete
+    decisions = sum(1 for line in done.read_text().splitlines() if line.startswith('{"decision"'))
+    assert m.decisions == decisions
+    assert m.config is not None and m.config.players == 3
+    a = found[aborted.stem]
+    assert a.state is StoredState.ABORTED and a.decisions == 25
+    assert a.result is not None and not a.result.complete
+
+
+def test_an_interrupted_record_is_scored_where_it_stopped(tmp_path: Path) -> None:
+    path = engine_record(tmp_path, "medina-v2", 4, 3, stop_after=30)
+    lines = _cut_outcome(path)
+    # The ABORTED incident was the referee's; a crash leaves none: drop it too.
+    assert '"incident"' in lines[-1]
+    path.write_text("".join(lines[:-1]))
+    m = inspect(path)
+    assert m.state is StoredState.INTERRUPTED and m.decisions == 30
+    assert "interrupted" in m.note and "30 decisions" in m.note
+    assert m.result is not None and not m.result.complete
+    assert all(s.termination == match_pb2.TERMINATION_ABORTED for s in m.result.seats)
+    # The scores are the board's after the 30 recorded decisions.
+    s = new_game("medina-v2", 4, 3, start_seat=3)
+    record = read_record(path, allow_truncated=True)
+    for _n, d in record.decisions:
+        s = apply_action(s, decision_from_proto(d, s.rules.geometry).action)
+    assert [x.total for x in m.result.seats] == list(result(s).totals)
+    assert verify_record(record).ok
+
+
+def test_a_line_cut_mid_write_is_noted_and_the_rest_is_kept(tmp_path: Path) -> None:
+    path = engine_record(tmp_path, "medina-v1-2p", 2, 4, stop_after=12)
+    lines = _cut_outcome(path)
+    # Drop the referee's ABORTED incident and cut the 12th decision in half.
+    assert '"incident"' in lines[-1] and lines[-2].startswith('{"decision"')
+    path.write_text("".join(lines[:-2]) + lines[-2][: len(lines[-2]) // 2])
+    m = inspect(path)
+    assert m.state is StoredState.INTERRUPTED
+    assert "cut off mid-write" in m.note
+    assert m.decisions == 11  # the half-written 12th decision is not counted
+    report = verify_record(read_record(path, allow_truncated=True))
+    assert report.ok and report.decisions == 11, report.summary()
+
+
+def test_an_empty_record_is_a_match_that_never_started(tmp_path: Path) -> None:
+    (tmp_path / "abc.jsonl").write_bytes(b"")
+    m = inspect(tmp_path / "abc.jsonl")
+    assert m.state is StoredState.INTERRUPTED and m.header is None and m.result is None
+    assert "before the match started" in m.note
+
+
+def test_garbage_is_listed_as_unreadable_not_raised(tmp_path: Path) -> None:
+    (tmp_path / "junk.jsonl").write_bytes(b"\x00\xff not a record\n")
+    (tmp_path / "notes.txt").write_text("ignored: not a record name\n")
+    found = scan(tmp_path)
+    assert [m.match_id for m in found] == ["junk"]
+    assert found[0].state is StoredState.UNREADABLE and "unreadable" in found[0].note
+
+
+def test_scan_is_oldest_first_and_tolerates_a_missing_directory(tmp_path: Path) -> None:
+    assert scan(tmp_path / "nowhere") == []
+    old = engine_record(tmp_path, "medina-v2", 2, 5)
+    new = engine_record(tmp_path, "medina-v2", 2, 6)
+    os.utime(old, (1_000_000, 1_000_000))
+    os.utime(new, (2_000_000, 2_000_000))
+    assert [m.match_id for m in scan(tmp_path)] == [old.stem, new.stem]
