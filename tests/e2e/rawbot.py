@@ -11,6 +11,8 @@ from medina.v1 import arena_pb2, arena_pb2_grpc, game_pb2
 
 #: Chooses a reply for a request; None means "do not answer this request".
 Chooser = Callable[[arena_pb2.DecisionRequest, int], game_pb2.Action | None]
+#: Sees each message first; returning True skips the default handling.
+Hook = Callable[["RawBot", arena_pb2.PlayResponse], bool]
 
 
 def first_legal(request: arena_pb2.DecisionRequest, _attempt: int) -> game_pb2.Action:
@@ -39,10 +41,28 @@ class RawBot:
     ended: arena_pb2.MatchEnded | None = None
     #: Stop reading (simulating a vanished bot) after this many requests; -1 never.
     leave_after_requests: int = -1
+    hook: Hook | None = None
+    #: What the bot sends; ``send`` puts messages here.
+    outgoing: asyncio.Queue[arena_pb2.PlayRequest | None] = field(default_factory=asyncio.Queue)
+    #: The gRPC status the stream ended with (None: ended by MatchEnded or by leaving).
+    status: grpc.StatusCode | None = None
+    details: str = ""
+    #: Keep a failing status in ``status``/``details`` instead of raising it from ``play``.
+    keep_status: bool = False
+
+    def send(self, message: arena_pb2.PlayRequest) -> None:
+        """Queue a message for the server."""
+        self.outgoing.put_nowait(message)
+
+    def reply(self, request_id: int, action: game_pb2.Action) -> None:
+        """Queue a Reply."""
+        self.send(
+            arena_pb2.PlayRequest(reply=arena_pb2.Reply(request_id=request_id, action=action))
+        )
 
     async def play(self) -> None:
         """Handshake and play until MatchEnded, or until ``leave_after_requests``."""
-        outgoing: asyncio.Queue[arena_pb2.PlayRequest | None] = asyncio.Queue()
+        outgoing = self.outgoing = asyncio.Queue()
 
         async def requests() -> AsyncIterator[arena_pb2.PlayRequest]:
             while (message := await outgoing.get()) is not None:
@@ -57,33 +77,48 @@ class RawBot:
         )
         outgoing.put_nowait(arena_pb2.PlayRequest(hello=hello))
         attempts: dict[int, int] = {}
-        requests_seen = 0
         async with grpc.aio.insecure_channel(self.address) as channel:
             call = arena_pb2_grpc.ArenaServiceStub(channel).Play(requests())
-            async for message in call:
-                self.received.append(message)
-                kind = message.WhichOneof("message")
-                if kind == "welcome":
-                    self.welcome = message.welcome
-                    self.welcomed.set()
-                    self.resume_token = message.welcome.resume_token
-                elif kind == "ended":
-                    self.ended = message.ended
-                    break
-                elif kind in ("request", "rejected"):
-                    request = message.request if kind == "request" else self._last_request()
-                    if kind == "request":
-                        requests_seen += 1
-                        if requests_seen == self.leave_after_requests:
-                            call.cancel()
-                            return
-                    rid = request.request_id
-                    attempts[rid] = attempts.get(rid, 0) + 1
-                    action = self.chooser(request, attempts[rid] - 1)
-                    if action is not None:
-                        reply = arena_pb2.Reply(request_id=rid, action=action)
-                        outgoing.put_nowait(arena_pb2.PlayRequest(reply=reply))
-            outgoing.put_nowait(None)
+            try:
+                await self._read(call, attempts)
+            except grpc.aio.AioRpcError as exc:
+                self.status = exc.code()
+                self.details = exc.details() or ""
+                if not self.keep_status:
+                    raise
+            finally:
+                outgoing.put_nowait(None)
+
+    async def _read(
+        self,
+        call: grpc.aio.StreamStreamCall[arena_pb2.PlayRequest, arena_pb2.PlayResponse],
+        attempts: dict[int, int],
+    ) -> None:
+        requests_seen = 0
+        async for message in call:
+            self.received.append(message)
+            if self.hook is not None and self.hook(self, message):
+                continue
+            kind = message.WhichOneof("message")
+            if kind == "welcome":
+                self.welcome = message.welcome
+                self.welcomed.set()
+                self.resume_token = message.welcome.resume_token
+            elif kind == "ended":
+                self.ended = message.ended
+                break
+            elif kind in ("request", "rejected"):
+                request = message.request if kind == "request" else self._last_request()
+                if kind == "request":
+                    requests_seen += 1
+                    if requests_seen == self.leave_after_requests:
+                        call.cancel()
+                        return
+                rid = request.request_id
+                attempts[rid] = attempts.get(rid, 0) + 1
+                action = self.chooser(request, attempts[rid] - 1)
+                if action is not None:
+                    self.reply(rid, action)
 
     def _last_request(self) -> arena_pb2.DecisionRequest:
         for message in reversed(self.received):

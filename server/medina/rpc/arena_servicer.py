@@ -8,6 +8,7 @@ import time
 from collections.abc import AsyncIterator
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from medina.engine import observe
 from medina.referee.seat import ConnectionSignal
@@ -117,6 +118,10 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             )
         except StopAsyncIteration:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "stream closed before Hello")
+        except DecodeError as exc:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"the first message is not a PlayRequest: {exc}"
+            )
         if not first.HasField("hello"):
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, "the first message of a stream must be Hello"
@@ -185,6 +190,12 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
                         f"bursts of {self.limits.unsolicited_burst})",
                     )
                     return
+        except DecodeError as exc:
+            conn.crashed = True
+            conn.status = (
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"a message from the bot is not a PlayRequest: {exc}",
+            )
         except grpc.aio.AioRpcError:
             conn.crashed = True
         except asyncio.CancelledError:
