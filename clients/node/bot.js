@@ -1,0 +1,494 @@
+#!/usr/bin/env node
+'use strict';
+/**
+ * A Medina Arena bot for Node.js: plays one seat of one match over gRPC.
+ *
+ *   node bot.js --server HOST:PORT --token TOKEN [--name N] [--seed S]
+ *
+ * The .proto files are loaded at run time from the repository's proto/ directory, so there
+ * is no generated code. This file is the plumbing (handshake, replies, retries after a
+ * refusal, reconnects with the resume token); the play itself is in strategy.js.
+ * See README.md beside this file and docs/protocol.md for the message flow.
+ */
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { parseArgs } = require('node:util');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+
+const PROG = 'medina-node-bot';
+const PROTOCOL_VERSION = 1;
+const DEFAULT_PROTO_DIR = path.resolve(__dirname, '..', '..', 'proto');
+const DEFAULT_STRATEGY = path.join(__dirname, 'strategy.js');
+/** Reconnect attempts after a break (the server keeps a seat 15 s by default). */
+const RECONNECT_ATTEMPTS = 8;
+const FIRST_BACKOFF_MS = 50;
+const MAX_BACKOFF_MS = 1000;
+/** A server that accepted the stream but sends no Welcome is given up on after this. */
+const HANDSHAKE_TIMEOUT_MS = 30000;
+/** Statuses that end a handshake for a reason retrying cannot fix (as in the Python SDK). */
+const HANDSHAKE_CODES = new Set([
+  grpc.status.UNAUTHENTICATED,
+  grpc.status.FAILED_PRECONDITION,
+  grpc.status.ALREADY_EXISTS,
+  grpc.status.INVALID_ARGUMENT,
+  grpc.status.PERMISSION_DENIED,
+  grpc.status.NOT_FOUND,
+  grpc.status.UNIMPLEMENTED,
+]);
+
+const USAGE = `usage: node bot.js --server HOST:PORT --token TOKEN [options]
+
+Plays one seat of a Medina Arena match with the strategy in strategy.js.
+
+options:
+  --server HOST:PORT   the arena server (env MEDINA_SERVER)
+  --token TOKEN        the seat token from the organiser (env MEDINA_TOKEN)
+  --name NAME          bot name shown in results (default: the strategy's name)
+  --seed S             seed of the strategy's randomness, an integer (default 0)
+  --strategy FILE      a module exporting createStrategy (default: strategy.js here)
+  --proto-dir DIR      directory holding medina/v1/*.proto (env MEDINA_PROTO_DIR;
+                       default: the repository's proto/)
+  --tls-ca FILE        CA certificate (PEM) to verify the server; turns TLS on
+  --tls-cert FILE      client certificate (PEM) for mutual TLS (needs --tls-key)
+  --tls-key FILE       client private key (PEM) for mutual TLS (needs --tls-cert)
+  --quiet              no result line
+  -h, --help           this help
+
+Exit status: 0 when the match ended, 1 when the server refused the handshake or the
+connection was lost for good, 2 for bad options.`;
+
+/** A problem with the command line or the files it names: exit status 2. */
+class UsageError extends Error {}
+/** The server refused the handshake (bad token, seat taken, match over): not retried. */
+class HandshakeRefused extends Error {}
+/** The stream failed or closed before MatchEnded: retried with the resume token. */
+class ConnectionLost extends Error {}
+/** The server sent something this bot cannot follow (no Welcome first): not retried. */
+class ProtocolError extends Error {}
+
+function log(message) {
+  process.stderr.write(`${PROG}: ${message}\n`);
+}
+
+/** Command line and environment -> options; UsageError names the bad option. */
+function parseOptions(argv, env) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        server: { type: 'string' },
+        token: { type: 'string' },
+        name: { type: 'string' },
+        seed: { type: 'string' },
+        strategy: { type: 'string' },
+        'proto-dir': { type: 'string' },
+        'tls-ca': { type: 'string' },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
+        quiet: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }).values;
+  } catch (err) {
+    throw new UsageError(err.message);
+  }
+  if (parsed.help) {
+    return { help: true };
+  }
+  const server = parsed.server || env.MEDINA_SERVER;
+  const token = parsed.token || env.MEDINA_TOKEN;
+  if (!server || !token) {
+    throw new UsageError('--server and --token are required (or MEDINA_SERVER / MEDINA_TOKEN)');
+  }
+  const seedText = parsed.seed === undefined ? '0' : parsed.seed.trim();
+  if (!/^-?\d+$/.test(seedText)) {
+    throw new UsageError(`--seed must be an integer, got '${parsed.seed}'`);
+  }
+  if (Boolean(parsed['tls-cert']) !== Boolean(parsed['tls-key'])) {
+    throw new UsageError('mutual TLS needs both --tls-cert and --tls-key');
+  }
+  return {
+    help: false,
+    server,
+    token,
+    name: parsed.name,
+    seed: BigInt(seedText),
+    strategy: path.resolve(parsed.strategy || DEFAULT_STRATEGY),
+    protoDir: path.resolve(parsed['proto-dir'] || env.MEDINA_PROTO_DIR || DEFAULT_PROTO_DIR),
+    tlsCa: parsed['tls-ca'],
+    tlsCert: parsed['tls-cert'],
+    tlsKey: parsed['tls-key'],
+    quiet: Boolean(parsed.quiet),
+  };
+}
+
+/** The ArenaService client constructor, from medina/v1/arena.proto under `protoDir`. */
+function loadArenaService(protoDir) {
+  const file = path.join(protoDir, 'medina', 'v1', 'arena.proto');
+  if (!fs.existsSync(file)) {
+    throw new UsageError(
+      `no medina/v1/arena.proto under ${protoDir} (set --proto-dir or MEDINA_PROTO_DIR)`,
+    );
+  }
+  const definition = protoLoader.loadSync(file, {
+    includeDirs: [protoDir],
+    keepCase: true, // field names as in the .proto files and docs/protocol.md
+    longs: String, // uint64 request ids stay exact
+    enums: String, // enum names, readable in logs; echoed back as they came
+    defaults: true,
+    oneofs: true, // PlayResponse.message names the kind of each server message
+  });
+  return grpc.loadPackageDefinition(definition).medina.v1.ArenaService;
+}
+
+function readPem(option, file) {
+  if (!file) {
+    return null;
+  }
+  try {
+    return fs.readFileSync(file);
+  } catch (err) {
+    throw new UsageError(`cannot read ${option} ${file}: ${err.code || err.message}`);
+  }
+}
+
+/** TLS credentials when any --tls-* option is given (mutual with a client pair), else plaintext. */
+function channelCredentials(options) {
+  if (!options.tlsCa && !options.tlsCert) {
+    return grpc.credentials.createInsecure();
+  }
+  return grpc.credentials.createSsl(
+    readPem('--tls-ca', options.tlsCa),
+    readPem('--tls-key', options.tlsKey),
+    readPem('--tls-cert', options.tlsCert),
+  );
+}
+
+function loadStrategy(options) {
+  let module;
+  try {
+    module = require(options.strategy);
+  } catch (err) {
+    throw new UsageError(`cannot load the strategy ${options.strategy}: ${err.message}`);
+  }
+  if (typeof module.createStrategy !== 'function') {
+    throw new UsageError(`the strategy ${options.strategy} does not export createStrategy`);
+  }
+  const strategy = module.createStrategy({ seed: options.seed });
+  if (!strategy || typeof strategy.choose !== 'function') {
+    throw new UsageError(`createStrategy of ${options.strategy} returned no choose(turn)`);
+  }
+  return strategy;
+}
+
+/** Every action a LegalActions message lists, in message order, tea last. */
+function legalActions(legal) {
+  const out = [];
+  if (!legal) {
+    return out;
+  }
+  for (const group of legal.placements) {
+    // A building carries its colour; every other kind is sent without one.
+    const building = group.kind === 'ACTION_KIND_BUILDING';
+    const colour = building ? group.colour : 'PALACE_COLOUR_UNSPECIFIED';
+    for (const square of group.squares) {
+      out.push({ kind: group.kind, square, colour });
+    }
+  }
+  if (legal.tea) {
+    out.push({ kind: 'ACTION_KIND_TEA', square: 0, colour: 'PALACE_COLOUR_UNSPECIFIED' });
+  }
+  return out;
+}
+
+function actionKey(action) {
+  return `${action.kind}/${action.square || 0}/${action.colour || 'PALACE_COLOUR_UNSPECIFIED'}`;
+}
+
+function describeAction(action) {
+  if (action.kind === 'ACTION_KIND_TEA') {
+    return action.kind;
+  }
+  const colour = action.kind === 'ACTION_KIND_BUILDING' ? ` (${action.colour})` : '';
+  return `${action.kind} on ${action.square}${colour}`;
+}
+
+/** The error a stream's final status means: every end before MatchEnded is one. */
+function streamEndError(status, gotWelcome, address) {
+  const code = grpc.status[status.code];
+  if (status.code === grpc.status.OK) {
+    return new ConnectionLost('the server closed the stream before the match ended');
+  }
+  if (!gotWelcome && HANDSHAKE_CODES.has(status.code)) {
+    return new HandshakeRefused(`the server refused the handshake (${code}): ${status.details}`);
+  }
+  return new ConnectionLost(`stream to ${address} failed (${code}): ${status.details}`);
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms)); // backoff: waiting is the point
+}
+
+/** One seat's play, kept across reconnects: the resume token and the open request. */
+class Session {
+  constructor(options, strategy, ArenaService) {
+    this.options = options;
+    this.strategy = strategy;
+    this.ArenaService = ArenaService;
+    this.credentials = channelCredentials(options);
+    this.name = options.name || strategy.name || 'node-bot';
+    this.version = String(strategy.version || '1');
+    this.resumeToken = '';
+    this.welcome = null;
+    this.welcomed = false; // a Welcome arrived since the last break
+    this.open = null; // { request, excluded, sent } of the request being answered
+  }
+
+  /**
+   * Plays to the end and returns MatchEnded. A break before it is retried with the resume
+   * token, with backoff, up to RECONNECT_ATTEMPTS times from each break (as is a server
+   * not listening yet); a refused handshake is thrown at once.
+   */
+  async play() {
+    let failures = 0;
+    let delay = FIRST_BACKOFF_MS;
+    for (;;) {
+      try {
+        return await this.connect();
+      } catch (err) {
+        if (!(err instanceof ConnectionLost)) {
+          throw err;
+        }
+        if (this.welcomed) {
+          // The last attempt got in: a fresh break gets a fresh budget.
+          this.welcomed = false;
+          failures = 0;
+          delay = FIRST_BACKOFF_MS;
+        }
+        failures += 1;
+        if (failures > RECONNECT_ATTEMPTS) {
+          const tries = `gave up after ${RECONNECT_ATTEMPTS} reconnects`;
+          throw new ConnectionLost(`${err.message} (${tries})`);
+        }
+        log(`${err.message}; reconnecting in ${delay} ms (${failures} of ${RECONNECT_ATTEMPTS})`);
+        await sleep(delay);
+        delay = Math.min(delay * 2, MAX_BACKOFF_MS);
+      }
+    }
+  }
+
+  /** One stream: handshake, then serve it until MatchEnded (resolved) or a break (rejected). */
+  connect() {
+    const address = this.options.server;
+    // A channel of its own per attempt, so a broken connection's backoff state is not shared.
+    const client = new this.ArenaService(address, this.credentials, {
+      'grpc.use_local_subchannel_pool': 1,
+    });
+    return new Promise((resolve, reject) => {
+      const call = client.Play();
+      let gotWelcome = false;
+      let done = false;
+      const timer = setTimeout(() => {
+        const seconds = HANDSHAKE_TIMEOUT_MS / 1000;
+        finish(new ConnectionLost(`no Welcome from ${address} within ${seconds} s`));
+      }, HANDSHAKE_TIMEOUT_MS);
+      const finish = (err, ended) => {
+        if (done) {
+          return;
+        }
+        done = true;
+        clearTimeout(timer);
+        if (err) {
+          call.cancel();
+        } else {
+          call.end();
+        }
+        client.close();
+        if (err) {
+          reject(err);
+        } else {
+          resolve(ended);
+        }
+      };
+      const send = (message) => call.write(message);
+
+      call.on('data', (message) => {
+        if (done) {
+          return;
+        }
+        try {
+          if (!gotWelcome) {
+            if (message.message !== 'welcome') {
+              throw new ProtocolError(`expected Welcome from ${address}, got ${message.message}`);
+            }
+            gotWelcome = true;
+            clearTimeout(timer);
+            this.onWelcome(message.welcome);
+            return;
+          }
+          const ended = this.onMessage(message, send);
+          if (ended) {
+            finish(null, ended);
+          }
+        } catch (err) {
+          finish(err);
+        }
+      });
+      // Every failure also arrives as 'status', handled there; this keeps it from being thrown.
+      call.on('error', () => {});
+      // 'status' comes exactly once, after every message the server sent.
+      call.on('status', (status) => finish(streamEndError(status, gotWelcome, address)));
+      send({
+        hello: {
+          protocol_version: PROTOCOL_VERSION,
+          bot_name: this.name,
+          bot_version: this.version,
+          token: this.options.token,
+          resume_token: this.resumeToken,
+        },
+      });
+    });
+  }
+
+  onWelcome(welcome) {
+    this.welcome = welcome;
+    this.welcomed = true;
+    this.resumeToken = welcome.resume_token || this.resumeToken;
+    this.open = null; // after a reconnect the server sends the open request again
+  }
+
+  /** Handles one message after Welcome; returns the MatchEnded that ends the match. */
+  onMessage(message, send) {
+    switch (message.message) {
+      case 'request':
+        this.open = { request: message.request, excluded: [], sent: null };
+        this.answer(send);
+        return null;
+      case 'rejected':
+        this.onRejected(message.rejected, send);
+        return null;
+      case 'notice': {
+        const n = message.notice;
+        log(`notice ${n.code} (request ${n.request_id}): ${n.message}`);
+        return null;
+      }
+      case 'update':
+        return null; // other seats' moves: this strategy does not track them
+      case 'ended':
+        return message.ended;
+      default:
+        log(`ignoring a server message of unknown kind ${message.message}`);
+        return null;
+    }
+  }
+
+  onRejected(rejected, send) {
+    const open = this.open;
+    if (!open || open.request.request_id !== rejected.request_id) {
+      log(`rejection of request ${rejected.request_id}, which is not open: ${rejected.message}`);
+      return;
+    }
+    log(
+      `request ${rejected.request_id}: ${describeAction(open.sent)} refused ` +
+        `(${rejected.rule || rejected.code}: ${rejected.message}); choosing again`,
+    );
+    open.excluded.push(open.sent);
+    if (rejected.clock) {
+      open.request = { ...open.request, clock: rejected.clock };
+    }
+    this.answer(send);
+  }
+
+  /** Asks the strategy for the open request and sends the reply. */
+  answer(send) {
+    const open = this.open;
+    const request = open.request;
+    const refused = new Set(open.excluded.map(actionKey));
+    const all = legalActions(request.legal);
+    let legal = all.filter((a) => !refused.has(actionKey(a)));
+    if (legal.length === 0 && all.length > 0) {
+      log(`every listed action of request ${request.request_id} was refused; offering all again`);
+      legal = all;
+    }
+    const action = this.strategy.choose({
+      legal,
+      excluded: open.excluded.slice(),
+      seat: this.welcome.seat,
+      requestId: request.request_id,
+      observation: request.observation,
+      clock: request.clock,
+      welcome: this.welcome,
+    });
+    if (action === null || action === undefined) {
+      log(`the strategy chose nothing for request ${request.request_id}; the referee will play it`);
+      return;
+    }
+    if (typeof action !== 'object' || action.kind === undefined) {
+      throw new TypeError(`the strategy returned ${JSON.stringify(action)}, not an action`);
+    }
+    open.sent = action;
+    send({ reply: { request_id: request.request_id, action } });
+  }
+}
+
+function resultLine(ended, seat) {
+  const seats = ended.result.seats;
+  const mine = seats.filter((s) => s.seat === seat);
+  const shown = (mine.length ? mine : seats).map((s) => {
+    const how = s.termination === 'TERMINATION_NORMAL' ? '' : `, ${s.termination}`;
+    return `seat ${s.seat + 1} ${s.name}: ${s.total} (rank ${s.rank} of ${seats.length}${how})`;
+  });
+  return `match over: ${shown.join(', ')}`;
+}
+
+async function main(argv, env) {
+  let options;
+  let session;
+  try {
+    options = parseOptions(argv, env);
+    if (options.help) {
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    }
+    const ArenaService = loadArenaService(options.protoDir);
+    session = new Session(options, loadStrategy(options), ArenaService);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      log(err.message);
+      process.stderr.write(`${USAGE.split('\n')[0]}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  try {
+    const ended = await session.play();
+    if (!options.quiet) {
+      process.stdout.write(`${resultLine(ended, session.welcome ? session.welcome.seat : -1)}\n`);
+    }
+    return 0;
+  } catch (err) {
+    const expected = [HandshakeRefused, ConnectionLost, ProtocolError];
+    if (expected.some((kind) => err instanceof kind)) {
+      log(err.message);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2), process.env).then(
+    (code) => process.exit(code),
+    (err) => {
+      log(`crashed: ${err && err.stack ? err.stack : err}`);
+      process.exit(1);
+    },
+  );
+}
+
+module.exports = { legalActions, parseOptions, main };
