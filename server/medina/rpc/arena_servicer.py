@@ -189,6 +189,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
                         f"beyond the limit ({self.limits.unsolicited_per_second:g} per second, "
                         f"bursts of {self.limits.unsolicited_burst})",
                     )
+                    log.warning("seat %d: stream closed for flooding", grpc_seat.seat + 1)
                     return
         except DecodeError as exc:
             conn.crashed = True
