@@ -26,7 +26,7 @@ from medina.referee.outcome import MatchOutcome, Termination
 from medina.rpc.host import HostedMatch
 from medina.rpc.limits import Limits
 from medina.rpc.server import RunningServer, ServerConfig, start_server
-from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, game_pb2
+from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, game_pb2, record_pb2
 
 from .rawbot import RawBot, first_legal
 
