@@ -1,0 +1,157 @@
+"""No hidden supply leaks: every message sent to every seat and every spectator, in full
+matches of each ruleset and player count, is searched for a supply of another player that
+was not revealed before (RULES.md section 9)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from google.protobuf.message import Message
+from medina.engine import CONFIGURATIONS
+from medina.referee.config import MatchSettings
+from medina.rpc.server import ServerConfig, start_server
+from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, game_pb2
+
+from .rawbot import RawBot
+
+REVEALED = game_pb2.EVENT_KIND_SUPPLY_REVEALED
+
+
+def supplies(msg: Message, path: str = "") -> Iterator[tuple[str, Message, Message]]:
+    """Every Supply inside ``msg``: (path, the message holding it, the supply)."""
+    for field, value in msg.ListFields():
+        if field.message_type is None:
+            continue
+        items = value if field.is_repeated else [value]
+        for i, item in enumerate(items):
+            where = f"{path}.{field.name}" + (f"[{i}]" if field.is_repeated else "")
+            if isinstance(item, game_pb2.Supply):
+                yield where, msg, item
+            elif isinstance(item, Message):
+                yield from supplies(item, where)
+
+
+def events_in(msg: Message) -> Iterator[game_pb2.Event]:
+    for field, value in msg.ListFields():
+        if field.message_type is None:
+            continue
+        items = value if field.is_repeated else [value]
+        for item in items:
+            if isinstance(item, game_pb2.Event):
+                yield item
+            elif isinstance(item, Message):
+                yield from events_in(item)
+
+
+class LeakChecker:
+    """Follows one viewer's message stream; ``check`` returns the leaks in one message."""
+
+    def __init__(self, viewer: int) -> None:
+        self.viewer = viewer  # -1 for a spectator
+        self.revealed: set[int] = set()  # seats whose SUPPLY_REVEALED event this viewer saw
+
+    def check(self, message: Message) -> list[str]:
+        for event in events_in(message):
+            if event.kind == REVEALED:
+                self.revealed.add(event.seat)
+        leaks = []
+        for where, holder, _supply in supplies(message):
+            if isinstance(holder, game_pb2.SeatView):
+                owner = holder.seat
+                if owner == self.viewer:
+                    continue
+                if holder.revealed and owner in self.revealed:
+                    continue
+                leaks.append(f"{where}: seat {owner}'s supply shown to viewer {self.viewer}")
+            elif isinstance(holder, game_pb2.Event) and holder.kind == REVEALED:
+                continue  # the reveal itself is public
+            else:
+                leaks.append(f"{where}: a supply in a {type(holder).__name__}")
+        return leaks
+
+
+def random_chooser(seed: int) -> object:
+    rng = random.Random(seed)
+
+    def choose(request: arena_pb2.DecisionRequest, _attempt: int) -> game_pb2.Action:
+        options = [
+            game_pb2.Action(kind=p.kind, square=sq, colour=p.colour)
+            for p in request.legal.placements
+            for sq in p.squares
+        ]
+        if request.legal.tea:
+            options.append(game_pb2.Action(kind=game_pb2.ACTION_KIND_TEA))
+        return rng.choice(options)
+
+    return choose
+
+
+@pytest.mark.parametrize(("ruleset", "players"), CONFIGURATIONS)
+def test_no_message_shows_a_hidden_supply(tmp_path: Path, ruleset: str, players: int) -> None:
+    async def main() -> tuple[list[RawBot], list[admin_pb2.WatchResponse]]:
+        running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
+        try:
+            hosted = running.arena.create(MatchSettings(ruleset, players, 31))
+            watched: list[admin_pb2.WatchResponse] = []
+
+            async def watch() -> None:
+                async with grpc.aio.insecure_channel(running.address) as channel:
+                    stub = admin_pb2_grpc.SpectatorServiceStub(channel)
+                    async for m in stub.Watch(admin_pb2.WatchRequest(match_id=hosted.match_id)):
+                        watched.append(m)
+
+            spectator = asyncio.create_task(watch())
+            bots = [
+                RawBot(running.address, t, chooser=random_chooser(i))  # type: ignore[arg-type]
+                for i, t in enumerate(hosted.tokens)
+            ]
+            await asyncio.gather(*(b.play() for b in bots))
+            await spectator
+            return bots, watched
+        finally:
+            await running.stop(1)
+
+    bots, watched = asyncio.run(asyncio.wait_for(main(), 120))
+    reveals = 0
+    for seat, bot in enumerate(bots):
+        checker = LeakChecker(seat)
+        assert bot.ended is not None
+        for n, message in enumerate(bot.received):
+            leaks = checker.check(message)
+            assert not leaks, f"message {n} to seat {seat}: {leaks}"
+        own = [s for _w, holder, s in supplies(bot.received[0]) if holder.seat == seat]  # type: ignore[attr-defined]
+        assert len(own) == 1  # the checker does see supplies: the viewer's own
+        reveals += len(checker.revealed)
+    spectator = LeakChecker(-1)
+    assert watched and watched[-1].HasField("result")
+    for n, response in enumerate(watched):
+        leaks = spectator.check(response)
+        assert not leaks, f"spectator message {n}: {leaks}"
+    if ruleset == "medina-v1-2p":
+        assert reveals, "this game never exercised the running-low reveal"
+
+
+def test_the_checker_catches_a_leak() -> None:
+    seat_view = game_pb2.SeatView(seat=1, supply=game_pb2.Supply(stables=3))
+    observation = game_pb2.Observation(viewer=0, seats=[game_pb2.SeatView(seat=0), seat_view])
+    message = arena_pb2.PlayResponse(request=arena_pb2.DecisionRequest(observation=observation))
+    assert LeakChecker(0).check(message) == [
+        ".request.observation.seats[1].supply: seat 1's supply shown to viewer 0"
+    ]
+    # Marked revealed but never announced: still a leak.
+    seat_view.revealed = True
+    message.request.observation.seats[1].CopyFrom(seat_view)
+    assert len(LeakChecker(0).check(message)) == 1
+    reveal = game_pb2.Event(kind=REVEALED, seat=1, supply=game_pb2.Supply(stables=3))
+    message.request.observation.events.append(reveal)
+    assert LeakChecker(0).check(message) == []
+    assert LeakChecker(-1).check(message) == []
+    stray = arena_pb2.PlayResponse(
+        update=game_pb2.Update(events=[game_pb2.Event(kind=2, supply=game_pb2.Supply())])  # type: ignore[arg-type]
+    )
+    assert LeakChecker(0).check(stray) == [".update.events[0].supply: a supply in a Event"]
