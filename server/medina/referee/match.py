@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from enum import IntEnum
 
@@ -52,6 +52,10 @@ log = logging.getLogger("medina.referee")
 
 WRITER = "medina-arena 0.1.0"
 
+#: An extra referee rule for drills (``medina-arena check-bot``): given the seat, the request
+#: id and a legal action it sent, a Rejection refuses the reply anyway; None accepts it.
+Judge = Callable[[int, int, Action], Rejection | None]
+
 
 class MatchPhase(IntEnum):
     """Lifecycle of a match. Values match the protobuf enum ``MatchState``."""
@@ -78,6 +82,8 @@ class Match:
 
     Seats (and the transport behind them) report through ``submit``; the match
     never blocks on a seat: every wait has a deadline from the clock.
+    ``opening`` (actions the referee plays first) and ``judge`` (drill refusals) serve
+    ``medina-arena check-bot``; both are off by default.
     """
 
     def __init__(
@@ -89,6 +95,8 @@ class Match:
         *,
         connected: Sequence[bool] | None = None,
         writer: str = WRITER,
+        opening: Sequence[Action] = (),
+        judge: Judge | None = None,
     ) -> None:
         n = settings.players
         if len(seats) != n:
@@ -101,6 +109,13 @@ class Match:
         self.state: GameState = new_game(
             settings.ruleset, n, settings.seed, start_seat=settings.start_seat
         )
+        # A scripted opening (check-bot) is played by the referee once the seats are in;
+        # an illegal one is refused here (IllegalActionError), not mid-match.
+        self._opening = tuple(opening)
+        scripted = self.state
+        for action in self._opening:
+            scripted = apply_action(scripted, action)
+        self._judge = judge
         self.phase = MatchPhase.WAITING
         self.connected = list(connected) if connected is not None else [False] * n
         self._ever_connected = list(self.connected)  # a later connection is a reconnection
@@ -194,6 +209,12 @@ class Match:
     def _start(self) -> None:
         """Write the header, then who connected and who forfeited while waiting."""
         self._write_header()
+        for action in self._opening:  # recorded as the referee's own, so the record replays
+            s = self.state
+            self.sink.decision(
+                DecisionEntry(s.decisions, s.to_move, 0, action, 0, (), DecisionSource.FALLBACK)
+            )
+            self.state = apply_action(s, action)
         self.phase = MatchPhase.RUNNING
         for seat in range(self.settings.players):
             if self.connected[seat]:
@@ -307,7 +328,9 @@ class Match:
                 return self._timeout(seat, rid, sent_at, rejections, Termination.TIMEOUT)
             if isinstance(signal, ReplySignal) and signal.seat == seat and signal.request_id == rid:
                 action = signal.action
-                if action is not None and is_legal(self.state, action):
+                rejection = self._judge_reply(seat, rid, action, signal.error)
+                if rejection is None:
+                    assert action is not None  # a reply without an action is always refused
                     self.reply_seconds.append(signal.received_at - sent_at)
                     used = max(0, int((signal.received_at - sent_at) * 1000))
                     clock.charge(used)
@@ -316,7 +339,6 @@ class Match:
                     return DecisionEntry(
                         s.decisions, seat, rid, action, used, tuple(rejections), DecisionSource.BOT
                     )
-                rejection = self._rejection(action, signal.error)
                 rejections.append(rejection)
                 left = self.settings.policies.max_rejections - len(rejections)
                 if left < 0:
@@ -339,6 +361,14 @@ class Match:
                 )
             elif self.forfeits[seat] is not None:
                 return self._settle_forfeit(seat, rid, sent_at, rejections)
+
+    def _judge_reply(
+        self, seat: int, rid: int, action: Action | None, error: str
+    ) -> Rejection | None:
+        """None when the reply is accepted, else why it is refused."""
+        if action is None or not is_legal(self.state, action):
+            return self._rejection(action, error)
+        return None if self._judge is None else self._judge(seat, rid, action)
 
     def _rejection(self, action: Action | None, error: str) -> Rejection:
         if action is None:
@@ -536,4 +566,4 @@ class Match:
         self._observers.clear()
 
 
-__all__ = ["Match", "MatchPhase", "utc_now"]
+__all__ = ["Judge", "Match", "MatchPhase", "utc_now"]

@@ -5,16 +5,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from medina.engine import get_ruleset
+from medina.engine import Action, get_ruleset
 from medina.records import catalog
 from medina.records.catalog import StoredMatch, StoredState
 from medina.records.writer import RecordWriter
 from medina.referee.config import MatchSettings
-from medina.referee.match import Match, MatchPhase
+from medina.referee.local import LocalSeat, Policy
+from medina.referee.match import Judge, Match, MatchPhase
 from medina.referee.outcome import MatchOutcome
+from medina.referee.seat import Seat
 
 from .grpc_seat import GrpcSeat
 from .tokens import new_token, token_key
@@ -71,22 +74,56 @@ class Arena:
             )
         return found
 
-    def create(self, settings: MatchSettings) -> HostedMatch:
-        """Create and start a match; it waits for its seats to connect."""
+    def create(
+        self,
+        settings: MatchSettings,
+        *,
+        opening: Sequence[Action] = (),
+        judge: Judge | None = None,
+        local: Mapping[int, Policy] | None = None,
+    ) -> HostedMatch:
+        """Create and start a match; it waits for its seats to connect.
+
+        For ``medina-arena check-bot``: ``opening`` and ``judge`` go to the ``Match``;
+        ``local`` seats are played in process by a policy and their tokens open nothing.
+        """
         if not self.accepting:
             raise ArenaClosedError("the server is shutting down and takes no new matches")
         match_id = uuid.uuid4().hex[:16]
         while match_id in self.stored:  # pragma: no cover - 64 random bits
             match_id = uuid.uuid4().hex[:16]
         geometry = get_ruleset(settings.ruleset, settings.players).geometry
+        local = dict(local or {})
+        if not set(local) <= set(range(settings.players)):
+            raise ValueError(f"local seats {sorted(local)} for a {settings.players}-player match")
         writer = RecordWriter(self.records_dir, match_id)
         holder: list[Match] = []
         seats = [
             GrpcSeat(seat, geometry, lambda signal: holder[0].submit(signal))
             for seat in range(settings.players)
         ]
-        match = Match(match_id, settings, seats, writer)
+        players: list[Seat] = list(seats)
+        for seat, policy in local.items():
+            players[seat] = LocalSeat(seat, policy, lambda signal: holder[0].submit(signal))
+        connected = [seat in local for seat in range(settings.players)]
+        try:
+            match = Match(
+                match_id,
+                settings,
+                players,
+                writer,
+                connected=connected,
+                opening=opening,
+                judge=judge,
+            )
+        except ValueError:  # an illegal opening: no match, no record
+            writer.close()
+            writer.path.unlink()
+            raise
         holder.append(match)
+        for player in players:
+            if isinstance(player, LocalSeat):
+                player.state = lambda: match.state
         hosted = HostedMatch(
             match=match,
             seats=seats,
@@ -95,7 +132,8 @@ class Arena:
             record_path=writer.path,
         )
         for seat, token in enumerate(hosted.tokens):
-            self._by_token[token_key(token)] = (hosted, seat)
+            if seat not in local:
+                self._by_token[token_key(token)] = (hosted, seat)
         self.matches[match_id] = hosted
         hosted.task = asyncio.get_running_loop().create_task(self._run(hosted, writer))
         log.info("match %s created: %s, %d players", match_id, settings.ruleset, settings.players)
