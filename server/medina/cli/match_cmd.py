@@ -7,9 +7,8 @@ import asyncio
 import contextlib
 import os
 import shlex
-import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import grpc
 
@@ -19,6 +18,7 @@ from medina.rpc.server import RunningServer, ServerConfig, start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc
 from medina.wire import convert
 
+from .botproc import reap, spawn_bot
 from .errors import CommandError
 from .options import add_match_options, settings_from_args
 from .progress import Progress, scoreboard
@@ -131,7 +131,7 @@ async def _play(args: argparse.Namespace, settings: MatchSettings, address: str,
                 elif message.HasField("result"):
                     result = convert.outcome_from_proto(message.result)
         finally:
-            await _reap(procs)
+            await reap(procs)
         progress.flush()
         print(render(state))
         if result is None:
@@ -150,31 +150,4 @@ async def _spawn(
     argv = shlex.split(command)
     if not argv:
         raise CommandError("empty --bot command")
-    if argv[0] in ("python", "python3"):
-        argv[0] = sys.executable
-    if any("{token}" in a or "{server}" in a for a in argv):
-        argv = [a.replace("{server}", address).replace("{token}", token) for a in argv]
-    else:
-        argv += ["--server", address, "--token", token]
-    env = dict(os.environ, MEDINA_SERVER=address, MEDINA_TOKEN=token)
-    log: IO[bytes] = log_path.open("wb")
-    try:
-        return await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log, env=env
-        )
-    except OSError as exc:
-        raise CommandError(f"cannot start bot {command!r}: {exc.strerror}") from None
-    finally:
-        log.close()
-
-
-async def _reap(procs: list[asyncio.subprocess.Process]) -> None:
-    """Give bots a moment to exit after the match, then stop them."""
-    for proc in procs:
-        try:
-            async with asyncio.timeout(10):
-                await proc.wait()
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
+    return await spawn_bot(argv, address, token, log_path)

@@ -1,0 +1,71 @@
+"""Bot processes for ``match`` and ``check-bot``: command line, start with a log, reaping."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO
+
+from .errors import CommandError
+
+
+def bot_argv(argv: Sequence[str], address: str, token: str) -> list[str]:
+    """The command line of a bot for one seat.
+
+    ``{server}`` and ``{token}`` in the arguments are filled in; without them
+    ``--server ADDRESS --token TOKEN`` is appended. A leading ``python`` or
+    ``python3`` means this interpreter (so bots run in the arena's environment).
+    """
+    out = list(argv)
+    if out and out[0] in ("python", "python3"):
+        out[0] = sys.executable
+    if any("{token}" in a or "{server}" in a for a in out):
+        return [a.replace("{server}", address).replace("{token}", token) for a in out]
+    return [*out, "--server", address, "--token", token]
+
+
+async def spawn_bot(
+    argv: Sequence[str], address: str, token: str, log_path: Path
+) -> asyncio.subprocess.Process:
+    """Start a bot for one seat (see ``bot_argv``); its stdout and stderr go to ``log_path``.
+
+    The environment also carries ``MEDINA_SERVER`` and ``MEDINA_TOKEN``. CommandError
+    when the command is empty or cannot be started.
+    """
+    if not argv:
+        raise CommandError("empty bot command")
+    full = bot_argv(argv, address, token)
+    env = dict(os.environ, MEDINA_SERVER=address, MEDINA_TOKEN=token)
+    log: IO[bytes] = log_path.open("wb")
+    try:
+        return await asyncio.create_subprocess_exec(
+            *full, stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log, env=env
+        )
+    except OSError as exc:
+        raise CommandError(f"cannot start bot {shlex.join(argv)!r}: {exc.strerror}") from None
+    finally:
+        log.close()
+
+
+async def stop_bot(proc: asyncio.subprocess.Process, timeout_s: float) -> bool:
+    """Wait up to ``timeout_s`` for the bot to exit, then kill it; True if it exited by itself."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            await proc.wait()
+        return True
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
+        return False
+
+
+async def reap(procs: Sequence[asyncio.subprocess.Process], timeout_s: float = 10.0) -> None:
+    """Give bots ``timeout_s`` each to exit after the match, then stop them."""
+    for proc in procs:
+        await stop_bot(proc, timeout_s)
