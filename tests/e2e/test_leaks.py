@@ -5,6 +5,7 @@ was not revealed before (RULES.md section 9)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -155,3 +156,38 @@ def test_the_checker_catches_a_leak() -> None:
         update=game_pb2.Update(events=[game_pb2.Event(kind=2, supply=game_pb2.Supply())])  # type: ignore[arg-type]
     )
     assert LeakChecker(0).check(stray) == [".update.events[0].supply: a supply in a Event"]
+
+
+def test_tokens_never_reach_logs_records_or_summaries(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+
+    async def main() -> tuple[list[str], str]:
+        running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
+        try:
+            hosted = running.arena.create(MatchSettings("medina-v2", 3, 5))
+            bots = [RawBot(running.address, t) for t in hosted.tokens]
+            # One bot drops and resumes, so resume tokens are used too.
+            bots[0].leave_after_requests = 2
+            tasks = [asyncio.create_task(b.play()) for b in bots[1:]]
+            await bots[0].play()
+            bots[0].leave_after_requests = -1
+            await bots[0].play()
+            assert bots[0].ended is not None
+            await asyncio.gather(*tasks)
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                listed = await admin_pb2_grpc.MatchServiceStub(channel).ListMatches(
+                    admin_pb2.ListMatchesRequest()
+                )
+            secrets = [*hosted.tokens, *hosted.resume_tokens]
+            return secrets, str(listed) + hosted.record_path.read_text()
+        finally:
+            await running.stop(1)
+
+    secrets, written = asyncio.run(asyncio.wait_for(main(), 60))
+    assert caplog.records, "nothing was logged: the check would be empty"
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    for secret in secrets:
+        assert secret not in logged
+        assert secret not in written
