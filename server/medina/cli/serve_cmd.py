@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,8 @@ from medina.rpc.server import ServerConfig, serve_forever
 
 from .errors import CommandError
 from .options import read_file
+
+log = logging.getLogger("medina.cli")
 
 
 def add_parser(sub: Any) -> None:
@@ -25,6 +29,11 @@ def add_parser(sub: Any) -> None:
         "--organiser-token",
         default=os.environ.get("MEDINA_ORGANISER_TOKEN"),
         help="require this bearer token for organiser calls (env MEDINA_ORGANISER_TOKEN)",
+    )
+    p.add_argument(
+        "--open-admin",
+        action="store_true",
+        help="allow organiser calls without a token on a non-loopback address (unsafe)",
     )
     p.add_argument("--tls-cert", help="server certificate (PEM) to serve TLS")
     p.add_argument("--tls-key", help="server private key (PEM)")
@@ -60,10 +69,32 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: assume it is reachable from outside
+
+
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGTERM/SIGINT."""
     if (args.tls_cert is None) != (args.tls_key is None):
         raise CommandError("--tls-cert and --tls-key go together")
+    if args.tls_client_ca and not args.tls_cert:
+        raise CommandError("--tls-client-ca needs --tls-cert and --tls-key (mutual TLS is TLS)")
+    public = not _loopback(args.host)
+    if public and not args.organiser_token and not args.open_admin:
+        raise CommandError(
+            f"refusing to serve on {args.host} with organiser calls (create, abort) open to "
+            "anyone: set --organiser-token or MEDINA_ORGANISER_TOKEN (or pass --open-admin)"
+        )
+    if public and not args.tls_cert:
+        log.warning(
+            "serving on %s without TLS: tokens travel in clear text (see docs/operations.md)",
+            args.host,
+        )
     try:
         limits = Limits(
             max_message_bytes=args.max_message_bytes,
