@@ -1,4 +1,8 @@
-"""``python -m medina_client --server HOST:PORT --token T --bot random|greedy``."""
+"""``python -m medina_client --server HOST:PORT --token T --bot random|greedy``.
+
+``python -m medina_client stdio [OPTIONS] -- COMMAND ARGS...`` plays with a program that
+speaks JSON lines on stdin/stdout instead (``python -m medina_client stdio --help``).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,8 @@ from .bots import BOTS
 from .connection import channel_credentials
 from .errors import MedinaClientError
 from .runner import play
+from .stdio import FREE_VALUES, glue_values
+from .stdio import main as stdio_main
 
 
 def _read(path: str | None) -> bytes | None:
@@ -20,8 +26,20 @@ def _read(path: str | None) -> bytes | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one example bot for one seat; 0 when the match ended."""
-    p = argparse.ArgumentParser(prog="python -m medina_client", description=__doc__)
+    """Run one example bot for one seat; 0 when the match ended.
+
+    ``stdio`` as the first argument runs the stdio bridge (``medina_client.stdio.main``).
+    """
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["stdio"]:
+        return stdio_main(argv[1:])
+    argv = glue_values(argv, FREE_VALUES)
+    p = argparse.ArgumentParser(
+        prog="python -m medina_client",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--server", default=os.environ.get("MEDINA_SERVER"), help="HOST:PORT")
     p.add_argument("--token", default=os.environ.get("MEDINA_TOKEN"), help="seat token")
     p.add_argument("--bot", choices=sorted(BOTS), default="random", help="which example bot")

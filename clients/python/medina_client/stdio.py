@@ -1,0 +1,514 @@
+"""``python -m medina_client stdio [OPTIONS] -- COMMAND ARGS...``: a bridge that lets a program
+speaking JSON lines on stdin/stdout play one seat (docs/protocol.md, "stdio bots").
+
+The bridge starts the program, connects to the arena, writes every server message to the
+program's stdin as one JSON line (a ``medina.v1.PlayResponse``) and sends each line the
+program writes to its stdout (a ``medina.v1.Action``) as the reply to the oldest
+``request`` or ``rejected`` line not yet answered. Answers are paired with those lines in
+order, so a program must write exactly one line for each of them. The program's stderr
+goes to a log file. Move timeouts are the server's: the bridge never answers for the
+program.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import re
+import sys
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+from medina.v1 import arena_pb2, match_pb2
+
+from . import messages
+from .connection import Connection, channel_credentials
+from .errors import ConnectionLost, MedinaClientError
+from .stdio_lines import LineError, decode_action, encode_line, excerpt
+from .stdio_process import (
+    BotProcess,
+    BotStartError,
+    LogFile,
+    child_environment,
+    describe_status,
+)
+
+log = logging.getLogger("medina_client.stdio")
+
+#: Exit statuses of ``main``.
+EXIT_ENDED, EXIT_ARENA, EXIT_USAGE, EXIT_BOT = 0, 1, 2, 3
+
+#: Interpreters whose script (the next argument that is not an option) names the bot.
+_INTERPRETERS = frozenset(
+    {"node", "nodejs", "deno", "bun", "python", "pypy", "ruby", "perl", "php", "java", "lua"}
+    | {"sh", "bash", "julia", "Rscript", "dotnet", "mono", "racket", "guile", "sbcl"}
+)
+
+
+class BotFailed(MedinaClientError):
+    """The bot program failed: it exited or closed its stdout before the match ended."""
+
+
+@dataclass(frozen=True)
+class BridgeConfig:
+    """How to run one bot program for one seat.
+
+    ``exit_wait_s`` is how long the program has to exit once its stdin is closed (at the
+    end of the match, or when the bridge gives up) before it is terminated. The
+    reconnect settings mean what they mean for ``medina_client.play``.
+    """
+
+    server: str
+    token: str
+    command: tuple[str, ...]
+    log_path: Path
+    name: str
+    version: str = "0"
+    omit_legal_actions: bool = False
+    credentials: grpc.ChannelCredentials | None = None
+    exit_wait_s: float = 2.0
+    reconnect_for_s: float = 10.0
+    first_backoff_s: float = 0.05
+    max_backoff_s: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.command:
+            raise ValueError("command: no bot command given")
+        for field in ("exit_wait_s", "reconnect_for_s", "first_backoff_s", "max_backoff_s"):
+            value = getattr(self, field)
+            if not value > 0:
+                raise ValueError(f"{field} must be positive, not {value!r}")
+
+
+@dataclass(frozen=True)
+class BridgeOutcome:
+    """How a bridged match ended: the result, our seat, and whether the program exited by
+    itself once its stdin was closed (False: it was terminated)."""
+
+    result: match_pb2.MatchResult
+    seat: int
+    bot_exited: bool
+
+
+async def run_bridge(config: BridgeConfig) -> BridgeOutcome:
+    """Start the bot program, play its seat to the end of the match, stop the program.
+
+    Raises BotStartError or BotFailed when the program cannot start or fails before the
+    end (the stream is closed at once: the server's policies take the seat), and the
+    errors of ``medina_client.play`` (HandshakeError, ConnectionLost, ProtocolError).
+    """
+    return await StdioBridge(config).run()
+
+
+class StdioBridge:
+    """One program playing one seat, kept across reconnects. Use ``run`` once."""
+
+    def __init__(self, config: BridgeConfig) -> None:
+        self.config = config
+        #: Ids of the request and rejected lines the program still owes an answer, oldest first.
+        self.pending: deque[int] = deque()
+        self.resume_token = ""
+        self.seat = -1
+        self.welcomed = False  # a Welcome arrived since the reconnect loop last looked
+        self.ended = False
+        self.conn: Connection | None = None
+        self.bot: BotProcess | None = None
+        self._overdue: set[int] = set()  # pending ids the server already moved past
+
+    async def run(self) -> BridgeOutcome:
+        """Play the match (see ``run_bridge``)."""
+        with LogFile(self.config.log_path):
+            bot = await BotProcess.start(
+                self.config.command, self.config.log_path, child_environment(os.environ)
+            )
+            self.bot = bot
+            log.info("started the bot (pid %d): %s", bot.pid, " ".join(self.config.command))
+            reader = asyncio.create_task(self._read_bot(bot))
+            try:
+                result = await self._serve(bot, reader)
+                exited = await bot.stop(self.config.exit_wait_s)
+            except BaseException:
+                await bot.stop(self.config.exit_wait_s)
+                raise
+            finally:
+                reader.cancel()
+                await asyncio.gather(reader, return_exceptions=True)
+            if exited:
+                log.info("the bot exited with %s", describe_status(bot.returncode))
+            else:  # main says so on stderr; the log file keeps it too
+                log.info(
+                    "the bot did not exit within %g s of its stdin closing at the end of the "
+                    "match; terminated it",
+                    self.config.exit_wait_s,
+                )
+            return BridgeOutcome(result, self.seat, exited)
+
+    async def _serve(self, bot: BotProcess, reader: asyncio.Task[None]) -> match_pb2.MatchResult:
+        """Play until MatchEnded; a failing program ends the play (and its stream) at once."""
+        session = asyncio.create_task(self._play(bot))
+        try:
+            await asyncio.wait({session, reader}, return_when=asyncio.FIRST_COMPLETED)
+            if not session.done():
+                reader.result()  # the program's output ended: raises BotFailed
+            return await session
+        finally:
+            session.cancel()  # closes the stream if the session is still running
+            await asyncio.gather(session, return_exceptions=True)
+
+    # -- the server side -------------------------------------------------------------------
+
+    async def _play(self, bot: BotProcess) -> match_pb2.MatchResult:
+        """Streams until MatchEnded, reconnecting with backoff like ``medina_client.play``."""
+        cfg = self.config
+        give_up_at: float | None = None
+        delay = cfg.first_backoff_s
+        while True:
+            try:
+                return await self._stream(bot)
+            except ConnectionLost as exc:
+                now = time.monotonic()
+                if self.welcomed:  # the last attempt got in: a fresh break, a fresh budget
+                    self.welcomed = False
+                    give_up_at, delay = now + cfg.reconnect_for_s, cfg.first_backoff_s
+                elif give_up_at is None:
+                    give_up_at = now + cfg.reconnect_for_s
+                if now + delay > give_up_at:
+                    raise
+                log.warning("%s; reconnecting in %.2f s", exc, delay)
+                await asyncio.sleep(delay)  # backoff: waiting is the point here
+                delay = min(delay * 2, cfg.max_backoff_s)
+
+    async def _stream(self, bot: BotProcess) -> match_pb2.MatchResult:
+        """One stream: handshake, then forward its messages until MatchEnded or a break."""
+        cfg = self.config
+        hello = messages.hello(
+            cfg.token, cfg.name, cfg.version, self.resume_token, cfg.omit_legal_actions
+        )
+        async with Connection(cfg.server, cfg.credentials) as conn:
+            welcome = await conn.handshake(hello)
+            self.welcomed = True
+            self.resume_token = welcome.resume_token or self.resume_token
+            self.seat = welcome.seat
+            log.info("playing seat %d of match %s", welcome.seat + 1, welcome.match_id)
+            self.conn = conn
+            try:
+                bot.send(encode_line(arena_pb2.PlayResponse(welcome=welcome)))
+                async for message in conn.messages():
+                    if self._forward(bot, message):
+                        return message.ended.result
+            finally:
+                self.conn = None
+        raise ConnectionLost("the server closed the stream before the match ended")
+
+    def _forward(self, bot: BotProcess, message: arena_pb2.PlayResponse) -> bool:
+        """Write one server message to the program; True at MatchEnded."""
+        kind = message.WhichOneof("message")
+        if kind is None:
+            log.warning("ignoring a server message of a kind this bridge does not know")
+            return False
+        if kind == "request":
+            request = message.request
+            self._note_overdue(request.request_id, request.clock.strikes)
+            self.pending.append(request.request_id)
+        elif kind == "rejected":
+            rejected = message.rejected
+            log.info(
+                "request %d: the server refused the bot's action (%s): %s",
+                rejected.request_id,
+                rejected.rule or arena_pb2.ErrorCode.Name(rejected.code),
+                rejected.message,
+            )
+            self.pending.append(rejected.request_id)
+        elif kind == "ended":
+            self.ended = True
+            if self.pending:
+                log.warning(
+                    "the match ended while the bot still owed %d answer(s) (requests %s)",
+                    len(self.pending),
+                    ", ".join(str(rid) for rid in self.pending),
+                )
+            self.pending.clear()
+            self._log_result(message.ended.result)
+        bot.send(encode_line(message))
+        return kind == "ended"
+
+    def _note_overdue(self, request_id: int, strikes: int) -> None:
+        """A new request means the server settled every earlier one; say which the program
+        never answered (the server's timeout policy decided them)."""
+        for rid in self.pending:
+            if rid != request_id and rid not in self._overdue:
+                self._overdue.add(rid)
+                log.warning(
+                    "request %d: the bot did not answer before the server moved on (its "
+                    "timeout policy decided for the seat; strikes now %d)",
+                    rid,
+                    strikes,
+                )
+
+    def _log_result(self, result: match_pb2.MatchResult) -> None:
+        for seat in result.seats:
+            if seat.seat == self.seat:
+                how = match_pb2.Termination.Name(seat.termination).removeprefix("TERMINATION_")
+                log.info(
+                    "match over: seat %d scored %d, rank %d, %s%s",
+                    seat.seat + 1,
+                    seat.total,
+                    seat.rank,
+                    how,
+                    f" ({seat.detail})" if seat.detail else "",
+                )
+
+    # -- the program side --------------------------------------------------------------------
+
+    async def _read_bot(self, bot: BotProcess) -> None:
+        """Pair the program's lines with the lines awaiting an answer and send the replies.
+
+        Returns when the program's output ends after the match did; raises BotFailed when
+        it ends before.
+        """
+        number = 0
+        while True:
+            try:
+                line = await bot.readline()
+            except ValueError:
+                number += 1
+                self._answer(number, None)
+                continue
+            if not line:
+                if self.ended:
+                    return
+                raise await self._output_ended(bot)
+            number += 1
+            if line.strip():  # blank lines are tolerated and answer nothing
+                self._answer(number, line)
+
+    def _answer(self, number: int, line: bytes | None) -> None:
+        """Line ``number`` from the program (None: too long to read) answers the oldest line
+        awaiting an answer."""
+        if self.ended:
+            log.debug("line %d from the bot came after the end of the match; ignored", number)
+            return
+        text = "" if line is None else line.decode("utf-8", "replace").strip()
+        if not self.pending:
+            log.warning(
+                "line %d from the bot answers nothing (write one line per request or "
+                "rejected line, and anything else to stderr); ignored: %s",
+                number,
+                excerpt(text),
+            )
+            return
+        rid = self.pending.popleft()
+        try:
+            if line is None:
+                raise LineError("longer than the bridge reads (1 MiB)")
+            action = decode_action(line)
+        except LineError as exc:
+            self._unreadable(number, rid, str(exc))
+            return
+        conn = self.conn
+        if conn is None:
+            log.info(
+                "no stream to the server: the answer to request %d is dropped (the server "
+                "sends the open request again after the reconnect)",
+                rid,
+            )
+            return
+        conn.send(arena_pb2.PlayRequest(reply=arena_pb2.Reply(request_id=rid, action=action)))
+
+    def _unreadable(self, number: int, rid: int, reason: str) -> None:
+        """Say so on the log and to the program; the request stays open for the server."""
+        text = (
+            f"line {number} from the bot is {reason}; nothing was sent for request {rid}: "
+            "it stays open until the server's timeout policy decides it"
+        )
+        log.warning("%s", text)
+        if self.bot is not None:
+            notice = arena_pb2.Notice(
+                code=arena_pb2.ERROR_CODE_PROTOCOL, request_id=rid, message=f"stdio bridge: {text}"
+            )
+            self.bot.send(encode_line(arena_pb2.PlayResponse(notice=notice)))
+
+    async def _output_ended(self, bot: BotProcess) -> BotFailed:
+        """The program's stdout ended before the match: say whether it exited."""
+        status = await bot.wait_exit(self.config.exit_wait_s)
+        where = f"its stderr is in {self.config.log_path}"
+        if status is None:
+            problem = "closed its stdout before the match ended (it is still running; stopping it)"
+        else:
+            problem = f"exited with {describe_status(status)} before the match ended"
+        # INFO: the log file keeps it; the error itself reaches stderr through main
+        log.info("the bot %s; closing the stream (the server's policies take the seat)", problem)
+        return BotFailed(f"the bot {problem}; {where}")
+
+
+# -- command line ---------------------------------------------------------------------------
+
+_EPILOG = """\
+The bot program gets one JSON line per server message on its stdin (a medina.v1.PlayResponse
+in the protobuf JSON mapping) and writes one line to its stdout for each "request" and
+"rejected" line: the JSON mapping of a medina.v1.Action, e.g.
+{"kind":"ACTION_KIND_WALL","square":17}. See docs/protocol.md, section "stdio bots".
+
+The bot's stderr, and the bridge's own messages, go to the log file: --log FILE, or else
+bot-<name>-<pid>.log (pid: the bridge's) in --log-dir, by default the current directory.
+The bot does not get MEDINA_TOKEN in its environment.
+
+exit status: 0 the match ended and the bot exited; 1 the server refused the seat or could
+not be reached, or a file could not be read or written; 2 bad usage; 3 the bot failed: it
+could not start, exited or closed its stdout before the match ended (the stream is closed
+at once), or did not exit within --exit-wait seconds after the end (it is terminated).
+With medina-arena match, pass the seat in the command:
+  --bot "python -m medina_client stdio --server {server} --token {token} -- node bot.js"
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m medina_client stdio",
+        usage="%(prog)s [OPTIONS] -- COMMAND [ARGS...]",
+        description="Play one seat with a program that reads one JSON line per server message "
+        "on stdin and writes one action per line on stdout.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--server", default=os.environ.get("MEDINA_SERVER"), help="HOST:PORT")
+    p.add_argument("--token", default=os.environ.get("MEDINA_TOKEN"), help="seat token")
+    p.add_argument(
+        "--name", help="bot name shown in results (default: the program's or script's name)"
+    )
+    p.add_argument("--bot-version", default="0", help="bot version sent in the handshake")
+    p.add_argument("--no-legal-actions", action="store_true", help="ask the server to omit them")
+    p.add_argument("--tls-ca", help="CA certificate (PEM) to verify the server")
+    p.add_argument("--tls-cert", help="client certificate (PEM) for mutual TLS")
+    p.add_argument("--tls-key", help="client private key (PEM) for mutual TLS")
+    logs = p.add_mutually_exclusive_group()
+    logs.add_argument("--log", type=Path, help="file for the bot's stderr (appended to)")
+    logs.add_argument(
+        "--log-dir", type=Path, help="directory for bot-<name>-<pid>.log (default: .)"
+    )
+    p.add_argument(
+        "--exit-wait",
+        type=float,
+        default=2.0,
+        metavar="SECONDS",
+        help="time the bot has to exit once its stdin is closed (default: 2)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no result line")
+    return p
+
+
+def default_name(command: Sequence[str]) -> str:
+    """The program's name, or for an interpreter (node, python, ...) its script's or
+    module's: ``node bots/random_bot.js`` -> ``random_bot``."""
+    program = Path(command[0]).name
+    if re.sub(r"[\d.]+$", "", program) in _INTERPRETERS:
+        for arg in command[1:]:
+            if not arg.startswith("-"):
+                return Path(arg).stem or program
+    return Path(program).stem or program
+
+
+def log_file_name(name: str, pid: int) -> str:
+    """``bot-<name>-<pid>.log`` with the name made safe for a file name."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "bot"
+    return f"bot-{safe}-{pid}.log"
+
+
+def glue_values(argv: Sequence[str], options: frozenset[str]) -> list[str]:
+    """``--token X`` as ``--token=X`` for the given options, so that a value starting with
+    "-" (a random seat token may) is not taken for an option by argparse."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in options and i + 1 < len(argv) and argv[i + 1] != "--":
+            out.append(f"{arg}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(arg)
+            i += 1
+    return out
+
+
+#: Options whose values may start with "-".
+FREE_VALUES = frozenset({"--server", "--token", "--name", "--bot-version"})
+
+
+def _read(path: str | None) -> bytes | None:
+    return Path(path).read_bytes() if path else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one bot program for one seat; see ``_EPILOG`` for the exit statuses."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    split = argv.index("--") if "--" in argv else len(argv)
+    argv = [*glue_values(argv[:split], FREE_VALUES), *argv[split:]]  # the command as given
+    parser = _parser()
+    if "--" not in argv:
+        _, extra = parser.parse_known_args(argv)  # options are checked (and --help shown) first
+        got = f" (not {' '.join(extra)!r})" if extra else ""
+        parser.error(f"put the bot command after --, e.g. -- node random_bot.js{got}")
+    split = argv.index("--")
+    args = parser.parse_args(argv[:split])
+    command = argv[split + 1 :]
+    if not command:
+        parser.error("no bot command after --")
+    if not args.server or not args.token:
+        parser.error("--server and --token are required (or MEDINA_SERVER / MEDINA_TOKEN)")
+    if not args.exit_wait > 0:
+        parser.error(f"--exit-wait must be positive, not {args.exit_wait}")
+    name = args.name or default_name(command)
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setLevel(logging.WARNING)
+    stderr.setFormatter(logging.Formatter("medina_client stdio: %(message)s"))
+    sdk = logging.getLogger("medina_client")
+    sdk.addHandler(stderr)
+    try:
+        if args.log is not None:
+            log_path = args.log
+        else:
+            log_dir = args.log_dir or Path()
+            log_dir.mkdir(parents=True, exist_ok=True)
+            log_path = log_dir / log_file_name(name, os.getpid())
+        config = BridgeConfig(
+            server=args.server,
+            token=args.token,
+            command=tuple(command),
+            log_path=log_path,
+            name=name,
+            version=args.bot_version,
+            omit_legal_actions=args.no_legal_actions,
+            credentials=channel_credentials(
+                _read(args.tls_ca), _read(args.tls_cert), _read(args.tls_key)
+            ),
+            exit_wait_s=args.exit_wait,
+        )
+        outcome = asyncio.run(run_bridge(config))
+    except KeyboardInterrupt:  # the program got the signal too; it has been stopped
+        return 130
+    except (BotStartError, BotFailed) as exc:
+        print(f"medina_client stdio: {exc}", file=sys.stderr)
+        return EXIT_BOT
+    except (MedinaClientError, OSError, ValueError) as exc:
+        print(f"medina_client stdio: {exc}", file=sys.stderr)
+        return EXIT_ARENA
+    finally:
+        sdk.removeHandler(stderr)
+    if not args.quiet:
+        mine = [s for s in outcome.result.seats if s.seat == outcome.seat]
+        line = ", ".join(f"seat {s.seat + 1} {s.name}: {s.total} (rank {s.rank})" for s in mine)
+        print(f"match over: {line}")
+    if not outcome.bot_exited:
+        print(
+            f"medina_client stdio: the bot did not exit within {args.exit_wait:g} s after the "
+            f"match ended; terminated it (its stderr is in {config.log_path})",
+            file=sys.stderr,
+        )
+        return EXIT_BOT
+    return EXIT_ENDED

@@ -1,0 +1,178 @@
+"""The bot program of a stdio bridge: its stdin fed from a queue, its stdout read line by line,
+its stderr appended to a log file."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+log = logging.getLogger("medina_client.stdio")
+
+#: Longest line read from the bot; an Action line is a few dozen bytes.
+LINE_LIMIT = 1 << 20
+
+
+class BotStartError(OSError):
+    """The bot program could not be started."""
+
+
+class BotProcess:
+    """A running bot program. Create with ``start``; end with ``stop``.
+
+    Lines for the bot go through a queue written by a task of their own, so a
+    bot that stops reading never blocks the bridge (the lines wait in memory).
+    """
+
+    def __init__(self, proc: asyncio.subprocess.Process, command: Sequence[str]) -> None:
+        self.proc = proc
+        self.command = list(command)
+        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._input_closed = False
+        self._writer = asyncio.get_running_loop().create_task(self._write_lines())
+
+    @classmethod
+    async def start(
+        cls, command: Sequence[str], log_path: Path, env: Mapping[str, str] | None = None
+    ) -> BotProcess:
+        """Start ``command`` with its stderr appended to ``log_path``.
+
+        Raises BotStartError naming the command and the reason.
+        """
+        if not command:
+            raise BotStartError("no bot command given")
+        with log_path.open("ab") as stderr:  # the child keeps its own descriptor
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *command,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=stderr,
+                    env=None if env is None else dict(env),
+                    limit=LINE_LIMIT,
+                )
+            except OSError as exc:
+                reason = exc.strerror or str(exc)
+                raise BotStartError(f"cannot start the bot {command[0]!r}: {reason}") from None
+        return cls(proc, command)
+
+    @property
+    def pid(self) -> int:
+        """The bot's process id."""
+        return self.proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """Exit status once the bot has exited (negative: killed by that signal)."""
+        return self.proc.returncode
+
+    def send(self, line: bytes) -> None:
+        """Queue one line for the bot's stdin (never blocks; dropped after ``close_input``)."""
+        if not self._input_closed:
+            self._queue.put_nowait(line)
+
+    def close_input(self) -> None:
+        """Close the bot's stdin once the queued lines are written."""
+        if not self._input_closed:
+            self._input_closed = True
+            self._queue.put_nowait(None)
+
+    async def _write_lines(self) -> None:
+        stdin = self.proc.stdin
+        assert stdin is not None
+        try:
+            while (line := await self._queue.get()) is not None:
+                stdin.write(line)
+                await stdin.drain()
+            stdin.close()
+        except ConnectionError:
+            # The bot is gone; reading its stdout reports that, with its exit status.
+            log.debug("the bot's stdin is closed; lines for it are dropped")
+
+    async def readline(self) -> bytes:
+        """The next line from the bot's stdout, b"" at its end.
+
+        Raises ValueError for a line longer than ``LINE_LIMIT`` (its start is dropped).
+        """
+        stdout = self.proc.stdout
+        assert stdout is not None
+        return await stdout.readline()
+
+    async def wait_exit(self, timeout_s: float) -> int | None:
+        """The exit status if the bot exits within ``timeout_s`` seconds, else None."""
+        try:
+            async with asyncio.timeout(timeout_s):
+                return await self.proc.wait()
+        except TimeoutError:
+            return None
+
+    async def stop(self, exit_wait_s: float) -> bool:
+        """Close the bot's stdin and give it ``exit_wait_s`` seconds to write what is queued
+        and exit; then terminate it (and kill it if that does not work either).
+
+        Returns True when the bot exited by itself.
+        """
+        self.close_input()
+        exited = await self.wait_exit(exit_wait_s) is not None
+        if not exited:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.terminate()
+            if await self.wait_exit(exit_wait_s) is None:
+                with contextlib.suppress(ProcessLookupError):
+                    self.proc.kill()
+                await self.proc.wait()
+        self._writer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._writer
+        return exited
+
+
+def child_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The bot's environment: ours without the seat token, which only the bridge needs."""
+    return {k: v for k, v in environ.items() if k != "MEDINA_TOKEN"}
+
+
+def describe_status(returncode: int | None) -> str:
+    """An exit status in words: ``status 4``, ``signal SIGTERM``."""
+    if returncode is None:
+        return "no status"
+    if returncode < 0:
+        try:
+            return f"signal {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"signal {-returncode}"
+    return f"status {returncode}"
+
+
+class LogFile:
+    """While in use, the SDK's messages (INFO and up) are appended to the bot's log file,
+    marked ``[bridge]``, beside the bot's own stderr."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.handler: logging.FileHandler | None = None
+        self.level = logging.NOTSET
+
+    def __enter__(self) -> LogFile:
+        try:
+            self.handler = logging.FileHandler(self.path, mode="a", encoding="utf-8")
+        except OSError as exc:
+            raise OSError(f"cannot write the log file {self.path}: {exc.strerror}") from None
+        self.handler.setFormatter(logging.Formatter("%(asctime)s [bridge] %(message)s"))
+        self.handler.setLevel(logging.INFO)
+        sdk = logging.getLogger("medina_client")
+        self.level = sdk.level
+        if sdk.getEffectiveLevel() > logging.INFO:
+            sdk.setLevel(logging.INFO)
+        sdk.addHandler(self.handler)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sdk = logging.getLogger("medina_client")
+        assert self.handler is not None
+        sdk.removeHandler(self.handler)
+        sdk.setLevel(self.level)
+        self.handler.close()
