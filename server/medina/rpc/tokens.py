@@ -8,8 +8,9 @@ import secrets
 
 
 def new_token() -> str:
-    """A fresh 192-bit URL-safe secret."""
-    return secrets.token_urlsafe(24)
+    """A fresh 192-bit secret: 48 hex digits, so it never looks like a command-line option
+    (a URL-safe token may start with "-")."""
+    return secrets.token_hex(24)
 
 
 def token_key(token: str) -> str:
