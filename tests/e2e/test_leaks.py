@@ -16,6 +16,7 @@ from google.protobuf.message import Message
 from medina.engine import CONFIGURATIONS
 from medina.referee.config import MatchSettings
 from medina.rpc.server import ServerConfig, start_server
+from medina.rpc.tokens import new_token, same_token
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, game_pb2
 
 from .rawbot import RawBot
@@ -191,3 +192,12 @@ def test_tokens_never_reach_logs_records_or_summaries(
     for secret in secrets:
         assert secret not in logged
         assert secret not in written
+
+
+def test_tokens_are_fresh_192_bit_secrets_compared_whole() -> None:
+    tokens = {new_token() for _ in range(1000)}
+    assert len(tokens) == 1000
+    assert all(len(t) == 48 and int(t, 16) >= 0 and not t.startswith("-") for t in tokens)
+    token = next(iter(tokens))
+    assert same_token(token, token) and not same_token(token, token[:-1])
+    assert not same_token(token[:-1] + "0", token[:-1] + "1")
