@@ -18,15 +18,18 @@ def bot_argv(argv: Sequence[str], address: str, token: str) -> list[str]:
     """The command line of a bot for one seat.
 
     ``{server}`` and ``{token}`` in the arguments are filled in; without them
-    ``--server ADDRESS --token TOKEN`` is appended. A leading ``python`` or
-    ``python3`` means this interpreter (so bots run in the arena's environment).
+    ``--server ADDRESS --token TOKEN`` is appended, or inserted before a ``--`` word
+    (``python -m medina_client stdio -- node bot.js``: the options are the bridge's, not
+    the program's). A leading ``python`` or ``python3`` means this interpreter (so bots run
+    in the arena's environment).
     """
     out = list(argv)
     if out and out[0] in ("python", "python3"):
         out[0] = sys.executable
     if any("{token}" in a or "{server}" in a for a in out):
         return [a.replace("{server}", address).replace("{token}", token) for a in out]
-    return [*out, "--server", address, "--token", token]
+    at = out.index("--") if "--" in out else len(out)
+    return [*out[:at], "--server", address, "--token", token, *out[at:]]
 
 
 async def spawn_bot(
