@@ -84,8 +84,8 @@ def test_the_node_bot_plays_a_full_match_through_the_bridge(tmp_path: Path) -> N
 
 def test_medina_arena_match_runs_the_bridge_with_the_seat_in_its_command(tmp_path: Path) -> None:
     stdio = (
-        "python -m medina_client stdio --server {server} --token {token} "
-        f"--log-dir {tmp_path} --name js -- node {RANDOM_JS} --seed 4"
+        # The seat's --server/--token go in before the "--", into the bridge's options.
+        f"python -m medina_client stdio --log-dir {tmp_path} --name js -- node {RANDOM_JS} --seed 4"
     )
     done = subprocess.run(
         [sys.executable, "-m", "medina.cli", "match", "--ruleset", "medina-v1-2p",
