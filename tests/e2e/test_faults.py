@@ -97,6 +97,24 @@ async def serving(running: RunningServer) -> None:
     assert reply.status == health_pb2.HealthCheckResponse.SERVING
 
 
+def with_bystander(
+    tmp: Path, body: Callable[[RunningServer, Bystander], Awaitable[None]], **limits: float
+) -> None:
+    """Run ``body`` on a fresh server beside a bystander match, then check the bystander
+    finished untouched and the server still serves."""
+
+    async def main() -> None:
+        running = await serve(tmp, **limits)
+        try:
+            by = Bystander.start(running)
+            await body(running, by)
+            await by.check(running)
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
 def notices(bot: RawBot, code: int) -> list[arena_pb2.Notice]:
     return [m.notice for m in bot.of_kind("notice") if m.notice.code == code]
 
@@ -115,45 +133,39 @@ async def play_to_the_end(bot: RawBot, attempts: int = 20) -> int:
 
 
 def test_a_staller_is_forfeited_and_a_late_answer_is_stale(tmp_path: Path) -> None:
-    async def main() -> None:
-        running = await serve(tmp_path)
-        try:
-            by = Bystander.start(running)
-            settings = MatchSettings("medina-v2", 3, 4, time=FAST, policies=QUICK)
-            hosted = running.arena.create(settings)
-            staller = RawBot(running.address, hosted.tokens[0], chooser=lambda r, a: None)
-            late_ids: list[int] = []
+    async def main(running: RunningServer, by: Bystander) -> None:
+        settings = MatchSettings("medina-v2", 3, 4, time=FAST, policies=QUICK)
+        hosted = running.arena.create(settings)
+        staller = RawBot(running.address, hosted.tokens[0], chooser=lambda r, a: None)
+        late_ids: list[int] = []
 
-            def late_once(bot: RawBot, message: arena_pb2.PlayResponse) -> bool:
-                if message.HasField("request") and not late_ids:
-                    request = message.request
-                    late_ids.append(request.request_id)
-                    # Answer well after the deadline (decision 400 ms + grace 100 ms).
-                    asyncio.get_running_loop().call_later(
-                        0.9, bot.reply, request.request_id, first_legal(request, 0)
-                    )
-                    return True
-                return False
+        def late_once(bot: RawBot, message: arena_pb2.PlayResponse) -> bool:
+            if message.HasField("request") and not late_ids:
+                request = message.request
+                late_ids.append(request.request_id)
+                # Answer well after the deadline (decision 400 ms + grace 100 ms).
+                asyncio.get_running_loop().call_later(
+                    0.9, bot.reply, request.request_id, first_legal(request, 0)
+                )
+                return True
+            return False
 
-            late = RawBot(running.address, hosted.tokens[1], hook=late_once)
-            good = RawBot(running.address, hosted.tokens[2])
-            await asyncio.gather(staller.play(), late.play(), good.play())
-            outcome = await outcome_of(hosted)
-            assert outcome.seats[0].termination is Termination.TIMEOUT
-            assert outcome.seats[0].strikes == 2 and outcome.seats[0].rank == 3
-            assert outcome.seats[1].termination is Termination.NORMAL
-            assert outcome.seats[1].strikes == 1
-            stale = notices(late, arena_pb2.ERROR_CODE_STALE_REQUEST)
-            assert [n.request_id for n in stale] == late_ids
-            assert "timed out" in stale[0].message
-            assert outcome.seats[2].termination is Termination.NORMAL
-            assert outcome.seats[2].strikes == 0
-            verified(hosted)
-            await by.check(running)
-        finally:
-            await running.stop(1)
+        late = RawBot(running.address, hosted.tokens[1], hook=late_once)
+        good = RawBot(running.address, hosted.tokens[2])
+        await asyncio.gather(staller.play(), late.play(), good.play())
+        outcome = await outcome_of(hosted)
+        assert outcome.seats[0].termination is Termination.TIMEOUT
+        assert outcome.seats[0].strikes == 2 and outcome.seats[0].rank == 3
+        assert outcome.seats[1].termination is Termination.NORMAL
+        assert outcome.seats[1].strikes == 1
+        stale = notices(late, arena_pb2.ERROR_CODE_STALE_REQUEST)
+        assert [n.request_id for n in stale] == late_ids
+        assert "timed out" in stale[0].message
+        assert outcome.seats[2].termination is Termination.NORMAL
+        assert outcome.seats[2].strikes == 0
+        verified(hosted)
 
-    run(main())
+    with_bystander(tmp_path, main)
 
 
 async def spawn_procbot(address: str, token: str, *extra: str) -> asyncio.subprocess.Process:
@@ -181,90 +193,72 @@ async def wait_for_line(proc: asyncio.subprocess.Process, wanted: str) -> None:
 
 
 def test_a_bot_killed_mid_turn_is_played_out(tmp_path: Path) -> None:
-    async def main() -> None:
-        running = await serve(tmp_path)
-        try:
-            by = Bystander.start(running)
-            settings = MatchSettings("medina-v2", 2, 5, time=FAST, policies=QUICK)
-            hosted = running.arena.create(settings)
-            proc = await spawn_procbot(running.address, hosted.tokens[0], "--hang-at", "3")
-            other = RawBot(running.address, hosted.tokens[1])
-            other_task = asyncio.create_task(other.play())
-            await wait_for_line(proc, "request 3")  # it holds an open request now
-            proc.kill()
-            assert await proc.wait() == -signal.SIGKILL
-            await other_task
-            outcome = await outcome_of(hosted)
-            assert outcome.complete
-            killed = outcome.seats[0]
-            # The kernel closes the dead process's socket: a reset (CRASHED) or an orderly
-            # close (DISCONNECTED), depending on what was still unread.
-            assert killed.termination in (Termination.CRASHED, Termination.DISCONNECTED)
-            assert killed.detail == "did not reconnect in time"
-            assert killed.rank == 2
-            assert outcome.seats[1].termination is Termination.NORMAL
-            assert outcome.seats[1].strikes == 0
-            verified(hosted)
-            await by.check(running)
-        finally:
-            await running.stop(1)
+    async def main(running: RunningServer, by: Bystander) -> None:
+        settings = MatchSettings("medina-v2", 2, 5, time=FAST, policies=QUICK)
+        hosted = running.arena.create(settings)
+        proc = await spawn_procbot(running.address, hosted.tokens[0], "--hang-at", "3")
+        other = RawBot(running.address, hosted.tokens[1])
+        other_task = asyncio.create_task(other.play())
+        await wait_for_line(proc, "request 3")  # it holds an open request now
+        proc.kill()
+        assert await proc.wait() == -signal.SIGKILL
+        await other_task
+        outcome = await outcome_of(hosted)
+        assert outcome.complete
+        killed = outcome.seats[0]
+        # The kernel closes the dead process's socket: a reset (CRASHED) or an orderly
+        # close (DISCONNECTED), depending on what was still unread.
+        assert killed.termination in (Termination.CRASHED, Termination.DISCONNECTED)
+        assert killed.detail == "did not reconnect in time"
+        assert killed.rank == 2
+        assert outcome.seats[1].termination is Termination.NORMAL
+        assert outcome.seats[1].strikes == 0
+        verified(hosted)
 
-    run(main())
+    with_bystander(tmp_path, main)
 
 
 def test_a_frozen_bot_is_timed_out_and_the_match_goes_on(tmp_path: Path) -> None:
-    async def main() -> None:
-        running = await serve(tmp_path)
+    async def main(running: RunningServer, by: Bystander) -> None:
+        settings = MatchSettings("medina-v2", 2, 6, time=FAST, policies=QUICK)
+        hosted = running.arena.create(settings)
+        proc = await spawn_procbot(running.address, hosted.tokens[0])
+        other = RawBot(running.address, hosted.tokens[1])
+        other_task = asyncio.create_task(other.play())
+        await wait_for_line(proc, "request 2")
+        proc.send_signal(signal.SIGSTOP)  # half-open: the socket stays, nobody answers
         try:
-            by = Bystander.start(running)
-            settings = MatchSettings("medina-v2", 2, 6, time=FAST, policies=QUICK)
-            hosted = running.arena.create(settings)
-            proc = await spawn_procbot(running.address, hosted.tokens[0])
-            other = RawBot(running.address, hosted.tokens[1])
-            other_task = asyncio.create_task(other.play())
-            await wait_for_line(proc, "request 2")
-            proc.send_signal(signal.SIGSTOP)  # half-open: the socket stays, nobody answers
-            try:
-                await other_task
-                outcome = await outcome_of(hosted)
-            finally:
-                proc.send_signal(signal.SIGCONT)
-            frozen = outcome.seats[0]
-            assert frozen.termination is Termination.TIMEOUT and frozen.strikes == 2
-            assert outcome.seats[1].termination is Termination.NORMAL
-            # Resumed, it finds its match over (stale replies, then the end) and exits.
-            async with asyncio.timeout(30):
-                await proc.wait()
-            verified(hosted)
-            await by.check(running)
+            await other_task
+            outcome = await outcome_of(hosted)
         finally:
-            await running.stop(1)
+            proc.send_signal(signal.SIGCONT)
+        frozen = outcome.seats[0]
+        assert frozen.termination is Termination.TIMEOUT and frozen.strikes == 2
+        assert outcome.seats[1].termination is Termination.NORMAL
+        # Resumed, it finds its match over (stale replies, then the end) and exits.
+        async with asyncio.timeout(30):
+            await proc.wait()
+        verified(hosted)
 
-    run(main())
+    with_bystander(tmp_path, main)
 
 
 def test_a_bot_that_keeps_reconnecting_finishes_its_match(tmp_path: Path) -> None:
-    async def main() -> None:
-        running = await serve(tmp_path)
-        try:
-            by = Bystander.start(running)
-            hosted = running.arena.create(MatchSettings("medina-v1-2p", 2, 7))
-            hopper = RawBot(running.address, hosted.tokens[0], name="hopper")
-            hopper.leave_after_requests = 3  # drop the stream on every third request
-            good = RawBot(running.address, hosted.tokens[1])
-            reconnects, _ = await asyncio.gather(play_to_the_end(hopper, 200), good.play())
-            assert reconnects >= 5
-            outcome = await outcome_of(hosted)
-            assert [s.termination for s in outcome.seats] == [Termination.NORMAL] * 2
-            record = read_record(hosted.record_path)
-            kinds = [e.incident.kind for _n, e in record.entries if e.HasField("incident")]
-            assert kinds.count(record_pb2.INCIDENT_KIND_RECONNECTED) == reconnects
-            verified(hosted)
-            await by.check(running)
-        finally:
-            await running.stop(1)
+    async def main(running: RunningServer, by: Bystander) -> None:
+        hosted = running.arena.create(MatchSettings("medina-v1-2p", 2, 7))
+        hopper = RawBot(running.address, hosted.tokens[0], name="hopper")
+        hopper.leave_after_requests = 3  # drop the stream on every third request
+        good = RawBot(running.address, hosted.tokens[1])
+        reconnects, _ = await asyncio.gather(play_to_the_end(hopper, 200), good.play())
+        assert reconnects >= 5
+        outcome = await outcome_of(hosted)
+        assert [s.termination for s in outcome.seats] == [Termination.NORMAL] * 2
+        record = read_record(hosted.record_path)
+        kinds = [e.incident.kind for _n, e in record.entries if e.HasField("incident")]
+        assert kinds.count(record_pb2.INCIDENT_KIND_RECONNECTED) == reconnects
+        verified(hosted)
 
-    run(main())
+    with_bystander(tmp_path, main)
 
 
 # -- garbage, oversize messages, floods -----------------------------------------------------
@@ -300,80 +294,68 @@ def hello_bytes(token: str, **fields: object) -> bytes:
 
 
 def test_garbage_bytes_and_malformed_protobuf(tmp_path: Path) -> None:
-    async def main() -> None:
-        running = await serve(tmp_path)
-        try:
-            by = Bystander.start(running)
-            hosted = running.arena.create(MatchSettings("medina-v2", 2, 8))
-            # Not even HTTP/2: the connection is dropped, nothing else happens.
-            host, port = running.address.rsplit(":", 1)
-            reader, writer = await asyncio.open_connection(host, int(port))
-            writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n" + bytes(range(256)) * 4)
-            await writer.drain()
-            async with asyncio.timeout(10):
-                while await reader.read(4096):
-                    pass
-            writer.close()
-            # gRPC framing around bytes that are not a PlayRequest.
-            code, details, _ = await raw_play(running.address, [b"\xff\xff\xff\xff\x0fjunk"])
-            assert code is grpc.StatusCode.INVALID_ARGUMENT
-            assert "not a PlayRequest" in details
-            # A good Hello, then garbage: the stream ends, the seat is only disconnected ...
-            code, details, got = await raw_play(
-                running.address, [hello_bytes(hosted.tokens[0]), b"\x0a\xff\xff\xff"]
-            )
-            assert code is grpc.StatusCode.INVALID_ARGUMENT and "not a PlayRequest" in details
-            welcome = arena_pb2.PlayResponse.FromString(got[0]).welcome
-            # ... and comes back with its resume token to finish the match.
-            bot = RawBot(running.address, hosted.tokens[0], resume_token=welcome.resume_token)
-            await asyncio.gather(bot.play(), RawBot(running.address, hosted.tokens[1]).play())
-            outcome = await outcome_of(hosted)
-            assert [s.termination for s in outcome.seats] == [Termination.NORMAL] * 2
-            verified(hosted)
-            await by.check(running)
-        finally:
-            await running.stop(1)
+    async def main(running: RunningServer, by: Bystander) -> None:
+        hosted = running.arena.create(MatchSettings("medina-v2", 2, 8))
+        # Not even HTTP/2: the connection is dropped, nothing else happens.
+        host, port = running.address.rsplit(":", 1)
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n" + bytes(range(256)) * 4)
+        await writer.drain()
+        async with asyncio.timeout(10):
+            while await reader.read(4096):
+                pass
+        writer.close()
+        # gRPC framing around bytes that are not a PlayRequest.
+        code, details, _ = await raw_play(running.address, [b"\xff\xff\xff\xff\x0fjunk"])
+        assert code is grpc.StatusCode.INVALID_ARGUMENT
+        assert "not a PlayRequest" in details
+        # A good Hello, then garbage: the stream ends, the seat is only disconnected ...
+        code, details, got = await raw_play(
+            running.address, [hello_bytes(hosted.tokens[0]), b"\x0a\xff\xff\xff"]
+        )
+        assert code is grpc.StatusCode.INVALID_ARGUMENT and "not a PlayRequest" in details
+        welcome = arena_pb2.PlayResponse.FromString(got[0]).welcome
+        # ... and comes back with its resume token to finish the match.
+        bot = RawBot(running.address, hosted.tokens[0], resume_token=welcome.resume_token)
+        await asyncio.gather(bot.play(), RawBot(running.address, hosted.tokens[1]).play())
+        outcome = await outcome_of(hosted)
+        assert [s.termination for s in outcome.seats] == [Termination.NORMAL] * 2
+        verified(hosted)
 
-    run(main())
+    with_bystander(tmp_path, main)
 
 
 def test_oversize_messages_are_refused(tmp_path: Path) -> None:
-    async def main() -> None:
-        running = await serve(tmp_path, max_message_bytes=4096)
-        try:
-            by = Bystander.start(running)
-            hosted = running.arena.create(MatchSettings("medina-v2", 2, 9))
-            big = hello_bytes(hosted.tokens[0], bot_name="x" * 10_000)
-            code, details, _ = await raw_play(running.address, [big])
-            assert code is grpc.StatusCode.RESOURCE_EXHAUSTED
-            assert "4096" in details  # gRPC names the limit
-            # Mid-match: the oversize message ends the stream; the bot resumes.
-            sent: list[int] = []
+    async def main(running: RunningServer, by: Bystander) -> None:
+        hosted = running.arena.create(MatchSettings("medina-v2", 2, 9))
+        big = hello_bytes(hosted.tokens[0], bot_name="x" * 10_000)
+        code, details, _ = await raw_play(running.address, [big])
+        assert code is grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "4096" in details  # gRPC names the limit
+        # Mid-match: the oversize message ends the stream; the bot resumes.
+        sent: list[int] = []
 
-            def oversize_once(bot: RawBot, message: arena_pb2.PlayResponse) -> bool:
-                if message.HasField("request") and not sent:
-                    sent.append(1)
-                    hello = arena_pb2.Hello(protocol_version=1, bot_name="y" * 10_000)
-                    bot.send(arena_pb2.PlayRequest(hello=hello))
-                    return True
-                return False
+        def oversize_once(bot: RawBot, message: arena_pb2.PlayResponse) -> bool:
+            if message.HasField("request") and not sent:
+                sent.append(1)
+                hello = arena_pb2.Hello(protocol_version=1, bot_name="y" * 10_000)
+                bot.send(arena_pb2.PlayRequest(hello=hello))
+                return True
+            return False
 
-            bot = RawBot(running.address, hosted.tokens[0], hook=oversize_once, keep_status=True)
-            good = RawBot(running.address, hosted.tokens[1])
-            good_task = asyncio.create_task(good.play())
-            await bot.play()
-            assert bot.status is grpc.StatusCode.RESOURCE_EXHAUSTED
-            bot.keep_status = False
-            await play_to_the_end(bot)
-            await good_task
-            outcome = await outcome_of(hosted)
-            assert [s.termination for s in outcome.seats] == [Termination.NORMAL] * 2
-            verified(hosted)
-            await by.check(running)
-        finally:
-            await running.stop(1)
+        bot = RawBot(running.address, hosted.tokens[0], hook=oversize_once, keep_status=True)
+        good = RawBot(running.address, hosted.tokens[1])
+        good_task = asyncio.create_task(good.play())
+        await bot.play()
+        assert bot.status is grpc.StatusCode.RESOURCE_EXHAUSTED
+        bot.keep_status = False
+        await play_to_the_end(bot)
+        await good_task
+        outcome = await outcome_of(hosted)
+        assert [s.termination for s in outcome.seats] == [Termination.NORMAL] * 2
+        verified(hosted)
 
-    run(main())
+    with_bystander(tmp_path, main, max_message_bytes=4096)
 
 
 def test_a_flooding_bot_is_rate_limited_then_cut_off(
@@ -381,213 +363,181 @@ def test_a_flooding_bot_is_rate_limited_then_cut_off(
 ) -> None:
     limits = {"unsolicited_burst": 5, "unsolicited_per_second": 1, "flood_disconnect_after": 30}
 
-    async def main() -> None:
-        running = await serve(tmp_path, **limits)
-        try:
-            by = Bystander.start(running)
-            hosted = running.arena.create(MatchSettings("medina-v2", 2, 10))
-            floods = {"n": 0}
+    async def main(running: RunningServer, by: Bystander) -> None:
+        hosted = running.arena.create(MatchSettings("medina-v2", 2, 10))
+        floods = {"n": 0}
 
-            def flood(bot: RawBot, message: arena_pb2.PlayResponse) -> bool:
-                if not message.HasField("request"):
-                    return False
-                floods["n"] += 1
-                request = message.request
-                junk = 20 if floods["n"] == 2 else 100 if floods["n"] == 1 else 0
-                for i in range(junk):  # replies naming requests never sent
-                    bot.reply(10_000 + i, first_legal(request, 0))
-                bot.reply(request.request_id, first_legal(request, 0))
-                return True
+        def flood(bot: RawBot, message: arena_pb2.PlayResponse) -> bool:
+            if not message.HasField("request"):
+                return False
+            floods["n"] += 1
+            request = message.request
+            junk = 20 if floods["n"] == 2 else 100 if floods["n"] == 1 else 0
+            for i in range(junk):  # replies naming requests never sent
+                bot.reply(10_000 + i, first_legal(request, 0))
+            bot.reply(request.request_id, first_legal(request, 0))
+            return True
 
-            bot = RawBot(running.address, hosted.tokens[0], hook=flood, keep_status=True)
-            good = RawBot(running.address, hosted.tokens[1])
-            good_task = asyncio.create_task(good.play())
-            await bot.play()  # 100 junk messages: cut off
-            # The server ends the stream with RESOURCE_EXHAUSTED; a client still writing
-            # may see its own write fail first (INTERNAL), so the server's log is the witness.
-            assert bot.status is not None
-            if bot.status is not grpc.StatusCode.INTERNAL:
-                assert bot.status is grpc.StatusCode.RESOURCE_EXHAUSTED
-                assert "unsolicited" in bot.details
-            assert "seat 1: stream closed for flooding" in caplog.text
-            assert len(notices(bot, arena_pb2.ERROR_CODE_UNKNOWN_REQUEST)) == 5
-            limited = notices(bot, arena_pb2.ERROR_CODE_RATE_LIMITED)
-            assert len(limited) == 1 and "per second" in limited[0].message
-            # Back with its resume token: 20 junk messages are dropped but the real reply,
-            # never limited, is taken; then it plays on quietly.
-            bot.received.clear()
-            bot.keep_status = False
-            await play_to_the_end(bot)
-            assert len(notices(bot, arena_pb2.ERROR_CODE_RATE_LIMITED)) == 1
-            await good_task
-            outcome = await outcome_of(hosted)
-            assert [s.termination for s in outcome.seats] == [Termination.NORMAL] * 2
-            assert outcome.seats[0].strikes == 0
-            verified(hosted)
-            await by.check(running)
-        finally:
-            await running.stop(1)
+        bot = RawBot(running.address, hosted.tokens[0], hook=flood, keep_status=True)
+        good = RawBot(running.address, hosted.tokens[1])
+        good_task = asyncio.create_task(good.play())
+        await bot.play()  # 100 junk messages: cut off
+        # The server ends the stream with RESOURCE_EXHAUSTED; a client still writing
+        # may see its own write fail first (INTERNAL), so the server's log is the witness.
+        assert bot.status is not None
+        if bot.status is not grpc.StatusCode.INTERNAL:
+            assert bot.status is grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "unsolicited" in bot.details
+        assert "seat 1: stream closed for flooding" in caplog.text
+        assert len(notices(bot, arena_pb2.ERROR_CODE_UNKNOWN_REQUEST)) == 5
+        limited = notices(bot, arena_pb2.ERROR_CODE_RATE_LIMITED)
+        assert len(limited) == 1 and "per second" in limited[0].message
+        # Back with its resume token: 20 junk messages are dropped but the real reply,
+        # never limited, is taken; then it plays on quietly.
+        bot.received.clear()
+        bot.keep_status = False
+        await play_to_the_end(bot)
+        assert len(notices(bot, arena_pb2.ERROR_CODE_RATE_LIMITED)) == 1
+        await good_task
+        outcome = await outcome_of(hosted)
+        assert [s.termination for s in outcome.seats] == [Termination.NORMAL] * 2
+        assert outcome.seats[0].strikes == 0
+        verified(hosted)
 
-    run(main())
+    with_bystander(tmp_path, main, **limits)
 
 
 # -- cheating and confused replies -----------------------------------------------------------
 
 
 def test_bad_replies_get_in_band_errors_and_cost_nothing_else(tmp_path: Path) -> None:
-    async def main() -> None:
-        running = await serve(tmp_path)
-        try:
-            by = Bystander.start(running)
-            hosted = running.arena.create(MatchSettings("medina-v2", 2, 11))
-            other_ids: list[int] = []
+    async def main(running: RunningServer, by: Bystander) -> None:
+        hosted = running.arena.create(MatchSettings("medina-v2", 2, 11))
+        other_ids: list[int] = []
 
-            def remember(bot: RawBot, message: arena_pb2.PlayResponse) -> bool:
-                if message.HasField("request"):
-                    other_ids.append(message.request.request_id)
+        def remember(bot: RawBot, message: arena_pb2.PlayResponse) -> bool:
+            if message.HasField("request"):
+                other_ids.append(message.request.request_id)
+            return False
+
+        script: dict[int, Callable[[RawBot, arena_pb2.DecisionRequest], None]] = {
+            1: lambda b, r: b.reply(987_654, first_legal(r, 0)),  # never issued
+            2: lambda b, r: b.reply(own_ids[-2], first_legal(r, 0)),  # answered before
+            3: lambda b, r: b.reply(
+                r.request_id, game_pb2.Action(kind=game_pb2.ACTION_KIND_MERCHANT, square=9999)
+            ),
+            4: lambda b, r: b.reply(r.request_id, game_pb2.Action(kind=99, square=0)),  # type: ignore[arg-type]
+            5: lambda b, r: b.reply(other_ids[-1], first_legal(r, 0)),  # the other seat's
+            6: lambda b, r: b.send(arena_pb2.PlayRequest(hello=arena_pb2.Hello())),
+        }
+        counter = {"n": 0}
+        own_ids: list[int] = []
+
+        def misbehave(bot: RawBot, message: arena_pb2.PlayResponse) -> bool:
+            if not message.HasField("request"):
                 return False
+            counter["n"] += 1
+            request = message.request
+            own_ids.append(request.request_id)
+            if counter["n"] in script:
+                script[counter["n"]](bot, request)
+            if counter["n"] not in (3, 4):  # those retry after their Rejected
+                bot.reply(request.request_id, first_legal(request, 0))
+            if counter["n"] == 7:  # the same answer twice
+                bot.reply(request.request_id, first_legal(request, 0))
+            return True
 
-            script: dict[int, Callable[[RawBot, arena_pb2.DecisionRequest], None]] = {
-                1: lambda b, r: b.reply(987_654, first_legal(r, 0)),  # never issued
-                2: lambda b, r: b.reply(own_ids[-2], first_legal(r, 0)),  # answered before
-                3: lambda b, r: b.reply(
-                    r.request_id, game_pb2.Action(kind=game_pb2.ACTION_KIND_MERCHANT, square=9999)
-                ),
-                4: lambda b, r: b.reply(r.request_id, game_pb2.Action(kind=99, square=0)),  # type: ignore[arg-type]
-                5: lambda b, r: b.reply(other_ids[-1], first_legal(r, 0)),  # the other seat's
-                6: lambda b, r: b.send(arena_pb2.PlayRequest(hello=arena_pb2.Hello())),
-            }
-            counter = {"n": 0}
-            own_ids: list[int] = []
+        bad = RawBot(running.address, hosted.tokens[0], hook=misbehave)
+        other = RawBot(running.address, hosted.tokens[1], hook=remember)
+        await asyncio.gather(bad.play(), other.play())
+        unknown = notices(bad, arena_pb2.ERROR_CODE_UNKNOWN_REQUEST)
+        assert [n.request_id for n in unknown][:1] == [987_654]
+        assert any("seat 0" in n.message for n in unknown[1:])  # the other seat's id
+        stale = notices(bad, arena_pb2.ERROR_CODE_STALE_REQUEST)
+        assert len(stale) == 2  # an old id, and the duplicate answer
+        rejected = [m.rejected for m in bad.of_kind("rejected")]
+        assert [r.code for r in rejected] == [arena_pb2.ERROR_CODE_MALFORMED_ACTION] * 2
+        assert "9999" in rejected[0].message and "99" in rejected[1].message
+        protocol = notices(bad, arena_pb2.ERROR_CODE_PROTOCOL)
+        assert len(protocol) == 1 and "Reply" in protocol[0].message
+        outcome = await outcome_of(hosted)
+        assert [s.termination for s in outcome.seats] == [Termination.NORMAL] * 2
+        assert outcome.seats[0].strikes == 0
+        verified(hosted)
 
-            def misbehave(bot: RawBot, message: arena_pb2.PlayResponse) -> bool:
-                if not message.HasField("request"):
-                    return False
-                counter["n"] += 1
-                request = message.request
-                own_ids.append(request.request_id)
-                if counter["n"] in script:
-                    script[counter["n"]](bot, request)
-                if counter["n"] not in (3, 4):  # those retry after their Rejected
-                    bot.reply(request.request_id, first_legal(request, 0))
-                if counter["n"] == 7:  # the same answer twice
-                    bot.reply(request.request_id, first_legal(request, 0))
-                return True
-
-            bad = RawBot(running.address, hosted.tokens[0], hook=misbehave)
-            other = RawBot(running.address, hosted.tokens[1], hook=remember)
-            await asyncio.gather(bad.play(), other.play())
-            unknown = notices(bad, arena_pb2.ERROR_CODE_UNKNOWN_REQUEST)
-            assert [n.request_id for n in unknown][:1] == [987_654]
-            assert any("seat 0" in n.message for n in unknown[1:])  # the other seat's id
-            stale = notices(bad, arena_pb2.ERROR_CODE_STALE_REQUEST)
-            assert len(stale) == 2  # an old id, and the duplicate answer
-            rejected = [m.rejected for m in bad.of_kind("rejected")]
-            assert [r.code for r in rejected] == [arena_pb2.ERROR_CODE_MALFORMED_ACTION] * 2
-            assert "9999" in rejected[0].message and "99" in rejected[1].message
-            protocol = notices(bad, arena_pb2.ERROR_CODE_PROTOCOL)
-            assert len(protocol) == 1 and "Reply" in protocol[0].message
-            outcome = await outcome_of(hosted)
-            assert [s.termination for s in outcome.seats] == [Termination.NORMAL] * 2
-            assert outcome.seats[0].strikes == 0
-            verified(hosted)
-            await by.check(running)
-        finally:
-            await running.stop(1)
-
-    run(main())
+    with_bystander(tmp_path, main)
 
 
 def test_after_the_end_the_seat_is_closed(tmp_path: Path) -> None:
-    async def main() -> None:
-        running = await serve(tmp_path)
-        try:
-            by = Bystander.start(running)
-            hosted = running.arena.create(MatchSettings("medina-v2", 2, 12))
+    async def main(running: RunningServer, by: Bystander) -> None:
+        hosted = running.arena.create(MatchSettings("medina-v2", 2, 12))
 
-            def chatter(bot: RawBot, message: arena_pb2.PlayResponse) -> bool:
-                if message.HasField("ended"):  # keep talking after the end
-                    for i in range(5):
-                        bot.reply(i + 1, game_pb2.Action(kind=game_pb2.ACTION_KIND_TEA))
-                return False
+        def chatter(bot: RawBot, message: arena_pb2.PlayResponse) -> bool:
+            if message.HasField("ended"):  # keep talking after the end
+                for i in range(5):
+                    bot.reply(i + 1, game_pb2.Action(kind=game_pb2.ACTION_KIND_TEA))
+            return False
 
-            bots = [RawBot(running.address, t, hook=chatter) for t in hosted.tokens]
-            await asyncio.gather(*(b.play() for b in bots))
-            assert all(b.status is None for b in bots)  # the streams ended cleanly
-            for token, resume in ((hosted.tokens[0], ""), (hosted.tokens[1], bots[1].resume_token)):
-                late = RawBot(running.address, token, resume_token=resume, keep_status=True)
-                await late.play()
-                assert late.status is grpc.StatusCode.FAILED_PRECONDITION
-                assert "over" in late.details
-            verified(hosted)
-            await by.check(running)
-        finally:
-            await running.stop(1)
+        bots = [RawBot(running.address, t, hook=chatter) for t in hosted.tokens]
+        await asyncio.gather(*(b.play() for b in bots))
+        assert all(b.status is None for b in bots)  # the streams ended cleanly
+        for token, resume in ((hosted.tokens[0], ""), (hosted.tokens[1], bots[1].resume_token)):
+            late = RawBot(running.address, token, resume_token=resume, keep_status=True)
+            await late.play()
+            assert late.status is grpc.StatusCode.FAILED_PRECONDITION
+            assert "over" in late.details
+        verified(hosted)
 
-    run(main())
+    with_bystander(tmp_path, main)
 
 
 # -- tokens and connections -------------------------------------------------------------------
 
 
 def test_token_misuse_is_refused_with_clear_statuses(tmp_path: Path) -> None:
-    async def main() -> None:
-        running = await serve(tmp_path)
-        try:
-            by = Bystander.start(running)
-            hosted = running.arena.create(MatchSettings("medina-v2", 3, 13))
-            wrong = RawBot(running.address, hosted.tokens[0] + "x", keep_status=True)
-            await wrong.play()
-            assert wrong.status is grpc.StatusCode.UNAUTHENTICATED
-            assert hosted.tokens[0] not in wrong.details  # never echoed
-            # Two connections race for seat 0: exactly one wins it.
-            racers = [RawBot(running.address, hosted.tokens[0], keep_status=True) for _ in "ab"]
-            tasks = [asyncio.create_task(r.play()) for r in racers]
-            async with asyncio.timeout(10):
-                while not any(r.welcomed.is_set() for r in racers) or not any(
-                    r.status is not None for r in racers
-                ):
-                    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED, timeout=0.05)
-            winner = next(r for r in racers if r.welcomed.is_set())
-            loser = next(r for r in racers if r is not winner)
-            assert loser.status is grpc.StatusCode.ALREADY_EXISTS
-            assert "resume token" in loser.details
-            # A used token with a wrong resume token: still refused.
-            thief = RawBot(
-                running.address, hosted.tokens[0], resume_token="guess", keep_status=True
-            )
-            await thief.play()
-            assert thief.status is grpc.StatusCode.ALREADY_EXISTS
-            rest = [RawBot(running.address, t) for t in hosted.tokens[1:]]
-            await asyncio.gather(*(b.play() for b in rest), *(t for t in tasks if not t.done()))
-            outcome = await outcome_of(hosted)
-            assert [s.termination for s in outcome.seats] == [Termination.NORMAL] * 3
-            # Expired: the match is over.
-            expired = RawBot(running.address, hosted.tokens[2], keep_status=True)
-            await expired.play()
-            assert expired.status is grpc.StatusCode.FAILED_PRECONDITION
-            verified(hosted)
-            await by.check(running)
-        finally:
-            await running.stop(1)
+    async def main(running: RunningServer, by: Bystander) -> None:
+        hosted = running.arena.create(MatchSettings("medina-v2", 3, 13))
+        wrong = RawBot(running.address, hosted.tokens[0] + "x", keep_status=True)
+        await wrong.play()
+        assert wrong.status is grpc.StatusCode.UNAUTHENTICATED
+        assert hosted.tokens[0] not in wrong.details  # never echoed
+        # Two connections race for seat 0: exactly one wins it.
+        racers = [RawBot(running.address, hosted.tokens[0], keep_status=True) for _ in "ab"]
+        tasks = [asyncio.create_task(r.play()) for r in racers]
+        async with asyncio.timeout(10):
+            while not any(r.welcomed.is_set() for r in racers) or not any(
+                r.status is not None for r in racers
+            ):
+                await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED, timeout=0.05)
+        winner = next(r for r in racers if r.welcomed.is_set())
+        loser = next(r for r in racers if r is not winner)
+        assert loser.status is grpc.StatusCode.ALREADY_EXISTS
+        assert "resume token" in loser.details
+        # A used token with a wrong resume token: still refused.
+        thief = RawBot(running.address, hosted.tokens[0], resume_token="guess", keep_status=True)
+        await thief.play()
+        assert thief.status is grpc.StatusCode.ALREADY_EXISTS
+        rest = [RawBot(running.address, t) for t in hosted.tokens[1:]]
+        await asyncio.gather(*(b.play() for b in rest), *(t for t in tasks if not t.done()))
+        outcome = await outcome_of(hosted)
+        assert [s.termination for s in outcome.seats] == [Termination.NORMAL] * 3
+        # Expired: the match is over.
+        expired = RawBot(running.address, hosted.tokens[2], keep_status=True)
+        await expired.play()
+        assert expired.status is grpc.StatusCode.FAILED_PRECONDITION
+        verified(hosted)
 
-    run(main())
+    with_bystander(tmp_path, main)
 
 
 def test_a_stream_without_hello_meets_the_handshake_deadline(tmp_path: Path) -> None:
-    async def main() -> None:
-        running = await serve(tmp_path, handshake_timeout_s=0.3)
-        try:
-            by = Bystander.start(running)
-            hold = asyncio.Event()
-            code, details, _ = await raw_play(running.address, [], hold)
-            assert code is grpc.StatusCode.DEADLINE_EXCEEDED
-            assert "no Hello within 0.3 s" in details
-            await by.check(running)
-        finally:
-            await running.stop(1)
+    async def main(running: RunningServer, by: Bystander) -> None:
+        hold = asyncio.Event()
+        code, details, _ = await raw_play(running.address, [], hold)
+        assert code is grpc.StatusCode.DEADLINE_EXCEEDED
+        assert "no Hello within 0.3 s" in details
 
-    run(main())
+    with_bystander(tmp_path, main, handshake_timeout_s=0.3)
 
 
 def test_open_streams_are_limited_per_client(tmp_path: Path) -> None:
@@ -640,19 +590,14 @@ def test_open_streams_are_limited_per_client(tmp_path: Path) -> None:
 
 
 def test_a_half_open_tcp_connection_holds_nothing(tmp_path: Path) -> None:
-    async def main() -> None:
-        running = await serve(tmp_path, max_streams_per_client=3)
+    async def main(running: RunningServer, by: Bystander) -> None:
+        host, port = running.address.rsplit(":", 1)
+        # Many raw TCP connections that never speak HTTP/2: no stream, no slot.
+        socks = [socket.create_connection((host, int(port)), timeout=5) for _ in range(20)]
         try:
-            by = Bystander.start(running)
-            host, port = running.address.rsplit(":", 1)
-            # Many raw TCP connections that never speak HTTP/2: no stream, no slot.
-            socks = [socket.create_connection((host, int(port)), timeout=5) for _ in range(20)]
-            try:
-                await by.check(running)
-            finally:
-                for s in socks:
-                    s.close()
+            await by.task  # the bystander plays while they hang on
         finally:
-            await running.stop(1)
+            for s in socks:
+                s.close()
 
-    run(main())
+    with_bystander(tmp_path, main, max_streams_per_client=3)
