@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeVar
 
 import grpc
 from medina.engine import Action, GameState
@@ -17,6 +19,7 @@ from .errors import ConnectionLost
 from .tracker import GameTracker
 
 log = logging.getLogger("medina_client")
+T = TypeVar("T")
 
 
 async def play(
@@ -40,11 +43,36 @@ async def play(
     ConnectionLost is raised when the time is up.
     """
     session = _Session(bot, token, omit_legal_actions)
+    return await reconnecting(
+        session,
+        lambda: session.run(address, credentials),
+        reconnect_for_s=reconnect_for_s,
+        first_backoff_s=first_backoff_s,
+        max_backoff_s=max_backoff_s,
+    )
+
+
+class Resumable(Protocol):
+    """A seat's play kept across streams; ``welcomed`` is set when a Welcome arrives."""
+
+    welcomed: bool
+
+
+async def reconnecting(
+    session: Resumable,
+    attempt: Callable[[], Awaitable[T]],
+    *,
+    reconnect_for_s: float,
+    first_backoff_s: float,
+    max_backoff_s: float,
+) -> T:
+    """Run ``attempt`` (one stream) until it returns, opening it again after ConnectionLost
+    with exponential backoff for up to ``reconnect_for_s`` from each break (see ``play``)."""
     give_up_at: float | None = None
     delay = first_backoff_s
     while True:
         try:
-            return await session.run(address, credentials)
+            return await attempt()
         except ConnectionLost as exc:
             now = time.monotonic()
             if session.welcomed:  # the last attempt got in: a fresh break, a fresh budget

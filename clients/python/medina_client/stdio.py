@@ -18,7 +18,6 @@ import logging
 import os
 import re
 import sys
-import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from medina.v1 import arena_pb2, match_pb2
 from . import messages
 from .connection import Connection, channel_credentials
 from .errors import ConnectionLost, MedinaClientError
+from .runner import reconnecting
 from .stdio_lines import LineError, decode_action, encode_line, excerpt
 from .stdio_process import (
     BotProcess,
@@ -166,23 +166,13 @@ class StdioBridge:
     async def _play(self, bot: BotProcess) -> match_pb2.MatchResult:
         """Streams until MatchEnded, reconnecting with backoff like ``medina_client.play``."""
         cfg = self.config
-        give_up_at: float | None = None
-        delay = cfg.first_backoff_s
-        while True:
-            try:
-                return await self._stream(bot)
-            except ConnectionLost as exc:
-                now = time.monotonic()
-                if self.welcomed:  # the last attempt got in: a fresh break, a fresh budget
-                    self.welcomed = False
-                    give_up_at, delay = now + cfg.reconnect_for_s, cfg.first_backoff_s
-                elif give_up_at is None:
-                    give_up_at = now + cfg.reconnect_for_s
-                if now + delay > give_up_at:
-                    raise
-                log.warning("%s; reconnecting in %.2f s", exc, delay)
-                await asyncio.sleep(delay)  # backoff: waiting is the point here
-                delay = min(delay * 2, cfg.max_backoff_s)
+        return await reconnecting(
+            self,
+            lambda: self._stream(bot),
+            reconnect_for_s=cfg.reconnect_for_s,
+            first_backoff_s=cfg.first_backoff_s,
+            max_backoff_s=cfg.max_backoff_s,
+        )
 
     async def _stream(self, bot: BotProcess) -> match_pb2.MatchResult:
         """One stream: handshake, then forward its messages until MatchEnded or a break."""
