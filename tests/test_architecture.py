@@ -77,6 +77,8 @@ FORBIDDEN = {
     "wire": ("medina.rpc", "medina.records", "medina.cli", "grpc"),
     "records": ("medina.rpc", "medina.cli", "grpc"),
     "rpc": ("medina.cli",),
+    # check-bot drives the real server and referee; the CLI hands it a bot launcher.
+    "checkbot": ("medina.cli", "medina_client", "grpc"),
 }
 
 
