@@ -7,7 +7,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from . import match_cmd, replay_cmd, selfplay_cmd, serve_cmd
+from . import checkbot_cmd, match_cmd, replay_cmd, selfplay_cmd, serve_cmd
 from .errors import CommandError
 
 
@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     match_cmd.add_parser(sub)
     selfplay_cmd.add_parser(sub)
     replay_cmd.add_parser(sub)
+    checkbot_cmd.add_parser(sub)
     return parser
 
 

@@ -1,0 +1,155 @@
+"""``medina-arena check-bot`` end to end: the SDK's bots pass every check, and each broken bot in
+``broken_bots/`` fails the check made for it, with a reason naming what it got wrong."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from medina.checkbot import CHECKS
+from medina.records.reader import read_record
+from medina.records.verify import verify_record
+
+ARENA = [sys.executable, "-m", "medina.cli", "check-bot"]
+#: The broken bots run as ``python -m e2e.broken_bots.NAME`` (the kit passes its environment on).
+TESTS = Path(__file__).resolve().parent.parent
+ENV = dict(
+    os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))
+)
+
+
+def check_bot(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*ARENA, *args], capture_output=True, text=True, timeout=timeout, env=ENV)
+
+
+def report_of(*args: str) -> tuple[int, dict[str, Any]]:
+    """Run with --json; the exit status and the checks by name."""
+    done = check_bot("--json", *args)
+    assert done.returncode in (0, 1), done.stderr
+    report = json.loads(done.stdout)
+    return done.returncode, {c["name"]: c for c in report["checks"]}
+
+
+def broken(name: str) -> list[str]:
+    return ["--", "python", "-m", f"e2e.broken_bots.{name}"]
+
+
+@pytest.mark.timeout(120)
+def test_the_random_bot_passes_every_check_and_the_records_verify(tmp_path: Path) -> None:
+    done = check_bot("--records", str(tmp_path), "--", "python", "-m", "medina_client")
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "check-bot: python -m medina_client"
+    passed = [line.split()[1] for line in lines if line.startswith("  PASS  ")]
+    assert passed == list(CHECKS)
+    assert f"{len(CHECKS)} checks: {len(CHECKS)} passed, 0 failed" in done.stdout
+    records = sorted(tmp_path.glob("*.jsonl"))
+    assert len(records) == len(CHECKS)
+    for path in records:  # scripted openings included, every match replays to its result
+        report = verify_record(read_record(path))
+        assert report.ok and report.complete, report.summary()
+    assert len(list(tmp_path.glob("*.log"))) == len(CHECKS)
+
+
+@pytest.mark.timeout(120)
+def test_the_greedy_bot_passes_every_check_and_json_reports_it() -> None:
+    code, checks = report_of("--", "python", "-m", "medina_client", "--bot", "greedy")
+    assert code == 0
+    assert list(checks) == list(CHECKS)
+    assert all(c["passed"] for c in checks.values()), checks
+    assert checks["kind-stable"]["reason"].startswith("request 1: only stables were legal")
+    assert checks["kind-stable"]["record"] is None  # the temporary directory is gone
+
+
+@pytest.mark.timeout(60)
+def test_a_bot_that_never_answers_fails_with_the_request_it_left_open() -> None:
+    code, checks = report_of(
+        "--only", "kind-stable", "--only", "tight-clock",
+        "--decision-ms", "300", "--tight-ms", "300", "--first-extra-ms", "0",
+        *broken("silent"),
+    )  # fmt: skip
+    assert code == 1
+    assert re.fullmatch(
+        r"seat 1 sent no reply to request \d+ within 300 ms \(only stables were legal there\)",
+        checks["kind-stable"]["reason"],
+    )
+    assert re.fullmatch(
+        r"seat 3 sent no reply to request \d+ within 300 ms", checks["tight-clock"]["reason"]
+    )
+    assert Path(checks["tight-clock"]["log"]).is_file()  # kept: a check failed
+
+
+@pytest.mark.timeout(60)
+def test_a_bot_that_does_not_retry_fails_the_rejection_drill_only() -> None:
+    code, checks = report_of(
+        "--only", "rejection-retry", "--only", "kind-wall", "--decision-ms", "500",
+        *broken("no_retry"),
+    )  # fmt: skip
+    assert code == 1
+    assert re.fullmatch(
+        r"did not answer request \d+ again within 500 ms after the drill rejection",
+        checks["rejection-retry"]["reason"],
+    )
+    assert checks["kind-wall"]["passed"]
+
+
+@pytest.mark.timeout(60)
+def test_a_bot_that_crashes_on_stables_fails_the_stable_check() -> None:
+    code, checks = report_of(
+        "--only", "kind-stable", "--only", "kind-wall", *broken("stable_crash")
+    )
+    assert code == 1
+    assert checks["kind-stable"]["reason"] == (
+        "the bot exited with code 1 while request 1 was open (only stables were legal); "
+        "its log ends: RuntimeError: this bot does not know how to place a stable"
+    )
+    assert checks["kind-wall"]["passed"]
+
+
+@pytest.mark.timeout(60)
+def test_a_bot_that_never_reconnects_fails_the_reconnect_check() -> None:
+    code, checks = report_of("--only", "reconnect", "--reconnect-s", "1", *broken("no_reconnect"))
+    assert code == 1
+    assert checks["reconnect"]["reason"] == (
+        "did not reconnect within 1 s after its stream was dropped"
+    )
+
+
+@pytest.mark.timeout(60)
+def test_a_bot_that_lingers_after_the_match_fails_the_match_end_check() -> None:
+    code, checks = report_of(
+        "--only", "match-end", "--only", "kind-wall", "--exit-s", "1", *broken("no_exit")
+    )
+    assert code == 1
+    assert checks["match-end"]["reason"] == "still running 1 s after MatchEnded"
+    assert checks["kind-wall"]["passed"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "no bot command: put it after --"),
+        (("--",), "no bot command"),
+        (("--only", "kind-palace", "--", "bot"), "unknown check 'kind-palace'; the checks are"),
+        (("--decision-ms", "0", "--", "bot"), "decision_ms must be 1..3600000 ms, got 0"),
+        (("--exit-s", "-1", "--", "bot"), "exit_s must be more than 0"),
+        (("--only", "kind-wall", "--", "/no/such/bot"), "cannot start bot '/no/such/bot'"),
+    ],
+)
+@pytest.mark.timeout(60)
+def test_usage_errors_exit_2_naming_the_problem(args: tuple[str, ...], message: str) -> None:
+    done = check_bot(*args)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("medina-arena check-bot: ") and message in done.stderr
+
+
+def test_list_names_every_check() -> None:
+    done = check_bot("--list")
+    assert done.returncode == 0
+    assert [line.split()[0] for line in done.stdout.splitlines()] == list(CHECKS)
