@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -65,6 +66,20 @@ def test_the_greedy_bot_passes_every_check_and_json_reports_it() -> None:
     assert all(c["passed"] for c in checks.values()), checks
     assert checks["kind-stable"]["reason"].startswith("request 1: only stables were legal")
     assert checks["kind-stable"]["record"] is None  # the temporary directory is gone
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node for the stdio example bot")
+def test_a_stdio_bot_is_checked_through_the_sdk_bridge() -> None:
+    bot = str(TESTS.parent / "clients" / "stdio" / "random_bot.js")
+    code, checks = report_of(
+        "--only", "kind-blocking-rooftop", "--only", "match-end",
+        "--", "python", "-m", "medina_client", "stdio", "--", "node", bot,
+    )  # fmt: skip
+    assert code == 0, checks
+    assert checks["kind-blocking-rooftop"]["reason"].startswith(
+        "request 1: only blocking rooftops were legal"
+    )
 
 
 @pytest.mark.timeout(60)

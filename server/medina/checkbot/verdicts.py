@@ -211,7 +211,8 @@ def _kind_check(t: Trial) -> Verdict:
             f"the bot chose {did} in {target.time_ms} ms"
         )
     return True, (
-        f"request {target.request_id}: only {words} were legal ({len(moves)} choices); "
+        f"request {target.request_id}: only {words} were legal "
+        f"({len(moves)} choice{'' if len(moves) == 1 else 's'}); "
         f"the bot placed {did} in {target.time_ms} ms"
     )
 
