@@ -70,13 +70,15 @@ def test_the_greedy_bot_passes_every_check_and_json_reports_it() -> None:
 
 @pytest.mark.timeout(60)
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node for the stdio example bot")
-def test_a_stdio_bot_is_checked_through_the_sdk_bridge() -> None:
+def test_a_stdio_bot_is_checked_through_the_sdk_bridge(tmp_path: Path) -> None:
     bot = str(TESTS.parent / "clients" / "stdio" / "random_bot.js")
     code, checks = report_of(
         "--only", "kind-blocking-rooftop", "--only", "match-end",
-        "--", "python", "-m", "medina_client", "stdio", "--", "node", bot,
+        "--", "python", "-m", "medina_client", "stdio", "--log-dir", str(tmp_path),
+        "--", "node", bot,
     )  # fmt: skip
     assert code == 0, checks
+    assert len(list(tmp_path.glob("bot-*.log"))) == 2  # one bridge per check
     assert checks["kind-blocking-rooftop"]["reason"].startswith(
         "request 1: only blocking rooftops were legal"
     )
