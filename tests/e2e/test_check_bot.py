@@ -37,8 +37,10 @@ def report_of(*args: str) -> tuple[int, dict[str, Any]]:
     return done.returncode, {c["name"]: c for c in report["checks"]}
 
 
-def broken(name: str) -> list[str]:
-    return ["--", "python", "-m", f"e2e.broken_bots.{name}"]
+def broken(name: str, records: Path) -> list[str]:
+    """The command of a broken bot; its records and logs go to ``records`` (a failed check
+    keeps them, and a test must not leave them behind)."""
+    return ["--records", str(records), "--", "python", "-m", f"e2e.broken_bots.{name}"]
 
 
 @pytest.mark.timeout(120)
@@ -85,11 +87,11 @@ def test_a_stdio_bot_is_checked_through_the_sdk_bridge(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(60)
-def test_a_bot_that_never_answers_fails_with_the_request_it_left_open() -> None:
+def test_a_bot_that_never_answers_fails_with_the_request_it_left_open(tmp_path: Path) -> None:
     code, checks = report_of(
         "--only", "kind-stable", "--only", "tight-clock",
         "--decision-ms", "300", "--tight-ms", "300", "--first-extra-ms", "0",
-        *broken("silent"),
+        *broken("silent", tmp_path),
     )  # fmt: skip
     assert code == 1
     assert re.fullmatch(
@@ -103,10 +105,10 @@ def test_a_bot_that_never_answers_fails_with_the_request_it_left_open() -> None:
 
 
 @pytest.mark.timeout(60)
-def test_a_bot_that_does_not_retry_fails_the_rejection_drill_only() -> None:
+def test_a_bot_that_does_not_retry_fails_the_rejection_drill_only(tmp_path: Path) -> None:
     code, checks = report_of(
         "--only", "rejection-retry", "--only", "kind-wall", "--decision-ms", "500",
-        *broken("no_retry"),
+        *broken("no_retry", tmp_path),
     )  # fmt: skip
     assert code == 1
     assert re.fullmatch(
@@ -117,9 +119,9 @@ def test_a_bot_that_does_not_retry_fails_the_rejection_drill_only() -> None:
 
 
 @pytest.mark.timeout(60)
-def test_a_bot_that_crashes_on_stables_fails_the_stable_check() -> None:
+def test_a_bot_that_crashes_on_stables_fails_the_stable_check(tmp_path: Path) -> None:
     code, checks = report_of(
-        "--only", "kind-stable", "--only", "kind-wall", *broken("stable_crash")
+        "--only", "kind-stable", "--only", "kind-wall", *broken("stable_crash", tmp_path)
     )
     assert code == 1
     assert checks["kind-stable"]["reason"] == (
@@ -130,8 +132,10 @@ def test_a_bot_that_crashes_on_stables_fails_the_stable_check() -> None:
 
 
 @pytest.mark.timeout(60)
-def test_a_bot_that_never_reconnects_fails_the_reconnect_check() -> None:
-    code, checks = report_of("--only", "reconnect", "--reconnect-s", "1", *broken("no_reconnect"))
+def test_a_bot_that_never_reconnects_fails_the_reconnect_check(tmp_path: Path) -> None:
+    code, checks = report_of(
+        "--only", "reconnect", "--reconnect-s", "1", *broken("no_reconnect", tmp_path)
+    )
     assert code == 1
     assert checks["reconnect"]["reason"] == (
         "did not reconnect within 1 s after its stream was dropped"
@@ -139,9 +143,9 @@ def test_a_bot_that_never_reconnects_fails_the_reconnect_check() -> None:
 
 
 @pytest.mark.timeout(60)
-def test_a_bot_that_lingers_after_the_match_fails_the_match_end_check() -> None:
+def test_a_bot_that_lingers_after_the_match_fails_the_match_end_check(tmp_path: Path) -> None:
     code, checks = report_of(
-        "--only", "match-end", "--only", "kind-wall", "--exit-s", "1", *broken("no_exit")
+        "--only", "match-end", "--only", "kind-wall", "--exit-s", "1", *broken("no_exit", tmp_path)
     )
     assert code == 1
     assert checks["match-end"]["reason"] == "still running 1 s after MatchEnded"
