@@ -85,7 +85,8 @@ def test_the_node_bot_plays_a_full_match_through_the_bridge(tmp_path: Path) -> N
 def test_medina_arena_match_runs_the_bridge_with_the_seat_in_its_command(tmp_path: Path) -> None:
     stdio = (
         # The seat's --server/--token go in before the "--", into the bridge's options.
-        f"python -m medina_client stdio --log-dir {tmp_path} --name js -- node {RANDOM_JS} --seed 4"
+        # Its program's log goes beside the seat's own (MEDINA_LOG_DIR).
+        f"python -m medina_client stdio --name js -- node {RANDOM_JS} --seed 4"
     )
     done = subprocess.run(
         [sys.executable, "-m", "medina.cli", "match", "--ruleset", "medina-v1-2p",
@@ -102,5 +103,5 @@ def test_medina_arena_match_runs_the_bridge_with_the_seat_in_its_command(tmp_pat
     assert {d.source for _n, d in record.decisions if d.seat == 0} == {
         record_pb2.DECISION_SOURCE_BOT
     }
-    logs = list(tmp_path.glob("bot-js-*.log"))
+    logs = list((tmp_path / "records").glob("bot-js-*.log"))
     assert len(logs) == 1 and "random_bot: match over" in logs[0].read_text()

@@ -346,7 +346,8 @@ in the protobuf JSON mapping) and writes one line to its stdout for each "reques
 {"kind":"ACTION_KIND_WALL","square":17}. See docs/protocol.md, section "stdio bots".
 
 The bot's stderr, and the bridge's own messages, go to the log file: --log FILE, or else
-bot-<name>-<pid>.log (pid: the bridge's) in --log-dir, by default the current directory.
+bot-<name>-<pid>.log (pid: the bridge's) in --log-dir, by default $MEDINA_LOG_DIR (set by
+medina-arena match and check-bot to where they keep the seat's log) or the current directory.
 The bot does not get MEDINA_TOKEN in its environment.
 
 exit status: 0 the match ended and the bot exited; 1 the server refused the seat or could
@@ -380,7 +381,9 @@ def _parser() -> argparse.ArgumentParser:
     logs = p.add_mutually_exclusive_group()
     logs.add_argument("--log", type=Path, help="file for the bot's stderr (appended to)")
     logs.add_argument(
-        "--log-dir", type=Path, help="directory for bot-<name>-<pid>.log (default: .)"
+        "--log-dir",
+        type=Path,
+        help="directory for bot-<name>-<pid>.log (default: $MEDINA_LOG_DIR, else .)",
     )
     p.add_argument(
         "--exit-wait",
@@ -463,7 +466,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.log is not None:
             log_path = args.log
         else:
-            log_dir = args.log_dir or Path()
+            log_dir = args.log_dir or Path(os.environ.get("MEDINA_LOG_DIR") or ".")
             log_dir.mkdir(parents=True, exist_ok=True)
             log_path = log_dir / log_file_name(name, os.getpid())
         config = BridgeConfig(

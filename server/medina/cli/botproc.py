@@ -37,13 +37,19 @@ async def spawn_bot(
 ) -> asyncio.subprocess.Process:
     """Start a bot for one seat (see ``bot_argv``); its stdout and stderr go to ``log_path``.
 
-    The environment also carries ``MEDINA_SERVER`` and ``MEDINA_TOKEN``. CommandError
+    The environment also carries ``MEDINA_SERVER``, ``MEDINA_TOKEN`` and ``MEDINA_LOG_DIR``
+    (the log's directory: where a stdio bridge keeps its program's stderr). CommandError
     when the command is empty or cannot be started.
     """
     if not argv:
         raise CommandError("empty bot command")
     full = bot_argv(argv, address, token)
-    env = dict(os.environ, MEDINA_SERVER=address, MEDINA_TOKEN=token)
+    env = dict(
+        os.environ,
+        MEDINA_SERVER=address,
+        MEDINA_TOKEN=token,
+        MEDINA_LOG_DIR=str(log_path.parent.resolve()),
+    )
     log: IO[bytes] = log_path.open("wb")
     try:
         return await asyncio.create_subprocess_exec(
