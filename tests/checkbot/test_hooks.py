@@ -18,6 +18,7 @@ from medina.referee.local import LocalSeat, random_policy
 from medina.referee.match import Match
 from medina.referee.record import DecisionSource, ErrorCode, MemorySink, Rejection
 from medina.referee.seat import DecisionRequest, RejectionNotice, Signal
+from medina.rpc.admin_servicer import summary
 from medina.rpc.host import Arena
 
 T = TypeVar("T")
@@ -168,6 +169,7 @@ def test_arena_local_seats_play_in_process_and_their_tokens_open_nothing(tmp_pat
         hosted = arena.create(
             SETTINGS, opening=opening, local={0: random_policy(1), 1: random_policy(2)}
         )
+        assert list(summary(hosted).connected) == [True, True]  # local seats are always in
         assert hosted.task is not None
         outcome = await hosted.task
         assert outcome.complete

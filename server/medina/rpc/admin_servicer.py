@@ -56,7 +56,9 @@ def summary(hosted: HostedMatch) -> admin_pb2.MatchSummary:
         config=convert.settings_to_proto(match.settings),
         state=int(match.phase),  # type: ignore[arg-type]
         decisions=match.state.decisions,
-        connected=[seat.connection is not None for seat in hosted.seats],
+        connected=[
+            i in hosted.local or seat.connection is not None for i, seat in enumerate(hosted.seats)
+        ],
         record_path=str(hosted.record_path),
     )
     if match.outcome is not None:

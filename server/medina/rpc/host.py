@@ -39,6 +39,8 @@ class HostedMatch:
     resume_tokens: list[str]
     record_path: Path
     task: asyncio.Task[MatchOutcome] | None = None
+    #: Seats played in process by a policy (always present; their tokens open nothing).
+    local: frozenset[int] = frozenset()
     watchers: int = field(default=0)
 
     @property
@@ -130,6 +132,7 @@ class Arena:
             tokens=[new_token() for _ in seats],
             resume_tokens=[new_token() for _ in seats],
             record_path=writer.path,
+            local=frozenset(local),
         )
         for seat, token in enumerate(hosted.tokens):
             if seat not in local:
