@@ -99,3 +99,24 @@ def test_health_and_graceful_shutdown(tmp_path: Path) -> None:
         assert not running.arena.accepting
 
     run(main())
+
+
+def test_a_match_whose_record_cannot_be_written_is_not_created(tmp_path: Path) -> None:
+    blocked = tmp_path / "records"
+    blocked.write_text("a file where the records directory should be\n")
+
+    async def main() -> None:
+        running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=blocked))
+        try:
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                with pytest.raises(grpc.aio.AioRpcError) as failed:
+                    await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config()))
+                assert failed.value.code() is grpc.StatusCode.UNAVAILABLE
+                assert "cannot create the match record" in (failed.value.details() or "")
+                listed = await stub.ListMatches(admin_pb2.ListMatchesRequest())
+                assert list(listed.matches) == []
+        finally:
+            await running.stop(1)
+
+    asyncio.run(asyncio.wait_for(main(), 30))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -10,6 +11,7 @@ import grpc
 
 from medina.engine import Event, observe
 from medina.records.catalog import StoredMatch, StoredState
+from medina.records.errors import RecordError
 from medina.referee.errors import ConfigError
 from medina.referee.outcome import MatchOutcome
 from medina.v1 import admin_pb2, admin_pb2_grpc, game_pb2
@@ -20,6 +22,7 @@ from .host import Arena, ArenaClosedError, HostedMatch
 from .limits import ClientSlots, StreamSlotsExhausted
 
 Context = grpc.aio.ServicerContext[Any, Any]
+log = logging.getLogger("medina.rpc")
 
 
 _STORED_STATE = {
@@ -86,6 +89,12 @@ class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
             hosted = self.arena.create(settings)
         except ArenaClosedError as exc:
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
+        except (RecordError, OSError) as exc:
+            # No record, no match: a full or read-only disk is the operator's to fix.
+            log.error("cannot create a match: %s", exc)
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, f"cannot create the match record: {exc}"
+            )
         return admin_pb2.CreateMatchResponse(
             match_id=hosted.match_id,
             tokens=[
