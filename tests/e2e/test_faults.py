@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -589,15 +588,21 @@ def test_open_streams_are_limited_per_client(tmp_path: Path) -> None:
     run(main())
 
 
-def test_a_half_open_tcp_connection_holds_nothing(tmp_path: Path) -> None:
+def test_silent_tcp_connections_hold_nothing_and_are_closed(tmp_path: Path) -> None:
     async def main(running: RunningServer, by: Bystander) -> None:
         host, port = running.address.rsplit(":", 1)
-        # Many raw TCP connections that never speak HTTP/2: no stream, no slot.
-        socks = [socket.create_connection((host, int(port)), timeout=5) for _ in range(20)]
-        try:
-            await by.task  # the bystander plays while they hang on
-        finally:
-            for s in socks:
-                s.close()
+        # Many raw TCP connections that never speak HTTP/2: no stream, no slot, and the
+        # server closes each at the handshake deadline.
+        conns = [await asyncio.open_connection(host, int(port)) for _ in range(20)]
+        await by.task  # the bystander plays while they hang on
 
-    with_bystander(tmp_path, main, max_streams_per_client=3)
+        async def closed_by_server(reader: asyncio.StreamReader) -> None:
+            while await reader.read(4096):  # the server's SETTINGS frame, then EOF
+                pass
+
+        async with asyncio.timeout(15):
+            await asyncio.gather(*(closed_by_server(r) for r, _w in conns))
+        for _r, w in conns:
+            w.close()
+
+    with_bystander(tmp_path, main, max_streams_per_client=3, handshake_timeout_s=1)

@@ -70,6 +70,9 @@ async def start_server(config: ServerConfig) -> RunningServer:
         ("grpc.keepalive_time_ms", 20_000),
         ("grpc.keepalive_timeout_ms", 10_000),
         ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+        # A TCP connection that has not finished its TLS/HTTP2 handshake by the Hello deadline
+        # is closed: raw sockets that never speak hold nothing for long.
+        ("grpc.server_handshake_timeout_ms", int(config.limits.handshake_timeout_s * 1000)),
         # A connection with no open stream for five minutes is closed: it holds no seat.
         ("grpc.max_connection_idle_ms", 300_000),
         # Streams per HTTP/2 connection; the per-client limit counts across connections.
