@@ -1,4 +1,5 @@
-"""``medina-arena replay verify|show FILE``: check a record against the engine, or print it."""
+"""``medina-arena replay verify|show FILE`` and ``replay list [DIR]``: check a record against
+the engine, print it, or list a records directory."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from medina.records import catalog
 from medina.records.reader import RecordError, read_record
 from medina.records.show import show_record
 from medina.records.verify import verify_record
+from medina.wire.enums import RULESET_NAMES
 
 from .errors import CommandError
 
@@ -24,6 +27,11 @@ def add_parser(sub: Any) -> None:
     s.add_argument("file", help="record file (.jsonl)")
     s.add_argument("--at", type=int, default=None, help="only the board after decision N")
     s.set_defaults(run=run_show)
+    ls = rsub.add_parser(
+        "list", help="every record in a directory: finished, aborted, interrupted, unreadable"
+    )
+    ls.add_argument("directory", nargs="?", default="records", help="default: records")
+    ls.set_defaults(run=run_list)
 
 
 def _read(path: str) -> Any:
@@ -49,3 +57,32 @@ def run_show(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """One line per record, oldest first; exit 1 if any is interrupted or unreadable."""
+    directory = Path(args.directory)
+    if not directory.is_dir():
+        raise CommandError(f"no such records directory: {directory}")
+    found = catalog.scan(directory)
+    if not found:
+        print(f"{directory}: no records")
+        return 0
+    for m in found:
+        config = m.config
+        what = f"{config.players}p" if config is not None else "?"
+        if config is not None and m.header is not None:
+            what = f"{RULESET_NAMES.get(config.ruleset, '?')} {what}"
+        decisions = f"{m.decisions} decisions" if m.decisions >= 0 else ""
+        line = f"{m.match_id:<18} {m.state.value:<11} {what:<15} {decisions:<14}"
+        if m.result is not None and m.result.seats:
+            line += " scores " + "/".join(f"{s.total}" for s in m.result.seats)
+        if m.note and m.state is not catalog.StoredState.FINISHED:
+            line += f"  ({m.note})"
+        print(line.rstrip())
+    trouble = [m for m in found if m.state in _TROUBLE]
+    print(f"{len(found)} record(s), {len(trouble)} interrupted or unreadable")
+    return 1 if trouble else 0
+
+
+_TROUBLE = (catalog.StoredState.INTERRUPTED, catalog.StoredState.UNREADABLE)
