@@ -1,13 +1,10 @@
-"""TLS and mutual TLS between the SDK and a server, with certificates made by openssl."""
+"""TLS and mutual TLS between the SDK and a server, with certificates made in the test."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
-
 import grpc
 import pytest
+from e2e.pki import make_pki
 from medina.engine import new_game
 from medina_client import ConnectionLost, play
 from medina_client.bots import RandomBot
@@ -15,28 +12,18 @@ from medina_client.connection import channel_credentials
 
 from .fake_arena import FakeStream, ended, fake_server, request, run, welcome
 
-pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
-
-
-def _openssl(command: str, cwd: Path) -> None:
-    subprocess.run(["openssl", *command.split()], cwd=cwd, check=True, capture_output=True)
-
 
 @pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+def pki() -> dict[str, bytes]:
     """A CA, a server certificate for 127.0.0.1 and a client certificate, all PEM."""
-    d = tmp_path_factory.mktemp("pki")
-    key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
-    _openssl(f"req -x509 {key} -keyout ca.key -out ca.pem -days 2 -subj /CN=test-ca", d)
-    for name, san in (("server", "IP:127.0.0.1"), ("client", "DNS:bot")):
-        _openssl(f"req {key} -keyout {name}.key -out {name}.csr -subj /CN={name}", d)
-        (d / f"{name}.ext").write_text(f"subjectAltName={san}\n")
-        _openssl(
-            f"x509 -req -in {name}.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
-            f"-out {name}.pem -days 2 -extfile {name}.ext",
-            d,
-        )
-    return {p.name: p.read_bytes() for p in d.iterdir() if p.suffix in (".pem", ".key")}
+    made = make_pki()
+    return {
+        "ca.pem": made.ca,
+        "server.pem": made.server_cert,
+        "server.key": made.server_key,
+        "client.pem": made.client_cert,
+        "client.key": made.client_key,
+    }
 
 
 def _server_credentials(pki: dict[str, bytes]) -> grpc.ServerCredentials:

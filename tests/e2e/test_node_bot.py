@@ -27,6 +27,8 @@ from medina_client import Turn, play
 from medina_client.bots import RandomBot
 from medina_client.connection import channel_credentials
 
+from .pki import make_pki
+
 T = TypeVar("T")
 NODE_DIR = Path(__file__).resolve().parents[2] / "clients" / "node"
 BOT_JS = NODE_DIR / "bot.js"
@@ -420,25 +422,19 @@ def test_bad_options_exit_2_naming_the_problem(node: str, tmp_path: Path) -> Non
 TLS_FILES = (("ca", "ca.pem"), ("cert", "client.pem"), ("key", "client.key"))
 
 
-def _openssl(command: str, cwd: Path) -> None:
-    subprocess.run(["openssl", *command.split()], cwd=cwd, check=True, capture_output=True)
-
-
-@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl to make certificates")
 def test_mutual_tls(node: str, tmp_path: Path) -> None:
+    made = make_pki()
     pki = tmp_path / "pki"
     pki.mkdir()
-    key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
-    _openssl(f"req -x509 {key} -keyout ca.key -out ca.pem -days 2 -subj /CN=test-ca", pki)
-    for name, san in (("server", "IP:127.0.0.1"), ("client", "DNS:bot")):
-        _openssl(f"req {key} -keyout {name}.key -out {name}.csr -subj /CN={name}", pki)
-        (pki / f"{name}.ext").write_text(f"subjectAltName={san}\n")
-        _openssl(
-            f"x509 -req -in {name}.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
-            f"-out {name}.pem -days 2 -extfile {name}.ext",
-            pki,
-        )
-    pem = {p.name: p.read_bytes() for p in pki.iterdir()}
+    pem = {
+        "ca.pem": made.ca,
+        "server.pem": made.server_cert,
+        "server.key": made.server_key,
+        "client.pem": made.client_cert,
+        "client.key": made.client_key,
+    }
+    for name, data in pem.items():
+        (pki / name).write_bytes(data)
     tls = (pem["server.pem"], pem["server.key"], pem["ca.pem"])
     credentials = channel_credentials(pem["ca.pem"], pem["client.pem"], pem["client.key"])
     files = [(f"--tls-{kind}", str(pki / name)) for kind, name in TLS_FILES]
