@@ -48,4 +48,4 @@ bench: setup
 	$(PY) -m bench
 
 clean:
-	rm -rf $(VENV) server/medina/v1 .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) server/medina/v1 .mypy_cache .ruff_cache .pytest_cache tools/.buf clients/node/node_modules
