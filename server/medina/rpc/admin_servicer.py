@@ -19,7 +19,7 @@ from medina.wire import convert
 
 from .auth import require_organiser
 from .host import Arena, ArenaClosedError, HostedMatch
-from .limits import ClientSlots, StreamSlotsExhausted
+from .limits import ClientSlots, stream_slot
 
 Context = grpc.aio.ServicerContext[Any, Any]
 log = logging.getLogger("medina.rpc")
@@ -177,15 +177,9 @@ class SpectatorServicer(admin_pb2_grpc.SpectatorServiceServicer):
         self, request: admin_pb2.WatchRequest, context: Context
     ) -> AsyncIterator[admin_pb2.WatchResponse]:
         """A public snapshot, then events as they happen, then the result."""
-        try:
-            client = self.slots.acquire(context.peer())
-        except StreamSlotsExhausted as exc:
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
-        try:
+        async with stream_slot(self.slots, context):
             async for message in self._watch(request, context):
                 yield message
-        finally:
-            self.slots.release(client)
 
     async def _watch(
         self, request: admin_pb2.WatchRequest, context: Context

@@ -17,7 +17,7 @@ from medina.wire import convert
 
 from .grpc_seat import Connection, GrpcSeat
 from .host import Arena, HostedMatch
-from .limits import ClientSlots, FloodGuard, Limits, StreamSlotsExhausted
+from .limits import ClientSlots, FloodGuard, Limits, stream_slot
 from .tokens import same_token
 
 log = logging.getLogger("medina.rpc")
@@ -33,7 +33,6 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
     ) -> None:
         self.arena = arena
         self.limits = limits or Limits()
-        self.handshake_timeout_s = self.limits.handshake_timeout_s
         self.slots = slots or ClientSlots(self.limits.max_streams_per_client)
 
     async def Play(
@@ -42,15 +41,9 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         context: grpc.aio.ServicerContext[arena_pb2.PlayRequest, arena_pb2.PlayResponse],
     ) -> AsyncIterator[arena_pb2.PlayResponse]:
         """One bot session."""
-        try:
-            client = self.slots.acquire(context.peer())
-        except StreamSlotsExhausted as exc:
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
-        try:
+        async with stream_slot(self.slots, context):
             async for message in self._session(request_iterator, context):
                 yield message
-        finally:
-            self.slots.release(client)
 
     async def _session(
         self,
@@ -109,12 +102,12 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         context: grpc.aio.ServicerContext[arena_pb2.PlayRequest, arena_pb2.PlayResponse],
     ) -> tuple[HostedMatch, int, arena_pb2.Hello]:
         try:
-            async with asyncio.timeout(self.handshake_timeout_s):
+            async with asyncio.timeout(self.limits.handshake_timeout_s):
                 first = await anext(request_iterator)
         except TimeoutError:
             await context.abort(
                 grpc.StatusCode.DEADLINE_EXCEEDED,
-                f"no Hello within {self.handshake_timeout_s:g} s of opening the stream",
+                f"no Hello within {self.limits.handshake_timeout_s:g} s of opening the stream",
             )
         except StopAsyncIteration:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "stream closed before Hello")

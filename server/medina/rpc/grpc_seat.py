@@ -148,7 +148,7 @@ class GrpcSeat:
         rid = reply.request_id
         if self.ended:
             self._notice(conn, ErrorCode.MATCH_OVER, rid, "the match is over")
-        elif rid == self.open_request and rid and not self.judging:
+        elif self.expects(rid):
             received = time.monotonic()
             try:
                 action = convert.action_from_proto(reply.action, self.geometry)

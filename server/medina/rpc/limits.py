@@ -12,8 +12,14 @@ flooding is closed with RESOURCE_EXHAUSTED.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+Context = grpc.aio.ServicerContext[Any, Any]
 
 
 @dataclass(frozen=True)
@@ -136,3 +142,17 @@ class ClientSlots:
             self.open[client] = held
         else:
             self.open.pop(client, None)
+
+
+@asynccontextmanager
+async def stream_slot(slots: ClientSlots, context: Context) -> AsyncIterator[None]:
+    """Hold one of the calling client's stream slots for the body; a client at its limit
+    gets RESOURCE_EXHAUSTED instead."""
+    try:
+        client = slots.acquire(context.peer())
+    except StreamSlotsExhausted as exc:
+        await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+    try:
+        yield
+    finally:
+        slots.release(client)
