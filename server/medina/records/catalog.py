@@ -24,7 +24,7 @@ from medina.wire.settings import outcome_to_proto
 
 from .errors import RecordError
 from .reader import Record, parse_record
-from .replay import ReplayError, replay, start_state
+from .replay import replay_to_end
 
 log = logging.getLogger("medina.records")
 
@@ -149,28 +149,19 @@ def _inspect_slowly(path: Path, match_id: str, mtime: float) -> StoredMatch:
 
 def _score_where_it_stopped(record: Record) -> tuple[int, match_pb2.MatchResult | None, str]:
     """Replay the decisions; the board's scores at the last one, every seat ABORTED."""
-    count = 0
-    try:
-        settings, state = start_state(record)
-        for step in replay(record):
-            count += 1
-            state = step.after
-    except ReplayError as exc:
-        return count, None, str(exc)
-    forfeited = {
-        e.incident.seat
-        for _n, e in record.entries
-        if e.HasField("incident") and e.incident.kind == record_pb2.INCIDENT_KIND_FORFEIT
-    }
+    state, count, error = replay_to_end(record)
+    if error is not None or state is None:
+        return count, None, str(error)
+    players = state.rules.players
     engine = result(state)
-    flags = tuple(seat in forfeited for seat in range(settings.players))
-    ranks = ranks_with_forfeits(engine.totals, flags)
+    forfeits = record.forfeits
+    ranks = ranks_with_forfeits(engine.totals, tuple(s in forfeits for s in range(players)))
     names = {s.seat: s.bot_name or s.name for s in record.header.seats}
     outcome = MatchOutcome(
         seats=tuple(
             SeatOutcome(
                 seat=seat,
-                name=names.get(seat) or settings.seat_name(seat),
+                name=names.get(seat) or f"seat {seat + 1}",
                 total=engine.totals[seat],
                 rank=ranks[seat],
                 breakdown=engine.breakdowns[seat],
@@ -178,7 +169,7 @@ def _score_where_it_stopped(record: Record) -> tuple[int, match_pb2.MatchResult 
                 detail="interrupted: the server stopped during the match",
                 strikes=0,
             )
-            for seat in range(settings.players)
+            for seat in range(players)
         ),
         complete=False,
     )

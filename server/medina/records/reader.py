@@ -32,6 +32,15 @@ class Record:
         """The decision entries with their line numbers."""
         return [(n, e.decision) for n, e in self.entries if e.HasField("decision")]
 
+    @property
+    def forfeits(self) -> dict[int, int]:
+        """Seat -> termination of its FORFEIT incident (0 when the incident names none)."""
+        return {
+            e.incident.seat: int(e.incident.termination)
+            for _n, e in self.entries
+            if e.HasField("incident") and e.incident.kind == record_pb2.INCIDENT_KIND_FORFEIT
+        }
+
 
 def read_record(path: str | os.PathLike[str], *, allow_truncated: bool = False) -> Record:
     """Parse the record at ``path``; raises RecordError naming the line and problem.

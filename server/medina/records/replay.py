@@ -112,3 +112,18 @@ def replay(record: Record) -> Iterator[Step]:
             ) from None
         yield Step(line, index, entry.seat, action, s, after)
         s = after
+
+
+def replay_to_end(record: Record) -> tuple[GameState | None, int, ReplayError | None]:
+    """Replay as far as the record goes: the last good state (None when the header itself is
+    bad), the number of decisions replayed, and the error that stopped it, if any."""
+    state: GameState | None = None
+    count = 0
+    try:
+        _settings, state = start_state(record)
+        for step in replay(record):
+            count += 1
+            state = step.after
+    except ReplayError as exc:
+        return state, count, exc
+    return state, count, None

@@ -10,7 +10,7 @@ from medina.v1 import match_pb2, record_pb2
 from medina.wire.settings import breakdown_to_proto
 
 from .reader import Record
-from .replay import ReplayError, replay, start_state
+from .replay import replay_to_end
 
 _PLAYED_ON = (match_pb2.TERMINATION_NORMAL, match_pb2.TERMINATION_ABORTED)
 
@@ -50,15 +50,11 @@ def verify_record(record: Record) -> VerifyReport:
     that forfeited rank last). An aborted or interrupted record verifies up to
     its last complete entry, and the report says so.
     """
-    count = 0
-    try:
-        _settings, state = start_state(record)
-        for step in replay(record):
-            count += 1
-            state = step.after
-    except ReplayError as exc:
+    state, count, error = replay_to_end(record)
+    if error is not None or state is None:
+        assert error is not None
         return VerifyReport(
-            record.path, False, count, False, str(exc), line=exc.line, decision=exc.decision
+            record.path, False, count, False, str(error), line=error.line, decision=error.decision
         )
     outcome = record.outcome
     if outcome is None:
@@ -94,7 +90,7 @@ def _check_outcome(record: Record, s: GameState, outcome: record_pb2.RecordOutco
         return f"line {line}: the game is over, but the outcome says incomplete"
     if len(res.seats) != s.players:
         return f"line {line}: {len(res.seats)} seat results for {s.players} players"
-    forfeits = _forfeit_incidents(record)
+    forfeits = record.forfeits
     for seat, r in enumerate(res.seats):
         if r.seat != seat:
             return f"line {line}: seat results out of order (seat {r.seat} at position {seat})"
@@ -119,15 +115,6 @@ def _check_outcome(record: Record, s: GameState, outcome: record_pb2.RecordOutco
         if r.rank != ranks[seat]:
             return f"line {line}: seat {seat} rank {r.rank}, expected {ranks[seat]}"
     return ""
-
-
-def _forfeit_incidents(record: Record) -> dict[int, int]:
-    """Seat -> termination of its FORFEIT incident (0 when the incident names none)."""
-    return {
-        e.incident.seat: int(e.incident.termination)
-        for _n, e in record.entries
-        if e.HasField("incident") and e.incident.kind == record_pb2.INCIDENT_KIND_FORFEIT
-    }
 
 
 def _aborted(record: Record) -> bool:
