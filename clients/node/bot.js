@@ -441,7 +441,7 @@ function resultLine(ended, seat) {
   const mine = seats.filter((s) => s.seat === seat);
   const shown = (mine.length ? mine : seats).map((s) => {
     const how = s.termination === 'TERMINATION_NORMAL' ? '' : `, ${s.termination}`;
-    return `seat ${s.seat + 1} ${s.name}: ${s.total} (rank ${s.rank} of ${seats.length}${how})`;
+    return `seat ${s.seat} ${s.name}: ${s.total} (rank ${s.rank} of ${seats.length}${how})`;
   });
   return `match over: ${shown.join(', ')}`;
 }

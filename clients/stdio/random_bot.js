@@ -80,7 +80,7 @@ input.on('line', (line) => {
   const message = JSON.parse(line);
   if (message.welcome) {
     const seat = message.welcome.seat || 0; // seat 0 is left out, like every default
-    log(`playing seat ${seat + 1} of match ${message.welcome.matchId} (seed ${seed})`);
+    log(`playing seat ${seat} of match ${message.welcome.matchId} (seed ${seed})`);
   } else if (message.request) {
     request = message.request;
     refused = [];

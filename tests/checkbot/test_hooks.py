@@ -169,7 +169,10 @@ def test_arena_local_seats_play_in_process_and_their_tokens_open_nothing(tmp_pat
         hosted = arena.create(
             SETTINGS, opening=opening, local={0: random_policy(1), 1: random_policy(2)}
         )
-        assert list(summary(hosted).connected) == [True, True]  # local seats are always in
+        assert [x.connected for x in summary(hosted).seats] == [
+            True,
+            True,
+        ]  # local seats are always in
         assert hosted.task is not None
         outcome = await hosted.task
         assert outcome.complete

@@ -180,7 +180,7 @@ def ended(players: int) -> arena_pb2.PlayResponse:
         match_pb2.SeatResult(seat=i, name=f"bot{i}", total=10 - i, rank=i + 1)
         for i in range(players)
     ]
-    result = match_pb2.MatchResult(seats=seats, complete=True)
+    result = match_pb2.MatchResult(seats=seats, ending=match_pb2.MATCH_ENDING_COMPLETE)
     return arena_pb2.PlayResponse(ended=arena_pb2.MatchEnded(result=result))
 
 

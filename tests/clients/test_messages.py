@@ -6,7 +6,7 @@ import random
 
 import pytest
 from medina.engine import Action, ActionKind, apply_action, legal_moves, new_game
-from medina.v1 import game_pb2
+from medina.v1 import common_pb2, game_pb2
 from medina.wire.convert import action_from_proto, events_to_proto, legal_to_proto
 from medina_client.messages import (
     action_of_event,
@@ -21,12 +21,12 @@ P = game_pb2.LegalPlacements
 
 EVERY_KIND = game_pb2.LegalActions(
     placements=[
-        P(kind=game_pb2.ACTION_KIND_BUILDING, colour=game_pb2.PALACE_COLOUR_GREY, squares=[20]),
-        P(kind=game_pb2.ACTION_KIND_BUILDING, colour=game_pb2.PALACE_COLOUR_PURPLE, squares=[21]),
-        P(kind=game_pb2.ACTION_KIND_BUILDING, colour=game_pb2.PALACE_COLOUR_BROWN, squares=[22]),
+        P(kind=game_pb2.ACTION_KIND_BUILDING, colour=common_pb2.PALACE_COLOUR_GREY, squares=[20]),
+        P(kind=game_pb2.ACTION_KIND_BUILDING, colour=common_pb2.PALACE_COLOUR_PURPLE, squares=[21]),
+        P(kind=game_pb2.ACTION_KIND_BUILDING, colour=common_pb2.PALACE_COLOUR_BROWN, squares=[22]),
         P(
             kind=game_pb2.ACTION_KIND_BUILDING,
-            colour=game_pb2.PALACE_COLOUR_ORANGE,
+            colour=common_pb2.PALACE_COLOUR_ORANGE,
             squares=[23, 24],
         ),
         P(kind=game_pb2.ACTION_KIND_ROOFTOP, squares=[30]),
@@ -116,7 +116,7 @@ def test_hello_and_reply() -> None:
         12,
         game_pb2.ACTION_KIND_BUILDING,
         40,
-        game_pb2.PALACE_COLOUR_BROWN,
+        common_pb2.PALACE_COLOUR_BROWN,
     )
     tea = reply(13, Action(K.TEA)).reply.action
     assert (tea.kind, tea.square, tea.colour) == (game_pb2.ACTION_KIND_TEA, 0, 0)

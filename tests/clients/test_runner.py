@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import grpc
 import pytest
 from medina.engine import Action, apply_action, is_legal, new_game
-from medina.v1 import arena_pb2, game_pb2, match_pb2
+from medina.v1 import arena_pb2, common_pb2, game_pb2, match_pb2
 from medina.wire.convert import action_from_proto, events_to_proto
 from medina_client import Bot, ConnectionLost, HandshakeError, Turn, play
 from medina_client.bots import RandomBot
@@ -45,14 +45,14 @@ class Recorder(Bot):
         self.log.append(f"notice {notice.request_id}")
 
     def on_end(self, result: match_pb2.MatchResult) -> None:
-        self.log.append(f"end {result.complete}")
+        self.log.append(f"end {result.ending == match_pb2.MATCH_ENDING_COMPLETE}")
 
 
 def rejected(request_id: int, time_left_ms: int) -> arena_pb2.PlayResponse:
     return arena_pb2.PlayResponse(
         rejected=arena_pb2.Rejected(
             request_id=request_id,
-            code=arena_pb2.ERROR_CODE_ILLEGAL_ACTION,
+            code=common_pb2.ERROR_CODE_ILLEGAL_ACTION,
             rule="palace-separation",
             message="building at F7 touches the brown palace at G8",
             rejections_left=2,
@@ -95,7 +95,10 @@ def test_a_scripted_match_with_a_refusal_and_a_retry() -> None:
         return result
 
     result = run(main())
-    assert result.complete and [r.total for r in result.seats] == [10, 9]
+    assert result.ending == match_pb2.MATCH_ENDING_COMPLETE and [r.total for r in result.seats] == [
+        10,
+        9,
+    ]
     assert bot.log[:4] == ["start 0", "choose 7", "rejected 7 palace-separation", "choose 7"]
     assert bot.log[4].startswith(f"update [{s.n_events}")
     assert bot.log[5:] == ["notice 9", "end True"]
@@ -166,7 +169,7 @@ def test_play_reconnects_with_the_resume_token_after_each_break() -> None:
         assert arena.streams == 3
         return result
 
-    assert run(main()).complete
+    assert run(main()).ending == match_pb2.MATCH_ENDING_COMPLETE
     assert bot.log == [
         "start 0",
         "choose 1",

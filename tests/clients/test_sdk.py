@@ -13,7 +13,7 @@ import pytest
 from medina.engine import ActionKind, apply_action, legal_moves, new_game, result
 from medina.referee.config import MatchSettings
 from medina.rpc.server import RunningServer, ServerConfig, start_server
-from medina.v1 import game_pb2
+from medina.v1 import game_pb2, match_pb2
 from medina.wire.convert import events_to_proto, settings_to_proto
 from medina_client import Bot, HandshakeError, LocalStateError, Turn, play
 from medina_client.bots import GreedyBot, RandomBot
@@ -50,7 +50,7 @@ def test_sdk_bots_play_full_matches(tmp_path: Path, ruleset: str, players: int) 
             assert hosted.task is not None
             outcome = await hosted.task
             assert outcome.complete
-            assert all(r.complete for r in results)
+            assert all(r.ending == match_pb2.MATCH_ENDING_COMPLETE for r in results)
             assert [s.total for s in results[0].seats] == [s.total for s in outcome.seats]
             assert {s.termination.name for s in outcome.seats} == {"NORMAL"}
         finally:
@@ -139,7 +139,7 @@ def test_tracker_rebuilds_the_game_from_events() -> None:
 
 def test_tracker_reports_a_gap() -> None:
     tracker = GameTracker(settings_to_proto(MatchSettings("medina-v2", 2, 1)))
-    tracker.feed([game_pb2.Event(index=5, kind=game_pb2.EVENT_KIND_PLACED)])  # only queued
+    tracker.feed([game_pb2.Event(index=5, placed=game_pb2.Placed())])  # only queued
     with pytest.raises(LocalStateError, match="history gap: expected event 1, got 5"):
         _ = tracker.state
     with pytest.raises(LocalStateError, match="history gap"):  # and it stays broken

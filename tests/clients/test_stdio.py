@@ -15,7 +15,7 @@ import grpc
 import pytest
 from google.protobuf import json_format
 from medina.engine import apply_action, is_legal, legal_actions, new_game
-from medina.v1 import arena_pb2, game_pb2
+from medina.v1 import arena_pb2, common_pb2, game_pb2
 from medina.wire.convert import action_from_proto
 from medina_client.__main__ import main as cli_main
 from medina_client.stdio import EXIT_ARENA, EXIT_BOT, EXIT_ENDED, default_name, log_file_name
@@ -53,7 +53,7 @@ def test_a_server_message_is_one_line_of_its_json_mapping() -> None:
         (
             b'  {"kind":1,"square":"40","colour":"PALACE_COLOUR_BROWN"}\r\n',
             game_pb2.Action(
-                kind=game_pb2.ACTION_KIND_BUILDING, square=40, colour=game_pb2.PALACE_COLOUR_BROWN
+                kind=game_pb2.ACTION_KIND_BUILDING, square=40, colour=common_pb2.PALACE_COLOUR_BROWN
             ),
         ),
         ('{"kind":"ACTION_KIND_TEA"}', game_pb2.Action(kind=game_pb2.ACTION_KIND_TEA)),
@@ -112,7 +112,7 @@ def rejected(request_id: int) -> arena_pb2.PlayResponse:
     return arena_pb2.PlayResponse(
         rejected=arena_pb2.Rejected(
             request_id=request_id,
-            code=arena_pb2.ERROR_CODE_ILLEGAL_ACTION,
+            code=common_pb2.ERROR_CODE_ILLEGAL_ACTION,
             rule="palace-separation",
             message="building at F7 touches the brown palace at G8",
             rejections_left=2,
@@ -157,12 +157,10 @@ def test_a_match_with_a_refusal_and_a_retry(
 ) -> None:
     s = new_game("medina-v2", 2, 3)
     update = arena_pb2.PlayResponse(
-        update=game_pb2.Update(
-            events=[game_pb2.Event(index=9, kind=game_pb2.EVENT_KIND_PASSED, seat=1)]
-        )
+        update=game_pb2.Update(events=[game_pb2.Event(index=9, passed=game_pb2.Passed(seat=1))])
     )
     notice = arena_pb2.PlayResponse(
-        notice=arena_pb2.Notice(code=arena_pb2.ERROR_CODE_STALE_REQUEST, request_id=7, message="x")
+        notice=arena_pb2.Notice(code=common_pb2.ERROR_CODE_STALE_REQUEST, request_id=7, message="x")
     )
 
     async def script(stream: FakeStream) -> None:
@@ -218,7 +216,7 @@ def test_an_unreadable_line_is_reported_and_the_request_stays_open(tmp_path: Pat
     ) in log
     notices = [m.notice for m in seen(tmp_path) if m.HasField("notice")]
     assert len(notices) == 1
-    assert notices[0].request_id == 1 and notices[0].code == arena_pb2.ERROR_CODE_PROTOCOL
+    assert notices[0].request_id == 1 and notices[0].code == common_pb2.ERROR_CODE_PROTOCOL
     assert notices[0].message.startswith("stdio bridge: line 3 from the bot is not JSON")
 
 

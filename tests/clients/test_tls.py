@@ -6,6 +6,7 @@ import grpc
 import pytest
 from e2e.pki import make_pki
 from medina.engine import new_game
+from medina.v1 import match_pb2
 from medina_client import ConnectionLost, play
 from medina_client.bots import RandomBot
 from medina_client.connection import channel_credentials
@@ -49,7 +50,7 @@ def test_mutual_tls(pki: dict[str, bytes]) -> None:
     async def main() -> None:
         async with fake_server([_one_decision], _server_credentials(pki)) as (_, address):
             result = await play(RandomBot(), address, "tok", credentials=credentials)
-        assert result.complete
+        assert result.ending == match_pb2.MATCH_ENDING_COMPLETE
 
     run(main())
 

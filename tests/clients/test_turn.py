@@ -34,7 +34,8 @@ def test_accessors_read_the_request() -> None:
     assert len(turn.cells) == turn.board.cols * turn.board.rows
     assert turn.cells[s.well] == game_pb2.CELL_WELL
     own = s.supply_of(seat)
-    assert list(turn.supply.buildings) == list(own.buildings)
+    b = turn.supply.buildings
+    assert (b.grey, b.purple, b.brown, b.orange) == own.buildings
     assert (turn.supply.walls, turn.supply.merchants) == (own.walls, own.merchants)
     assert not turn.seat_view((seat + 1) % 3).HasField("supply")  # others' stay hidden
     with pytest.raises(LookupError):

@@ -16,7 +16,7 @@ from medina.records.verify import verify_record
 from medina.referee.config import MatchSettings, Policies, TimeControl
 from medina.referee.outcome import MatchOutcome, Termination
 from medina.rpc.server import RunningServer, ServerConfig, start_server
-from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, arena_pb2_grpc, game_pb2
+from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, arena_pb2_grpc, common_pb2, game_pb2
 
 from .rawbot import RawBot, first_legal
 
@@ -125,7 +125,9 @@ def test_illegal_actions_are_rejected_and_the_bot_recovers(tmp_path: Path) -> No
             outcome = await finish(running, hosted.task)
             assert outcome.seats[0].termination is Termination.NORMAL
             rejected = [m.rejected for m in bad.of_kind("rejected")]
-            assert rejected and all(r.code == arena_pb2.ERROR_CODE_ILLEGAL_ACTION for r in rejected)
+            assert rejected and all(
+                r.code == common_pb2.ERROR_CODE_ILLEGAL_ACTION for r in rejected
+            )
             assert rejected[0].rule == "wall-space" and "F6" in rejected[0].message
             requests = {m.request.request_id for m in bad.of_kind("request")}
             assert {r.request_id for r in rejected} <= requests
@@ -201,7 +203,7 @@ def test_spectators_see_every_public_event_once(tmp_path: Path) -> None:
             for m in messages[1:-1]:
                 events.extend(m.update.events)
             assert [e.index for e in events] == list(range(len(events)))
-            assert events[-1].kind == game_pb2.EVENT_KIND_GAME_OVER
+            assert events[-1].WhichOneof("event") == "game_over"
             assert messages[-1].HasField("result")
         finally:
             await running.stop(1)

@@ -116,12 +116,12 @@ def test_sigkill_mid_match_leaves_a_verifiable_record_and_a_restart_lists_it(
                 listed = await stub.ListMatches(admin_pb2.ListMatchesRequest(), metadata=AUTH)
                 by_id = {m.match_id: m for m in listed.matches}
                 assert by_id[done.match_id].state == admin_pb2.MATCH_STATE_FINISHED
-                assert by_id[done.match_id].result.complete
+                assert by_id[done.match_id].result.ending == match_pb2.MATCH_ENDING_COMPLETE
                 lost = by_id[victim.match_id]
                 assert lost.state == admin_pb2.MATCH_STATE_ABORTED and lost.from_record
                 assert "interrupted" in lost.note
                 assert lost.decisions == len(record.decisions)
-                assert not lost.result.complete
+                assert lost.result.ending == match_pb2.MATCH_ENDING_ABORTED
                 assert all(
                     s.termination == match_pb2.TERMINATION_ABORTED for s in lost.result.seats
                 )

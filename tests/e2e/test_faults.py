@@ -25,7 +25,7 @@ from medina.referee.outcome import MatchOutcome, Termination
 from medina.rpc.host import HostedMatch
 from medina.rpc.limits import Limits
 from medina.rpc.server import RunningServer, ServerConfig, start_server
-from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, game_pb2, record_pb2
+from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, common_pb2, game_pb2, record_pb2
 
 from .rawbot import RawBot, first_legal
 
@@ -157,7 +157,7 @@ def test_a_staller_is_forfeited_and_a_late_answer_is_stale(tmp_path: Path) -> No
         assert outcome.seats[0].strikes == 2 and outcome.seats[0].rank == 3
         assert outcome.seats[1].termination is Termination.NORMAL
         assert outcome.seats[1].strikes == 1
-        stale = notices(late, arena_pb2.ERROR_CODE_STALE_REQUEST)
+        stale = notices(late, common_pb2.ERROR_CODE_STALE_REQUEST)
         assert [n.request_id for n in stale] == late_ids
         assert "timed out" in stale[0].message
         assert outcome.seats[2].termination is Termination.NORMAL
@@ -388,15 +388,15 @@ def test_a_flooding_bot_is_rate_limited_then_cut_off(
             assert bot.status is grpc.StatusCode.RESOURCE_EXHAUSTED
             assert "unsolicited" in bot.details
         assert "seat 1: stream closed for flooding" in caplog.text
-        assert len(notices(bot, arena_pb2.ERROR_CODE_UNKNOWN_REQUEST)) == 5
-        limited = notices(bot, arena_pb2.ERROR_CODE_RATE_LIMITED)
+        assert len(notices(bot, common_pb2.ERROR_CODE_UNKNOWN_REQUEST)) == 5
+        limited = notices(bot, common_pb2.ERROR_CODE_RATE_LIMITED)
         assert len(limited) == 1 and "per second" in limited[0].message
         # Back with its resume token: 20 junk messages are dropped but the real reply,
         # never limited, is taken; then it plays on quietly.
         bot.received.clear()
         bot.keep_status = False
         await play_to_the_end(bot)
-        assert len(notices(bot, arena_pb2.ERROR_CODE_RATE_LIMITED)) == 1
+        assert len(notices(bot, common_pb2.ERROR_CODE_RATE_LIMITED)) == 1
         await good_task
         outcome = await outcome_of(hosted)
         assert [s.termination for s in outcome.seats] == [Termination.NORMAL] * 2
@@ -449,15 +449,15 @@ def test_bad_replies_get_in_band_errors_and_cost_nothing_else(tmp_path: Path) ->
         bad = RawBot(running.address, hosted.tokens[0], hook=misbehave)
         other = RawBot(running.address, hosted.tokens[1], hook=remember)
         await asyncio.gather(bad.play(), other.play())
-        unknown = notices(bad, arena_pb2.ERROR_CODE_UNKNOWN_REQUEST)
+        unknown = notices(bad, common_pb2.ERROR_CODE_UNKNOWN_REQUEST)
         assert [n.request_id for n in unknown][:1] == [987_654]
         assert any("seat 0" in n.message for n in unknown[1:])  # the other seat's id
-        stale = notices(bad, arena_pb2.ERROR_CODE_STALE_REQUEST)
+        stale = notices(bad, common_pb2.ERROR_CODE_STALE_REQUEST)
         assert len(stale) == 2  # an old id, and the duplicate answer
         rejected = [m.rejected for m in bad.of_kind("rejected")]
-        assert [r.code for r in rejected] == [arena_pb2.ERROR_CODE_MALFORMED_ACTION] * 2
+        assert [r.code for r in rejected] == [common_pb2.ERROR_CODE_MALFORMED_ACTION] * 2
         assert "9999" in rejected[0].message and "99" in rejected[1].message
-        protocol = notices(bad, arena_pb2.ERROR_CODE_PROTOCOL)
+        protocol = notices(bad, common_pb2.ERROR_CODE_PROTOCOL)
         assert len(protocol) == 1 and "Reply" in protocol[0].message
         outcome = await outcome_of(hosted)
         assert [s.termination for s in outcome.seats] == [Termination.NORMAL] * 2

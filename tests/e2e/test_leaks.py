@@ -21,8 +21,6 @@ from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, game_pb2
 
 from .rawbot import RawBot
 
-REVEALED = game_pb2.EVENT_KIND_SUPPLY_REVEALED
-
 
 def supplies(msg: Message, path: str = "") -> Iterator[tuple[str, Message, Message]]:
     """Every Supply inside ``msg``: (path, the message holding it, the supply)."""
@@ -59,8 +57,8 @@ class LeakChecker:
 
     def check(self, message: Message) -> list[str]:
         for event in events_in(message):
-            if event.kind == REVEALED:
-                self.revealed.add(event.seat)
+            if event.WhichOneof("event") == "supply_revealed":
+                self.revealed.add(event.supply_revealed.seat)
         leaks = []
         for where, holder, _supply in supplies(message):
             if isinstance(holder, game_pb2.SeatView):
@@ -70,7 +68,7 @@ class LeakChecker:
                 if holder.revealed and owner in self.revealed:
                     continue
                 leaks.append(f"{where}: seat {owner}'s supply shown to viewer {self.viewer}")
-            elif isinstance(holder, game_pb2.Event) and holder.kind == REVEALED:
+            elif isinstance(holder, game_pb2.SupplyRevealed):
                 continue  # the reveal itself is public
             else:
                 leaks.append(f"{where}: a supply in a {type(holder).__name__}")
@@ -149,14 +147,22 @@ def test_the_checker_catches_a_leak() -> None:
     seat_view.revealed = True
     message.request.observation.seats[1].CopyFrom(seat_view)
     assert len(LeakChecker(0).check(message)) == 1
-    reveal = game_pb2.Event(kind=REVEALED, seat=1, supply=game_pb2.Supply(stables=3))
+    reveal = game_pb2.Event(
+        supply_revealed=game_pb2.SupplyRevealed(seat=1, supply=game_pb2.Supply(stables=3))
+    )
     message.request.observation.events.append(reveal)
     assert LeakChecker(0).check(message) == []
     assert LeakChecker(-1).check(message) == []
     stray = arena_pb2.PlayResponse(
-        update=game_pb2.Update(events=[game_pb2.Event(kind=2, supply=game_pb2.Supply())])  # type: ignore[arg-type]
+        ended=arena_pb2.MatchEnded(
+            observation=game_pb2.Observation(
+                seats=[game_pb2.SeatView(seat=2, supply=game_pb2.Supply())]
+            )
+        )
     )
-    assert LeakChecker(0).check(stray) == [".update.events[0].supply: a supply in a Event"]
+    assert LeakChecker(0).check(stray) == [
+        ".ended.observation.seats[0].supply: seat 2's supply shown to viewer 0"
+    ]
 
 
 def test_tokens_never_reach_logs_records_or_summaries(

@@ -199,7 +199,9 @@ def test_two_node_bots_and_two_python_bots_play_a_full_match(node: str, tmp_path
             finally:
                 for bot in nodes:
                     await bot.kill()
-        assert outcome.complete and all(r.complete for r in results)
+        assert outcome.complete and all(
+            r.ending == match_pb2.MATCH_ENDING_COMPLETE for r in results
+        )
         record = verified(hosted.record_path)
         for seat, name, done in ((0, "node-a", ended[0]), (2, "node-b", ended[1])):
             assert done.code == 0, done.stderr
@@ -455,6 +457,6 @@ def test_mutual_tls(node: str, tmp_path: Path) -> None:
 
     done, result = run(main())
     assert done.code == 0, done.stderr
-    assert result.complete
+    assert result.ending == match_pb2.MATCH_ENDING_COMPLETE
     assert result.seats[0].termination == match_pb2.TERMINATION_NORMAL
     assert result.seats[0].name == "node-random"

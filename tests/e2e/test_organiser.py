@@ -14,7 +14,7 @@ from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.referee.config import MatchSettings
 from medina.rpc.server import ServerConfig, start_server
-from medina.v1 import admin_pb2, admin_pb2_grpc, game_pb2, match_pb2
+from medina.v1 import admin_pb2, admin_pb2_grpc, common_pb2, match_pb2
 
 from .rawbot import RawBot
 
@@ -32,7 +32,7 @@ def run(coro: Awaitable[T], timeout: float = 60) -> T:
 
 
 def config(players: int = 2) -> match_pb2.MatchConfig:
-    return match_pb2.MatchConfig(ruleset=game_pb2.RULESET_MEDINA_V2, players=players, seed=3)
+    return match_pb2.MatchConfig(ruleset=common_pb2.RULESET_MEDINA_V2, players=players, seed=3)
 
 
 def test_organiser_calls_create_list_get_and_abort(tmp_path: Path) -> None:
@@ -74,7 +74,7 @@ def test_organiser_calls_create_list_get_and_abort(tmp_path: Path) -> None:
                 )
                 await bot_task
                 assert aborted.match.state == admin_pb2.MATCH_STATE_ABORTED
-                assert not aborted.match.result.complete
+                assert aborted.match.result.ending != match_pb2.MATCH_ENDING_COMPLETE
                 assert bot.ended is not None
                 report = verify_record(read_record(Path(aborted.match.record_path)))
                 assert report.ok and "aborted" in report.note

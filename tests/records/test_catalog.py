@@ -28,13 +28,17 @@ def test_finished_and_aborted_records_are_judged_from_their_outcome(tmp_path: Pa
     aborted = engine_record(tmp_path, "medina-v1", 4, 2, stop_after=25)
     found = {m.match_id: m for m in scan(tmp_path)}
     m = found[done.stem]
-    assert m.state is StoredState.FINISHED and m.result is not None and m.result.complete
+    assert (
+        m.state is StoredState.FINISHED
+        and m.result is not None
+        and m.result.ending == match_pb2.MATCH_ENDING_COMPLETE
+    )
     decisions = sum(1 for line in done.read_text().splitlines() if line.startswith('{"decision"'))
     assert m.decisions == decisions
     assert m.config is not None and m.config.players == 3
     a = found[aborted.stem]
     assert a.state is StoredState.ABORTED and a.decisions == 25
-    assert a.result is not None and not a.result.complete
+    assert a.result is not None and a.result.ending != match_pb2.MATCH_ENDING_COMPLETE
 
 
 def test_an_interrupted_record_is_scored_where_it_stopped(tmp_path: Path) -> None:
@@ -46,7 +50,7 @@ def test_an_interrupted_record_is_scored_where_it_stopped(tmp_path: Path) -> Non
     m = inspect(path)
     assert m.state is StoredState.INTERRUPTED and m.decisions == 30
     assert "interrupted" in m.note and "30 decisions" in m.note
-    assert m.result is not None and not m.result.complete
+    assert m.result is not None and m.result.ending != match_pb2.MATCH_ENDING_COMPLETE
     assert all(s.termination == match_pb2.TERMINATION_ABORTED for s in m.result.seats)
     # The scores are the board's after the 30 recorded decisions.
     s = new_game("medina-v2", 4, 3, start_seat=3)

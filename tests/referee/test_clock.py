@@ -21,7 +21,7 @@ def control(
 
 def test_a_fresh_clock_holds_the_starting_bank() -> None:
     clock = SeatClock.start(control(bank=42_000))
-    assert (clock.bank_ms, clock.decisions, clock.last_reply_ms) == (42_000, 0, 0)
+    assert (clock.bank_ms, clock.decisions, clock.last_reply_ms) == (42_000, 0, None)
 
 
 # decision, bank setting, bank now, decisions taken, extra, expected allowed

@@ -64,8 +64,8 @@ def test_settings_are_frozen() -> None:
 
 def test_seat_names() -> None:
     s = MatchSettings("medina-v2", 3, seed=1, seat_names=("alice", "", "carol"))
-    assert [s.seat_name(i) for i in range(3)] == ["alice", "seat 2", "carol"]
-    assert MatchSettings("medina-v2", 2, seed=1).seat_name(1) == "seat 2"
+    assert [s.seat_name(i) for i in range(3)] == ["alice", "seat 1", "carol"]
+    assert MatchSettings("medina-v2", 2, seed=1).seat_name(1) == "seat 1"
 
 
 def test_zero_is_a_valid_value_for_every_clock_setting_but_the_decision_limit() -> None:

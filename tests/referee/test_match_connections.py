@@ -155,7 +155,7 @@ def test_a_disconnected_seat_is_never_better_off() -> None:
 # -- connecting ----------------------------------------------------------------------------
 
 
-def test_a_seat_that_never_connects_forfeits_stalled_and_the_match_is_played() -> None:
+def test_a_seat_that_never_connects_forfeits_as_a_no_show_and_the_match_is_played() -> None:
     settings = make_settings("medina-v2", 3, connect_timeout_ms=50)
     seats = [FakeSeat(0), FakeSeat(1), FakeSeat(2)]
     sink = LogSink()
@@ -171,12 +171,12 @@ def test_a_seat_that_never_connects_forfeits_stalled_and_the_match_is_played() -
     assert outcome.complete
     assert [s.termination for s in outcome.seats] == [
         Termination.NORMAL,
-        Termination.STALLED,
+        Termination.NO_SHOW,
         Termination.NORMAL,
     ]
     assert outcome.seats[1].rank == 3
-    assert outcome.seats[1].detail.startswith("not connected when the match started")
-    assert [s.name for s in outcome.seats] == ["bot0", "seat 2", "bot2"]
+    assert outcome.seats[1].detail == "its bot never connected (0.05 s connect deadline)"
+    assert [s.name for s in outcome.seats] == ["bot0", "seat 1", "bot2"]
     header = sink.entries[0]
     assert isinstance(header, Header)
     assert [s.bot_name for s in header.seats] == ["bot0", "", "bot2"]
@@ -184,13 +184,36 @@ def test_a_seat_that_never_connects_forfeits_stalled_and_the_match_is_played() -
     opening = [(i.kind, i.seat, i.termination) for i in sink.incidents if i.at_decision == 0]
     assert opening == [
         (CONNECTED, 0, None),
-        (IncidentKind.FORFEIT, 1, Termination.STALLED),
+        (IncidentKind.FORFEIT, 1, Termination.NO_SHOW),
         (CONNECTED, 2, None),
     ]
     assert all(isinstance(e, Incident) for e in sink.entries[1:4])
     assert seats[1].requests == [] and set(sink.sources(1)) == {F}
     assert len(seats[1].ends) == 1
     check_record(settings, sink, outcome)
+
+
+def test_a_match_nobody_connects_to_is_abandoned_not_played() -> None:
+    settings = make_settings("medina-v2", 3, connect_timeout_ms=20)
+    seats = [FakeSeat(0), FakeSeat(1), FakeSeat(2)]
+    sink = LogSink()
+
+    async def main() -> tuple[MatchOutcome, MatchPhase]:
+        match = make_match(settings, seats, sink, connected=False)
+        outcome = await match.run()
+        return outcome, match.phase
+
+    outcome, phase = run(main())
+    assert phase is MatchPhase.ABANDONED
+    assert outcome.abandoned and not outcome.complete
+    assert {s.termination for s in outcome.seats} == {Termination.NO_SHOW}
+    assert sink.sources(0) == [] and all(s.requests == [] for s in seats)  # nothing played
+    assert [(i.kind, i.seat) for i in sink.incidents] == [
+        (IncidentKind.FORFEIT, 0),
+        (IncidentKind.FORFEIT, 1),
+        (IncidentKind.FORFEIT, 2),
+    ]
+    assert isinstance(sink.entries[0], Header)
 
 
 def test_the_match_starts_as_soon_as_every_seat_is_connected() -> None:

@@ -30,7 +30,7 @@ ENUMS: list[tuple[type[IntEnum], str, str]] = [
     (TimeoutPolicy, "match_pb2", "TimeoutPolicy"),
     (DecisionSource, "record_pb2", "DecisionSource"),
     (IncidentKind, "record_pb2", "IncidentKind"),
-    (ErrorCode, "arena_pb2", "ErrorCode"),
+    (ErrorCode, "common_pb2", "ErrorCode"),
     (MatchPhase, "admin_pb2", "MatchState"),
 ]
 

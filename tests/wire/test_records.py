@@ -19,7 +19,7 @@ from medina.referee.record import (
     Rejection,
     SeatInfo,
 )
-from medina.v1 import arena_pb2, match_pb2, record_pb2
+from medina.v1 import common_pb2, match_pb2, record_pb2
 from medina.wire import records
 from medina.wire.convert import MalformedActionError, outcome_from_proto, outcome_to_proto
 from medina.wire.enums import enum_from_proto
@@ -134,7 +134,7 @@ def test_bad_values_name_their_field() -> None:
 def test_enums_share_the_protobuf_numbers() -> None:
     for domain, proto in (
         (Termination, match_pb2.Termination),
-        (ErrorCode, arena_pb2.ErrorCode),
+        (ErrorCode, common_pb2.ErrorCode),
         (DecisionSource, record_pb2.DecisionSource),
         (IncidentKind, record_pb2.IncidentKind),
     ):

@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if not args.quiet:
         mine = [s for s in result.seats if s.name == bot.name] or list(result.seats)
-        line = ", ".join(f"seat {s.seat + 1} {s.name}: {s.total} (rank {s.rank})" for s in mine)
+        line = ", ".join(f"seat {s.seat} {s.name}: {s.total} (rank {s.rank})" for s in mine)
         print(f"match over: {line}")
     return 0
 

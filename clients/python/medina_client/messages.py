@@ -1,22 +1,34 @@
 """Message helpers: medina.v1 protobuf <-> engine actions, and the messages a bot sends.
 
 Only ``medina.v1`` and ``medina.engine`` are used here, so the SDK never pulls in
-the server side. Protobuf palace colours are the engine colour + 1.
+the server side. The wire numbers colours and towers from 1 (0: unspecified), the
+engine from 0; ``_colour`` and ``_engine_colour`` are the SDK's one place for that.
 """
 
 from __future__ import annotations
 
-from medina.engine import Action, ActionKind
-from medina.v1 import arena_pb2, game_pb2
+from medina.engine import Action, ActionKind, GameState, new_game
+from medina.v1 import arena_pb2, common_pb2, game_pb2, match_pb2
 
 PROTOCOL_VERSION = 1
 
 #: Ruleset enum value -> engine ruleset name.
 RULESET_NAMES: dict[int, str] = {
-    game_pb2.RULESET_MEDINA_V2: "medina-v2",
-    game_pb2.RULESET_MEDINA_V1: "medina-v1",
-    game_pb2.RULESET_MEDINA_V1_2P: "medina-v1-2p",
+    common_pb2.RULESET_MEDINA_V2: "medina-v2",
+    common_pb2.RULESET_MEDINA_V1: "medina-v1",
+    common_pb2.RULESET_MEDINA_V1_2P: "medina-v1-2p",
 }
+
+
+def _colour(engine_colour: int) -> int:
+    """Engine colour (0..3) -> wire colour number (1..4)."""
+    return engine_colour + 1
+
+
+def _engine_colour(wire_colour: int) -> int:
+    """Wire colour number (1..4) -> engine colour (0..3); -1 for 0 (unspecified)."""
+    return int(wire_colour) - 1 if wire_colour else -1
+
 
 _KINDS = {int(k): k for k in ActionKind}
 _BUILDING = ActionKind.BUILDING
@@ -29,7 +41,7 @@ def action_to_proto(action: Action) -> game_pb2.Action:
         return game_pb2.Action(kind=game_pb2.ACTION_KIND_TEA)
     msg = game_pb2.Action(kind=int(action.kind), square=action.square)  # type: ignore[arg-type]
     if action.colour >= 0:
-        msg.colour = action.colour + 1  # type: ignore[assignment]
+        msg.colour = _colour(action.colour)  # type: ignore[assignment]
     return msg
 
 
@@ -44,7 +56,7 @@ def actions_from_legal(msg: game_pb2.LegalActions) -> list[Action]:
         if kind is None:
             raise ValueError(f"legal actions name unknown action kind {int(group.kind)}")
         if kind is _BUILDING:
-            colour = int(group.colour) - 1
+            colour = _engine_colour(group.colour)
             out.extend([Action(kind, sq, colour) for sq in group.squares])
         else:
             out.extend([Action(kind, sq) for sq in group.squares])
@@ -55,16 +67,40 @@ def actions_from_legal(msg: game_pb2.LegalActions) -> list[Action]:
 
 def action_of_event(msg: game_pb2.Event) -> Action | None:
     """The action a history entry records (a placement or a tea break), if any."""
-    if msg.kind == game_pb2.EVENT_KIND_TEA_SPENT:
+    which = msg.WhichOneof("event")
+    if which == "tea_spent":
         return _TEA
-    if msg.kind != game_pb2.EVENT_KIND_PLACED:
+    if which != "placed":
         return None
-    kind = _KINDS.get(msg.piece)
+    placed = msg.placed
+    kind = _KINDS.get(placed.piece)
     if kind is None:
         return None
     if kind is _BUILDING:
-        return Action(kind, msg.square, int(msg.colour) - 1)
-    return Action(kind, msg.square)
+        return Action(kind, placed.square, _engine_colour(placed.colour))
+    return Action(kind, placed.square)
+
+
+def game_from_config(config: match_pb2.MatchConfig) -> GameState:
+    """The game a match configuration starts: ruleset, seed, start seat, the seats'
+    rooftop colours and any fixed setup. ValueError (naming the problem) when it cannot
+    be set up locally."""
+    ruleset = RULESET_NAMES.get(int(config.ruleset))
+    if ruleset is None:
+        raise ValueError(f"unknown ruleset {int(config.ruleset)} in the match config")
+    own = [_engine_colour(s.rooftop_colour) for s in config.seats]
+    blocking = [_engine_colour(s.blocking_colour) for s in config.seats]
+    setup = config.setup
+    return new_game(
+        ruleset,
+        config.players,
+        config.seed,
+        start_seat=config.start_seat,
+        well=setup.well if setup.HasField("well") else None,
+        start_merchant=setup.start_merchant if setup.HasField("start_merchant") else None,
+        rooftop_colours=own if own and min(own) >= 0 else None,
+        blocking_colours=blocking if blocking and min(blocking) >= 0 else None,
+    )
 
 
 def hello(
@@ -73,6 +109,7 @@ def hello(
     bot_version: str,
     resume_token: str = "",
     omit_legal_actions: bool = False,
+    omit_updates: bool = False,
 ) -> arena_pb2.PlayRequest:
     """The handshake message (protocol version 1)."""
     return arena_pb2.PlayRequest(
@@ -83,6 +120,7 @@ def hello(
             token=token,
             resume_token=resume_token,
             omit_legal_actions=omit_legal_actions,
+            omit_updates=omit_updates,
         )
     )
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
-from medina.v1 import arena_pb2, match_pb2
+from medina.v1 import arena_pb2, common_pb2, match_pb2
 
 from . import messages
 from .connection import Connection, channel_credentials
@@ -185,7 +185,7 @@ class StdioBridge:
             self.welcomed = True
             self.resume_token = welcome.resume_token or self.resume_token
             self.seat = welcome.seat
-            log.info("playing seat %d of match %s", welcome.seat + 1, welcome.match_id)
+            log.info("playing seat %d of match %s", welcome.seat, welcome.match_id)
             self.conn = conn
             try:
                 bot.send(encode_line(arena_pb2.PlayResponse(welcome=welcome)))
@@ -211,7 +211,7 @@ class StdioBridge:
             log.info(
                 "request %d: the server refused the bot's action (%s): %s",
                 rejected.request_id,
-                rejected.rule or arena_pb2.ErrorCode.Name(rejected.code),
+                rejected.rule or common_pb2.ErrorCode.Name(rejected.code),
                 rejected.message,
             )
             self.pending.append(rejected.request_id)
@@ -247,7 +247,7 @@ class StdioBridge:
                 how = match_pb2.Termination.Name(seat.termination).removeprefix("TERMINATION_")
                 log.info(
                     "match over: seat %d scored %d, rank %d, %s%s",
-                    seat.seat + 1,
+                    seat.seat,
                     seat.total,
                     seat.rank,
                     how,
@@ -320,7 +320,7 @@ class StdioBridge:
         log.warning("%s", text)
         if self.bot is not None:
             notice = arena_pb2.Notice(
-                code=arena_pb2.ERROR_CODE_PROTOCOL, request_id=rid, message=f"stdio bridge: {text}"
+                code=common_pb2.ERROR_CODE_PROTOCOL, request_id=rid, message=f"stdio bridge: {text}"
             )
             self.bot.send(encode_line(arena_pb2.PlayResponse(notice=notice)))
 
@@ -495,7 +495,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sdk.removeHandler(stderr)
     if not args.quiet:
         mine = [s for s in outcome.result.seats if s.seat == outcome.seat]
-        line = ", ".join(f"seat {s.seat + 1} {s.name}: {s.total} (rank {s.rank})" for s in mine)
+        line = ", ".join(f"seat {s.seat} {s.name}: {s.total} (rank {s.rank})" for s in mine)
         print(f"match over: {line}")
     if not outcome.bot_exited:
         print(

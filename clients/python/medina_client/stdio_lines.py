@@ -24,9 +24,11 @@ class LineError(ValueError):
 
 
 def encode_line(message: arena_pb2.PlayResponse) -> bytes:
-    """``message`` as one compact JSON line (lowerCamelCase names, enum names, 64-bit
-    integers as strings, fields at their default left out), newline-terminated."""
-    data = json_format.MessageToDict(message)
+    """``message`` as one compact JSON line, newline-terminated: lowerCamelCase names, enum
+    names, the 64-bit seed as a string, and every field written out, zeros and empty lists
+    included (a program never has to guess that a missing ``seat`` means seat 0). Optional
+    fields that are absent (a tile at the board edge has no ``holder``) stay absent."""
+    data = json_format.MessageToDict(message, always_print_fields_with_no_presence=True)
     return (json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
 
 

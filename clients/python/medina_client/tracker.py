@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from medina.engine import GameState, apply_action, new_game
+from medina.engine import FollowError, GameFollower, GameState
 from medina.v1 import game_pb2, match_pb2
 
 from .errors import LocalStateError
-from .messages import RULESET_NAMES, action_of_event
+from .messages import action_of_event, game_from_config
 
 
 class GameTracker:
@@ -26,7 +26,7 @@ class GameTracker:
 
     def __init__(self, config: match_pb2.MatchConfig) -> None:
         self._config = config
-        self._state: GameState | None = None  # built on first use
+        self._follower: GameFollower | None = None  # built on first use
         self._pending: list[Sequence[game_pb2.Event]] = []
         self._received = 0  # 1 + the highest event index fed so far
         self._error: LocalStateError | None = None
@@ -47,52 +47,32 @@ class GameTracker:
     @property
     def state(self) -> GameState:
         """The game after every event fed so far; LocalStateError if it cannot be rebuilt."""
-        if self._state is None and self._error is None:
-            self._state = self._setup()
+        if self._follower is None and self._error is None:
+            self._follower = self._setup()
         if self._pending:
             pending, self._pending = self._pending, []
             for batch in pending:
                 self._apply(batch)
         if self._error is not None:
             raise self._error
-        assert self._state is not None
-        return self._state
+        assert self._follower is not None
+        return self._follower.state
 
-    def _setup(self) -> GameState | None:
-        config = self._config
-        ruleset = RULESET_NAMES.get(int(config.ruleset))
-        if ruleset is None:
-            self._error = LocalStateError(
-                f"unknown ruleset {int(config.ruleset)} in the match config"
-            )
-            return None
+    def _setup(self) -> GameFollower | None:
         try:
-            return new_game(ruleset, config.players, config.seed, start_seat=config.start_seat)
+            return GameFollower(game_from_config(self._config))
         except ValueError as exc:
             self._error = LocalStateError(f"cannot set up the match config locally: {exc}")
             return None
 
     def _apply(self, events: Sequence[game_pb2.Event]) -> None:
         for event in events:
-            if self._error is not None or self._state is None:
-                return
-            known = self._state.n_events
-            if event.index < known:
-                continue
-            if event.index > known:
-                self._error = LocalStateError(
-                    f"history gap: expected event {known}, got {event.index}"
-                )
-                return
-            action = action_of_event(event)
-            if action is None:
-                self._error = LocalStateError(
-                    f"event {event.index} ({game_pb2.EventKind.Name(event.kind)}) does not "
-                    "follow from the local game: the local copy is out of step"
-                )
+            if self._error is not None or self._follower is None:
                 return
             try:
-                self._state = apply_action(self._state, action)
-            except ValueError as exc:  # the engine's IllegalActionError among them
-                self._error = LocalStateError(f"event {event.index}: {exc}")
+                self._follower.feed(
+                    event.index, action_of_event(event), str(event.WhichOneof("event"))
+                )
+            except FollowError as exc:
+                self._error = LocalStateError(str(exc))
                 return

@@ -113,7 +113,7 @@ def _decision_problem(t: Trial, d: DecisionEntry) -> Problem | None:
         )
     if d.source is not DecisionSource.BOT and d.request_id:
         return Problem(
-            f"seat {t.scenario.bot + 1} sent no reply to request {d.request_id} "
+            f"seat {t.scenario.bot} sent no reply to request {d.request_id} "
             f"within {allowed_ms(t, d)} ms",
             d.request_id,
         )
@@ -235,7 +235,7 @@ def _tea_and_pass(t: Trial) -> Verdict:
         return False, "the scripted tea break and pass did not happen (a check-bot bug)"
     answered = t.bot_decisions()
     return True, (
-        f"after seat {tea + 1}'s tea break and seat {passed + 1}'s automatic pass the bot "
+        f"after seat {tea}'s tea break and seat {passed}'s automatic pass the bot "
         f"answered request {answered[0].request_id} and {len(answered) - 1} more"
     )
 
@@ -245,7 +245,7 @@ def _rejection_retry(t: Trial) -> Verdict:
     rid = t.drilled
     if problem is not None:
         if rid and problem.request_id == rid:
-            if problem.text.startswith(f"seat {t.scenario.bot + 1} sent no reply"):
+            if problem.text.startswith(f"seat {t.scenario.bot} sent no reply"):
                 d = next(d for d in t.bot_decisions() if d.request_id == rid)
                 return False, (
                     f"did not answer request {rid} again within {allowed_ms(t, d)} ms "

@@ -97,7 +97,7 @@ async def _play(args: argparse.Namespace, settings: MatchSettings, address: str,
         procs: list[asyncio.subprocess.Process] = []
         try:
             for cmd, tok in zip(args.bot, created.tokens, strict=True):
-                log = logs / f"{match_id}.seat{tok.seat + 1}.log"
+                log = logs / f"{match_id}.seat{tok.seat}.log"
                 procs.append(await _spawn(cmd, address, tok.token, log))
         except CommandError:
             for proc in procs:

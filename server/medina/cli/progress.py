@@ -48,14 +48,14 @@ class Progress:
         elif event.kind is EventKind.TEA_SPENT:
             self.parts.append("tea break")
         elif event.kind is EventKind.PASSED:
-            self._print(f"        seat {event.seat + 1} passes")
+            self._print(f"        seat {event.seat} passes")
 
     def flush(self) -> None:
         """Print the turn collected so far."""
         if self.seat >= 0 and self.parts:
             self.turns += 1
             scores = " ".join(f"{t:3d}" for t in result(self.state).totals)
-            line = f"turn {self.turns:3d}  seat {self.seat + 1}: {', '.join(self.parts)}"
+            line = f"turn {self.turns:3d}  seat {self.seat}: {', '.join(self.parts)}"
             self._print(f"{line:<64} score {scores}")
         self.parts = []
 
@@ -75,7 +75,7 @@ def scoreboard(state: GameState, outcome: MatchOutcome) -> str:
         if s.termination is not Termination.NORMAL and s.detail:
             ending += f" ({s.detail})"
         lines.append(
-            f"{s.rank:>4}  {s.seat + 1:>4}  {(s.name + ' ' + colour)[:20]:<20}  {s.total:>5}  "
+            f"{s.rank:>4}  {s.seat:>4}  {(s.name + ' ' + colour)[:20]:<20}  {s.total:>5}  "
             f"{b.buildings:>3} {b.stables:>3} {b.walls:>3} {b.merchants:>3} {b.well_bonus:>4} "
             f"{b.palace_tiles:>5} {b.tower_tiles:>5}  {ending}"
         )

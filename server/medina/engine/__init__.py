@@ -17,6 +17,7 @@ from .errors import (
     SetupError,
     UnknownRulesetError,
 )
+from .follow import FollowError, GameFollower
 from .geometry import Geometry, Mask, Square, squares
 from .movegen import LegalMoves, legal_actions, legal_moves
 from .notation import parse_square, render, square_name
@@ -50,6 +51,8 @@ __all__ = [
     "EngineError",
     "Event",
     "EventKind",
+    "FollowError",
+    "GameFollower",
     "GameState",
     "Geometry",
     "IllegalActionError",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 from .errors import SetupError
 from .geometry import Square, squares
@@ -10,7 +11,7 @@ from .movegen import decide, placements
 from .notation import square_name
 from .state import SLOTS, GameState, Phase
 from .types import NOBODY, Event, EventKind
-from .variants import Ruleset, get_ruleset
+from .variants import Ruleset, get_ruleset, with_colours
 
 
 def new_game(
@@ -21,17 +22,22 @@ def new_game(
     start_seat: int = 0,
     well: Square | None = None,
     start_merchant: Square | None = None,
+    rooftop_colours: Sequence[int] | None = None,
+    blocking_colours: Sequence[int] | None = None,
 ) -> GameState:
     """A new game; the same arguments always give the same game.
 
     [v2] The well and the start merchant are drawn from ``random.Random(seed)``
-    over the inner city in square order (RULES.md 12) unless given.
+    over the inner city in square order (RULES.md 12) unless given. The seats' rooftop
+    colours are the ruleset's unless given (``variants.with_colours``).
 
     >>> s = new_game("medina-v2", 4, seed=1)
     >>> s.to_move, s.quota
     (0, 1)
     """
     rules = get_ruleset(ruleset, players)
+    if rooftop_colours is not None or blocking_colours is not None:
+        rules = with_colours(rules, rooftop_colours, blocking_colours)
     if not 0 <= start_seat < players:
         raise SetupError(f"start seat {start_seat} is not a seat of a {players}-player game")
     s = empty_state(rules, seed, start_seat)

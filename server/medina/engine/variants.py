@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
-from .errors import PlayerCountError, UnknownRulesetError
+from .errors import PlayerCountError, SetupError, UnknownRulesetError
 from .geometry import Geometry, geometry
 
 #: Palace colours in index order (RULES.md section 3); tile value = index + 1.
@@ -131,3 +132,34 @@ def get_ruleset(name: str, players: int) -> Ruleset:
         blocking_colours=blocking,
         neutral_colour=neutral,
     )
+
+
+def with_colours(
+    rules: Ruleset,
+    rooftop_colours: Sequence[int] | None = None,
+    blocking_colours: Sequence[int] | None = None,
+) -> Ruleset:
+    """``rules`` with the seats' rooftop colours chosen by the match (RULES 3: "unless the
+    match says otherwise"); None keeps the defaults. Colours are 0 red, 1 yellow, 2 blue,
+    3 green, all different; [v2, 2-3 players] the neutral rooftops take the lowest colour no
+    seat uses."""
+    own = tuple(rooftop_colours) if rooftop_colours is not None else rules.rooftop_colours
+    blocking = tuple(blocking_colours) if blocking_colours is not None else rules.blocking_colours
+    if blocking_colours is not None and not rules.two_colour_roofs:
+        raise SetupError(f"{rules.name} has no blocking rooftops; give no blocking colours")
+    for what, given in (("rooftop", own), ("blocking rooftop", blocking)):
+        expected = rules.players if what == "rooftop" or rules.two_colour_roofs else 0
+        if len(given) != expected:
+            raise SetupError(
+                f"{len(given)} {what} colours given for {rules.players} seats (expected {expected})"
+            )
+        bad = [c for c in given if not 0 <= c <= 3]
+        if bad:
+            raise SetupError(f"{what} colour {bad[0]} is not a colour (0..3: red..green)")
+    used = own + blocking
+    if len(set(used)) != len(used):
+        raise SetupError(f"rooftop colours {list(used)} repeat a colour: every seat needs its own")
+    neutral = rules.neutral_colour
+    if neutral >= 0:
+        neutral = min(c for c in range(4) if c not in used)
+    return replace(rules, rooftop_colours=own, blocking_colours=blocking, neutral_colour=neutral)

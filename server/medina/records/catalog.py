@@ -34,6 +34,7 @@ class StoredState(enum.Enum):
 
     FINISHED = "finished"
     ABORTED = "aborted"  # by the organiser, a shutdown, or a seat problem; outcome written
+    ABANDONED = "abandoned"  # no seat's bot ever connected; nothing was played
     INTERRUPTED = "interrupted"  # no outcome: the server stopped mid-match (a crash)
     UNREADABLE = "unreadable"  # not a record this server can read
 
@@ -98,11 +99,11 @@ def inspect(path: Path) -> StoredMatch:
         else:
             outcome = record.outcome
             if outcome is not None:
-                complete = outcome.result.complete
+                complete = outcome.result.ending == match_pb2.MATCH_ENDING_COMPLETE
                 return StoredMatch(
                     match_id,
                     path,
-                    StoredState.FINISHED if complete else StoredState.ABORTED,
+                    _ended_state(outcome.result),
                     record.header,
                     # Each entry is one JSON object with one key: counting needs no parsing.
                     data.count(b'\n{"decision"'),
@@ -122,11 +123,10 @@ def _inspect_slowly(path: Path, match_id: str, mtime: float) -> StoredMatch:
             match_id, path, StoredState.UNREADABLE, None, 0, None, f"unreadable: {exc}", mtime
         )
     if record.outcome is not None:  # an outcome that is not the last line: parse said so
-        complete = record.outcome.result.complete
         return StoredMatch(
             match_id,
             path,
-            StoredState.FINISHED if complete else StoredState.ABORTED,
+            _ended_state(record.outcome.result),
             record.header,
             len(record.decisions),
             record.outcome.result,
@@ -161,7 +161,7 @@ def _score_where_it_stopped(record: Record) -> tuple[int, match_pb2.MatchResult 
         seats=tuple(
             SeatOutcome(
                 seat=seat,
-                name=names.get(seat) or f"seat {seat + 1}",
+                name=names.get(seat) or f"seat {seat}",
                 total=engine.totals[seat],
                 rank=ranks[seat],
                 breakdown=engine.breakdowns[seat],
@@ -188,3 +188,11 @@ def _last_complete_line(data: bytes) -> bytes | None:
 def _abort_reason(res: match_pb2.MatchResult) -> str:
     details = {s.detail for s in res.seats if s.detail}
     return "aborted" + (f": {'; '.join(sorted(details))}" if details else "")
+
+
+def _ended_state(result: match_pb2.MatchResult) -> StoredState:
+    if result.ending == match_pb2.MATCH_ENDING_COMPLETE:
+        return StoredState.FINISHED
+    if result.ending == match_pb2.MATCH_ENDING_ABANDONED:
+        return StoredState.ABANDONED
+    return StoredState.ABORTED

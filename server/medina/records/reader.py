@@ -12,6 +12,7 @@ from google.protobuf import json_format
 from medina.v1 import record_pb2
 
 from .errors import RecordError
+from .upgrade import CURRENT_FORMAT_VERSION, upgrade_line
 
 __all__ = ["Record", "RecordError", "parse_record", "read_record"]
 
@@ -68,10 +69,11 @@ def parse_record(text: str, name: str = "<record>", *, allow_truncated: bool = F
         lines.pop()
     record: Record | None = None
     next_decision = 0
+    version = CURRENT_FORMAT_VERSION
     for number, line in enumerate(lines, start=1):
         is_last = number == len(lines)
         try:
-            entry = _parse_line(line, f"{name} line {number}")
+            entry, version = _parse_line(line, f"{name} line {number}", version)
         except RecordError:
             if is_last and not last_complete:
                 if not allow_truncated:
@@ -115,28 +117,33 @@ def parse_record(text: str, name: str = "<record>", *, allow_truncated: bool = F
     return record
 
 
-def _parse_line(line: str, where: str) -> record_pb2.RecordEntry:
+def _parse_line(line: str, where: str, version: int) -> tuple[record_pb2.RecordEntry, int]:
+    """One line as an entry, upgraded from ``version`` (a header line sets the version)."""
     try:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
         raise RecordError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(data, dict):
         raise RecordError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    header = data.get("header")
+    if isinstance(header, dict):
+        found = header.get("formatVersion", 0)
+        version = found if isinstance(found, int) else CURRENT_FORMAT_VERSION
     entry = record_pb2.RecordEntry()
     try:
-        json_format.ParseDict(data, entry)
+        json_format.ParseDict(upgrade_line(data, version), entry)
     except json_format.ParseError as exc:
         raise RecordError(f"{where}: not a RecordEntry ({exc})") from None
     if entry.WhichOneof("entry") is None:
         raise RecordError(f"{where}: empty entry (expected header, decision, incident or outcome)")
-    return entry
+    return entry, version
 
 
 def _check_header(header: record_pb2.RecordHeader, name: str, number: int) -> None:
     if header.format and header.format != "medina-record":
         raise RecordError(f"{name} line {number}: format {header.format!r} is not 'medina-record'")
-    if header.format_version > 1:
+    if header.format_version > CURRENT_FORMAT_VERSION:
         raise RecordError(
             f"{name} line {number}: record format version {header.format_version} is newer "
-            "than this tool (1)"
+            f"than this tool ({CURRENT_FORMAT_VERSION})"
         )

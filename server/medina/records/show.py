@@ -23,13 +23,13 @@ def show_record(record: Record, at: int | None = None) -> str:
         state = step.after
         if at is not None:
             if step.index == at:
-                return f"after decision {at} (seat {step.seat + 1}: {turn[-1]}):\n{render(state)}"
+                return f"after decision {at} (seat {step.seat}: {turn[-1]}):\n{render(state)}"
             continue
         ended = state.over or any(
             e.kind is EventKind.TURN_STARTED for e in state.events_since(step.before.n_events)
         )
         if ended:
-            out.append(f"seat {seat + 1}: {', '.join(turn)}")
+            out.append(f"seat {seat}: {', '.join(turn)}")
             out.append(render(state))
             out.append("")
             turn = []
@@ -39,5 +39,5 @@ def show_record(record: Record, at: int | None = None) -> str:
     if record.outcome is not None:
         for r in record.outcome.result.seats:
             ending = Termination(r.termination).name.lower() if r.termination else "?"
-            out.append(f"rank {r.rank}: seat {r.seat + 1} {r.name} {r.total} points ({ending})")
+            out.append(f"rank {r.rank}: seat {r.seat} {r.name} {r.total} points ({ending})")
     return "\n".join(out)

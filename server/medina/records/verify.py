@@ -70,7 +70,15 @@ def verify_record(record: Record) -> VerifyReport:
     if problem:
         line = record.outcome_line
         return VerifyReport(record.path, False, count, state.over, problem, line=line)
-    if not outcome.result.complete:
+    if outcome.result.ending == match_pb2.MATCH_ENDING_ABANDONED:
+        return VerifyReport(
+            record.path,
+            True,
+            count,
+            False,
+            note="abandoned: no seat's bot ever connected; nothing was played",
+        )
+    if outcome.result.ending != match_pb2.MATCH_ENDING_COMPLETE:
         return VerifyReport(
             record.path,
             True,
@@ -84,9 +92,12 @@ def verify_record(record: Record) -> VerifyReport:
 def _check_outcome(record: Record, s: GameState, outcome: record_pb2.RecordOutcome) -> str:
     line = record.outcome_line
     res = outcome.result
-    if res.complete and not s.over:
+    complete = res.ending == match_pb2.MATCH_ENDING_COMPLETE
+    if res.ending == match_pb2.MATCH_ENDING_ABANDONED and count_decisions(record):
+        return f"line {line}: the outcome says abandoned, but decisions were played"
+    if complete and not s.over:
         return f"line {line}: the outcome says complete, but the game is not over"
-    if not res.complete and s.over and not _aborted(record):
+    if not complete and s.over and not _aborted(record):
         return f"line {line}: the game is over, but the outcome says incomplete"
     if len(res.seats) != s.players:
         return f"line {line}: {len(res.seats)} seat results for {s.players} players"
@@ -122,3 +133,8 @@ def _aborted(record: Record) -> bool:
         e.HasField("incident") and e.incident.kind == record_pb2.INCIDENT_KIND_ABORTED
         for _n, e in record.entries
     )
+
+
+def count_decisions(record: Record) -> int:
+    """Decisions in ``record``."""
+    return sum(1 for _n, e in record.entries if e.HasField("decision"))

@@ -14,7 +14,7 @@ class SeatClock:
     control: TimeControl
     bank_ms: int
     decisions: int = 0
-    last_reply_ms: int = 0
+    last_reply_ms: int | None = None  # None until the seat's first reply
 
     @classmethod
     def start(cls, control: TimeControl) -> SeatClock:

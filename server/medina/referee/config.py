@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from medina.engine import EngineError, get_ruleset
+from medina.engine import EngineError, GameState, get_ruleset, new_game
 
 from .errors import ConfigError
 
@@ -64,7 +64,7 @@ class Policies:
     def __post_init__(self) -> None:
         if not isinstance(self.on_timeout, TimeoutPolicy):
             raise ConfigError(f"policies.on_timeout: unknown policy {self.on_timeout!r}")
-        if not 1 <= self.max_strikes <= 1000:
+        if not 1 <= self.max_strikes <= 1000:  # 0 would forfeit before any timeout
             raise ConfigError(f"policies.max_strikes must be 1..1000, got {self.max_strikes}")
         if not 0 <= self.max_rejections <= 1000:
             raise ConfigError(f"policies.max_rejections must be 0..1000, got {self.max_rejections}")
@@ -83,6 +83,14 @@ class MatchSettings:
     policies: Policies = field(default_factory=Policies)
     seat_names: tuple[str, ...] = ()
     connect_timeout_ms: int = DEFAULT_CONNECT_TIMEOUT_MS
+    #: Per seat, the engine rooftop colour (0 red .. 3 green); empty: the ruleset's defaults.
+    rooftop_colours: tuple[int, ...] = ()
+    #: [v1-2p] per seat, the blocking rooftop colour; empty: the ruleset's defaults.
+    blocking_colours: tuple[int, ...] = ()
+    #: [v2] the well's square; None: drawn from the seed.
+    well: int | None = None
+    #: [v2] the start merchant's square; None: drawn from the seed.
+    start_merchant: int | None = None
 
     def __post_init__(self) -> None:
         try:
@@ -103,12 +111,30 @@ class MatchSettings:
             if len(name) > 100:
                 raise ConfigError(f"seat name {name[:20]!r}... is longer than 100 characters")
         _check_ms("connect_timeout_ms", self.connect_timeout_ms)
+        try:
+            self.new_game()
+        except EngineError as exc:
+            raise ConfigError(str(exc)) from None
+
+    def new_game(self) -> GameState:
+        """The game these settings start (setup drawn from the seed unless fixed)."""
+        return new_game(
+            self.ruleset,
+            self.players,
+            self.seed,
+            start_seat=self.start_seat,
+            well=self.well,
+            start_merchant=self.start_merchant,
+            rooftop_colours=self.rooftop_colours or None,
+            blocking_colours=self.blocking_colours or None,
+        )
 
     def seat_name(self, seat: int) -> str:
-        """Configured name of ``seat`` (``seat N`` when none was given)."""
+        """Configured name of ``seat`` (``seat N``, 0-based like every seat number, when none
+        was given)."""
         if self.seat_names and self.seat_names[seat]:
             return self.seat_names[seat]
-        return f"seat {seat + 1}"
+        return f"seat {seat}"
 
 
 def _check_ms(name: str, value: int) -> None:

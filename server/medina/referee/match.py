@@ -16,7 +16,6 @@ from medina.engine import (
     apply_action,
     is_legal,
     legal_moves,
-    new_game,
     observe,
     result,
 )
@@ -64,6 +63,7 @@ class MatchPhase(IntEnum):
     RUNNING = 2
     FINISHED = 3
     ABORTED = 4
+    ABANDONED = 5  # no seat's bot ever connected
 
 
 class _Aborted(Exception):
@@ -106,9 +106,7 @@ class Match:
         self.seats = list(seats)
         self.sink = sink
         self.writer = writer
-        self.state: GameState = new_game(
-            settings.ruleset, n, settings.seed, start_seat=settings.start_seat
-        )
+        self.state: GameState = settings.new_game()
         # A scripted opening (check-bot) is played by the referee once the seats are in;
         # an illegal one is refused here (IllegalActionError), not mid-match.
         self._opening = tuple(opening)
@@ -172,6 +170,8 @@ class Match:
         """Play the match to its end (or abort) and return the outcome."""
         try:
             await self._wait_for_seats()
+            if not any(self._ever_connected):
+                return self._abandon()
             self._start()
             while not self.state.over:
                 await self._step()
@@ -202,8 +202,8 @@ class Match:
                 seconds = self.settings.connect_timeout_ms / 1000
                 self._forfeit(
                     seat,
-                    Termination.STALLED,
-                    f"not connected when the match started ({seconds:g} s after creation)",
+                    Termination.NO_SHOW,
+                    f"its bot never connected ({seconds:g} s connect deadline)",
                 )
 
     def _start(self) -> None:
@@ -500,7 +500,7 @@ class Match:
             return
         self.forfeits[seat] = (cause, detail)
         self._reconnect_by[seat] = None
-        log.info("match %s seat %d forfeits: %s (%s)", self.match_id, seat + 1, cause.name, detail)
+        log.info("match %s seat %d forfeits: %s (%s)", self.match_id, seat, cause.name, detail)
         if self.phase is not MatchPhase.WAITING:
             self._incident(IncidentKind.FORFEIT, seat, detail, cause)
 
@@ -509,10 +509,18 @@ class Match:
     ) -> None:
         self.sink.incident(Incident(kind, seat, detail, self.state.decisions, termination))
 
-    def _finish(self, complete: bool, reason: str) -> MatchOutcome:
+    def _abandon(self) -> MatchOutcome:
+        """Nobody came: record the no-shows and end without playing (not a game for standings)."""
+        self._write_header()
+        for seat, f in enumerate(self.forfeits):
+            if f is not None:
+                self._incident(IncidentKind.FORFEIT, seat, f[1], f[0])
+        return self._finish(complete=False, reason="", abandoned=True)
+
+    def _finish(self, complete: bool, reason: str, abandoned: bool = False) -> MatchOutcome:
         if self.outcome is not None:
             return self.outcome
-        if not complete:
+        if not complete and not abandoned:
             if self.phase is MatchPhase.WAITING:
                 self._start()
             self._incident(IncidentKind.ABORTED, -1, reason)
@@ -541,9 +549,12 @@ class Match:
                     strikes=self.strikes[seat],
                 )
             )
-        outcome = MatchOutcome(seats=tuple(seats), complete=complete)
+        outcome = MatchOutcome(seats=tuple(seats), complete=complete, abandoned=abandoned)
         self.outcome = outcome
-        self.phase = MatchPhase.FINISHED if complete else MatchPhase.ABORTED
+        if abandoned:
+            self.phase = MatchPhase.ABANDONED
+        else:
+            self.phase = MatchPhase.FINISHED if complete else MatchPhase.ABORTED
         try:
             self.sink.outcome(outcome, utc_now())
         except OSError:  # the seats still learn the result; the operator sees the log

@@ -18,6 +18,7 @@ class Termination(IntEnum):
     STALLED = 5
     CRASHED = 6
     ABORTED = 7
+    NO_SHOW = 8  # its bot never connected before the connect deadline
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,10 +37,12 @@ class SeatOutcome:
 
 @dataclass(frozen=True, slots=True)
 class MatchOutcome:
-    """The result of a match (``complete`` is False when it was aborted)."""
+    """The result of a match: ``complete`` when the game was played to its end; otherwise it
+    was aborted, or ``abandoned`` (no seat's bot ever connected: nothing was played)."""
 
     seats: tuple[SeatOutcome, ...]
     complete: bool
+    abandoned: bool = False
 
 
 def ranks_with_forfeits(totals: tuple[int, ...], forfeited: tuple[bool, ...]) -> tuple[int, ...]:

@@ -18,7 +18,7 @@ class ClockView:
 
     time_left_ms: int
     bank_ms: int
-    last_reply_ms: int
+    last_reply_ms: int | None  # None before the seat's first reply
     strikes: int
 
 

@@ -20,6 +20,7 @@ from medina.wire import convert
 from .auth import require_organiser
 from .host import Arena, ArenaClosedError, HostedMatch
 from .limits import ClientSlots, stream_slot
+from .listing import ListingError, SortKey, page_size, paginate
 
 Context = grpc.aio.ServicerContext[Any, Any]
 log = logging.getLogger("medina.rpc")
@@ -28,6 +29,7 @@ log = logging.getLogger("medina.rpc")
 _STORED_STATE = {
     StoredState.FINISHED: admin_pb2.MATCH_STATE_FINISHED,
     StoredState.ABORTED: admin_pb2.MATCH_STATE_ABORTED,
+    StoredState.ABANDONED: admin_pb2.MATCH_STATE_ABANDONED,
     StoredState.INTERRUPTED: admin_pb2.MATCH_STATE_ABORTED,
     StoredState.UNREADABLE: admin_pb2.MATCH_STATE_ABORTED,
 }
@@ -45,7 +47,13 @@ def stored_summary(stored: StoredMatch) -> admin_pb2.MatchSummary:
     )
     if stored.config is not None:
         msg.config.CopyFrom(stored.config)
-        msg.connected.extend([False] * stored.config.players)
+    if stored.header is not None:
+        msg.seats.extend(
+            admin_pb2.SeatStatus(
+                seat=s.seat, name=s.name, bot_name=s.bot_name, bot_version=s.bot_version
+            )
+            for s in stored.header.seats
+        )
     if stored.result is not None:
         msg.result.CopyFrom(stored.result)
     return msg
@@ -59,8 +67,15 @@ def summary(hosted: HostedMatch) -> admin_pb2.MatchSummary:
         config=convert.settings_to_proto(match.settings),
         state=int(match.phase),  # type: ignore[arg-type]
         decisions=match.state.decisions,
-        connected=[
-            i in hosted.local or seat.connection is not None for i, seat in enumerate(hosted.seats)
+        seats=[
+            admin_pb2.SeatStatus(
+                seat=i,
+                name=match.settings.seat_name(i),
+                bot_name=match.bot_names[i],
+                bot_version=match.bot_versions[i],
+                connected=i in hosted.local or seat.connection is not None,
+            )
+            for i, seat in enumerate(hosted.seats)
         ],
         record_path=str(hosted.record_path),
     )
@@ -107,11 +122,23 @@ class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
     async def ListMatches(
         self, request: admin_pb2.ListMatchesRequest, context: Context
     ) -> admin_pb2.ListMatchesResponse:
-        """Every match."""
+        """A page of matches, newest first, optionally only those in some states."""
         await require_organiser(context, self.token)
+        states = {int(s) for s in request.states}
+        entries: list[tuple[SortKey, admin_pb2.MatchSummary]] = []
+        for m in self.arena.stored.values():
+            entries.append(((0, m.mtime, m.match_id), stored_summary(m)))
+        for serial, h in enumerate(self.arena.matches.values()):
+            entries.append(((1, float(serial), h.match_id), summary(h)))
+        if states:
+            entries = [e for e in entries if int(e[1].state) in states]
+        try:
+            size = page_size(request.page_size if request.HasField("page_size") else None)
+            page = paginate(entries, size, request.page_token)
+        except ListingError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         return admin_pb2.ListMatchesResponse(
-            matches=[stored_summary(m) for m in self.arena.stored.values()]
-            + [summary(h) for h in self.arena.matches.values()]
+            matches=page.items, next_page_token=page.next_token, total_size=page.total
         )
 
     async def GetMatch(

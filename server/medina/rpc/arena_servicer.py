@@ -12,7 +12,7 @@ from google.protobuf.message import DecodeError
 
 from medina.engine import observe
 from medina.referee.seat import ConnectionSignal
-from medina.v1 import arena_pb2, arena_pb2_grpc
+from medina.v1 import arena_pb2, arena_pb2_grpc, common_pb2
 from medina.wire import convert
 
 from .grpc_seat import Connection, GrpcSeat
@@ -52,7 +52,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
     ) -> AsyncIterator[arena_pb2.PlayResponse]:
         hosted, seat, hello = await self._handshake(request_iterator, context)
         grpc_seat = hosted.seats[seat]
-        conn = grpc_seat.attach(hello.omit_legal_actions)
+        conn = grpc_seat.attach(hello.omit_legal_actions, hello.omit_updates)
         match = hosted.match
         reader: asyncio.Task[None] | None = None
         clean = False  # stays False when the handler is cancelled (the bot vanished)
@@ -67,7 +67,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             )
             yield arena_pb2.PlayResponse(welcome=welcome)
             log.info(
-                "match %s seat %d: %s connected", match.match_id, seat + 1, hello.bot_name or "bot"
+                "match %s seat %d: %s connected", match.match_id, seat, hello.bot_name or "bot"
             )
             match.submit(
                 ConnectionSignal(
@@ -89,7 +89,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             if reader is not None:
                 reader.cancel()
             if grpc_seat.detach(conn) and not grpc_seat.ended:
-                log.info("match %s seat %d: disconnected", match.match_id, seat + 1)
+                log.info("match %s seat %d: disconnected", match.match_id, seat)
                 match.submit(
                     ConnectionSignal(
                         seat, False, time.monotonic(), detail="stream ended", crashed=not clean
@@ -182,7 +182,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
                         f"beyond the limit ({self.limits.unsolicited_per_second:g} per second, "
                         f"bursts of {self.limits.unsolicited_burst})",
                     )
-                    log.warning("seat %d: stream closed for flooding", grpc_seat.seat + 1)
+                    log.warning("seat %d: stream closed for flooding", grpc_seat.seat)
                     return
         except DecodeError as exc:
             conn.crashed = True
@@ -202,7 +202,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
 def _rate_notice(limits: Limits) -> arena_pb2.PlayResponse:
     return arena_pb2.PlayResponse(
         notice=arena_pb2.Notice(
-            code=arena_pb2.ERROR_CODE_RATE_LIMITED,
+            code=common_pb2.ERROR_CODE_RATE_LIMITED,
             message=(
                 f"too many unsolicited messages (more than {limits.unsolicited_per_second:g} per "
                 f"second, bursts of {limits.unsolicited_burst}); they are dropped unanswered, and "
@@ -214,5 +214,5 @@ def _rate_notice(limits: Limits) -> arena_pb2.PlayResponse:
 
 def _protocol_notice(text: str) -> arena_pb2.PlayResponse:
     return arena_pb2.PlayResponse(
-        notice=arena_pb2.Notice(code=arena_pb2.ERROR_CODE_PROTOCOL, message=text)
+        notice=arena_pb2.Notice(code=common_pb2.ERROR_CODE_PROTOCOL, message=text)
     )

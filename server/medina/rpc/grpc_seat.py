@@ -28,9 +28,12 @@ Outgoing = asyncio.Queue[arena_pb2.PlayResponse | None]
 class Connection:
     """One live stream of a seat."""
 
-    def __init__(self, omit_legal: bool) -> None:
+    def __init__(self, omit_legal: bool, omit_updates: bool = False) -> None:
         self.queue: Outgoing = asyncio.Queue()
         self.omit_legal = omit_legal
+        self.omit_updates = omit_updates
+        #: With omit_updates: the events held back since the seat's last request.
+        self.held: list[game_pb2.Event] = []
         self.crashed = False  # the bot's side failed rather than closing cleanly
         #: Set to end the stream with this status instead of OK.
         self.status: tuple[grpc.StatusCode, str] | None = None
@@ -69,6 +72,7 @@ class GrpcSeat:
         conn = self.connection
         if conn is None:
             return
+        conn.held.clear()  # the request's observation carries them
         msg = arena_pb2.DecisionRequest(
             request_id=request.request_id,
             observation=convert.observation_to_proto(request.observation),
@@ -102,10 +106,15 @@ class GrpcSeat:
             self.judging = False
 
     def update(self, first_index: int, events: Sequence[Event]) -> None:
-        """Forward public events."""
-        if self.connection is not None:
-            update = game_pb2.Update(events=convert.events_to_proto(first_index, events))
-            self.connection.send(arena_pb2.PlayResponse(update=update))
+        """Forward public events (held for the next request when the bot opted out)."""
+        conn = self.connection
+        if conn is None:
+            return
+        if conn.omit_updates:
+            conn.held.extend(convert.events_to_proto(first_index, events))
+            return
+        update = convert.update_to_proto(first_index, events)
+        conn.send(arena_pb2.PlayResponse(update=update))
 
     def end(self, end: MatchEnd) -> None:
         """Send the result and close the stream."""
@@ -117,17 +126,20 @@ class GrpcSeat:
                 result=convert.outcome_to_proto(end.outcome),
                 observation=convert.observation_to_proto(end.observation),
             )
+            if conn.held:  # a bot without updates still learns how the game ended
+                msg.observation.first_event = conn.held[0].index
+                msg.observation.events.extend(conn.held)
             conn.send(arena_pb2.PlayResponse(ended=msg))
             conn.close()
 
     # -- transport side (called by the servicer) ---------------------------------------
 
-    def attach(self, omit_legal: bool) -> Connection:
+    def attach(self, omit_legal: bool, omit_updates: bool = False) -> Connection:
         """A new stream takes the seat; an older one is closed."""
         old = self.connection
         if old is not None:
             old.close()
-        conn = Connection(omit_legal)
+        conn = Connection(omit_legal, omit_updates)
         self.connection = conn
         self.ever_connected = True
         return conn
@@ -183,7 +195,7 @@ class GrpcSeat:
     def _notice(self, conn: Connection, code: ErrorCode, rid: int, message: str) -> None:
         conn.send(
             arena_pb2.PlayResponse(
-                notice=arena_pb2.Notice(code=int(code), request_id=rid, message=message)  # type: ignore[arg-type]
+                notice=arena_pb2.Notice(code=int(code), request_id=rid or None, message=message)  # type: ignore[arg-type]
             )
         )
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from medina.engine import Action, ActionKind
 from medina.engine.geometry import Geometry
-from medina.v1 import game_pb2
+from medina.v1 import common_pb2, game_pb2
 
+from .enums import colour_from_proto, colour_to_proto
 from .events import (
     action_of_event,
     event_from_proto,
@@ -17,7 +18,7 @@ from .events import (
     update_to_proto,
 )
 from .legal import actions_from_legal, legal_to_proto
-from .observation import observation_from_proto, observation_to_proto
+from .observation import observation_to_proto
 from .settings import (
     outcome_from_proto,
     outcome_to_proto,
@@ -35,7 +36,6 @@ __all__ = [
     "event_to_proto",
     "events_to_proto",
     "legal_to_proto",
-    "observation_from_proto",
     "observation_to_proto",
     "outcome_from_proto",
     "outcome_to_proto",
@@ -55,15 +55,17 @@ class MalformedActionError(ValueError):
 
 
 def action_to_proto(action: Action) -> game_pb2.Action:
-    """Engine action -> protobuf (palace colour enum = engine colour + 1)."""
+    """Engine action -> protobuf."""
     return game_pb2.Action(
         kind=int(action.kind),  # type: ignore[arg-type]
         square=max(action.square, 0),
-        colour=action.colour + 1 if action.colour >= 0 else 0,  # type: ignore[arg-type]
+        colour=colour_to_proto(action.colour),  # type: ignore[arg-type]
     )
 
 
 _KINDS = {int(k): k for k in ActionKind}
+_KIND_NAMES = ", ".join(game_pb2.ActionKind.keys()[1:])
+_COLOUR_NAMES = ", ".join(common_pb2.PalaceColour.keys()[1:])
 
 
 def action_from_proto(msg: game_pb2.Action, geom: Geometry) -> Action:
@@ -71,7 +73,7 @@ def action_from_proto(msg: game_pb2.Action, geom: Geometry) -> Action:
     kind = _KINDS.get(int(msg.kind))
     if kind is None:
         what = "is not set" if msg.kind == 0 else f"{int(msg.kind)} is not a known action kind"
-        raise MalformedActionError(f"action kind {what} (expected 1..{len(_KINDS)})")
+        raise MalformedActionError(f"action kind {what} (expected one of {_KIND_NAMES})")
     if kind is ActionKind.TEA:
         return Action(ActionKind.TEA)
     if not 0 <= msg.square < geom.size:
@@ -83,6 +85,6 @@ def action_from_proto(msg: game_pb2.Action, geom: Geometry) -> Action:
         colour = int(msg.colour)
         if not 1 <= colour <= 4:
             what = "is missing" if colour == 0 else f"{colour} is not a palace colour"
-            raise MalformedActionError(f"building colour {what} (expected 1..4)")
-        return Action(kind, msg.square, colour - 1)
+            raise MalformedActionError(f"building colour {what} (expected one of {_COLOUR_NAMES})")
+        return Action(kind, msg.square, colour_from_proto(colour))
     return Action(kind, msg.square)

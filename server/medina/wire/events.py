@@ -1,19 +1,26 @@
-"""Engine supplies and history events <-> protobuf."""
+"""Engine supplies and history events <-> protobuf (events as a oneof of typed messages)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from medina.engine import Action, ActionKind, Event, EventKind, Supply
 from medina.v1 import game_pb2
 
+from .enums import (
+    colour_from_proto,
+    colour_mask,
+    colour_to_proto,
+    colours,
+    seat_from_optional,
+    tower_from_proto,
+    tower_to_proto,
+)
 from .packed import field, key
 
 __all__ = [
     "action_of_event",
-    "colour_mask",
-    "colours",
     "event_bytes",
     "event_from_proto",
     "event_to_proto",
@@ -24,30 +31,14 @@ __all__ = [
 ]
 
 
-_COLOURS = tuple(tuple(c + 1 for c in range(4) if (m >> c) & 1) for m in range(16))
-
-
-def colours(mask: int) -> tuple[int, ...]:
-    """A mask of palace colours -> the PalaceColour enum values, increasing."""
-    return _COLOURS[mask & 0b1111]
-
-
-def colour_mask(values: Sequence[int]) -> int:
-    """PalaceColour enum values -> a mask of palace colours (unknown values ignored)."""
-    out = 0
-    for c in values:
-        if 1 <= c <= 4:
-            out |= 1 << (c - 1)
-    return out
-
-
 def supply_to_proto(supply: Supply) -> game_pb2.Supply:
     """Engine supply -> protobuf."""
+    g, p, b, o = supply.buildings
     return game_pb2.Supply(
-        buildings=supply.buildings,
-        rooftops=_COLOURS[supply.rooftops],  # type: ignore[arg-type]
+        buildings=game_pb2.Buildings(grey=g, purple=p, brown=b, orange=o),
+        rooftops=colours(supply.rooftops),  # type: ignore[arg-type]
         neutral_rooftops=supply.neutral,
-        blocking_rooftops=_COLOURS[supply.blocking],  # type: ignore[arg-type]
+        blocking_rooftops=colours(supply.blocking),  # type: ignore[arg-type]
         stables=supply.stables,
         merchants=supply.merchants,
         walls=supply.walls,
@@ -55,10 +46,10 @@ def supply_to_proto(supply: Supply) -> game_pb2.Supply:
 
 
 def supply_from_proto(msg: game_pb2.Supply) -> Supply:
-    """Protobuf supply -> engine (missing building counts are 0)."""
-    b = [*msg.buildings, 0, 0, 0, 0]
+    """Protobuf supply -> engine (missing counts are 0)."""
+    b = msg.buildings
     return Supply(
-        buildings=(b[0], b[1], b[2], b[3]),
+        buildings=(b.grey, b.purple, b.brown, b.orange),
         rooftops=colour_mask(msg.rooftops),
         neutral=msg.neutral_rooftops,
         blocking=colour_mask(msg.blocking_rooftops),
@@ -68,22 +59,97 @@ def supply_from_proto(msg: game_pb2.Supply) -> Supply:
     )
 
 
-def event_to_proto(index: int, e: Event) -> game_pb2.Event:
-    """Engine event -> protobuf (tower number = index + 1; colour enum = colour + 1)."""
-    msg = game_pb2.Event(
-        index=index,
-        kind=int(e.kind),  # type: ignore[arg-type]
-        seat=e.seat,
-        piece=e.piece,  # type: ignore[arg-type]
-        square=e.square,
-        colour=e.colour + 1 if e.colour >= 0 else 0,  # type: ignore[arg-type]
-        tower=e.tower + 1 if e.tower >= 0 else 0,
-        source=e.source,
-        target=e.target,
-        count=e.count,
-    )
+def _turn_started(e: Event, m: game_pb2.Event) -> None:
+    m.turn_started.seat = e.seat
+    m.turn_started.pieces = e.count
+
+
+def _placed(e: Event, m: game_pb2.Event) -> None:
+    m.placed.seat = e.seat
+    m.placed.piece = e.piece  # type: ignore[assignment]
+    m.placed.square = e.square
+    m.placed.colour = colour_to_proto(e.colour)  # type: ignore[assignment]
+
+
+def _passed(e: Event, m: game_pb2.Event) -> None:
+    m.passed.seat = e.seat
+
+
+def _tea_spent(e: Event, m: game_pb2.Event) -> None:
+    m.tea_spent.seat = e.seat
+
+
+def _tea_received(e: Event, m: game_pb2.Event) -> None:
+    m.tea_received.count = e.count
+    if e.seat >= 0:
+        m.tea_received.seat = e.seat
+
+
+def _palace_tile(e: Event, m: game_pb2.Event) -> None:
+    t = m.palace_tile_moved
+    t.colour = colour_to_proto(e.colour)  # type: ignore[assignment]
+    if e.source >= 0:
+        t.from_seat = e.source
+    if e.target >= 0:
+        t.to_seat = e.target
+
+
+def _tower_tile(e: Event, m: game_pb2.Event) -> None:
+    t = m.tower_tile_moved
+    t.tower = tower_to_proto(e.tower)
+    if e.source >= 0:
+        t.from_seat = e.source
+    if e.target >= 0:
+        t.to_seat = e.target
+
+
+def _tower_merchants(e: Event, m: game_pb2.Event) -> None:
+    t = m.tower_merchants_taken
+    t.tower = tower_to_proto(e.tower)
+    t.count = e.count
+    if e.target >= 0:
+        t.seat = e.target
+
+
+def _colour_exhausted(e: Event, m: game_pb2.Event) -> None:
+    m.colour_exhausted.colour = colour_to_proto(e.colour)  # type: ignore[assignment]
+
+
+def _rooftop_removed(e: Event, m: game_pb2.Event) -> None:
+    m.rooftop_removed.seat = e.seat
+    m.rooftop_removed.colour = colour_to_proto(e.colour)  # type: ignore[assignment]
+
+
+def _supply_revealed(e: Event, m: game_pb2.Event) -> None:
+    m.supply_revealed.seat = e.seat
     if e.supply is not None:
-        msg.supply.CopyFrom(supply_to_proto(e.supply))
+        m.supply_revealed.supply.CopyFrom(supply_to_proto(e.supply))
+
+
+def _game_over(e: Event, m: game_pb2.Event) -> None:
+    m.game_over.SetInParent()
+
+
+_TO_PROTO: dict[EventKind, Callable[[Event, game_pb2.Event], None]] = {
+    EventKind.TURN_STARTED: _turn_started,
+    EventKind.PLACED: _placed,
+    EventKind.PASSED: _passed,
+    EventKind.TEA_SPENT: _tea_spent,
+    EventKind.TEA_RECEIVED: _tea_received,
+    EventKind.PALACE_TILE: _palace_tile,
+    EventKind.TOWER_TILE: _tower_tile,
+    EventKind.TOWER_MERCHANTS: _tower_merchants,
+    EventKind.COLOUR_EXHAUSTED: _colour_exhausted,
+    EventKind.ROOFTOP_REMOVED: _rooftop_removed,
+    EventKind.SUPPLY_REVEALED: _supply_revealed,
+    EventKind.GAME_OVER: _game_over,
+}
+
+
+def event_to_proto(index: int, e: Event) -> game_pb2.Event:
+    """Engine event -> protobuf."""
+    msg = game_pb2.Event(index=index)
+    _TO_PROTO[e.kind](e, msg)
     return msg
 
 
@@ -113,34 +179,79 @@ def update_to_proto(first_index: int, events: Sequence[Event]) -> game_pb2.Updat
     return msg
 
 
-_EVENT_KINDS = {int(k): k for k in EventKind}
-
-
 def event_from_proto(msg: game_pb2.Event) -> Event:
-    """Protobuf event -> engine event; ValueError for an unknown kind."""
-    kind = _EVENT_KINDS.get(int(msg.kind))
-    if kind is None:
-        raise ValueError(f"event {msg.index}: unknown event kind {int(msg.kind)}")
-    return Event(
-        kind=kind,
-        seat=msg.seat,
-        piece=int(msg.piece),
-        square=msg.square,
-        colour=int(msg.colour) - 1 if msg.colour else -1,
-        tower=msg.tower - 1 if msg.tower else -1,
-        source=msg.source,
-        target=msg.target,
-        count=msg.count,
-        supply=supply_from_proto(msg.supply) if msg.HasField("supply") else None,
-    )
+    """Protobuf event -> engine event; ValueError when no event is set."""
+    which = msg.WhichOneof("event")
+    if which == "turn_started":
+        t = msg.turn_started
+        return Event(EventKind.TURN_STARTED, seat=t.seat, count=t.pieces)
+    if which == "placed":
+        p = msg.placed
+        return Event(
+            EventKind.PLACED,
+            seat=p.seat,
+            piece=int(p.piece),
+            square=p.square,
+            colour=colour_from_proto(p.colour),
+        )
+    if which == "passed":
+        return Event(EventKind.PASSED, seat=msg.passed.seat)
+    if which == "tea_spent":
+        return Event(EventKind.TEA_SPENT, seat=msg.tea_spent.seat)
+    if which == "tea_received":
+        r = msg.tea_received
+        return Event(EventKind.TEA_RECEIVED, seat=seat_from_optional(r, "seat"), count=r.count)
+    if which == "palace_tile_moved":
+        pt = msg.palace_tile_moved
+        return Event(
+            EventKind.PALACE_TILE,
+            colour=colour_from_proto(pt.colour),
+            source=seat_from_optional(pt, "from_seat"),
+            target=seat_from_optional(pt, "to_seat"),
+        )
+    if which == "tower_tile_moved":
+        tt = msg.tower_tile_moved
+        return Event(
+            EventKind.TOWER_TILE,
+            tower=tower_from_proto(tt.tower),
+            source=seat_from_optional(tt, "from_seat"),
+            target=seat_from_optional(tt, "to_seat"),
+        )
+    if which == "tower_merchants_taken":
+        tm = msg.tower_merchants_taken
+        return Event(
+            EventKind.TOWER_MERCHANTS,
+            tower=tower_from_proto(tm.tower),
+            target=seat_from_optional(tm, "seat"),
+            count=tm.count,
+        )
+    if which == "colour_exhausted":
+        return Event(
+            EventKind.COLOUR_EXHAUSTED, colour=colour_from_proto(msg.colour_exhausted.colour)
+        )
+    if which == "rooftop_removed":
+        rr = msg.rooftop_removed
+        return Event(EventKind.ROOFTOP_REMOVED, seat=rr.seat, colour=colour_from_proto(rr.colour))
+    if which == "supply_revealed":
+        sr = msg.supply_revealed
+        return Event(
+            EventKind.SUPPLY_REVEALED,
+            seat=sr.seat,
+            supply=supply_from_proto(sr.supply) if sr.HasField("supply") else None,
+        )
+    if which == "game_over":
+        return Event(EventKind.GAME_OVER)
+    raise ValueError(f"event {msg.index}: no event is set")
 
 
 def action_of_event(msg: game_pb2.Event) -> Action | None:
     """The action a history entry records (a placement or a tea break), if any."""
-    if msg.kind == game_pb2.EVENT_KIND_TEA_SPENT:
+    which = msg.WhichOneof("event")
+    if which == "tea_spent":
         return Action(ActionKind.TEA)
-    if msg.kind != game_pb2.EVENT_KIND_PLACED:
+    if which != "placed":
         return None
-    kind = ActionKind(msg.piece)
-    colour = int(msg.colour) - 1 if kind is ActionKind.BUILDING else -1
-    return Action(kind, msg.square, colour)
+    p = msg.placed
+    kind = ActionKind(p.piece)
+    colour = colour_from_proto(p.colour) if kind is ActionKind.BUILDING else -1
+    return Action(kind, p.square, colour)

@@ -11,11 +11,11 @@ field is one length-delimited record of concatenated varints.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import cache, lru_cache
+from functools import lru_cache
 
 from google.protobuf.message import Message
 
-__all__ = ["board_bytes", "field", "key", "mask_of", "packed", "scalar", "spread", "varint"]
+__all__ = ["board_bytes", "field", "key", "packed", "scalar", "spread", "varint"]
 
 _MASK64 = (1 << 64) - 1
 _VARINT = 0
@@ -91,16 +91,3 @@ def board_bytes(base: int, layers: Iterable[tuple[int, int]], size: int) -> byte
         if mask:
             total += spread(mask, value, size)
     return total.to_bytes(size, "little")
-
-
-@cache
-def _select(value: int) -> bytes:
-    """A translation table: byte ``value`` -> ``1``, every other byte -> ``0`` (ASCII)."""
-    return bytes(0x31 if i == value else 0x30 for i in range(256))
-
-
-def mask_of(raw: bytes, value: int) -> int:
-    """The mask of the positions ``i`` where ``raw[i] == value`` (the inverse of ``spread``)."""
-    if not raw:
-        return 0
-    return int(raw.translate(_select(value))[::-1], 2)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from google.protobuf.timestamp_pb2 import Timestamp
+
 from medina.engine.geometry import Geometry
 from medina.referee.outcome import MatchOutcome, Termination
 from medina.referee.record import (
@@ -17,7 +19,7 @@ from medina.referee.record import (
 from medina.v1 import record_pb2
 
 from .convert import action_from_proto, action_to_proto
-from .enums import enum_from_proto
+from .enums import enum_from_proto, rooftop_colour_to_proto, seat_from_optional, seat_or_none
 from .settings import outcome_from_proto, outcome_to_proto, settings_from_proto, settings_to_proto
 
 __all__ = [
@@ -34,45 +36,66 @@ __all__ = [
 ]
 
 RECORD_FORMAT = "medina-record"
-RECORD_FORMAT_VERSION = 1
+RECORD_FORMAT_VERSION = 2
 
 
 def header_entry(h: Header) -> record_pb2.RecordEntry:
     """The first line."""
+    rules = h.settings.new_game().rules
     return record_pb2.RecordEntry(
         header=record_pb2.RecordHeader(
             format=RECORD_FORMAT,
             format_version=RECORD_FORMAT_VERSION,
             match_id=h.match_id,
             config=settings_to_proto(h.settings),
-            setup=record_pb2.RecordSetup(well=h.well, start_merchant=h.start_merchant),
+            setup=record_pb2.RecordSetup(
+                well=seat_or_none(h.well), start_merchant=seat_or_none(h.start_merchant)
+            ),
             seats=[
                 record_pb2.RecordSeat(
-                    seat=s.seat, name=s.name, bot_name=s.bot_name, bot_version=s.bot_version
+                    seat=s.seat,
+                    name=s.name,
+                    bot_name=s.bot_name,
+                    bot_version=s.bot_version,
+                    rooftop_colour=rooftop_colour_to_proto(rules.rooftop_colours[s.seat]),  # type: ignore[arg-type]
+                    blocking_colour=rooftop_colour_to_proto(  # type: ignore[arg-type]
+                        rules.blocking_colours[s.seat] if rules.two_colour_roofs else -1
+                    ),
                 )
                 for s in h.seats
             ],
-            started_at=h.started_at,
+            started_at=timestamp(h.started_at),
             writer=h.writer,
         )
     )
 
 
+def timestamp(rfc3339: str) -> Timestamp:
+    """An RFC 3339 time -> google.protobuf.Timestamp (unset for an empty string)."""
+    ts = Timestamp()
+    if rfc3339:
+        ts.FromJsonString(rfc3339)
+    return ts
+
+
+def rfc3339(ts: Timestamp) -> str:
+    """A Timestamp -> RFC 3339 UTC text ('' when unset)."""
+    return ts.ToJsonString() if ts.seconds or ts.nanos else ""
+
+
 def header_from_proto(msg: record_pb2.RecordHeader) -> Header:
     """A record header -> plain data; ConfigError for a bad config (naming the field).
 
-    A header without a setup (written by another tool) has no well or start merchant (-1).
+    A setup field left absent means no well / no start merchant (-1).
     """
-    setup = (
-        msg.setup if msg.HasField("setup") else record_pb2.RecordSetup(well=-1, start_merchant=-1)
-    )
+    setup = msg.setup
     return Header(
         match_id=msg.match_id,
         settings=settings_from_proto(msg.config),
-        well=setup.well,
-        start_merchant=setup.start_merchant,
+        well=seat_from_optional(setup, "well"),
+        start_merchant=seat_from_optional(setup, "start_merchant"),
         seats=tuple(SeatInfo(s.seat, s.name, s.bot_name, s.bot_version) for s in msg.seats),
-        started_at=msg.started_at,
+        started_at=rfc3339(msg.started_at),
         writer=msg.writer,
     )
 
@@ -103,7 +126,7 @@ def decision_entry(d: DecisionEntry) -> record_pb2.RecordEntry:
         decision=record_pb2.RecordDecision(
             index=d.index,
             seat=d.seat,
-            request_id=d.request_id,
+            request_id=d.request_id or None,  # 0: a referee decision without a request
             action=action_to_proto(d.action),
             time_ms=d.time_ms,
             rejections=[_rejection(r) for r in d.rejections],
@@ -133,7 +156,7 @@ def incident_entry(i: Incident) -> record_pb2.RecordEntry:
     return record_pb2.RecordEntry(
         incident=record_pb2.RecordIncident(
             kind=int(i.kind),  # type: ignore[arg-type]
-            seat=i.seat,
+            seat=seat_or_none(i.seat),
             detail=i.detail,
             at_decision=i.at_decision,
             termination=int(i.termination) if i.termination is not None else 0,  # type: ignore[arg-type]
@@ -150,7 +173,7 @@ def incident_from_proto(msg: record_pb2.RecordIncident) -> Incident:
     )
     return Incident(
         kind=enum_from_proto(IncidentKind, msg.kind, "incident kind"),
-        seat=msg.seat,
+        seat=seat_from_optional(msg, "seat"),
         detail=msg.detail,
         at_decision=msg.at_decision,
         termination=termination,
@@ -160,10 +183,10 @@ def incident_from_proto(msg: record_pb2.RecordIncident) -> Incident:
 def outcome_entry(o: MatchOutcome, ended_at: str) -> record_pb2.RecordEntry:
     """The last line."""
     return record_pb2.RecordEntry(
-        outcome=record_pb2.RecordOutcome(result=outcome_to_proto(o), ended_at=ended_at)
+        outcome=record_pb2.RecordOutcome(result=outcome_to_proto(o), ended_at=timestamp(ended_at))
     )
 
 
 def outcome_from_entry(msg: record_pb2.RecordOutcome) -> tuple[MatchOutcome, str]:
     """The last line -> (outcome, ended_at); ValueError for an unknown termination."""
-    return outcome_from_proto(msg.result), msg.ended_at
+    return outcome_from_proto(msg.result), rfc3339(msg.ended_at)
