@@ -79,7 +79,7 @@ input.on('line', (line) => {
   if (!line.trim()) return;
   const message = JSON.parse(line);
   if (message.welcome) {
-    const seat = message.welcome.seat || 0; // seat 0 is left out, like every default
+    const seat = message.welcome.seat; // the bridge writes every field out, seat 0 included
     log(`playing seat ${seat} of match ${message.welcome.matchId} (seed ${seed})`);
   } else if (message.request) {
     request = message.request;
@@ -94,7 +94,7 @@ input.on('line', (line) => {
     log(`notice (${message.notice.code}): ${message.notice.message}`);
   } else if (message.ended) {
     const scores = (message.ended.result.seats || []).map(
-      (s) => `seat ${(s.seat || 0) + 1}: ${s.total || 0} (rank ${s.rank})`,
+      (s) => `seat ${s.seat}: ${s.total} (rank ${s.rank})`,
     );
     log(`match over: ${scores.join(', ')}`);
   }

@@ -134,7 +134,7 @@ def kind_wall_failures() -> list[tuple[str, dict[str, object], str]]:
         (
             "timeout",
             {"timeline": [decision(s, 1, source=FALLBACK)]},
-            "seat 1 sent no reply to request 1 within 1500 ms" + there,
+            "seat 0 sent no reply to request 1 within 1500 ms" + there,
         ),
         (
             "illegal",
@@ -149,7 +149,7 @@ def kind_wall_failures() -> list[tuple[str, dict[str, object], str]]:
         (
             "later timeout",
             {"timeline": [decision(s, 1), decision(s, 5, offset=2, source=TIMEOUT)]},
-            "seat 1 sent no reply to request 5 within 1000 ms",
+            "seat 0 sent no reply to request 5 within 1000 ms",
         ),
         (
             "crash before connecting",
@@ -235,7 +235,7 @@ def test_kind_tea_says_whether_the_bot_took_the_break(tmp_path: Path) -> None:
     late = decision(s, 1, source=FALLBACK)
     assert verdict(make(tmp_path, "kind-tea", [late])) == (
         False,
-        "seat 2 sent no reply to request 1 within 1500 ms (a tea break was offered there)",
+        "seat 1 sent no reply to request 1 within 1500 ms (a tea break was offered there)",
     )
 
 
@@ -249,7 +249,7 @@ def test_tea_and_pass_reports_the_events_before_the_bots_request(tmp_path: Path)
     ok, reason = verdict(make(tmp_path, "tea-and-pass", [answered], final=state))
     assert ok, reason
     assert reason == (
-        "after seat 2's tea break and seat 3's automatic pass the bot answered request 4 and 0 more"
+        "after seat 1's tea break and seat 2's automatic pass the bot answered request 4 and 0 more"
     )
     assert verdict(make(tmp_path, "tea-and-pass", [answered])) == (
         False,

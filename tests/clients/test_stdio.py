@@ -38,7 +38,9 @@ def test_a_server_message_is_one_line_of_its_json_mapping() -> None:
     line = encode_line(message)
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     data = json.loads(line)
-    assert data["request"]["requestId"] == "7"  # 64-bit integers are strings
+    assert data["request"]["requestId"] == 7  # a plain number (uint32)
+    seats = data["request"]["observation"]["seats"]
+    assert [v["seat"] for v in seats] == list(range(len(seats)))  # seat 0 is written out
     assert data["request"]["legal"]["placements"][0]["kind"].startswith("ACTION_KIND_")
     assert json_format.Parse(line, arena_pb2.PlayResponse()) == message
 
@@ -181,7 +183,7 @@ def test_a_match_with_a_refusal_and_a_retry(
 
     monkeypatch.setenv("MEDINA_TOKEN", "secret")
     assert bridge([script], tmp_path, "first", "--log-dir", str(tmp_path / "logs")) == (0, 1)
-    assert capsys.readouterr().out == "match over: seat 1 bot0: 10 (rank 1)\n"
+    assert capsys.readouterr().out == "match over: seat 0 bot0: 10 (rank 1)\n"
     got = seen(tmp_path)
     assert kinds(got) == ["welcome", "request", "rejected", "update", "notice", "ended"]
     assert got[0] == welcome(s, 0) and got[1] == request(s, 7) and got[3] == update

@@ -95,11 +95,11 @@ def test_a_bot_that_never_answers_fails_with_the_request_it_left_open(tmp_path: 
     )  # fmt: skip
     assert code == 1
     assert re.fullmatch(
-        r"seat 1 sent no reply to request \d+ within 300 ms \(only stables were legal there\)",
+        r"seat 0 sent no reply to request \d+ within 300 ms \(only stables were legal there\)",
         checks["kind-stable"]["reason"],
     )
     assert re.fullmatch(
-        r"seat 3 sent no reply to request \d+ within 300 ms", checks["tight-clock"]["reason"]
+        r"seat 2 sent no reply to request \d+ within 300 ms", checks["tight-clock"]["reason"]
     )
     assert Path(checks["tight-clock"]["log"]).is_file()  # kept: a check failed
 

@@ -387,7 +387,7 @@ def test_a_flooding_bot_is_rate_limited_then_cut_off(
         if bot.status is not grpc.StatusCode.INTERNAL:
             assert bot.status is grpc.StatusCode.RESOURCE_EXHAUSTED
             assert "unsolicited" in bot.details
-        assert "seat 1: stream closed for flooding" in caplog.text
+        assert "seat 0: stream closed for flooding" in caplog.text
         assert len(notices(bot, common_pb2.ERROR_CODE_UNKNOWN_REQUEST)) == 5
         limited = notices(bot, common_pb2.ERROR_CODE_RATE_LIMITED)
         assert len(limited) == 1 and "per second" in limited[0].message

@@ -177,9 +177,7 @@ def assert_played_every_decision(record: Record, outcome: MatchOutcome, seat: in
 
 def result_line(outcome: MatchOutcome, seat: int) -> str:
     s = outcome.seats[seat]
-    return (
-        f"match over: seat {seat + 1} {s.name}: {s.total} (rank {s.rank} of {len(outcome.seats)})"
-    )
+    return f"match over: seat {seat} {s.name}: {s.total} (rank {s.rank} of {len(outcome.seats)})"
 
 
 def test_two_node_bots_and_two_python_bots_play_a_full_match(node: str, tmp_path: Path) -> None:

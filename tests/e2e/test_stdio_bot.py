@@ -75,10 +75,10 @@ def test_the_node_bot_plays_a_full_match_through_the_bridge(tmp_path: Path) -> N
 
     code, out, err = run(main())
     assert code == 0, err
-    assert out.startswith("match over: seat 1 node-random: ")
+    assert out.startswith("match over: seat 0 node-random: ")
     text = log.read_text()
-    assert "random_bot: playing seat 1 of match" in text  # the child's stderr
-    assert "random_bot: match over: seat 1: " in text
+    assert "random_bot: playing seat 0 of match" in text  # the child's stderr
+    assert "random_bot: match over: seat 0: " in text
     assert "[bridge] the bot exited with status 0" in text
 
 

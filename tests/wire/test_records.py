@@ -44,7 +44,7 @@ def test_headers_round_trip() -> None:
         writer="medina-arena test",
     )
     entry = json_round_trip(records.header_entry(header))
-    assert entry.header.format == "medina-record" and entry.header.format_version == 1
+    assert entry.header.format == "medina-record" and entry.header.format_version == 2
     assert records.header_from_proto(entry.header) == header
 
 
