@@ -34,6 +34,7 @@ class RawBot:
     name: str = "rawbot"
     resume_token: str = ""
     protocol_version: int = 1
+    omit_updates: bool = False
     received: list[arena_pb2.PlayResponse] = field(default_factory=list)
     welcome: arena_pb2.Welcome | None = None
     #: Set once the Welcome has arrived.
@@ -74,6 +75,7 @@ class RawBot:
             bot_version="1",
             token=self.token,
             resume_token=self.resume_token,
+            omit_updates=self.omit_updates,
         )
         outgoing.put_nowait(arena_pb2.PlayRequest(hello=hello))
         attempts: dict[int, int] = {}

@@ -69,6 +69,32 @@ def test_full_match_over_grpc(tmp_path: Path, ruleset: str, players: int) -> Non
     run(main())
 
 
+def test_a_bot_without_updates_still_sees_every_event_once(tmp_path: Path) -> None:
+    async def main() -> None:
+        running = await serve(tmp_path)
+        try:
+            hosted = running.arena.create(MatchSettings("medina-v2", 3, 8))
+            quiet = RawBot(running.address, hosted.tokens[0], omit_updates=True)
+            others = [RawBot(running.address, t) for t in hosted.tokens[1:]]
+            await asyncio.gather(quiet.play(), *(b.play() for b in others))
+            outcome = await finish(running, hosted.task)
+            assert outcome.complete
+            assert quiet.of_kind("update") == [] and others[0].of_kind("update") != []
+            assert quiet.welcome is not None and quiet.ended is not None
+            events = list(quiet.welcome.observation.events)
+            for m in quiet.of_kind("request"):
+                events += m.request.observation.events
+            events += quiet.ended.observation.events
+            indexes = sorted({e.index for e in events})
+            assert indexes == list(range(len(indexes)))
+            assert events[-1].WhichOneof("event") == "game_over"
+            verified(hosted.record_path)
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
 def stall_on(seat_requests: set[int]) -> object:
     """A chooser that never answers its n-th requests (1-based) and plays legally otherwise."""
     count = {"n": 0}

@@ -120,3 +120,56 @@ def test_a_match_whose_record_cannot_be_written_is_not_created(tmp_path: Path) -
             await running.stop(1)
 
     asyncio.run(asyncio.wait_for(main(), 30))
+
+
+def test_list_matches_pages_newest_first_and_filters_by_state(tmp_path: Path) -> None:
+    async def main() -> None:
+        running = await start_server(
+            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN)
+        )
+        try:
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                ids = []
+                for _ in range(5):
+                    created = await stub.CreateMatch(
+                        admin_pb2.CreateMatchRequest(config=config()), metadata=AUTH
+                    )
+                    ids.append(created.match_id)
+                await stub.AbortMatch(admin_pb2.AbortMatchRequest(match_id=ids[1]), metadata=AUTH)
+                seen: list[str] = []
+                token = ""
+                extra = 0
+                while True:
+                    page = await stub.ListMatches(
+                        admin_pb2.ListMatchesRequest(page_size=2, page_token=token), metadata=AUTH
+                    )
+                    assert page.total_size == 5 + extra and len(page.matches) <= 2
+                    seen += [m.match_id for m in page.matches]
+                    token = page.next_page_token
+                    if not token:
+                        break
+                    # a match created between two pages never shifts the next page
+                    await stub.CreateMatch(
+                        admin_pb2.CreateMatchRequest(config=config()), metadata=AUTH
+                    )
+                    extra += 1
+                assert seen == ids[::-1]
+                aborted = await stub.ListMatches(
+                    admin_pb2.ListMatchesRequest(states=[admin_pb2.MATCH_STATE_ABORTED]),
+                    metadata=AUTH,
+                )
+                assert [m.match_id for m in aborted.matches] == [ids[1]]
+                assert [s.seat for s in aborted.matches[0].seats] == [0, 1]
+                for bad, field in (
+                    (admin_pb2.ListMatchesRequest(page_size=0), "page_size 0"),
+                    (admin_pb2.ListMatchesRequest(page_token="junk"), "page_token"),
+                ):
+                    with pytest.raises(grpc.aio.AioRpcError) as refused:
+                        await stub.ListMatches(bad, metadata=AUTH)
+                    assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+                    assert field in (refused.value.details() or "")
+        finally:
+            await running.stop(1)
+
+    run(main())
