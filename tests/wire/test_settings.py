@@ -96,7 +96,7 @@ def test_bad_colours_and_setups_name_the_problem(
     config = match_pb2.MatchConfig(
         ruleset=common_pb2.RULESET_MEDINA_V2,
         players=3,
-        seats=[match_pb2.SeatConfig(rooftop_colour=c) for c in seats],  # type: ignore[misc]
+        seats=[match_pb2.SeatConfig(rooftop_colour=c) for c in seats],  # type: ignore[arg-type]
         setup=setup,
     )
     with pytest.raises(ConfigError, match=fragment):
@@ -122,7 +122,7 @@ def _same_fields(wire: Message, plain: object, where: str) -> list[str]:
 
 
 def _breakdowns() -> list[Breakdown]:
-    out = []
+    out: list[Breakdown] = []
     for ruleset, players in CONFIGURATIONS:
         rng = random.Random(7)
         s = new_game(ruleset, players, 7)

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, arena_pb2_grpc
 
@@ -18,6 +17,7 @@ from .admin_servicer import MatchServicer, SpectatorServicer
 from .arena_servicer import ArenaServicer
 from .host import Arena
 from .limits import ClientSlots, Limits
+from .reflection import enable_reflection
 
 log = logging.getLogger("medina.rpc")
 
@@ -97,9 +97,8 @@ async def start_server(config: ServerConfig) -> RunningServer:
         admin_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name,
         admin_pb2.DESCRIPTOR.services_by_name["SpectatorService"].full_name,
         health.SERVICE_NAME,
-        reflection.SERVICE_NAME,
     )
-    reflection.enable_server_reflection(names, server)
+    enable_reflection(names, server)
     address = f"{config.host}:{config.port}"
     if config.tls_cert is not None and config.tls_key is not None:
         credentials = grpc.ssl_server_credentials(
