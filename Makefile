@@ -7,15 +7,30 @@ STAMP  := $(VENV)/.stamp-install
 GEN    := server/medina/v1/.stamp-proto
 PROTOS := $(wildcard proto/medina/v1/*.proto)
 
-.PHONY: setup proto run test lint bench clean
+.PHONY: setup proto run test lint bench dist lock release-schema clean
 
 setup: $(STAMP) $(GEN)
 
-$(STAMP): pyproject.toml
+# The dev environment is installed from the lock file, so a fresh machine gets exactly the
+# versions CI tested; `make lock` re-resolves it after a change to pyproject.toml.
+$(STAMP): pyproject.toml requirements/dev.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check -U pip
-	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]'
+	$(BIN)/pip install -q --disable-pip-version-check -r requirements/dev.lock
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+lock: $(STAMP)
+	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 --no-header -q \
+		-o requirements/dev.lock
+
+# The four distributions (medina-engine, -protocol, -client, -arena), wheel and sdist each.
+dist: setup
+	$(PY) tools/build_dists.py dist
+
+# Freeze the current schema as the release `buf breaking` compares against (make lint).
+release-schema: setup
+	bash tools/buflint.sh --release
 
 # Generated protobuf code (server/medina/v1) is never committed or edited by hand.
 proto: $(STAMP)
@@ -48,4 +63,5 @@ bench: setup
 	$(PY) -m bench
 
 clean:
-	rm -rf $(VENV) server/medina/v1 .mypy_cache .ruff_cache .pytest_cache tools/.buf clients/node/node_modules
+	rm -rf $(VENV) server/medina/v1 .mypy_cache .ruff_cache .pytest_cache tools/.buf clients/node/node_modules \
+		build dist

@@ -1,0 +1,122 @@
+"""The distributions `make dist` builds, installed as their users would: a server in a clean
+virtualenv holding the dependency floors exactly, and a bot author's virtualenv with the SDK
+alone. Packages come from the package index (the pip cache keeps this quick)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import venv
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from build_dists import build  # type: ignore[import-not-found]  # noqa: E402
+
+#: The true floors: the generated code refuses anything older (see packaging/*/pyproject.toml).
+FLOORS = [
+    "grpcio==1.85.1",
+    "protobuf==7.35.1",
+    "grpcio-health-checking==1.85.1",
+    "grpcio-reflection==1.85.1",
+]
+pytestmark = pytest.mark.timeout(600)
+
+
+@pytest.fixture(scope="module")
+def dists(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    built = build(out)
+    assert {p.name for p in built} >= {
+        f"medina_{n}-0.1.0-py3-none-any.whl" for n in ("engine", "protocol", "client", "arena")
+    }
+    assert len([p for p in built if p.name.endswith(".tar.gz")]) == 4
+    return out
+
+
+def make_venv(where: Path, *packages: str) -> Path:
+    venv.create(where, with_pip=True)
+    python = where / "bin" / "python"
+    pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    subprocess.run([*pip, *packages], check=True, timeout=500)
+    return python
+
+
+def run(python: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(python), *args], capture_output=True, text=True, timeout=120, cwd=cwd
+    )
+
+
+@pytest.fixture(scope="module")
+def server_python(dists: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    where = tmp_path_factory.mktemp("server-venv")
+    make_venv(where, *FLOORS)
+    python = make_venv(where, *sorted(str(w) for w in dists.glob("*.whl")))
+    yield python
+
+
+def test_the_server_installs_at_the_floors_and_plays_a_match(
+    server_python: Path, tmp_path: Path
+) -> None:
+    versions = run(
+        server_python,
+        "-c",
+        "import grpc, google.protobuf as p; print(grpc.__version__, p.__version__)",
+    )
+    assert versions.stdout.split() == ["1.85.1", "7.35.1"]  # the floors, not something newer
+    imports = run(
+        server_python,
+        "-c",
+        "import pkgutil, medina, medina_client, importlib\n"
+        "for m in pkgutil.walk_packages(medina.__path__, 'medina.'):\n"
+        "    if not m.name.endswith('__main__'):\n"
+        "        importlib.import_module(m.name)\n"
+        "import medina_client.stdio, medina_client.bots\n"
+        "print('ok')",
+        cwd=tmp_path,
+    )
+    assert imports.stdout.strip() == "ok", imports.stderr
+    arena = server_python.parent / "medina-arena"
+    bot = f"{server_python} -m medina_client --bot random"
+    match = subprocess.run(
+        [str(arena), "match", "--ruleset", "medina-v2", "--players", "2", "--seed", "4",
+         "--records", str(tmp_path / "records"), "--bot", bot, "--bot", bot],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert match.returncode == 0, match.stdout + match.stderr
+    [record] = (tmp_path / "records").glob("*.jsonl")
+    verify = subprocess.run(
+        [str(arena), "replay", "verify", str(record)], capture_output=True, text=True, timeout=60
+    )
+    assert verify.returncode == 0 and "OK" in verify.stdout, verify.stdout + verify.stderr
+
+
+def test_a_bot_author_gets_the_sdk_and_nothing_of_the_server(dists: Path, tmp_path: Path) -> None:
+    python = make_venv(tmp_path / "venv", "--find-links", str(dists), "medina-client")
+    check = run(
+        python,
+        "-c",
+        "import importlib.util as u\n"
+        "import medina_client, medina.engine, medina.v1.arena_pb2\n"
+        "gone = [m for m in ('medina.rpc', 'medina.referee', 'medina.cli', 'grpc_health',"
+        " 'grpc_reflection') if u.find_spec(m.split('.')[0]) and u.find_spec(m)]\n"
+        "print(gone)",
+        cwd=tmp_path,
+    )
+    assert check.stdout.strip() == "[]", check.stderr
+    assert not (tmp_path / "venv" / "bin" / "medina-arena").exists()
+    helped = run(python, "-m", "medina_client", "--help", cwd=tmp_path)
+    assert helped.returncode == 0 and "--server" in helped.stdout
+    protos = run(
+        python,
+        "-c",
+        "import medina.v1, pathlib; print(sorted(p.name for p in "
+        "pathlib.Path(medina.v1.__file__).parent.joinpath('proto/medina/v1').iterdir()))",
+        cwd=tmp_path,
+    )
+    assert "arena.proto" in protos.stdout and "common.proto" in protos.stdout

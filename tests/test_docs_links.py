@@ -1,0 +1,37 @@
+"""No link or path in the repository's Markdown leaves the repository: a clone is all a
+reader has. Relative links must name files that exist."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def markdown_files() -> list[Path]:
+    tracked = subprocess.run(
+        ["git", "ls-files", "*.md"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    return [ROOT / name for name in tracked if "node_modules" not in name]
+
+
+def test_markdown_links_stay_inside_the_repository() -> None:
+    files = markdown_files()
+    assert len(files) > 5  # the checker sees the docs
+    bad = []
+    for path in files:
+        text = path.read_text()
+        for target in LINK.findall(text):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue  # a web address or an anchor on the same page
+            resolved = (path.parent / target.split("#")[0]).resolve()
+            if not resolved.is_relative_to(ROOT):
+                bad.append(f"{path.relative_to(ROOT)}: {target} leaves the repository")
+            elif not resolved.exists():
+                bad.append(f"{path.relative_to(ROOT)}: {target} does not exist")
+        if "shared/rules" in text:
+            bad.append(f"{path.relative_to(ROOT)}: names shared/rules, which is not in a clone")
+    assert bad == []
