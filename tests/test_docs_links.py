@@ -1,5 +1,5 @@
-"""No link or path in the repository's Markdown leaves the repository: a clone is all a
-reader has. Relative links must name files that exist."""
+"""No link or path in the repository's Markdown leaves the repository (no web addresses, no
+paths above it): a clone is all a reader has. Relative links must name files that exist."""
 
 from __future__ import annotations
 
@@ -25,8 +25,11 @@ def test_markdown_links_stay_inside_the_repository() -> None:
     for path in files:
         text = path.read_text()
         for target in LINK.findall(text):
-            if re.match(r"[a-z]+:", target) or target.startswith("#"):
-                continue  # a web address or an anchor on the same page
+            if target.startswith("#"):
+                continue  # an anchor on the same page
+            if re.match(r"[a-z]+:", target):
+                bad.append(f"{path.relative_to(ROOT)}: {target} is outside the repository")
+                continue
             resolved = (path.parent / target.split("#")[0]).resolve()
             if not resolved.is_relative_to(ROOT):
                 bad.append(f"{path.relative_to(ROOT)}: {target} leaves the repository")
