@@ -69,6 +69,7 @@ FORBIDDEN = {
         "medina.wire",
         "medina.records",
         "medina.cli",
+        "medina_client",
         "grpc",
         "google",
         "socket",
@@ -77,8 +78,13 @@ FORBIDDEN = {
     "wire": ("medina.rpc", "medina.records", "medina.cli", "grpc"),
     "records": ("medina.rpc", "medina.cli", "grpc"),
     "rpc": ("medina.cli",),
-    # check-bot drives the real server and referee; the CLI hands it a bot launcher.
-    "checkbot": ("medina.cli", "medina_client", "grpc"),
+    # check-bot drives the real server and referee; the CLI hands it a bot launcher. Of the
+    # SDK it uses only the example strategies, for its in-process opponents.
+    "checkbot": (
+        "medina.cli",
+        "grpc",
+        *(f"medina_client.{m}" for m in ("bot", "connection", "runner", "stdio", "bots")),
+    ),
 }
 
 

@@ -10,7 +10,6 @@ from typing import Any, TypeVar
 
 import pytest
 from medina.engine import Action, ActionKind, IllegalActionError, apply_action, new_game
-from medina.engine.strategy import random_action
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.referee.config import MatchSettings, TimeControl
@@ -20,6 +19,7 @@ from medina.referee.record import DecisionSource, ErrorCode, MemorySink, Rejecti
 from medina.referee.seat import DecisionRequest, RejectionNotice, Signal
 from medina.rpc.admin_servicer import summary
 from medina.rpc.host import Arena
+from medina_client.strategies import random_action
 
 T = TypeVar("T")
 SETTINGS = MatchSettings("medina-v2", 2, 5, time=TimeControl(decision_ms=60_000, grace_ms=10))

@@ -159,7 +159,7 @@ def test_greedy_takes_the_best_immediate_gain() -> None:
         for a in legal_moves(s).actions()
         if a.kind is not ActionKind.TEA
     }
-    from medina.engine.strategy import greedy_action
+    from medina_client.strategies import greedy_action
 
     chosen = greedy_action(s, random.Random(0))
     assert gains[chosen] == max(gains.values())

@@ -9,16 +9,16 @@ from medina.engine import GameState, apply_action, is_legal, legal_moves, new_ga
 from medina.engine.variants import CONFIGURATIONS
 from medina.referee.config import MatchSettings
 from medina.referee.local import (
-    POLICIES,
     LocalSeat,
-    greedy_policy,
     local_match,
+    policy,
     random_policy,
 )
 from medina.referee.match import MatchPhase
 from medina.referee.outcome import MatchOutcome, Termination
 from medina.referee.record import DecisionSource, Header, Incident, IncidentKind, MemorySink
 from medina.referee.seat import ClockView, DecisionRequest, ReplySignal, Signal
+from medina_client.strategies import POLICIES as STRATEGIES
 
 from .fakes import LogSink, check_record, decision_keys, run
 
@@ -98,10 +98,11 @@ def test_memory_sink_keeps_one_entry_per_decision() -> None:
     assert [i.kind for i in sink.incidents] == [IncidentKind.CONNECTED] * 2
 
 
-def test_greedy_policy_plays_a_full_match() -> None:
+def test_a_strategy_policy_plays_a_full_match() -> None:
     settings = MatchSettings("medina-v2", 2, seed=9)
     sink = LogSink()
-    outcome = run(local_match("g", settings, [greedy_policy(1), random_policy(2)], sink).run())
+    greedy = policy(STRATEGIES["greedy"], 1)
+    outcome = run(local_match("g", settings, [greedy, random_policy(2)], sink).run())
     assert outcome.complete
     check_record(settings, sink, outcome)
 
@@ -121,12 +122,12 @@ def request_for(s: GameState) -> DecisionRequest:
     )
 
 
-@pytest.mark.parametrize("name", sorted(POLICIES))
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
 def test_policies_choose_legal_actions(name: str) -> None:
-    policy = POLICIES[name](0)
+    chooser = policy(STRATEGIES[name], 0)
     s = new_game("medina-v2", 2, 1)
     for _ in range(8):
-        action = policy(s, request_for(s))
+        action = chooser(s, request_for(s))
         assert is_legal(s, action)
         s = apply_action(s, action)
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
+
+from medina_client.strategies import POLICIES as STRATEGIES
+from medina_client.strategies import random_action
 
 from medina.engine import Action, ActionKind, GameState, legal_moves
-from medina.engine.strategy import random_action
 from medina.referee.config import MatchSettings, Policies, TimeControl, TimeoutPolicy
-from medina.referee.local import Policy, greedy_policy, random_policy
+from medina.referee.local import Policy, policy
 from medina.referee.seat import DecisionRequest
 
 from . import positions
@@ -127,9 +130,9 @@ def tea_first_policy(seed: int) -> Policy:
     return choose
 
 
+#: The opponents a scenario can name: the SDK's example strategies, and tea-first.
 POLICIES: dict[str, Callable[[int], Policy]] = {
-    "random": random_policy,
-    "greedy": greedy_policy,
+    **{name: partial(policy, strategy) for name, strategy in STRATEGIES.items()},
     "tea-first": tea_first_policy,
 }
 

@@ -7,9 +7,11 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from medina_client.strategies import POLICIES
+
 from medina.records.writer import RecordWriter
 from medina.referee.config import MatchSettings
-from medina.referee.local import POLICIES, local_match
+from medina.referee.local import local_match, policy
 
 from .errors import CommandError
 from .options import add_match_options, settings_from_args
@@ -59,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             writer = RecordWriter(out, match_id)
         except (OSError, ValueError) as exc:
             raise CommandError(str(exc)) from None
-        policies = [POLICIES[bots[s]](settings.seed * 31 + s) for s in range(args.players)]
+        policies = [policy(POLICIES[bots[s]], settings.seed * 31 + s) for s in range(args.players)]
         try:
             outcome = asyncio.run(local_match(match_id, settings, policies, writer).run())
         finally:

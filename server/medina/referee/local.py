@@ -6,8 +6,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 
-from medina.engine import Action, Event, GameState
-from medina.engine.strategy import greedy_action, random_action
+from medina.engine import Action, Event, GameState, legal_moves
 
 from .config import MatchSettings
 from .match import Match
@@ -52,19 +51,21 @@ class LocalSeat:
         self.ended = end
 
 
+def policy(strategy: Callable[[GameState, random.Random], Action], seed: int) -> Policy:
+    """A seat policy playing ``strategy`` (a function of the state and a random number
+    generator, such as the SDK's example strategies) with its own seeded randomness."""
+    rng = random.Random(seed)
+    return lambda state, _request: strategy(state, rng)
+
+
 def random_policy(seed: int) -> Policy:
     """A policy choosing uniformly among the legal actions."""
-    rng = random.Random(seed)
-    return lambda state, _request: random_action(state, rng)
+    return policy(_uniform, seed)
 
 
-def greedy_policy(seed: int) -> Policy:
-    """A policy choosing the best immediate score gain."""
-    rng = random.Random(seed)
-    return lambda state, _request: greedy_action(state, rng)
-
-
-POLICIES: dict[str, Callable[[int], Policy]] = {"random": random_policy, "greedy": greedy_policy}
+def _uniform(state: GameState, rng: random.Random) -> Action:
+    moves = legal_moves(state)
+    return moves.nth(rng.randrange(len(moves)))
 
 
 def local_match(

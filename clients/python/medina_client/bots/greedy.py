@@ -6,10 +6,10 @@ import logging
 import random
 
 from medina.engine import Action
-from medina.engine.strategy import greedy_action
 
 from ..bot import Bot, Turn
 from ..errors import LocalStateError
+from ..strategies import greedy_action
 
 log = logging.getLogger("medina_client.greedy")
 

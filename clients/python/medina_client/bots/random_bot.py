@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 
 from medina.engine import Action
-from medina.engine.strategy import random_action
 
 from ..bot import Bot, Turn
+from ..strategies import random_action
 
 
 class RandomBot(Bot):

@@ -1,15 +1,16 @@
-"""Simple built-in strategies: uniform random and greedy (best immediate score gain)."""
+"""The SDK's example strategies as plain functions over an engine state: uniform random and
+greedy (best immediate score gain). The example bots play them over gRPC; ``selfplay`` and
+check-bot's scripted opponents play them in process (``POLICIES``)."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from .movegen import legal_moves
-from .scoring import result
-from .state import GameState
-from .turn import apply_action
-from .types import Action, ActionKind
+from medina.engine import Action, ActionKind, GameState, apply_action, legal_moves, result
+
+#: A strategy: the action to play in a state, with the randomness it may use.
+Strategy = Callable[[GameState, random.Random], Action]
 
 
 def random_action(s: GameState, rng: random.Random) -> Action:
@@ -41,3 +42,7 @@ def greedy_action(
         elif gain == best_gain:
             best.append(action)
     return best[rng.randrange(len(best))]
+
+
+#: The in-process strategies by name (``medina-arena selfplay --bots``, check-bot opponents).
+POLICIES: dict[str, Strategy] = {"random": random_action, "greedy": greedy_action}
