@@ -12,7 +12,7 @@ from typing import Any
 
 import grpc
 
-from medina.engine import apply_action, new_game, render
+from medina.engine import GameFollower, render
 from medina.referee.config import MatchSettings
 from medina.rpc.server import RunningServer, ServerConfig, start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc
@@ -114,25 +114,26 @@ async def _play(args: argparse.Namespace, settings: MatchSettings, address: str,
             f"match {match_id}: {settings.ruleset}, {settings.players} players, "
             f"seed {settings.seed}"
         )
-        state = new_game(
-            settings.ruleset, settings.players, settings.seed, start_seat=settings.start_seat
-        )
-        progress = Progress(state, quiet=args.quiet)
+        game = GameFollower(settings.new_game())
+        progress = Progress(game.state, quiet=args.quiet)
         result = None
         try:
             async for message in watch:
                 if message.HasField("update"):
                     for event in message.update.events:
-                        action = convert.action_of_event(event)
                         progress.event(convert.event_from_proto(event))
-                        if action is not None:
-                            state = apply_action(state, action)
-                            progress.state = state
+                        game.feed(
+                            event.index,
+                            convert.action_of_event(event),
+                            str(event.WhichOneof("event")),
+                        )
+                        progress.state = game.state
                 elif message.HasField("result"):
                     result = convert.outcome_from_proto(message.result)
         finally:
             await reap(procs)
         progress.flush()
+        state = game.state
         print(render(state))
         if result is None:
             raise CommandError("the spectator stream ended without a result")
