@@ -188,6 +188,31 @@ def test_a_bot_that_disconnects_resumes_its_seat(tmp_path: Path) -> None:
     run(main())
 
 
+def test_a_restarted_bot_rejoins_with_its_seat_token_alone(tmp_path: Path) -> None:
+    async def main() -> None:
+        running = await serve(tmp_path)
+        try:
+            hosted = running.arena.create(MatchSettings("medina-v2", 2, 8))
+            leaver = RawBot(running.address, hosted.tokens[0], leave_after_requests=2)
+            other = RawBot(running.address, hosted.tokens[1])
+            other_task = asyncio.create_task(other.play())
+            await leaver.play()
+            async with asyncio.timeout(10):  # the server notices the closed stream
+                while hosted.seats[0].connection is not None:
+                    await asyncio.sleep(0.01)
+            restarted = RawBot(running.address, hosted.tokens[0])  # no resume token
+            await restarted.play()
+            await other_task
+            outcome = await finish(running, hosted.task)
+            assert restarted.welcome is not None and restarted.welcome.seat == 0
+            assert outcome.seats[0].termination is Termination.NORMAL
+            verified(hosted.record_path)
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
 def test_a_bot_that_leaves_for_good_is_played_out(tmp_path: Path) -> None:
     async def main() -> None:
         running = await serve(tmp_path)

@@ -541,11 +541,14 @@ def test_a_stream_without_hello_meets_the_handshake_deadline(tmp_path: Path) -> 
 
 def test_open_streams_are_limited_per_client(tmp_path: Path) -> None:
     async def main() -> None:
-        # The bystander's two streams count too: 2 + 3 idle = the limit of 5.
-        running = await serve(tmp_path, max_streams_per_client=5, handshake_timeout_s=60)
+        # The bystander's first bot waits for its opponent, so its stream stays open and
+        # counts for sure: 1 + 3 idle = the limit of 4. Its opponent joins at the end.
+        running = await serve(tmp_path, max_streams_per_client=4, handshake_timeout_s=60)
         try:
-            by = Bystander.start(running)
-            await asyncio.gather(*(b.welcomed.wait() for b in by.bots))
+            by_match = running.arena.create(MatchSettings("medina-v2", 2, 99))
+            by_bots = [RawBot(running.address, t, name="bystander") for t in by_match.tokens]
+            by_first = asyncio.create_task(by_bots[0].play())
+            await by_bots[0].welcomed.wait()
             holds = [asyncio.Event() for _ in range(3)]
             idle = [asyncio.create_task(raw_play(running.address, [], h)) for h in holds]
             # Each idle stream holds its slot once the server saw it; a Watch shows when
@@ -561,7 +564,7 @@ def test_open_streams_are_limited_per_client(tmp_path: Path) -> None:
                                 pass
                         except grpc.aio.AioRpcError as exc:
                             if exc.code() is grpc.StatusCode.RESOURCE_EXHAUSTED:
-                                assert "limit is 5" in (exc.details() or "")
+                                assert "limit is 4" in (exc.details() or "")
                                 break
                             assert exc.code() is grpc.StatusCode.NOT_FOUND
             code, details, _ = await raw_play(running.address, [b""])
@@ -581,6 +584,7 @@ def test_open_streams_are_limited_per_client(tmp_path: Path) -> None:
             await RawBot(running.address, hosted.tokens[1]).play()
             await first_task
             assert (await outcome_of(hosted)).complete
+            by = Bystander(by_match, by_bots, asyncio.gather(by_first, by_bots[1].play()))
             await by.check(running)
         finally:
             await running.stop(1)

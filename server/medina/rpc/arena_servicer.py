@@ -140,13 +140,17 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
                 f"seat {seat} has forfeited and cannot be taken up again",
             )
         grpc_seat: GrpcSeat = hosted.seats[seat]
-        if grpc_seat.ever_connected and not same_token(
+        # The seat token opens its seat whenever no stream holds it (a bot that restarted
+        # and lost its resume token can rejoin); taking over a seat a live stream holds
+        # needs the resume token, so trying the token first cannot lock the real bot out.
+        if grpc_seat.connection is not None and not same_token(
             hello.resume_token, hosted.resume_tokens[seat]
         ):
             await context.abort(
                 grpc.StatusCode.ALREADY_EXISTS,
-                f"seat {seat} is already taken; to reconnect, send the resume token "
-                "from your Welcome",
+                f"seat {seat} is held by another live stream; to take it over (a connection "
+                "that broke without the server noticing), send the resume token from that "
+                "stream's Welcome, or connect again once that stream has ended",
             )
         return hosted, seat, hello
 
