@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 
 import grpc
 import pytest
@@ -93,3 +94,19 @@ def test_channel_credentials() -> None:
     assert isinstance(channel_credentials(b"ca"), grpc.ChannelCredentials)
     with pytest.raises(ValueError, match="both the client certificate and its key"):
         channel_credentials(b"ca", b"cert", None)
+
+
+def test_a_refused_connection_asks_whether_a_server_runs_there() -> None:
+    async def main() -> str:
+        with socket.socket() as probe:  # a free port nobody listens on
+            probe.bind(("127.0.0.1", 0))
+            address = f"127.0.0.1:{probe.getsockname()[1]}"
+        try:
+            async with Connection(address, handshake_timeout_s=10) as conn:
+                await conn.handshake(hello("t", "b", "1"))
+        except ConnectionLost as exc:
+            return str(exc)
+        return "connected"
+
+    text = run(main())
+    assert "UNAVAILABLE" in text and "is a Medina Arena server running at 127.0.0.1:" in text

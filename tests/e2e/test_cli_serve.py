@@ -26,3 +26,10 @@ def test_bad_serve_options(
     err = capsys.readouterr().err
     assert fragment in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_log_level_typo_is_refused_not_ignored(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--log-level", "WARNNG", "replay", "list", "."])
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'WARNNG'" in capsys.readouterr().err

@@ -79,3 +79,14 @@ def test_parse_tokens_rejects_bad_shapes(edit: object, words: str) -> None:
     assert callable(edit)
     with pytest.raises(NotationError, match=words):
         parse_tokens(geometry(18, 13), edit(picture("medina-v1", 4)))
+
+
+def test_refusals_use_the_right_article() -> None:
+    from medina.engine.notation import a_or_an
+
+    assert [a_or_an(c) for c in ("grey", "purple", "brown", "orange")] == [
+        "a grey",
+        "a purple",
+        "a brown",
+        "an orange",
+    ]

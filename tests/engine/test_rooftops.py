@@ -105,9 +105,11 @@ def test_v1_2p_each_rooftop_colour_claims_each_palace_colour_once() -> None:
 def test_v1_2p_one_rooftop_of_each_colour_per_turn() -> None:
     s = position("medina-v1-2p", 2, V12P | {"C3": "g.", "K3": "b.", "C8": "p."})
     s = act(s, "roof C3")
-    illegal(s, "roof K3", "turn-limit")
+    err = illegal(s, "roof K3", "turn-limit", "yellow")  # names the colour already placed
+    assert "your yellow rooftop" in err.message
     s = act(s, "block K3")
-    illegal(s, "block C8", "turn-limit")
+    err = illegal(s, "block C8", "turn-limit", "red")
+    assert "your red blocking rooftop" in err.message
     s = act(s, "wall B1")
     assert s.to_move == 1
 

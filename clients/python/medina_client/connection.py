@@ -124,7 +124,10 @@ class Connection:
     def _error(self, code: grpc.StatusCode, details: str) -> Exception:
         if not self._welcomed and code in HANDSHAKE_CODES:
             return HandshakeError(code, details)
-        return ConnectionLost(f"stream to {self.address} failed ({code.name}): {details}")
+        hint = ""
+        if code is grpc.StatusCode.UNAVAILABLE and not self._welcomed:
+            hint = f" (is a Medina Arena server running at {self.address}?)"
+        return ConnectionLost(f"stream to {self.address} failed ({code.name}): {details}{hint}")
 
     async def messages(self) -> AsyncIterator[arena_pb2.PlayResponse]:
         """Server messages until the stream ends cleanly; ConnectionLost if it fails."""

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from . import checkbot_cmd, match_cmd, replay_cmd, selfplay_cmd, serve_cmd
 from .errors import CommandError
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser."""
@@ -17,7 +19,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="medina-arena", description="A gRPC arena for the board game Medina."
     )
     parser.add_argument(
-        "--log-level", default="WARNING", help="logging level (DEBUG, INFO, WARNING, ERROR)"
+        "--log-level",
+        default="WARNING",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        help="logging level: " + ", ".join(LOG_LEVELS) + " (default WARNING)",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     serve_cmd.add_parser(sub)
@@ -33,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
-        level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
+        level=getattr(logging, args.log_level),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:

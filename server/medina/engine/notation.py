@@ -33,6 +33,15 @@ ROOF_LETTERS = "RYBG"  # rooftop colours red, yellow, blue, green
 COLUMN_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
+def a_or_an(word: str) -> str:
+    """``word`` with its indefinite article: "a grey", "an orange".
+
+    >>> a_or_an("orange"), a_or_an("brown")
+    ('an orange', 'a brown')
+    """
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
 def square_name(g: Geometry, sq: Square) -> str:
     """``B2``-style name of a square."""
     row, col = divmod(sq, g.cols)

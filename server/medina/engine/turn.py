@@ -6,7 +6,7 @@ from .board import empty_city
 from .errors import IllegalActionError
 from .geometry import Square
 from .movegen import LegalMoves, decide, legal_moves, placements
-from .notation import square_name
+from .notation import a_or_an, square_name
 from .rules.buildings import place_building, why_not_building
 from .rules.merchants import place_merchant, why_not_merchant
 from .rules.rooftops import canonical_square, place_rooftop, why_not_rooftop
@@ -15,7 +15,7 @@ from .rules.walls import arm_of, why_not_wall
 from .state import MERCHANTS, SLOTS, STABLES, WALLS, GameState, Phase
 from .tiles import contact_after_wall, update_palace_tiles
 from .types import ROOF_KINDS, Action, ActionKind, Event, EventKind
-from .variants import PALACE_COLOURS
+from .variants import PALACE_COLOURS, ROOFTOP_COLOURS
 
 _SUPPLY_NAMES = {
     ActionKind.STABLE: (STABLES, "stable"),
@@ -256,7 +256,8 @@ def _why_not_supply(s: GameState, seat: int, a: Action) -> IllegalActionError | 
             return IllegalActionError("no-supply", f"you have no {colour} building left")
         if limits and (s.turn_colours >> a.colour) & 1:
             return IllegalActionError(
-                "turn-limit", f"you already placed a {colour} building this turn (one per colour)"
+                "turn-limit",
+                f"you already placed {a_or_an(colour)} building this turn (one per colour)",
             )
     elif kind in _SUPPLY_NAMES:
         slot, what = _SUPPLY_NAMES[kind]
@@ -270,8 +271,13 @@ def _why_not_supply(s: GameState, seat: int, a: Action) -> IllegalActionError | 
         if not left:
             return IllegalActionError("no-supply", f"you have no {what} left")
         if limits and (s.turn_roofs >> kind) & 1:
+            own = (
+                s.rules.rooftop_colours if kind is ActionKind.ROOFTOP else s.rules.blocking_colours
+            )
             return IllegalActionError(
-                "turn-limit", f"you already placed a {what} this turn (one of each colour per turn)"
+                "turn-limit",
+                f"you already placed your {ROOFTOP_COLOURS[own[seat]]} {what} this turn "
+                "(one rooftop of each of your two colours per turn)",
             )
     return None
 

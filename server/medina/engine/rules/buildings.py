@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..board import others_zone, zone_overlap
 from ..errors import IllegalActionError
 from ..geometry import Mask, Square, lowest, squares
-from ..notation import names, square_name
+from ..notation import a_or_an, names, square_name
 from ..state import GameState
 from ..types import Palace
 from ..variants import PALACE_COLOURS
@@ -63,8 +63,9 @@ def why_not_building(s: GameState, colour: int, sq: Square, empty: Mask) -> Ille
             return _touching(s, "building", sq, exclude=p)
         return IllegalActionError(
             "must-expand",
-            f"{describe(s, p)} is unclaimed and can still grow, so a {colour_name} building "
-            f"must extend it (at {names(g, squares(exp))}); {name} is not next to it",
+            f"{describe(s, p)} is unclaimed and can still grow, so "
+            f"{a_or_an(colour_name)} building must extend it (at {names(g, squares(exp))}); "
+            f"{name} is not next to it",
         )
     return _touching(s, "building", sq, exclude=None)
 

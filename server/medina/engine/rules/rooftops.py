@@ -7,7 +7,7 @@ from dataclasses import replace
 from ..board import palace_index
 from ..errors import IllegalActionError
 from ..geometry import Mask, Square, lowest
-from ..notation import square_name
+from ..notation import a_or_an, square_name
 from ..state import NEUTRALS, SLOTS, GameState
 from ..tiles import (
     check_exhaustion,
@@ -73,7 +73,8 @@ def why_not_rooftop(s: GameState, seat: int, kind: ActionKind, sq: Square) -> Il
     mine = ROOFTOP_COLOURS[rules.rooftop_colours[seat]]
     return IllegalActionError(
         "colour-claimed",
-        f"rooftop at {name}: you have already claimed a {colour} palace with a {mine} rooftop",
+        f"rooftop at {name}: you have already claimed {a_or_an(colour)} palace with "
+        f"{a_or_an(mine)} rooftop",
     )
 
 
