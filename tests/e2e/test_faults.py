@@ -13,7 +13,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import grpc
 import pytest
@@ -68,7 +68,7 @@ class Bystander:
 
     hosted: HostedMatch
     bots: list[RawBot]
-    task: asyncio.Future[list[None]]
+    task: asyncio.Future[Any]
 
     @classmethod
     def start(cls, running: RunningServer) -> Bystander:
