@@ -14,14 +14,14 @@ from medina.cli.errors import CommandError
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        (["./bot"], ["./bot", "--server", "h:1", "--token", "t"]),
-        (["python", "-m", "b"], [sys.executable, "-m", "b", "--server", "h:1", "--token", "t"]),
-        (["python3", "b.py"], [sys.executable, "b.py", "--server", "h:1", "--token", "t"]),
+        (["./bot"], ["./bot", "--server", "h:1"]),
+        (["python", "-m", "b"], [sys.executable, "-m", "b", "--server", "h:1"]),
+        (["python3", "b.py"], [sys.executable, "b.py", "--server", "h:1"]),
         (
             ["java", "-jar", "b.jar", "{server}", "--key={token}"],
             ["java", "-jar", "b.jar", "h:1", "--key=t"],
         ),
-        (["node", "pythonic.js"], ["node", "pythonic.js", "--server", "h:1", "--token", "t"]),
+        (["node", "pythonic.js"], ["node", "pythonic.js", "--server", "h:1"]),
     ],
 )
 def test_bot_argv(argv: list[str], expected: list[str]) -> None:
@@ -36,7 +36,7 @@ def test_spawn_runs_the_bot_with_its_log_and_environment(tmp_path: Path) -> None
         return await proc.wait()
 
     assert asyncio.run(main()) == 0
-    assert (tmp_path / "bot.log").read_text() == "['--server', 'h:1', '--token', 'tok'] tok\n"
+    assert (tmp_path / "bot.log").read_text() == "['--server', 'h:1'] tok\n"  # token: env only
 
 
 def test_spawn_refuses_an_empty_or_missing_command(tmp_path: Path) -> None:

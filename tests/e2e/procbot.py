@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import time
 
@@ -40,7 +41,9 @@ class LoudBot(RandomBot):
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--server", required=True)
-    p.add_argument("--token", required=True)
+    p.add_argument(
+        "--token", default=os.environ.get("MEDINA_TOKEN"), required="MEDINA_TOKEN" not in os.environ
+    )
     p.add_argument("--hang-at", type=int, default=0)
     args = p.parse_args()
     try:

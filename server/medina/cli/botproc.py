@@ -17,11 +17,13 @@ from .errors import CommandError
 def bot_argv(argv: Sequence[str], address: str, token: str) -> list[str]:
     """The command line of a bot for one seat.
 
-    ``{server}`` and ``{token}`` in the arguments are filled in; without them
-    ``--server ADDRESS --token TOKEN`` is appended, or inserted before a ``--`` word
+    ``{server}`` (and, if a bot insists, ``{token}``) in the arguments are filled in;
+    without them ``--server ADDRESS`` is appended, or inserted before a ``--`` word
     (``python -m medina_client stdio -- node bot.js``: the options are the bridge's, not
-    the program's). A leading ``python`` or ``python3`` means this interpreter (so bots run
-    in the arena's environment).
+    the program's). The seat token is never put on the command line, where every user of
+    the machine could read it in ``ps``: bots read it from ``MEDINA_TOKEN``. A leading
+    ``python`` or ``python3`` means this interpreter (so bots run in the arena's
+    environment).
     """
     out = list(argv)
     if out and out[0] in ("python", "python3"):
@@ -29,7 +31,7 @@ def bot_argv(argv: Sequence[str], address: str, token: str) -> list[str]:
     if any("{token}" in a or "{server}" in a for a in out):
         return [a.replace("{server}", address).replace("{token}", token) for a in out]
     at = out.index("--") if "--" in out else len(out)
-    return [*out[:at], "--server", address, "--token", token, *out[at:]]
+    return [*out[:at], "--server", address, *out[at:]]
 
 
 async def spawn_bot(

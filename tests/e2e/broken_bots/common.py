@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -22,10 +23,12 @@ class Knobs:
 
 
 def arguments() -> tuple[str, str]:
-    """``--server HOST:PORT --token T`` as check-bot passes them."""
+    """``--server HOST:PORT`` as check-bot passes it, and the token from ``MEDINA_TOKEN``."""
     p = argparse.ArgumentParser()
     p.add_argument("--server", required=True)
-    p.add_argument("--token", required=True)
+    p.add_argument(
+        "--token", default=os.environ.get("MEDINA_TOKEN"), required="MEDINA_TOKEN" not in os.environ
+    )
     args = p.parse_args()
     return str(args.server), str(args.token)
 

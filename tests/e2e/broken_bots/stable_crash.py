@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 
 from medina.engine import Action, ActionKind
@@ -30,6 +31,8 @@ class StableShy(Bot):
 if __name__ == "__main__":
     p = argparse.ArgumentParser()
     p.add_argument("--server", required=True)
-    p.add_argument("--token", required=True)
+    p.add_argument(
+        "--token", default=os.environ.get("MEDINA_TOKEN"), required="MEDINA_TOKEN" not in os.environ
+    )
     args = p.parse_args()
     asyncio.run(play(StableShy(), args.server, args.token))
