@@ -11,6 +11,7 @@ from medina.referee.outcome import MatchOutcome, Termination
 from medina.referee.record import DecisionSource, Header, Incident, IncidentKind
 
 from .fakes import (
+    FAST,
     SLOW,
     FakeSeat,
     Flaky,
@@ -114,6 +115,26 @@ def test_a_seat_that_does_not_come_back_forfeits_after_the_grace(
     check_record(settings, sink, outcome)
 
 
+@pytest.mark.parametrize(
+    ("crashed", "termination"),
+    [(False, Termination.DISCONNECTED), (True, Termination.CRASHED)],
+)
+def test_strikes_run_out_while_away_the_first_cause_is_charged(
+    crashed: bool, termination: Termination
+) -> None:
+    # Short clocks, a long reconnect grace: the seat's strikes run out before the grace
+    # does. The result names the crash or disconnect, not the timeouts it caused.
+    settings = make_settings("medina-v2", 2, time=FAST, reconnect_grace_ms=LIMIT_MS)
+    gone = Flaky(1, on=2, reconnect_s=None, crashed=crashed)
+    outcome, sink, _match = play_sync(settings, [FakeSeat(0), gone])
+    result = outcome.seats[1]
+    assert result.termination is termination and result.strikes == 3
+    lost = "crashed" if crashed else "disconnected"
+    assert result.detail.startswith(f"{lost} and did not come back before its strikes ran out")
+    assert sink.incidents[-1].termination is termination
+    check_record(settings, sink, outcome)
+
+
 def test_a_seat_lost_between_its_turns_forfeits_too() -> None:
     settings = make_settings("medina-v2", 2, time=SLOW, reconnect_grace_ms=50)
     gone = Stall(0, answer=1)
@@ -142,7 +163,8 @@ def test_a_disconnected_seat_is_never_better_off() -> None:
     sources = sink.sources(1)
     assert sources[:5] == [B, T, T, F, F]
     result = outcome.seats[1]
-    assert (result.termination, result.strikes, result.rank) == (Termination.TIMEOUT, 3, 2)
+    # the first cause is charged: it left, and the timeouts followed from that
+    assert (result.termination, result.strikes, result.rank) == (Termination.DISCONNECTED, 3, 2)
     assert outcome.seats[0].rank == 1
     assert sink.kinds(1) == [CONNECTED, DISCONNECTED] + [IncidentKind.TIMEOUT] * 3 + [
         IncidentKind.FORFEIT

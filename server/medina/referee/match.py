@@ -406,6 +406,12 @@ class Match:
             or self.strikes[seat] >= policies.max_strikes
         ):
             detail = f"{what} ({self.strikes[seat]} strike(s))"
+            if not self.connected[seat] and self._ever_connected[seat]:
+                # Its connection went first: the strikes came while it was away, so the
+                # first cause is the crash or disconnect, which standings must charge.
+                lost = "crashed" if self._crashed[seat] else "disconnected"
+                cause = Termination.CRASHED if self._crashed[seat] else Termination.DISCONNECTED
+                detail = f"{lost} and did not come back before its strikes ran out ({detail})"
             self._forfeit(seat, cause, detail)
             source = DecisionSource.FALLBACK
         else:
