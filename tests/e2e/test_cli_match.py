@@ -45,3 +45,30 @@ def test_match_command_plays_bot_processes_and_the_record_verifies(tmp_path: Pat
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert shown.returncode == 0 and shown.stdout.startswith("after decision 10")
+
+
+def test_a_bot_that_dies_at_start_up_is_reported_and_forfeited_at_once(tmp_path: Path) -> None:
+    # The connect deadline is 30 s: the match ends long before it, so the seat was
+    # forfeited when its process exited, not at the deadline.
+    done = subprocess.run(
+        [*ARENA, "match", "--ruleset", "medina-v2", "--players", "2", "--seed", "3",
+         "--bot", "python nonexistent_bot.py", "--bot", "python -m medina_client --bot random",
+         "--records", str(tmp_path), "--quiet"],
+        capture_output=True, text=True, timeout=25, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    first = done.stderr.splitlines()[0]
+    assert first.startswith("seat 0's bot exited with code 2 before connecting; its log: ")
+    assert "nonexistent_bot.py" in first  # the log's last line: the interpreter's complaint
+    assert "crashed (its bot exited with code 2 before connecting)" in done.stdout
+
+
+def test_a_match_whose_bots_all_die_is_abandoned(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*ARENA, "match", "--ruleset", "medina-v2", "--players", "2", "--seed", "3",
+         "--bot", "python nonexistent_bot.py", "--bot", "python nonexistent_bot.py",
+         "--records", str(tmp_path), "--quiet"],
+        capture_output=True, text=True, timeout=25, cwd=tmp_path,
+    )  # fmt: skip
+    assert "(match abandoned: no seat's bot ever connected; nothing was played)" in done.stdout
+    assert done.stderr.count("exited with code 2 before connecting") == 2

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import os
 import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import grpc
 
 from medina.engine import GameFollower, render
 from medina.referee.config import MatchSettings
+from medina.rpc.host import HostedMatch
 from medina.rpc.server import RunningServer, ServerConfig, start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc
 from medina.wire import convert
@@ -70,13 +72,19 @@ async def _run(args: argparse.Namespace, settings: MatchSettings) -> int:
         )
         address = local.address
     try:
-        return await _play(args, settings, address, Path(args.records))
+        return await _play(args, settings, address, Path(args.records), local)
     finally:
         if local is not None:
             await local.stop(grace_s=5)
 
 
-async def _play(args: argparse.Namespace, settings: MatchSettings, address: str, logs: Path) -> int:
+async def _play(
+    args: argparse.Namespace,
+    settings: MatchSettings,
+    address: str,
+    logs: Path,
+    local: RunningServer | None = None,
+) -> int:
     metadata = (
         (("authorization", f"Bearer {args.organiser_token}"),) if args.organiser_token else ()
     )
@@ -114,6 +122,12 @@ async def _play(args: argparse.Namespace, settings: MatchSettings, address: str,
             f"match {match_id}: {settings.ruleset}, {settings.players} players, "
             f"seed {settings.seed}"
         )
+        hosted = local.arena.get(match_id) if local is not None else None
+        logs_of = [logs / f"{match_id}.seat{tok.seat}.log" for tok in created.tokens]
+        watchers = [
+            asyncio.create_task(_report_exit(seat, proc, logs_of[seat], hosted))
+            for seat, proc in enumerate(procs)
+        ]
         game = GameFollower(settings.new_game())
         progress = Progress(game.state, quiet=args.quiet)
         result = None
@@ -131,6 +145,8 @@ async def _play(args: argparse.Namespace, settings: MatchSettings, address: str,
                 elif message.HasField("result"):
                     result = convert.outcome_from_proto(message.result)
         finally:
+            for watcher in watchers:
+                watcher.cancel()
             await reap(procs)
         progress.flush()
         state = game.state
@@ -143,6 +159,39 @@ async def _play(args: argparse.Namespace, settings: MatchSettings, address: str,
         )
         print(f"record: {summary.match.record_path}")
         return 0 if result.complete else 1
+
+
+async def _report_exit(
+    seat: int, proc: asyncio.subprocess.Process, log: Path, hosted: HostedMatch | None
+) -> None:
+    """Say at once when a seat's bot exits before the match is over, where its log is, and
+    (with the server in this process) forfeit the seat now rather than after a timeout."""
+    code = await proc.wait()
+    if hosted is not None and hosted.match.outcome is not None:
+        return  # the match is over: exiting is what the bot should do
+    when = ""
+    if hosted is not None:
+        when = " during the match" if hosted.seats[seat].ever_connected else " before connecting"
+    tail = last_line(log)
+    detail = f"its bot exited with code {code}{when}"
+    print(
+        f"seat {seat}'s bot exited with code {code}{when}; its log: {log}"
+        + (f" (last line: {tail})" if tail else ""),
+        file=sys.stderr,
+        flush=True,
+    )
+    if hosted is not None:
+        hosted.match.process_exited(seat, detail)
+
+
+def last_line(path: Path, limit: int = 200) -> str:
+    """The last non-empty line of a log file ('' when there is none), shortened."""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    tail = next((line.strip() for line in reversed(lines) if line.strip()), "")
+    return tail if len(tail) <= limit else tail[: limit - 3] + "..."
 
 
 async def _spawn(

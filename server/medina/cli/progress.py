@@ -79,6 +79,8 @@ def scoreboard(state: GameState, outcome: MatchOutcome) -> str:
             f"{b.buildings:>3} {b.stables:>3} {b.walls:>3} {b.merchants:>3} {b.well_bonus:>4} "
             f"{b.palace_tiles:>5} {b.tower_tiles:>5}  {ending}"
         )
-    if not outcome.complete:
+    if outcome.abandoned:
+        lines.append("(match abandoned: no seat's bot ever connected; nothing was played)")
+    elif not outcome.complete:
         lines.append("(match aborted: scores are those on the board when it stopped)")
     return "\n".join(lines)

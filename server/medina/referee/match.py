@@ -41,6 +41,7 @@ from .seat import (
     DecisionRequest,
     MatchEnd,
     MatchObserver,
+    ProcessExitSignal,
     RejectionNotice,
     ReplySignal,
     Seat,
@@ -145,6 +146,10 @@ class Match:
         """Ask the match to stop; its record is completed with an ABORTED outcome."""
         self.submit(AbortSignal(reason))
 
+    def process_exited(self, seat: int, detail: str) -> None:
+        """The program playing ``seat`` exited: it forfeits as CRASHED at once."""
+        self.submit(ProcessExitSignal(seat, detail))
+
     def watch(self, observer: MatchObserver) -> tuple[int, MatchOutcome | None]:
         """Subscribe ``observer``; returns the history length it starts after and the
         outcome if the match has already ended."""
@@ -192,7 +197,9 @@ class Match:
     async def _wait_for_seats(self) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.settings.connect_timeout_ms / 1000
-        while not all(self.connected):
+        while not all(
+            c or f is not None for c, f in zip(self.connected, self.forfeits, strict=True)
+        ):
             signal = await self._next_signal(deadline)
             if signal is None:
                 break
@@ -477,6 +484,11 @@ class Match:
             raise _Aborted(signal.reason)
         if isinstance(signal, ReplySignal):
             return -1  # a reply to a settled request: the seat layer already said so
+        if isinstance(signal, ProcessExitSignal):
+            if self.outcome is None and self.forfeits[signal.seat] is None:
+                self.connected[signal.seat] = False
+                self._forfeit(signal.seat, Termination.CRASHED, signal.detail)
+            return -1
         seat = signal.seat
         if signal.connected:
             was_seen = self._ever_connected[seat]

@@ -104,7 +104,17 @@ class AbortSignal:
     reason: str
 
 
-Signal = ReplySignal | ConnectionSignal | AbortSignal
+@dataclass(frozen=True, slots=True)
+class ProcessExitSignal:
+    """The program playing ``seat`` exited (reported by whoever started it, for example
+    ``medina-arena match``): the seat forfeits as CRASHED at once, instead of waiting out
+    the connect deadline or its reconnect grace."""
+
+    seat: int
+    detail: str
+
+
+Signal = ReplySignal | ConnectionSignal | AbortSignal | ProcessExitSignal
 
 
 class MatchObserver(Protocol):
