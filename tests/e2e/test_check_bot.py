@@ -174,3 +174,32 @@ def test_list_names_every_check() -> None:
     done = check_bot("--list")
     assert done.returncode == 0
     assert [line.split()[0] for line in done.stdout.splitlines()] == list(CHECKS)
+
+
+def stdio(name: str, records: Path) -> list[str]:
+    """A stdio test bot under the SDK's bridge."""
+    return ["--records", str(records), "--", "python", "-m", "medina_client", "stdio", "--",
+            sys.executable, str(TESTS / "e2e" / "broken_bots" / f"{name}.py")]  # fmt: skip
+
+
+@pytest.mark.timeout(60)
+def test_an_unflushed_stdio_bot_is_told_about_output_buffering(tmp_path: Path) -> None:
+    code, checks = report_of(
+        "--only", "kind-stable", "--decision-ms", "400", *stdio("stdio_unflushed", tmp_path)
+    )
+    assert code == 1
+    reason = checks["kind-stable"]["reason"]
+    assert reason.startswith("seat 0 sent no reply to request ")
+    assert "the stdio bridge said:" in reason and "output buffering" in reason
+    assert "print(..., flush=True)" in reason and "mawk -W interactive" in reason
+
+
+@pytest.mark.timeout(60)
+def test_a_debug_line_on_stdout_is_named_in_the_report(tmp_path: Path) -> None:
+    code, checks = report_of(
+        "--only", "kind-stable", "--decision-ms", "400", *stdio("stdio_chatty", tmp_path)
+    )
+    assert code == 1
+    reason = checks["kind-stable"]["reason"]
+    assert "the stdio bridge said: line 1 from the bot" in reason
+    assert "thinking about" in reason  # the offending line is quoted

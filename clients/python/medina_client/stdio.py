@@ -51,6 +51,17 @@ _INTERPRETERS = frozenset(
 )
 
 
+#: What the bridge says when the program owes an answer past its time: by far the most
+#: common cause is an answer sitting in the program's output buffer.
+UNFLUSHED_HINT = (
+    "no answer line reached the bridge. The usual cause is output buffering: when stdout is "
+    "a pipe, most languages hold printed lines until a buffer fills. Flush after every "
+    "line (Python: print(..., flush=True) or python -u; C: fflush(stdout) or "
+    "setvbuf(stdout, NULL, _IOLBF, 0); Node: process.stdout.write is unbuffered; awk: "
+    "mawk -W interactive or fflush()), and read stdin line by line, not to its end"
+)
+
+
 class BotFailed(MedinaClientError):
     """The bot program failed: it exited or closed its stdout before the match ended."""
 
@@ -219,9 +230,10 @@ class StdioBridge:
             self.ended = True
             if self.pending:
                 log.warning(
-                    "the match ended while the bot still owed %d answer(s) (requests %s)",
+                    "the match ended while the bot still owed %d answer(s) (requests %s); %s",
                     len(self.pending),
                     ", ".join(str(rid) for rid in self.pending),
+                    UNFLUSHED_HINT,
                 )
             self.pending.clear()
             self._log_result(message.ended.result)
@@ -236,9 +248,10 @@ class StdioBridge:
                 self._overdue.add(rid)
                 log.warning(
                     "request %d: the bot did not answer before the server moved on (its "
-                    "timeout policy decided for the seat; strikes now %d)",
+                    "timeout policy decided for the seat; strikes now %d); %s",
                     rid,
                     strikes,
+                    UNFLUSHED_HINT,
                 )
 
     def _log_result(self, result: match_pb2.MatchResult) -> None:

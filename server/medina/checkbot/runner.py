@@ -73,6 +73,24 @@ class Trial:
         bot = self.scenario.bot
         return [i for i in self.timeline if isinstance(i, Incident) and i.seat == bot]
 
+    def bridge_diagnosis(self, limit: int = 800) -> str:
+        """What a stdio bridge in the bot's log said about the program's lines ('' when the
+        bot is no stdio bot or the bridge had nothing to say): its first complaint about a
+        line, else its note that answers never arrived (with the output-buffering hint)."""
+        try:
+            lines = self.log_path.read_bytes().decode("utf-8", "replace").splitlines()
+        except OSError:
+            return ""
+        said = [
+            line.split(": ", 1)[1].strip()
+            for line in lines
+            if line.startswith(("medina_client stdio: ", "medina_client.stdio: "))
+        ]
+        about_lines = [text for text in said if text.startswith("line ")]
+        overdue = [text for text in said if "no answer line reached the bridge" in text]
+        text = (about_lines or overdue or [""])[0]
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+
     def log_tail(self, limit: int = 160) -> str:
         """The last non-empty line of the bot's log, shortened to ``limit`` characters."""
         try:

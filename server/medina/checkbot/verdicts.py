@@ -112,9 +112,10 @@ def _decision_problem(t: Trial, d: DecisionEntry) -> Problem | None:
             f"replied to request {d.request_id} with an illegal action: {r.message}", d.request_id
         )
     if d.source is not DecisionSource.BOT and d.request_id:
+        said = t.bridge_diagnosis()
         return Problem(
             f"seat {t.scenario.bot} sent no reply to request {d.request_id} "
-            f"within {allowed_ms(t, d)} ms",
+            f"within {allowed_ms(t, d)} ms" + (f"; the stdio bridge said: {said}" if said else ""),
             d.request_id,
         )
     return None
