@@ -117,3 +117,14 @@ def test_settings_round_trip_and_defaults() -> None:
 def test_bad_configs_name_the_field(config: match_pb2.MatchConfig, fragment: str) -> None:
     with pytest.raises(ConfigError, match=fragment):
         convert.settings_from_proto(config)
+
+
+def test_malformed_action_errors_name_the_enum_values_json_authors_write() -> None:
+    with pytest.raises(convert.MalformedActionError) as kind:
+        convert.action_from_proto(game_pb2.Action(kind=77), geometry(18, 13))  # type: ignore[arg-type]
+    assert "ACTION_KIND_WALL" in str(kind.value) and "1.." not in str(kind.value)
+    with pytest.raises(convert.MalformedActionError) as colour:
+        convert.action_from_proto(
+            game_pb2.Action(kind=game_pb2.ACTION_KIND_BUILDING, square=20), geometry(18, 13)
+        )
+    assert "building colour is missing (expected one of PALACE_COLOUR_GREY" in str(colour.value)
