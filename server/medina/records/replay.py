@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from medina.engine import (
     Action,
@@ -11,8 +11,6 @@ from medina.engine import (
     GameState,
     IllegalActionError,
     apply_action,
-    get_ruleset,
-    new_game,
     square_name,
 )
 from medina.engine.notation import COLOUR_LETTERS
@@ -53,22 +51,17 @@ def start_state(record: Record) -> tuple[MatchSettings, GameState]:
         settings = settings_from_proto(record.header.config)
     except ConfigError as exc:
         raise ReplayError(1, f"bad match config in the header: {exc}") from None
-    s = new_game(settings.ruleset, settings.players, settings.seed, start_seat=settings.start_seat)
+    s = settings.new_game()
     setup = record.header.setup
-    if get_ruleset(settings.ruleset, settings.players).well and setup.well >= 0:
+    if s.rules.well and setup.HasField("well") and setup.HasField("start_merchant"):
         merchant = (s.merchants & -s.merchants).bit_length() - 1
         if (setup.well, setup.start_merchant) != (s.well, merchant):
             # A record written by another tool may draw its setup differently: use its squares.
             try:
-                s = new_game(
-                    settings.ruleset,
-                    settings.players,
-                    settings.seed,
-                    start_seat=settings.start_seat,
-                    well=setup.well,
-                    start_merchant=setup.start_merchant,
-                )
-            except EngineError as exc:
+                s = replace(
+                    settings, well=setup.well, start_merchant=setup.start_merchant
+                ).new_game()
+            except (EngineError, ConfigError) as exc:
                 raise ReplayError(1, f"bad setup in the header: {exc}") from None
     return settings, s
 
