@@ -1,21 +1,25 @@
-"""The referee and arena hooks check-bot uses: a scripted opening, a drill judge, local seats."""
+"""The seams check-bot uses, none of them in the match loop: a scripted opening in the
+settings (the game starts after it), the drills on a seat's way to the referee, local seats."""
 
 from __future__ import annotations
 
 import asyncio
 import random
 from collections.abc import Coroutine
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from medina.engine import Action, ActionKind, IllegalActionError, apply_action, new_game
+from medina.checkbot.drills import Drills, drill_message
+from medina.engine import Action, ActionKind, apply_action, new_game
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.referee.config import MatchSettings, TimeControl
+from medina.referee.errors import ConfigError
 from medina.referee.local import LocalSeat, random_policy
 from medina.referee.match import Match
-from medina.referee.record import DecisionSource, ErrorCode, MemorySink, Rejection
+from medina.referee.record import DecisionSource, ErrorCode, MemorySink
 from medina.referee.seat import DecisionRequest, RejectionNotice, Signal
 from medina.rpc.admin_servicer import summary
 from medina.rpc.host import Arena
@@ -72,34 +76,37 @@ class RetryingSeat(LocalSeat):
         self.request(self.last)
 
 
-def local_match(settings: MatchSettings, policies: list[Any], **hooks: Any) -> Match:
+def local_match(
+    settings: MatchSettings, policies: list[Any], wrap: Any = None
+) -> tuple[Match, list[RetryingSeat]]:
+    """A match of retrying local seats; ``wrap(seat, submit)`` may screen a seat's replies."""
     holder: list[Match] = []
 
     def submit(signal: Signal) -> None:
         holder[0].submit(signal)
 
-    seats = [RetryingSeat(seat, p, submit) for seat, p in enumerate(policies)]
-    match = Match("m", settings, seats, MemorySink(), connected=[True] * len(seats), **hooks)
+    seats = [
+        RetryingSeat(seat, p, wrap(seat, submit) if wrap else submit)
+        for seat, p in enumerate(policies)
+    ]
+    match = Match("m", settings, seats, MemorySink(), connected=[True] * len(seats))
     holder.append(match)
     for seat in seats:
         seat.state = lambda: match.state
-    return match
+    return match, seats
 
 
-def test_the_opening_is_played_and_recorded_before_the_seats_are_asked() -> None:
+def test_the_game_starts_after_the_opening_and_the_record_keeps_it(tmp_path: Path) -> None:
     opening = opening_of(SETTINGS, 40)
+    settings = replace(SETTINGS, opening=tuple(opening))
     recorders = [Recorder(1), Recorder(2)]
-    match = local_match(SETTINGS, recorders, opening=opening)
-    assert match.state.decisions == 0  # played once the seats are in, after the header
+    match, _seats = local_match(settings, recorders)
+    assert match.state.decisions == 40  # the match begins at the scripted position
     outcome = run(match.run())
     assert outcome.complete
     sink = match.sink
     assert isinstance(sink, MemorySink)
-    scripted = sink.decisions[:40]
-    assert [d.action for d in scripted] == opening
-    assert [d.index for d in scripted] == list(range(40))
-    assert {(d.source, d.request_id) for d in scripted} == {(DecisionSource.FALLBACK, 0)}
-    assert {d.source for d in sink.decisions[40:]} == {DecisionSource.BOT}
+    assert sink.decisions[0].index == 40 and sink.decisions[0].source is DecisionSource.BOT
     expected = new_game("medina-v2", 2, 5)
     for action in opening:
         expected = apply_action(expected, action)
@@ -109,66 +116,41 @@ def test_the_opening_is_played_and_recorded_before_the_seats_are_asked() -> None
     assert len(first.observation.events) == expected.n_events
 
 
-def test_an_illegal_opening_is_refused_when_the_match_is_made() -> None:
-    opening = [*opening_of(SETTINGS, 3), Action(ActionKind.WALL, 0)]  # A1 is a tower
-    with pytest.raises(IllegalActionError, match="A1"):
-        local_match(SETTINGS, [Recorder(1), Recorder(2)], opening=opening)
+def test_an_illegal_opening_is_refused_with_the_settings() -> None:
+    opening = (*opening_of(SETTINGS, 3), Action(ActionKind.WALL, 0))  # A1 is a tower
+    with pytest.raises(ConfigError, match="A1"):
+        replace(SETTINGS, opening=opening)
 
 
-def test_the_judge_refuses_a_legal_reply_once_and_the_seat_answers_again() -> None:
-    judged: list[tuple[int, int, Action]] = []
+def test_a_drill_refuses_a_legal_reply_once_and_the_seat_answers_again() -> None:
+    drills: list[Drills] = []
 
-    def judge(seat: int, rid: int, action: Action) -> Rejection | None:
-        judged.append((seat, rid, action))
-        if rid == 3 and len([j for j in judged if j[1] == 3]) == 1:
-            return Rejection(action, ErrorCode.ILLEGAL_ACTION, "drill", "a drill")
-        return None
+    def wrap(seat: int, submit: Any) -> Any:
+        if seat != 1:
+            return submit
+        drills.append(Drills(1, 2, 0, submit, lambda: None))
+        return drills[0]
 
-    match = local_match(SETTINGS, [Recorder(1), Recorder(2)], judge=judge)
+    match, seats = local_match(SETTINGS, [Recorder(1), Recorder(2)], wrap)
     outcome = run(match.run())
     assert outcome.complete
     sink = match.sink
     assert isinstance(sink, MemorySink)
     drilled = [d for d in sink.decisions if d.rejections]
-    assert len(drilled) == 1 and drilled[0].request_id == 3
-    assert drilled[0].rejections[0].rule == "drill"
-    assert drilled[0].source is DecisionSource.BOT
-    seat = match.seats[drilled[0].seat]
-    assert isinstance(seat, LocalSeat)
-    assert [(n.request_id, n.rule, n.message) for n in seat.rejections] == [(3, "drill", "a drill")]
-    assert [rid for _s, rid, _a in judged].count(3) == 2
-
-
-def test_the_judge_never_sees_an_illegal_reply() -> None:
-    judged: list[int] = []
-
-    def judge(seat: int, rid: int, action: Action) -> Rejection | None:
-        judged.append(rid)
-        return None
-
-    calls = {"n": 0}
-    policy = random_policy(1)
-
-    def clumsy(state: Any, request: DecisionRequest) -> Action:
-        calls["n"] += 1
-        return Action(ActionKind.WALL, 0) if calls["n"] == 1 else policy(state, request)
-
-    match = local_match(SETTINGS, [clumsy, Recorder(2)], judge=judge)
-    run(match.run())
-    sink = match.sink
-    assert isinstance(sink, MemorySink)
-    first = sink.decisions[0]
-    assert len(first.rejections) == 1 and first.rejections[0].code is ErrorCode.ILLEGAL_ACTION
-    assert judged.count(first.request_id) == 1  # only the legal retry was judged
+    assert len(drilled) == 1 and drilled[0].seat == 1
+    assert drilled[0].request_id == drills[0].drilled
+    refusal = drilled[0].rejections[0]
+    assert refusal.code is ErrorCode.MALFORMED_ACTION
+    assert refusal.message == drill_message(drilled[0].request_id)
+    assert drilled[0].source is DecisionSource.BOT  # the bot's retry was taken
+    assert [n.message for n in seats[1].rejections] == [refusal.message]
 
 
 def test_arena_local_seats_play_in_process_and_their_tokens_open_nothing(tmp_path: Path) -> None:
     async def main() -> None:
         arena = Arena(tmp_path)
-        opening = opening_of(SETTINGS, 10)
-        hosted = arena.create(
-            SETTINGS, opening=opening, local={0: random_policy(1), 1: random_policy(2)}
-        )
+        settings = replace(SETTINGS, opening=tuple(opening_of(SETTINGS, 10)))
+        hosted = arena.create(settings, local={0: random_policy(1), 1: random_policy(2)})
         assert [x.connected for x in summary(hosted).seats] == [
             True,
             True,
@@ -183,15 +165,13 @@ def test_arena_local_seats_play_in_process_and_their_tokens_open_nothing(tmp_pat
     run(main())
 
 
-def test_arena_refuses_bad_local_seats_and_bad_openings_without_leaving_a_record(
+def test_arena_refuses_bad_local_seats_without_leaving_a_record(
     tmp_path: Path,
 ) -> None:
     async def main() -> None:
         arena = Arena(tmp_path)
         with pytest.raises(ValueError, match=r"local seats \[2\] for a 2-player match"):
             arena.create(SETTINGS, local={2: random_policy(1)})
-        with pytest.raises(IllegalActionError):
-            arena.create(SETTINGS, opening=[Action(ActionKind.WALL, 0)])
         assert list(tmp_path.iterdir()) == []
         assert arena.matches == {}
 

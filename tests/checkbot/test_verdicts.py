@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from medina.checkbot.drills import DRILL_RULE, drill_message
+from medina.checkbot.drills import drill_message
 from medina.checkbot.runner import Crash, Trial
 from medina.checkbot.scenarios import CHECKS, CheckOptions, Scenario
 from medina.checkbot.verdicts import judge
@@ -258,7 +258,7 @@ def test_tea_and_pass_reports_the_events_before_the_bots_request(tmp_path: Path)
 
 
 def drill(rid: int) -> Rejection:
-    return Rejection(None, ErrorCode.ILLEGAL_ACTION, DRILL_RULE, drill_message(rid))
+    return Rejection(None, ErrorCode.MALFORMED_ACTION, "malformed", drill_message(rid))
 
 
 def test_rejection_retry(tmp_path: Path) -> None:

@@ -105,17 +105,18 @@ async def play(
     server: RunningServer, scenario: Scenario, launch: Launcher, logs: Path, limit_s: float
 ) -> Trial:
     """Play ``scenario`` with a bot from ``launch`` on ``server``; never leaves it running."""
-    holder: list[HostedMatch] = []
+    # The scripted opening is part of the settings (the game starts after it); the drills
+    # sit between the bot's seat and the referee, where its replies come in.
+    hosted = server.arena.create(scenario.settings(), local=scenario.local_policies())
+    seat = hosted.seats[scenario.bot]
     drills = Drills(
-        scenario.bot, scenario.drill_at, scenario.drop_after, lambda: _drop(holder[0], scenario.bot)
+        scenario.bot,
+        scenario.drill_at,
+        scenario.drop_after,
+        seat.submit,
+        lambda: _drop(hosted, scenario.bot),
     )
-    hosted = server.arena.create(
-        scenario.settings(),
-        opening=scenario.opening,
-        judge=drills,
-        local=scenario.local_policies(),
-    )
-    holder.append(hosted)
+    seat.submit = drills
     task = hosted.task
     assert task is not None  # Arena.create starts it
     log_path = logs / f"{scenario.name}.{hosted.match_id}.log"

@@ -107,6 +107,7 @@ class Scenario:
             policies=self.policies,
             seat_names=names,
             connect_timeout_ms=int(self.connect_s * 1000),
+            opening=tuple(self.opening),
         )
 
     def local_policies(self) -> dict[int, Policy]:

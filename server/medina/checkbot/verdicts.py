@@ -10,7 +10,7 @@ from medina.engine.variants import PALACE_COLOURS
 from medina.referee.outcome import Termination
 from medina.referee.record import DecisionEntry, DecisionSource, ErrorCode, Incident, IncidentKind
 
-from .drills import DRILL_RULE
+from .drills import DRILL_PREFIX
 from .runner import Crash, Trial
 from .scenarios import KIND_WORDS
 
@@ -101,7 +101,7 @@ def _incident_problem(t: Trial, incident: Incident, dropped: bool) -> Problem | 
 
 
 def _decision_problem(t: Trial, d: DecisionEntry) -> Problem | None:
-    bad = [r for r in d.rejections if r.rule != DRILL_RULE]
+    bad = [r for r in d.rejections if not r.message.startswith(DRILL_PREFIX)]
     if bad:
         r = bad[0]
         if r.code is ErrorCode.MALFORMED_ACTION:

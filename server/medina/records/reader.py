@@ -93,6 +93,7 @@ def parse_record(text: str, name: str = "<record>", *, allow_truncated: bool = F
                 )
             _check_header(entry.header, name, number)
             record = Record(path=name, header=entry.header)
+            next_decision = len(entry.header.setup.opening)  # a scripted opening came first
             continue
         if record.outcome is not None:
             raise RecordError(

@@ -46,7 +46,8 @@ class Step:
 
 
 def start_state(record: Record) -> tuple[MatchSettings, GameState]:
-    """The settings and initial state a record's header describes."""
+    """The settings and initial state a record's header describes (after its scripted
+    opening, if it has one)."""
     try:
         settings = settings_from_proto(record.header.config)
     except ConfigError as exc:
@@ -58,11 +59,18 @@ def start_state(record: Record) -> tuple[MatchSettings, GameState]:
         if (setup.well, setup.start_merchant) != (s.well, merchant):
             # A record written by another tool may draw its setup differently: use its squares.
             try:
-                s = replace(
-                    settings, well=setup.well, start_merchant=setup.start_merchant
-                ).new_game()
-            except (EngineError, ConfigError) as exc:
+                settings = replace(settings, well=setup.well, start_merchant=setup.start_merchant)
+            except ConfigError as exc:
                 raise ReplayError(1, f"bad setup in the header: {exc}") from None
+            s = settings.new_game()
+    if setup.opening:
+        try:
+            opening = tuple(action_from_proto(a, s.rules.geometry) for a in setup.opening)
+            for action in opening:
+                s = apply_action(s, action)
+        except (MalformedActionError, EngineError) as exc:
+            raise ReplayError(1, f"bad scripted opening in the header: {exc}") from None
+        settings = replace(settings, opening=opening)
     return settings, s
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from medina.engine import EngineError, GameState, get_ruleset, new_game
+from medina.engine import Action, EngineError, GameState, apply_action, get_ruleset, new_game
 
 from .errors import ConfigError
 
@@ -91,6 +91,9 @@ class MatchSettings:
     well: int | None = None
     #: [v2] the start merchant's square; None: drawn from the seed.
     start_merchant: int | None = None
+    #: A scripted opening: the game starts from the position after these actions (the
+    #: record keeps them in its setup). Check-bot sets up its situations this way.
+    opening: tuple[Action, ...] = ()
 
     def __post_init__(self) -> None:
         try:
@@ -117,8 +120,9 @@ class MatchSettings:
             raise ConfigError(str(exc)) from None
 
     def new_game(self) -> GameState:
-        """The game these settings start (setup drawn from the seed unless fixed)."""
-        return new_game(
+        """The game these settings start (setup drawn from the seed unless fixed), after the
+        scripted opening if there is one."""
+        s = new_game(
             self.ruleset,
             self.players,
             self.seed,
@@ -128,6 +132,9 @@ class MatchSettings:
             rooftop_colours=self.rooftop_colours or None,
             blocking_colours=self.blocking_colours or None,
         )
+        for action in self.opening:
+            s = apply_action(s, action)
+        return s
 
     def seat_name(self, seat: int) -> str:
         """Configured name of ``seat`` (``seat N``, 0-based like every seat number, when none

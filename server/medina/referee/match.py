@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from enum import IntEnum
 
@@ -54,7 +55,6 @@ WRITER = "medina-arena 0.1.0"
 
 #: An extra referee rule for drills (``medina-arena check-bot``): given the seat, the request
 #: id and a legal action it sent, a Rejection refuses the reply anyway; None accepts it.
-Judge = Callable[[int, int, Action], Rejection | None]
 
 
 class MatchPhase(IntEnum):
@@ -83,8 +83,6 @@ class Match:
 
     Seats (and the transport behind them) report through ``submit``; the match
     never blocks on a seat: every wait has a deadline from the clock.
-    ``opening`` (actions the referee plays first) and ``judge`` (drill refusals) serve
-    ``medina-arena check-bot``; both are off by default.
     """
 
     def __init__(
@@ -96,8 +94,6 @@ class Match:
         *,
         connected: Sequence[bool] | None = None,
         writer: str = WRITER,
-        opening: Sequence[Action] = (),
-        judge: Judge | None = None,
     ) -> None:
         n = settings.players
         if len(seats) != n:
@@ -108,13 +104,6 @@ class Match:
         self.sink = sink
         self.writer = writer
         self.state: GameState = settings.new_game()
-        # A scripted opening (check-bot) is played by the referee once the seats are in;
-        # an illegal one is refused here (IllegalActionError), not mid-match.
-        self._opening = tuple(opening)
-        scripted = self.state
-        for action in self._opening:
-            scripted = apply_action(scripted, action)
-        self._judge = judge
         self.phase = MatchPhase.WAITING
         self.connected = list(connected) if connected is not None else [False] * n
         self._ever_connected = list(self.connected)  # a later connection is a reconnection
@@ -216,12 +205,6 @@ class Match:
     def _start(self) -> None:
         """Write the header, then who connected and who forfeited while waiting."""
         self._write_header()
-        for action in self._opening:  # recorded as the referee's own, so the record replays
-            s = self.state
-            self.sink.decision(
-                DecisionEntry(s.decisions, s.to_move, 0, action, 0, (), DecisionSource.FALLBACK)
-            )
-            self.state = apply_action(s, action)
         self.phase = MatchPhase.RUNNING
         for seat in range(self.settings.players):
             if self.connected[seat]:
@@ -231,7 +214,8 @@ class Match:
                 self._incident(IncidentKind.FORFEIT, seat, forfeit[1], forfeit[0])
 
     def _write_header(self) -> None:
-        s = self.state
+        # The setup as dealt, before any scripted opening placed pieces of its own.
+        s = replace(self.settings, opening=()).new_game() if self.settings.opening else self.state
         seats = tuple(
             SeatInfo(
                 seat, self.settings.seat_name(seat), self.bot_names[seat], self.bot_versions[seat]
@@ -335,7 +319,7 @@ class Match:
                 return self._timeout(seat, rid, sent_at, rejections, Termination.TIMEOUT)
             if isinstance(signal, ReplySignal) and signal.seat == seat and signal.request_id == rid:
                 action = signal.action
-                rejection = self._judge_reply(seat, rid, action, signal.error)
+                rejection = self._judge_reply(action, signal.error)
                 if rejection is None:
                     assert action is not None  # a reply without an action is always refused
                     self.reply_seconds.append(signal.received_at - sent_at)
@@ -369,13 +353,11 @@ class Match:
             elif self.forfeits[seat] is not None:
                 return self._settle_forfeit(seat, rid, sent_at, rejections)
 
-    def _judge_reply(
-        self, seat: int, rid: int, action: Action | None, error: str
-    ) -> Rejection | None:
+    def _judge_reply(self, action: Action | None, error: str) -> Rejection | None:
         """None when the reply is accepted, else why it is refused."""
         if action is None or not is_legal(self.state, action):
             return self._rejection(action, error)
-        return None if self._judge is None else self._judge(seat, rid, action)
+        return None
 
     def _rejection(self, action: Action | None, error: str) -> Rejection:
         if action is None:
@@ -595,4 +577,4 @@ class Match:
         self._observers.clear()
 
 
-__all__ = ["Judge", "Match", "MatchPhase", "utc_now"]
+__all__ = ["Match", "MatchPhase", "utc_now"]

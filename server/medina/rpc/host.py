@@ -5,17 +5,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from medina.engine import Action, get_ruleset
+from medina.engine import get_ruleset
 from medina.records import catalog
 from medina.records.catalog import StoredMatch, StoredState
 from medina.records.writer import RecordWriter
 from medina.referee.config import MatchSettings
 from medina.referee.local import LocalSeat, Policy
-from medina.referee.match import Judge, Match, MatchPhase
+from medina.referee.match import Match, MatchPhase
 from medina.referee.outcome import MatchOutcome
 from medina.referee.seat import Seat
 
@@ -80,13 +80,10 @@ class Arena:
         self,
         settings: MatchSettings,
         *,
-        opening: Sequence[Action] = (),
-        judge: Judge | None = None,
         local: Mapping[int, Policy] | None = None,
     ) -> HostedMatch:
         """Create and start a match; it waits for its seats to connect.
 
-        For ``medina-arena check-bot``: ``opening`` and ``judge`` go to the ``Match``;
         ``local`` seats are played in process by a policy and their tokens open nothing.
         """
         if not self.accepting:
@@ -106,20 +103,7 @@ class Arena:
         for seat, policy in local.items():
             players[seat] = LocalSeat(seat, policy, lambda signal: holder[0].submit(signal))
         connected = [seat in local for seat in range(settings.players)]
-        try:
-            match = Match(
-                match_id,
-                settings,
-                players,
-                writer,
-                connected=connected,
-                opening=opening,
-                judge=judge,
-            )
-        except ValueError:  # an illegal opening: no match, no record
-            writer.close()
-            writer.path.unlink()
-            raise
+        match = Match(match_id, settings, players, writer, connected=connected)
         holder.append(match)
         for player in players:
             if isinstance(player, LocalSeat):

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from medina.engine import get_ruleset
 from medina.engine.geometry import Geometry
 from medina.referee.outcome import MatchOutcome, Termination
 from medina.referee.record import (
@@ -49,7 +52,9 @@ def header_entry(h: Header) -> record_pb2.RecordEntry:
             match_id=h.match_id,
             config=settings_to_proto(h.settings),
             setup=record_pb2.RecordSetup(
-                well=seat_or_none(h.well), start_merchant=seat_or_none(h.start_merchant)
+                well=seat_or_none(h.well),
+                start_merchant=seat_or_none(h.start_merchant),
+                opening=[action_to_proto(a) for a in h.settings.opening],
             ),
             seats=[
                 record_pb2.RecordSeat(
@@ -89,9 +94,14 @@ def header_from_proto(msg: record_pb2.RecordHeader) -> Header:
     A setup field left absent means no well / no start merchant (-1).
     """
     setup = msg.setup
+    settings = settings_from_proto(msg.config)
+    if setup.opening:
+        geom = get_ruleset(settings.ruleset, settings.players).geometry
+        opening = tuple(action_from_proto(a, geom) for a in setup.opening)
+        settings = replace(settings, opening=opening)
     return Header(
         match_id=msg.match_id,
-        settings=settings_from_proto(msg.config),
+        settings=settings,
         well=seat_from_optional(setup, "well"),
         start_merchant=seat_from_optional(setup, "start_merchant"),
         seats=tuple(SeatInfo(s.seat, s.name, s.bot_name, s.bot_version) for s in msg.seats),
