@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -72,3 +73,17 @@ def test_a_match_whose_bots_all_die_is_abandoned(tmp_path: Path) -> None:
     )  # fmt: skip
     assert "(match abandoned: no seat's bot ever connected; nothing was played)" in done.stdout
     assert done.stderr.count("exited with code 2 before connecting") == 2
+
+
+def test_a_bot_that_exits_mid_match_is_reported_and_forfeited_then(tmp_path: Path) -> None:
+    tests = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), *sys.path])}
+    done = subprocess.run(
+        [*ARENA, "match", "--ruleset", "medina-v2", "--players", "2", "--seed", "3",
+         "--bot", "python -m e2e.broken_bots.quits", "--bot", "python -m medina_client",
+         "--records", str(tmp_path), "--quiet"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "seat 0's bot exited with code 3 during the match; its log: " in done.stderr
+    assert "crashed (its bot exited with code 3 during the match)" in done.stdout
