@@ -10,7 +10,7 @@ from typing import TypeVar
 
 import grpc
 import pytest
-from medina.engine import ActionKind, apply_action, legal_moves, new_game, result
+from medina.engine import Action, ActionKind, apply_action, legal_moves, new_game, result
 from medina.referee.config import MatchSettings
 from medina.rpc.server import RunningServer, ServerConfig, start_server
 from medina.v1 import game_pb2, match_pb2
@@ -163,3 +163,44 @@ def test_greedy_takes_the_best_immediate_gain() -> None:
 
     chosen = greedy_action(s, random.Random(0))
     assert gains[chosen] == max(gains.values())
+
+
+def test_a_bot_without_updates_keeps_the_same_local_state(tmp_path: Path) -> None:
+    async def main() -> None:
+        running = await server(tmp_path)
+        try:
+            hosted = running.arena.create(MatchSettings("medina-v2", 3, 12))
+            quiet = StateChecker()
+            results = await asyncio.gather(
+                play(quiet, running.address, hosted.tokens[0], omit_updates=True),
+                play(RandomBot(2), running.address, hosted.tokens[1]),
+                play(GreedyBot(3), running.address, hosted.tokens[2]),
+            )
+            assert hosted.task is not None
+            outcome = await hosted.task
+            assert outcome.complete and {s.termination.name for s in outcome.seats} == {"NORMAL"}
+            assert all(r.ending == match_pb2.MATCH_ENDING_COMPLETE for r in results)
+            assert quiet.checked > 20 and quiet.problems == []
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
+class StateChecker(Bot):
+    """Rebuilds the game locally at every decision and keeps any way it went wrong."""
+
+    name = "state-checker"
+
+    def __init__(self) -> None:
+        self.checked = 0
+        self.problems: list[str] = []
+
+    def choose(self, turn: Turn) -> Action:
+        try:
+            state = turn.state()  # checked against the observation by the SDK
+            assert state.to_move == turn.seat
+            self.checked += 1
+        except (LocalStateError, AssertionError) as exc:
+            self.problems.append(str(exc))
+        return turn.legal[0]

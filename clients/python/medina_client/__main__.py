@@ -46,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--name", help="bot name shown in results")
     p.add_argument("--seed", type=int, default=0, help="seed of the bot's own randomness")
     p.add_argument("--no-legal-actions", action="store_true", help="ask the server to omit them")
+    p.add_argument(
+        "--no-updates",
+        action="store_true",
+        help="ask the server for no Update messages (requests carry the events anyway)",
+    )
     p.add_argument("--tls-ca", help="CA certificate (PEM) to verify the server")
     p.add_argument("--tls-cert", help="client certificate (PEM) for mutual TLS")
     p.add_argument("--tls-key", help="client private key (PEM) for mutual TLS")
@@ -67,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.server,
                 args.token,
                 omit_legal_actions=args.no_legal_actions,
+                omit_updates=args.no_updates,
                 credentials=credentials,
             )
         )

@@ -28,6 +28,7 @@ async def play(
     token: str,
     *,
     omit_legal_actions: bool = False,
+    omit_updates: bool = False,
     credentials: grpc.ChannelCredentials | None = None,
     reconnect_for_s: float = 10.0,
     first_backoff_s: float = 0.05,
@@ -40,9 +41,11 @@ async def play(
     doubling up to ``max_backoff_s``) for up to ``reconnect_for_s`` seconds
     from the break; the same holds for a server that is not listening yet.
     HandshakeError and ProtocolError are raised at once: retrying would not help.
-    ConnectionLost is raised when the time is up.
+    ConnectionLost is raised when the time is up. With ``omit_updates`` the server sends no
+    Update messages (``Bot.on_update`` is not called); every request carries the events
+    since the previous one, so ``turn.state()`` is the same.
     """
-    session = _Session(bot, token, omit_legal_actions)
+    session = _Session(bot, token, omit_legal_actions, omit_updates)
     return await reconnecting(
         session,
         lambda: session.run(address, credentials),
@@ -90,10 +93,11 @@ async def reconnecting(
 class _Session:
     """One seat's play, kept across reconnects."""
 
-    def __init__(self, bot: Bot, token: str, omit_legal: bool) -> None:
+    def __init__(self, bot: Bot, token: str, omit_legal: bool, omit_updates: bool = False) -> None:
         self.bot = bot
         self.token = token
         self.omit_legal = omit_legal
+        self.omit_updates = omit_updates
         self.resume_token = ""
         self.tracker: GameTracker | None = None
         self.seat = -1
@@ -111,7 +115,7 @@ class _Session:
         """One stream: handshake, then serve it until MatchEnded or a break."""
         bot = self.bot
         hello = messages.hello(
-            self.token, bot.name, bot.version, self.resume_token, self.omit_legal
+            self.token, bot.name, bot.version, self.resume_token, self.omit_legal, self.omit_updates
         )
         async with Connection(address, credentials) as conn:
             welcome = await conn.handshake(hello)
