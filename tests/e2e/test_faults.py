@@ -555,18 +555,22 @@ def test_open_streams_are_limited_per_client(tmp_path: Path) -> None:
             # the server is at the limit: it is refused.
             async with grpc.aio.insecure_channel(running.address) as channel:
                 watch = admin_pb2_grpc.SpectatorServiceStub(channel)
-                async with asyncio.timeout(10):
+                async with asyncio.timeout(60):
                     while True:
                         try:
                             async for _ in watch.Watch(
-                                admin_pb2.WatchRequest(match_id="none"), timeout=5
+                                admin_pb2.WatchRequest(match_id="none"), timeout=2
                             ):
                                 pass
                         except grpc.aio.AioRpcError as exc:
                             if exc.code() is grpc.StatusCode.RESOURCE_EXHAUSTED:
                                 assert "limit is 4" in (exc.details() or "")
                                 break
-                            assert exc.code() is grpc.StatusCode.NOT_FOUND
+                            # not at the limit yet (or a probe that lost a race: ask again)
+                            assert exc.code() in (
+                                grpc.StatusCode.NOT_FOUND,
+                                grpc.StatusCode.DEADLINE_EXCEEDED,
+                            )
             code, details, _ = await raw_play(running.address, [b""])
             assert code is grpc.StatusCode.RESOURCE_EXHAUSTED and "127.0.0.1" in details
             # Closing one idle stream (the client half-closes: the server refuses it)

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from medina.referee.clock import SeatClock
 from medina.referee.config import TimeControl
+from medina.referee.record import DecisionSource
+from medina.referee.seat import DecisionRequest, RequestWrittenSignal
+
+from .fakes import FAST, LATE_S, FakeSeat, LogSink, make_match, make_settings, run
 
 
 def control(
@@ -100,3 +106,59 @@ def test_the_extra_applies_once() -> None:
     assert clock.allowed_ms() == 4_000
     clock.charge(0)
     assert clock.allowed_ms() == 1_000
+
+
+class SlowTransport(FakeSeat):
+    """A seat whose transport writes each request LATE_S after the referee queued it (a
+    backlogged server); the bot then answers within a few milliseconds. Its fourth request
+    ends the test match."""
+
+    def request(self, request: DecisionRequest) -> bool:  # type: ignore[override]
+        """Like every network transport here: the write of each request is reported."""
+        super().request(request)
+        return True
+
+    def on_request(self, request: DecisionRequest) -> None:
+        if self.asked > 3:
+            self.match.abort("enough decisions")
+            return
+        loop = asyncio.get_running_loop()
+        action = request.legal.nth(0)
+
+        def written() -> None:
+            self.match.submit(RequestWrittenSignal(self.seat, request.request_id, self.now()))
+            loop.call_later(0.005, self.reply, request.request_id, action)
+
+        loop.call_later(LATE_S, written)
+
+
+def test_time_a_request_waited_in_the_servers_queue_is_not_charged() -> None:
+    # FAST gives 30 ms per decision and 10 ms grace; every request reaches the bot LATE_S
+    # (500 ms) after the referee queued it. Timed from the write, the bot is always in time.
+    settings = make_settings("medina-v2", 2, time=FAST)
+    slow = SlowTransport(1)
+    sink = LogSink()
+    outcome = run(make_match(settings, [FakeSeat(0), slow], sink).run())
+    assert outcome.seats[1].strikes == 0
+    timed = [d for d in sink.decisions if d.seat == 1]
+    assert len(timed) == 3 and {d.source for d in timed} == {DecisionSource.BOT}
+    assert all(d.time_ms < LATE_S * 1000 for d in timed)  # the queueing is not in it
+
+
+class NeverWritten(FakeSeat):
+    """A transport that never gets its requests out (a bot that stopped reading its stream)."""
+
+    def request(self, request: DecisionRequest) -> bool:  # type: ignore[override]
+        super().request(request)
+        return True
+
+    def on_request(self, request: DecisionRequest) -> None:
+        pass
+
+
+def test_a_request_never_written_still_times_out() -> None:
+    settings = make_settings("medina-v2", 2, time=FAST, max_strikes=1)
+    stuck = NeverWritten(1)
+    sink = LogSink()
+    outcome = run(make_match(settings, [FakeSeat(0), stuck], sink).run())
+    assert outcome.seats[1].termination.name == "TIMEOUT" and outcome.seats[1].strikes == 1

@@ -45,6 +45,7 @@ from .seat import (
     ProcessExitSignal,
     RejectionNotice,
     ReplySignal,
+    RequestWrittenSignal,
     Seat,
     Signal,
 )
@@ -55,6 +56,10 @@ WRITER = "medina-arena 0.1.0"
 
 #: An extra referee rule for drills (``medina-arena check-bot``): given the seat, the request
 #: id and a legal action it sent, a Rejection refuses the reply anyway; None accepts it.
+
+
+#: Least extra wait for a transport to report a request's write (see ``_decide``).
+WRITE_WAIT_MIN_S = 1.0
 
 
 class MatchPhase(IntEnum):
@@ -304,12 +309,18 @@ class Match:
             legal,
             ClockView(allowed, clock.bank_ms, clock.last_reply_ms, self.strikes[seat]),
         )
-        self.seats[seat].request(request)
+        awaiting_write = bool(self.seats[seat].request(request))
         # The seat's clock starts once the request is handed to the transport: building and
-        # converting it is server work, not the seat's time.
+        # converting it is server work, not the seat's time. A transport that reports when
+        # it actually wrote the request (RequestWrittenSignal) starts it then, so a server
+        # backlog is never charged to the bot; a write that does not come within another
+        # full allowance (a bot that stopped reading its stream) is the bot's timeout.
+        grace_s = self.settings.time.grace_ms / 1000
         sent_at = loop.time()
         deadline = sent_at + allowed / 1000
-        hard_deadline = deadline + self.settings.time.grace_ms / 1000
+        hard_deadline = deadline + grace_s
+        if awaiting_write:
+            hard_deadline += max(allowed / 1000, WRITE_WAIT_MIN_S)
         rejections: list[Rejection] = []
         while True:
             signal = await self._next_signal(hard_deadline, seat)
@@ -317,6 +328,13 @@ class Match:
                 if self.forfeits[seat] is not None:
                     return self._settle_forfeit(seat, rid, sent_at, rejections)
                 return self._timeout(seat, rid, sent_at, rejections, Termination.TIMEOUT)
+            if isinstance(signal, RequestWrittenSignal):
+                if awaiting_write and signal.seat == seat and signal.request_id == rid:
+                    awaiting_write = False
+                    sent_at = max(sent_at, signal.at)  # queueing is not the seat's time
+                    deadline = sent_at + allowed / 1000
+                    hard_deadline = deadline + grace_s
+                continue
             if isinstance(signal, ReplySignal) and signal.seat == seat and signal.request_id == rid:
                 action = signal.action
                 rejection = self._judge_reply(action, signal.error)
@@ -346,6 +364,10 @@ class Match:
                 )
                 continue
             reconnected = self._handle_background(signal)
+            if awaiting_write and not self.connected[seat]:
+                # Gone before the write: a disconnected seat's clock runs from the queueing.
+                awaiting_write = False
+                hard_deadline = deadline + grace_s
             if reconnected == seat:
                 self.seats[seat].request(
                     DecisionRequest(rid, seat, observe(self.state, seat), legal, view(loop.time()))
@@ -466,6 +488,8 @@ class Match:
             raise _Aborted(signal.reason)
         if isinstance(signal, ReplySignal):
             return -1  # a reply to a settled request: the seat layer already said so
+        if isinstance(signal, RequestWrittenSignal):
+            return -1  # for a request already settled: nothing to time
         if isinstance(signal, ProcessExitSignal):
             if self.outcome is None and self.forfeits[signal.seat] is None:
                 self.connected[signal.seat] = False

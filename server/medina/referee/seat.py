@@ -56,8 +56,12 @@ class MatchEnd:
 class Seat(Protocol):
     """One player as the referee sees it. Methods must not block: they queue messages."""
 
-    def request(self, request: DecisionRequest) -> None:
-        """Ask the seat for a decision (also re-sent after a reconnect)."""
+    def request(self, request: DecisionRequest) -> bool | None:
+        """Ask the seat for a decision (also re-sent after a reconnect).
+
+        True: the transport will report when it wrote this request to the bot
+        (RequestWrittenSignal), and the seat's clock starts then; otherwise it starts now.
+        """
 
     def reject(self, notice: RejectionNotice) -> None:
         """Tell the seat its reply was refused."""
@@ -114,7 +118,19 @@ class ProcessExitSignal:
     detail: str
 
 
-Signal = ReplySignal | ConnectionSignal | AbortSignal | ProcessExitSignal
+@dataclass(frozen=True, slots=True)
+class RequestWrittenSignal:
+    """The transport wrote request ``request_id`` of ``seat`` to the bot at ``at``
+    (time.monotonic()): the seat's clock for it starts then, not when the referee queued it,
+    so the server's own backlog is never charged to the bot. A transport sends it once per
+    request, for the first copy it writes on a live connection."""
+
+    seat: int
+    request_id: int
+    at: float
+
+
+Signal = ReplySignal | ConnectionSignal | AbortSignal | ProcessExitSignal | RequestWrittenSignal
 
 
 class MatchObserver(Protocol):

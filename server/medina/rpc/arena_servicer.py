@@ -83,6 +83,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
                     clean = not conn.crashed
                     break
                 yield message
+                grpc_seat.written(conn, message)
             if conn.status is not None:
                 await context.abort(*conn.status)
         finally:

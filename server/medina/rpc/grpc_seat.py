@@ -16,6 +16,7 @@ from medina.referee.seat import (
     MatchEnd,
     RejectionNotice,
     ReplySignal,
+    RequestWrittenSignal,
     Signal,
 )
 from medina.v1 import arena_pb2, game_pb2
@@ -34,6 +35,8 @@ class Connection:
         self.omit_updates = omit_updates
         #: With omit_updates: the events held back since the seat's last request.
         self.held: list[game_pb2.Event] = []
+        #: The request whose first copy this stream carries: its write starts the clock.
+        self.timed_request = 0
         self.crashed = False  # the bot's side failed rather than closing cleanly
         #: Set to end the stream with this status instead of OK.
         self.status: tuple[grpc.StatusCode, str] | None = None
@@ -64,14 +67,18 @@ class GrpcSeat:
 
     # -- Seat protocol (called by the referee) ---------------------------------------
 
-    def request(self, request: DecisionRequest) -> None:
-        """Send (or re-send) a decision request."""
+    def request(self, request: DecisionRequest) -> bool:
+        """Send (or re-send) a decision request; True when its write will be reported (the
+        first copy, on a live connection)."""
+        first_copy = request.request_id not in self.issued
         self.open_request = request.request_id
         self.judging = False
         self.issued.add(request.request_id)
         conn = self.connection
         if conn is None:
-            return
+            return False  # away: its clock runs from now, as a disconnected seat's does
+        if first_copy:
+            conn.timed_request = request.request_id
         conn.held.clear()  # the request's observation carries them
         msg = arena_pb2.DecisionRequest(
             request_id=request.request_id,
@@ -81,6 +88,7 @@ class GrpcSeat:
         if not conn.omit_legal:
             msg.legal.CopyFrom(convert.legal_to_proto(request.legal))
         conn.send(arena_pb2.PlayResponse(request=msg))
+        return first_copy
 
     def reject(self, notice: RejectionNotice) -> None:
         """The reply was refused: the request is open again."""
@@ -150,6 +158,15 @@ class GrpcSeat:
             self.connection = None
             return True
         return False
+
+    def written(self, conn: Connection, message: arena_pb2.PlayResponse) -> None:
+        """The stream wrote ``message`` to the bot: if it was the first copy of a request,
+        the referee starts that request's clock now."""
+        if conn.timed_request and message.WhichOneof("message") == "request":
+            rid = message.request.request_id
+            if rid == conn.timed_request:
+                conn.timed_request = 0
+                self.submit(RequestWrittenSignal(self.seat, rid, time.monotonic()))
 
     def expects(self, request_id: int) -> bool:
         """Whether a reply with this id would be the awaited answer to the open request."""
