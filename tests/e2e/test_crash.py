@@ -136,7 +136,7 @@ def test_sigkill_mid_match_leaves_a_verifiable_record_and_a_restart_lists_it(
                     raise AssertionError("aborting a match of an earlier run must fail")
                 except grpc.aio.AioRpcError as exc:
                     assert exc.code() is grpc.StatusCode.FAILED_PRECONDITION
-                    assert "earlier server run" in (exc.details() or "")
+                    assert "only its record remains" in (exc.details() or "")
                 # The old seat tokens open nothing on the new server.
                 stale = RawBot(address, victim.tokens[0].token, keep_status=True)
                 await stale.play()

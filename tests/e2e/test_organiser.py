@@ -173,3 +173,42 @@ def test_list_matches_pages_newest_first_and_filters_by_state(tmp_path: Path) ->
             await running.stop(1)
 
     run(main())
+
+
+def test_finished_matches_leave_memory_and_answer_from_their_records(tmp_path: Path) -> None:
+    async def main() -> None:
+        running = await start_server(
+            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN)
+        )
+        running.arena.keep_finished = 1
+        try:
+            played = []
+            for seed in (1, 2, 3):
+                hosted = running.arena.create(MatchSettings("medina-v2", 2, seed))
+                bots = [RawBot(running.address, t) for t in hosted.tokens]
+                await asyncio.gather(*(b.play() for b in bots))
+                assert hosted.task is not None
+                await hosted.task
+                played.append(hosted)
+            assert list(running.arena.matches) == [played[2].match_id]  # only the newest
+            assert running.arena.find_seat(played[0].tokens[0]) is None  # tokens pruned
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                old = await stub.GetMatch(
+                    admin_pb2.GetMatchRequest(match_id=played[0].match_id), metadata=AUTH
+                )
+                assert old.match.state == admin_pb2.MATCH_STATE_FINISHED
+                assert old.match.from_record and old.match.result.seats
+                listed = await stub.ListMatches(admin_pb2.ListMatchesRequest(), metadata=AUTH)
+                assert {m.match_id for m in listed.matches} == {h.match_id for h in played}
+                with pytest.raises(grpc.aio.AioRpcError) as watch:
+                    async for _ in admin_pb2_grpc.SpectatorServiceStub(channel).Watch(
+                        admin_pb2.WatchRequest(match_id=played[0].match_id)
+                    ):
+                        pass
+                assert watch.value.code() is grpc.StatusCode.FAILED_PRECONDITION
+                assert "only its record remains" in (watch.value.details() or "")
+        finally:
+            await running.stop(1)
+
+    run(main())

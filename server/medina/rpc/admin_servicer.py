@@ -169,8 +169,7 @@ async def _find(arena: Arena, match_id: str, context: Context) -> HostedMatch:
         state = arena.stored[match_id].state.value
         await context.abort(
             grpc.StatusCode.FAILED_PRECONDITION,
-            f"match {match_id} belongs to an earlier server run ({state}); "
-            "its record is all there is",
+            f"match {match_id} has ended ({state}); only its record remains",
         )
     if hosted is None:
         await context.abort(grpc.StatusCode.NOT_FOUND, f"no match with id {match_id!r}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,11 +50,18 @@ class HostedMatch:
         return self.match.match_id
 
 
+#: Finished matches a server keeps in memory (for late spectators and bots reading the end)
+#: before only their record remains; memory stays bounded however many matches are played.
+KEEP_FINISHED = 256
+
+
 class Arena:
     """Every match of one server process."""
 
-    def __init__(self, records_dir: Path) -> None:
+    def __init__(self, records_dir: Path, keep_finished: int = KEEP_FINISHED) -> None:
         self.records_dir = records_dir
+        self.keep_finished = keep_finished
+        self._finished: deque[str] = deque()
         self.matches: dict[str, HostedMatch] = {}
         self._by_token: dict[str, tuple[HostedMatch, int]] = {}
         self.accepting = True
@@ -134,6 +142,25 @@ class Arena:
             for seat in hosted.seats:
                 if seat.connection is not None:
                     seat.connection.close()
+            self._retire(hosted)
+
+    def _retire(self, hosted: HostedMatch) -> None:
+        """A match ended: beyond the newest ``keep_finished``, finished matches leave memory
+        (their tokens open nothing more) and are known from their records, like an earlier
+        run's."""
+        self._finished.append(hosted.match_id)
+        while len(self._finished) > self.keep_finished:
+            old = self.matches.pop(self._finished.popleft(), None)
+            if old is None:
+                continue
+            for token in old.tokens:
+                self._by_token.pop(token_key(token), None)
+            try:
+                self.stored[old.match_id] = catalog.inspect(old.record_path)
+            except OSError as exc:  # its record went away: nothing is left to show
+                log.warning(
+                    "match %s left memory; its record cannot be read: %s", old.match_id, exc
+                )
 
     def find_seat(self, token: str) -> tuple[HostedMatch, int] | None:
         """The match and seat a seat token opens (constant-time on the secret)."""
