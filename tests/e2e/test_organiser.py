@@ -13,6 +13,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.referee.config import MatchSettings
+from medina.rpc.admission import AdmissionLimits, LoopLag, refusal
 from medina.rpc.server import ServerConfig, start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, common_pb2, match_pb2
 
@@ -212,3 +213,58 @@ def test_finished_matches_leave_memory_and_answer_from_their_records(tmp_path: P
             await running.stop(1)
 
     run(main())
+
+
+def test_create_match_is_refused_past_the_admission_limits(tmp_path: Path) -> None:
+    async def main() -> None:
+        limits = AdmissionLimits(max_matches=2, max_loop_lag_ms=500)
+        running = await start_server(
+            ServerConfig(
+                host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN,
+                admission=limits,
+            )
+        )  # fmt: skip
+        try:
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                request = admin_pb2.CreateMatchRequest(config=config())
+                first = await stub.CreateMatch(request, metadata=AUTH)
+                await stub.CreateMatch(request, metadata=AUTH)
+                with pytest.raises(grpc.aio.AioRpcError) as full:
+                    await stub.CreateMatch(request, metadata=AUTH)
+                assert full.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert "limit of 2 matches waiting or running" in (full.value.details() or "")
+                assert len(running.arena.matches) == 2  # nothing was created
+                await stub.AbortMatch(
+                    admin_pb2.AbortMatchRequest(match_id=first.match_id), metadata=AUTH
+                )
+                third = await stub.CreateMatch(request, metadata=AUTH)  # a place came free
+                await stub.AbortMatch(
+                    admin_pb2.AbortMatchRequest(match_id=third.match_id), metadata=AUTH
+                )
+                # One place is free, but the loop is late (as the lag ticker would measure a
+                # 5 s stall; it takes about a second to fade below the limit).
+                running.lag.note(5000)
+                with pytest.raises(grpc.aio.AioRpcError) as lagging:
+                    await stub.CreateMatch(request, metadata=AUTH)
+                assert lagging.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert "event loop runs" in (lagging.value.details() or "")
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
+def test_the_lag_estimate_keeps_a_high_and_lets_it_fade() -> None:
+    lag = LoopLag()
+    lag.note(300)
+    lag.note(10)
+    assert lag.ms == 300 * 0.8  # a one-off pause fades, it is not forgotten at once
+    for _ in range(30):
+        lag.note(0)
+    assert lag.ms < 1
+    limits = AdmissionLimits(max_matches=None, max_loop_lag_ms=100)
+    assert refusal(limits, 50, 99) is None
+    assert "event loop runs 150 ms late" in (refusal(limits, 0, 150) or "")
+    with pytest.raises(ValueError, match="max_matches must be at least 1"):
+        AdmissionLimits(max_matches=0)

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from medina.rpc.admission import AdmissionLimits
 from medina.rpc.limits import Limits
 from medina.rpc.server import ServerConfig, serve_forever
 
@@ -66,6 +67,22 @@ def add_parser(sub: Any) -> None:
         help="unsolicited messages (anything but the awaited reply) a stream may send per "
         f"second after a burst of {d.unsolicited_burst} (default {d.unsolicited_per_second:g})",
     )
+    a = AdmissionLimits()
+    p.add_argument(
+        "--max-matches",
+        type=int,
+        default=a.max_matches,
+        help="refuse CreateMatch while this many matches are waiting or running "
+        "(default: no limit)",
+    )
+    p.add_argument(
+        "--max-loop-lag-ms",
+        type=int,
+        default=a.max_loop_lag_ms,
+        help="refuse CreateMatch while the server's event loop runs this late "
+        f"(default {a.max_loop_lag_ms}); --no-lag-limit turns it off",
+    )
+    p.add_argument("--no-lag-limit", action="store_true", help="never refuse a match for loop lag")
     p.set_defaults(run=run)
 
 
@@ -104,6 +121,13 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise CommandError(str(exc)) from None
+    try:
+        admission = AdmissionLimits(
+            max_matches=args.max_matches,
+            max_loop_lag_ms=None if args.no_lag_limit else args.max_loop_lag_ms,
+        )
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
     config = ServerConfig(
         host=args.host,
         port=args.port,
@@ -114,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
         tls_client_ca=read_file(args.tls_client_ca, "client CA"),
         shutdown_grace_s=args.grace_s,
         limits=limits,
+        admission=admission,
     )
     try:
         asyncio.run(serve_forever(config))

@@ -17,6 +17,7 @@ from medina.referee.outcome import MatchOutcome
 from medina.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 from medina.wire import convert
 
+from .admission import AdmissionLimits, LoopLag, refusal
 from .auth import require_organiser
 from .host import Arena, ArenaClosedError, HostedMatch
 from .limits import ClientSlots, stream_slot
@@ -87,9 +88,17 @@ def summary(hosted: HostedMatch) -> admin_pb2.MatchSummary:
 class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
     """Creating, listing and aborting matches."""
 
-    def __init__(self, arena: Arena, organiser_token: str | None) -> None:
+    def __init__(
+        self,
+        arena: Arena,
+        organiser_token: str | None,
+        admission: AdmissionLimits | None = None,
+        lag: LoopLag | None = None,
+    ) -> None:
         self.arena = arena
         self.token = organiser_token
+        self.admission = admission or AdmissionLimits(max_loop_lag_ms=None)
+        self.lag = lag or LoopLag()
 
     async def CreateMatch(
         self, request: admin_pb2.CreateMatchRequest, context: Context
@@ -100,6 +109,10 @@ class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
             settings = convert.settings_from_proto(request.config)
         except ConfigError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"bad match config: {exc}")
+        refused = refusal(self.admission, len(self.arena.running()), self.lag.ms)
+        if refused is not None:
+            log.warning("CreateMatch refused: %s", refused)
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
         try:
             hosted = self.arena.create(settings)
         except ArenaClosedError as exc:

@@ -14,6 +14,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, arena_pb2_grpc
 
 from .admin_servicer import MatchServicer, SpectatorServicer
+from .admission import AdmissionLimits, LoopLag
 from .arena_servicer import ArenaServicer
 from .host import Arena
 from .limits import ClientSlots, Limits
@@ -34,6 +35,7 @@ class ServerConfig:
     tls_key: bytes | None = None
     tls_client_ca: bytes | None = None  # set to require client certificates (mutual TLS)
     limits: Limits = field(default_factory=Limits)
+    admission: AdmissionLimits = field(default_factory=AdmissionLimits)
     shutdown_grace_s: float = 30.0
     options: tuple[tuple[str, int], ...] = field(default=())
 
@@ -47,6 +49,8 @@ class RunningServer:
     arena: Arena
     health: health.HealthServicer
     config: ServerConfig
+    #: The event loop's lateness, which admission control reads.
+    lag: LoopLag = field(default_factory=LoopLag)
 
     @property
     def address(self) -> str:
@@ -60,6 +64,7 @@ class RunningServer:
         self.health.enter_graceful_shutdown()
         await self.arena.shutdown(grace)
         await self.server.stop(1.0)
+        await self.lag.stop()
 
 
 async def start_server(config: ServerConfig) -> RunningServer:
@@ -82,12 +87,13 @@ async def start_server(config: ServerConfig) -> RunningServer:
     server = grpc.aio.server(options=options)
     arena = Arena(config.records_dir)
     arena.load_records()
+    lag = LoopLag()
     slots = ClientSlots(config.limits.max_streams_per_client)
     arena_pb2_grpc.add_ArenaServiceServicer_to_server(
         ArenaServicer(arena, config.limits, slots), server
     )
     admin_pb2_grpc.add_MatchServiceServicer_to_server(
-        MatchServicer(arena, config.organiser_token), server
+        MatchServicer(arena, config.organiser_token, config.admission, lag), server
     )
     admin_pb2_grpc.add_SpectatorServiceServicer_to_server(SpectatorServicer(arena, slots), server)
     health_servicer = health.HealthServicer()
@@ -116,7 +122,8 @@ async def start_server(config: ServerConfig) -> RunningServer:
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     log.info("listening on %s:%d (records in %s)", config.host, port, config.records_dir)
-    return RunningServer(server, port, arena, health_servicer, config)
+    lag.start()
+    return RunningServer(server, port, arena, health_servicer, config, lag)
 
 
 async def serve_forever(config: ServerConfig) -> None:
