@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import os
 import re
 from pathlib import Path
@@ -29,13 +31,16 @@ def entry_line(entry: record_pb2.RecordEntry) -> bytes:
     return (json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
 
 
+log = logging.getLogger("medina.records")
+
+
 class RecordWriter:
     """Appends a match record to ``<directory>/<match_id>.jsonl`` (the referee's RecordSink).
 
     Each line goes out whole in one ``write`` on an unbuffered append-only
     descriptor, so it is in the file (the operating system's) as soon as the
     call returns and a crash loses at most the line being written; the file is
-    fsynced at the outcome and on close, not per line. The directory is created
+    fsynced on close (off the event loop), not per line. The directory is created
     if missing; an existing record is never overwritten (RecordExistsError).
     Usable as a context manager that closes the file.
     """
@@ -73,10 +78,8 @@ class RecordWriter:
         self._write(incident_entry(incident))
 
     def outcome(self, outcome: MatchOutcome, ended_at: str) -> None:
-        """Write the outcome line and make the record durable."""
+        """Write the outcome line (``close`` makes the record durable)."""
         self._write(outcome_entry(outcome, ended_at))
-        if self._fd is not None:
-            os.fsync(self._fd)
 
     def __enter__(self) -> RecordWriter:
         return self
@@ -85,10 +88,27 @@ class RecordWriter:
         self.close()
 
     def close(self) -> None:
-        """Flush to disk and close (idempotent)."""
-        if self._fd is not None:
-            try:
-                os.fsync(self._fd)
-            finally:
-                os.close(self._fd)
-                self._fd = None
+        """Flush to disk and close (idempotent).
+
+        Inside a running event loop the fsync runs on a worker thread: a slow disk must not
+        stall every other match. The lines are already in the file when this returns; the
+        fsync only guards them against a machine (not a process) crash.
+        """
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            _sync_and_close(fd, self.path)
+            return
+        loop.run_in_executor(None, _sync_and_close, fd, self.path)
+
+
+def _sync_and_close(fd: int, path: Path) -> None:
+    try:
+        os.fsync(fd)
+    except OSError as exc:  # the lines were written; only their durability is in doubt
+        log.warning("could not fsync the record %s: %s", path, exc)
+    finally:
+        os.close(fd)
