@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from medina.cli.botproc import bot_argv, reap, spawn_bot, stop_bot
-from medina.cli.errors import CommandError
+from medina.launch.botproc import BotStartError, bot_argv, reap, spawn_bot, stop_bot
 
 
 @pytest.mark.parametrize(
@@ -40,9 +39,9 @@ def test_spawn_runs_the_bot_with_its_log_and_environment(tmp_path: Path) -> None
 
 
 def test_spawn_refuses_an_empty_or_missing_command(tmp_path: Path) -> None:
-    with pytest.raises(CommandError, match="empty bot command"):
+    with pytest.raises(BotStartError, match="empty bot command"):
         asyncio.run(spawn_bot([], "h:1", "t", tmp_path / "a.log"))
-    with pytest.raises(CommandError, match="cannot start bot '/no/such/bot --fast'"):
+    with pytest.raises(BotStartError, match="cannot start bot '/no/such/bot --fast'"):
         asyncio.run(spawn_bot(["/no/such/bot", "--fast"], "h:1", "t", tmp_path / "b.log"))
 
 

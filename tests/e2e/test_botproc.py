@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from medina.cli.botproc import bot_argv
+from medina.launch.botproc import bot_argv
 
 ADDR = "127.0.0.1:5000"
 

@@ -7,7 +7,9 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from . import checkbot_cmd, match_cmd, replay_cmd, selfplay_cmd, serve_cmd
+from medina.launch.botproc import BotStartError
+
+from . import checkbot_cmd, match_cmd, replay_cmd, selfplay_cmd, serve_cmd, tournament_cmd
 from .errors import CommandError
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -31,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     selfplay_cmd.add_parser(sub)
     replay_cmd.add_parser(sub)
     checkbot_cmd.add_parser(sub)
+    tournament_cmd.add_parser(sub)
     return parser
 
 
@@ -46,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.run(args)
     except KeyboardInterrupt:
         return 130
-    except CommandError as exc:
+    except (CommandError, BotStartError) as exc:
         print(f"medina-arena {args.command}: {exc}", file=sys.stderr)
         return 2
     return code

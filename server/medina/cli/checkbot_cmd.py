@@ -21,8 +21,8 @@ from medina.checkbot import (
     check_bot,
     result_line,
 )
+from medina.launch.botproc import spawn_bot
 
-from .botproc import spawn_bot
 from .errors import CommandError
 
 _D = CheckOptions()

@@ -14,13 +14,13 @@ from typing import Any
 import grpc
 
 from medina.engine import GameFollower, render
+from medina.launch.botproc import BotStartError, reap, spawn_bot
 from medina.referee.config import MatchSettings
 from medina.rpc.host import HostedMatch
 from medina.rpc.server import RunningServer, ServerConfig, start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc
 from medina.wire import convert
 
-from .botproc import reap, spawn_bot
 from .errors import CommandError
 from .options import add_match_options, settings_from_args
 from .progress import Progress, scoreboard
@@ -107,7 +107,7 @@ async def _play(
             for cmd, tok in zip(args.bot, created.tokens, strict=True):
                 log = logs / f"{match_id}.seat{tok.seat}.log"
                 procs.append(await _spawn(cmd, address, tok.token, log))
-        except CommandError:
+        except BotStartError:
             for proc in procs:
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()

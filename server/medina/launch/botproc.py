@@ -1,4 +1,5 @@
-"""Bot processes for ``match`` and ``check-bot``: command line, start with a log, reaping."""
+"""Bot processes for ``match``, ``check-bot`` and tournaments: command line, start with a
+log, reaping."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import contextlib
 import os
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
-from .errors import CommandError
+
+class BotStartError(Exception):
+    """A bot's command is empty or cannot be started; the message names the command."""
 
 
 def bot_argv(argv: Sequence[str], address: str, token: str) -> list[str]:
@@ -35,19 +38,27 @@ def bot_argv(argv: Sequence[str], address: str, token: str) -> list[str]:
 
 
 async def spawn_bot(
-    argv: Sequence[str], address: str, token: str, log_path: Path
+    argv: Sequence[str],
+    address: str,
+    token: str,
+    log_path: Path,
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> asyncio.subprocess.Process:
     """Start a bot for one seat (see ``bot_argv``); its stdout and stderr go to ``log_path``.
 
     The environment also carries ``MEDINA_SERVER``, ``MEDINA_TOKEN`` and ``MEDINA_LOG_DIR``
-    (the log's directory: where a stdio bridge keeps its program's stderr). CommandError
-    when the command is empty or cannot be started.
+    (the log's directory: where a stdio bridge keeps its program's stderr), over ``env``
+    (extra variables) and the arena's own. It runs in ``cwd`` (default: the current
+    directory). BotStartError when the command is empty or cannot be started.
     """
     if not argv:
-        raise CommandError("empty bot command")
+        raise BotStartError("empty bot command")
     full = bot_argv(argv, address, token)
-    env = dict(
+    full_env = dict(
         os.environ,
+        **(env or {}),
         MEDINA_SERVER=address,
         MEDINA_TOKEN=token,
         MEDINA_LOG_DIR=str(log_path.parent.resolve()),
@@ -55,10 +66,15 @@ async def spawn_bot(
     log: IO[bytes] = log_path.open("wb")
     try:
         return await asyncio.create_subprocess_exec(
-            *full, stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log, env=env
+            *full,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            env=full_env,
+            cwd=cwd,
         )
     except OSError as exc:
-        raise CommandError(f"cannot start bot {shlex.join(argv)!r}: {exc.strerror}") from None
+        raise BotStartError(f"cannot start bot {shlex.join(argv)!r}: {exc.strerror}") from None
     finally:
         log.close()
 

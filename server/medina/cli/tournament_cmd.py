@@ -1,0 +1,460 @@
+"""``medina-arena tournament``: run a tournament from a file, work on a shared one, and show
+or export its standings and games."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from medina.storage.tournaments import (
+    Claim,
+    NewGame,
+    StoreError,
+    TournamentRow,
+    TournamentStore,
+)
+from medina.tournament import config as tconfig
+from medina.tournament import report, schedule
+from medina.tournament.play import PlayedGame
+from medina.tournament.runner import (
+    DEFAULT_LEASE_S,
+    Runner,
+    RunOptions,
+    install_signal_handlers,
+    standings,
+)
+
+from .errors import CommandError
+
+DB_FILE = "tournament.db"
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``tournament`` and its subcommands."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "tournament", help="many games between bot programs, with standings and ratings"
+    )
+    tsub = p.add_subparsers(dest="tournament_command", required=True)
+
+    run = tsub.add_parser("run", help="play a tournament file (continues a stopped one)")
+    run.add_argument("file", help="the tournament file (TOML)")
+    _where(run)
+    run.add_argument(
+        "--concurrency",
+        type=int,
+        default=min(4, os.cpu_count() or 1),
+        help="games at once (default: the cores, at most 4)",
+    )
+    run.add_argument("--server", help="play on a running server at HOST:PORT (default: its own)")
+    run.add_argument(
+        "--organiser-token",
+        default=os.environ.get("MEDINA_ORGANISER_TOKEN"),
+        help="organiser token of --server (env MEDINA_ORGANISER_TOKEN)",
+    )
+    run.add_argument(
+        "--until-separated",
+        action="store_true",
+        help="stop once the rating intervals of neighbours in the standings are apart "
+        "(games in the file is then the maximum)",
+    )
+    run.add_argument(
+        "--lease-s", type=float, default=DEFAULT_LEASE_S, help="lease of a game being played"
+    )
+    run.add_argument("--quiet", action="store_true", help="no progress, only the standings")
+    run.set_defaults(run=run_cmd)
+
+    create = tsub.add_parser(
+        "create", help="store a tournament and its schedule for workers (plays nothing)"
+    )
+    create.add_argument("file", help="the tournament file (TOML)")
+    _where(create)
+    create.add_argument("--until-separated", action="store_true")
+    create.set_defaults(run=create_cmd)
+
+    work = tsub.add_parser(
+        "worker", help="play games of the running tournaments of a shared database"
+    )
+    work.add_argument("--db", required=True, help="database URL (postgresql://...)")
+    work.add_argument("--tournament", help="only this tournament (default: every running one)")
+    work.add_argument("--concurrency", type=int, default=min(4, os.cpu_count() or 1))
+    work.add_argument("--records", default="records", help="where this worker's records go")
+    work.add_argument("--server", help="play on a running server at HOST:PORT")
+    work.add_argument("--organiser-token", default=os.environ.get("MEDINA_ORGANISER_TOKEN"))
+    work.add_argument("--lease-s", type=float, default=DEFAULT_LEASE_S)
+    work.add_argument(
+        "--poll-s", type=float, default=5.0, help="how often to look for new games when idle"
+    )
+    work.add_argument(
+        "--forever",
+        action="store_true",
+        help="keep waiting for new tournaments (default: exit when no game is left)",
+    )
+    work.set_defaults(run=worker_cmd)
+
+    for name, helptext, func in (
+        ("standings", "the standings and head-to-head table", standings_cmd),
+        ("games", "every game with its seats and status", games_cmd),
+        ("export", "standings, games or head-to-head as CSV or JSON", export_cmd),
+    ):
+        q = tsub.add_parser(name, help=helptext)
+        q.add_argument("file", nargs="?", help="the tournament file (gives name and --out)")
+        _where(q)
+        q.add_argument("--tournament", help="tournament name (default: the file's, or newest)")
+        if name == "export":
+            q.add_argument("--format", choices=("csv", "json"), required=True)
+            q.add_argument(
+                "--table",
+                choices=("standings", "games", "head-to-head", "all"),
+                default=None,
+                help="what to export (csv default standings; json default all)",
+            )
+            q.add_argument("-o", "--output", help="file to write (default: stdout)")
+        q.set_defaults(run=func)
+
+
+def _where(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", help=f"database URL or SQLite file (default: OUT/{DB_FILE})")
+    p.add_argument("--out", help="output directory (default: tournaments/NAME)")
+
+
+def _load(path: str) -> tconfig.TournamentConfig:
+    try:
+        return tconfig.load(path)
+    except tconfig.TournamentConfigError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _out(args: argparse.Namespace, name: str | None) -> Path:
+    if args.out:
+        return Path(args.out)
+    if name is None:
+        raise CommandError("which tournament? give its file, --out DIR or --db URL")
+    return Path("tournaments") / name
+
+
+def _open(args: argparse.Namespace, name: str | None) -> TournamentStore:
+    url = args.db or str(_out(args, name) / DB_FILE)
+    if not args.db and not Path(url).exists():
+        raise CommandError(f"no tournament database at {url} (run the tournament first)")
+    try:
+        return TournamentStore(url)
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _create(
+    args: argparse.Namespace, cfg: tconfig.TournamentConfig, out: Path
+) -> tuple[TournamentStore, TournamentRow, bool, list[schedule.ScheduledGame]]:
+    games = schedule.build(cfg)
+    try:
+        if not args.db:
+            out.mkdir(parents=True, exist_ok=True)
+        store = TournamentStore(args.db or str(out / DB_FILE))
+        row, created = store.ensure_tournament(
+            cfg.name,
+            cfg.digest,
+            cfg.to_json(),
+            [(b.name, b.command, b.cwd, b.env) for b in cfg.bots],
+            (
+                NewGame(
+                    g.number,
+                    g.block,
+                    g.variant.ruleset,
+                    g.variant.players,
+                    g.seed,
+                    g.rotation,
+                    g.seats,
+                )
+                for g in games
+            ),
+        )
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(f"cannot use {out}: {exc.strerror}") from None
+    return store, row, created, games
+
+
+def create_cmd(args: argparse.Namespace) -> int:
+    """Store the tournament and its schedule for workers, without playing."""
+    cfg = _load(args.file)
+    if args.until_separated:
+        cfg = dataclasses.replace(cfg, until_separated=True)
+    store, row, created, games = _create(args, cfg, _out(args, cfg.name))
+    what = "created" if created else "already there"
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(store.counts(row.id).items()))
+    print(f"tournament {cfg.name}: {what} in {store.safe_url}: {len(games)} games ({counts})")
+    return 0
+
+
+def run_cmd(args: argparse.Namespace) -> int:
+    """Create (or continue) the tournament and play it to the end."""
+    cfg = _load(args.file)
+    if args.until_separated:
+        cfg = dataclasses.replace(cfg, until_separated=True)
+    if args.concurrency < 1:
+        raise CommandError(f"--concurrency must be at least 1, got {args.concurrency}")
+    if args.lease_s <= 0:
+        raise CommandError(f"--lease-s must be positive, got {args.lease_s}")
+    out = _out(args, cfg.name)
+    records = Path(cfg.base_dir) / cfg.records if cfg.records else out / "records"
+    store, row, created, games = _create(args, cfg, out)
+    counts = store.counts(row.id)
+    done = counts.get("done", 0)
+    if not args.quiet:
+        verb = "starting" if created else "continuing"
+        print(
+            f"tournament {cfg.name}: {verb}, {len(games)} games "
+            f"({done} done), database {store.safe_url}, records {records}",
+            flush=True,
+        )
+    opts = RunOptions(
+        concurrency=args.concurrency,
+        records=records,
+        server=args.server,
+        organiser_token=args.organiser_token,
+        lease_s=args.lease_s,
+        tournament_id=row.id,
+    )
+    display = _Display(store, row.id, len(games), done, quiet=args.quiet)
+    runner = Runner(store, opts, on_game=display.game)
+    code = asyncio.run(_run(runner, display))
+    final = next(t for t in store.tournaments() if t.id == row.id)
+    st = standings(store, row.id)
+    store.add_ratings(row.id, [(r.bot, r.games, r.mu, r.sigma) for r in st.rows])
+    title = f"{cfg.name}: {st.games} games"
+    if final.status == "separated":
+        title += f" (stopped early: the standings separated after block {final.stop_block})"
+    report.print_standings(st, title)
+    if runner.stopping is not None:
+        left = sum(n for s, n in store.counts(row.id).items() if s in ("pending", "running"))
+        print(
+            f"tournament {cfg.name}: {runner.stopping}; {left} games left, run the same "
+            "command to continue",
+            file=sys.stderr,
+        )
+    return code
+
+
+async def _run(runner: Runner, display: _Display) -> int:
+    install_signal_handlers(runner)
+    with display:
+        await runner.run()
+    if runner.stopping is None:
+        return 0
+    return 143 if "SIGTERM" in runner.stopping else 130
+
+
+class _Display:
+    """A live progress bar on a terminal; a line per game otherwise (none with --quiet)."""
+
+    def __init__(self, store: TournamentStore, tid: int, total: int, done: int, quiet: bool):
+        self.store, self.tid, self.total, self.done = store, tid, total, done
+        self.quiet = quiet
+        self.started = time.monotonic()
+        self.here = 0
+        console = Console(stderr=True)
+        self.live = console.is_terminal and not quiet
+        self.progress = Progress(
+            TextColumn("games"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeRemainingColumn(),
+            TextColumn("leader {task.fields[leader]}"),
+            console=console,
+            disable=not self.live,
+        )
+        self.task = self.progress.add_task(
+            "games", total=total, completed=done, rate="", leader="-"
+        )
+
+    def __enter__(self) -> _Display:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.__exit__(None, None, None)
+
+    def game(self, claim: Claim, played: PlayedGame) -> None:
+        self.done += 1
+        self.here += 1
+        minutes = (time.monotonic() - self.started) / 60
+        rate = self.here / minutes if minutes > 0 else 0.0
+        leader = standings(self.store, self.tid).leader() or "-"
+        self.progress.update(
+            self.task, completed=self.done, rate=f"{rate:.1f} games/min", leader=leader
+        )
+        if not self.live and not self.quiet:
+            ranks = ", ".join(
+                f"{claim.seats[s.seat]} {s.rank}"
+                + ("" if s.termination.name == "NORMAL" else f" ({s.termination.name.lower()})")
+                for s in played.outcome.seats
+            )
+            left = self.total - self.done
+            eta = f", ETA {left / rate:.0f} min" if rate > 0 and left else ""
+            print(
+                f"game {claim.number + 1}/{self.total} ({self.done} done): {ranks}; "
+                f"{rate:.1f} games/min{eta}; leader {leader}",
+                flush=True,
+            )
+
+
+def worker_cmd(args: argparse.Namespace) -> int:
+    """Play games of the shared database until none is left (or forever)."""
+    if args.concurrency < 1:
+        raise CommandError(f"--concurrency must be at least 1, got {args.concurrency}")
+    try:
+        store = TournamentStore(args.db)
+        tid = store.tournament(args.tournament).id if args.tournament else None
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+    opts = RunOptions(
+        concurrency=args.concurrency,
+        records=Path(args.records),
+        server=args.server,
+        organiser_token=args.organiser_token,
+        lease_s=args.lease_s,
+        tournament_id=tid,
+        poll_s=args.poll_s,
+    )
+
+    def line(claim: Claim, played: PlayedGame) -> None:
+        print(
+            f"{claim.tournament} game {claim.number + 1}: {played.ending} ({played.match_id})",
+            flush=True,
+        )
+
+    runner = Runner(store, opts, on_game=line)
+
+    async def go() -> int:
+        install_signal_handlers(runner)
+        while True:
+            await runner.run()
+            if runner.stopping is not None:
+                return 143 if "SIGTERM" in runner.stopping else 130
+            if not args.forever:
+                return 0
+            await asyncio.sleep(args.poll_s)
+
+    code = asyncio.run(go())
+    t = runner.tally
+    print(
+        f"worker {runner.owner}: {t.played} games played, {t.given_back} given back, "
+        f"{t.lost_leases} leases lost",
+        flush=True,
+    )
+    return code
+
+
+def _pick(args: argparse.Namespace) -> tuple[TournamentStore, int, str]:
+    name = args.tournament
+    if args.file:
+        cfg = _load(args.file)
+        name = name or cfg.name
+        if not args.out and not args.db:
+            args.out = str(Path("tournaments") / cfg.name)
+    store = _open(args, name)
+    try:
+        row = store.tournament(name)
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+    return store, row.id, row.name
+
+
+def standings_cmd(args: argparse.Namespace) -> int:
+    """Print the standings."""
+    store, tid, name = _pick(args)
+    st = standings(store, tid)
+    counts = store.counts(tid)
+    status = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    report.print_standings(st, f"{name}: {st.games} games counted ({status})")
+    return 0
+
+
+def games_cmd(args: argparse.Namespace) -> int:
+    """Print every game."""
+    store, tid, name = _pick(args)
+    from rich.table import Table
+
+    results = {g["number"]: g for g in store.results(tid)}
+    t = Table(title=f"{name}: games", title_justify="left")
+    for col in (
+        "game",
+        "block",
+        "variant",
+        "seed",
+        "status",
+        "seats (rank, termination)",
+        "record",
+    ):
+        t.add_column(col)
+    for g in store.schedule(tid):
+        r = results.get(g["number"])
+        if r is not None:
+            seats = ", ".join(
+                f"{s['bot']} {s['rank']}"
+                + ("" if s["termination"] == "normal" else f" ({s['termination']})")
+                for s in r["seats"]
+            )
+            status = r["ending"] if r["ending"] != "complete" else "done"
+        else:
+            seats = ", ".join(g["seats"])
+            status = g["status"]
+        t.add_row(
+            str(g["number"] + 1),
+            str(g["block"]),
+            f"{g['ruleset']} {g['players']}p",
+            str(g["seed"]),
+            status,
+            seats,
+            (r or {}).get("record_path") or "",
+        )
+    Console(width=200).print(t)
+    return 0
+
+
+def export_cmd(args: argparse.Namespace) -> int:
+    """Write standings, games or head-to-head as CSV or JSON."""
+    store, tid, name = _pick(args)
+    st = standings(store, tid)
+    table = args.table or ("all" if args.format == "json" else "standings")
+    if args.format == "csv" and table == "all":
+        raise CommandError("CSV holds one table: choose --table standings, games or head-to-head")
+    parts = {
+        "standings": lambda: report.standings_rows(st),
+        "games": lambda: report.games_rows(store.results(tid)),
+        "head-to-head": lambda: report.head_to_head_rows(st),
+    }
+    if args.format == "csv":
+        text = report.to_csv(parts[table]())
+    elif table == "all":
+        text = report.to_json(
+            {
+                "tournament": name,
+                "games_counted": st.games,
+                "standings": report.standings_rows(st),
+                "head_to_head": report.head_to_head_rows(st),
+                "games": store.results(tid),
+                "rating_history": store.rating_history(tid),
+            }
+        )
+    else:
+        text = report.to_json(parts[table]())
+    if args.output:
+        try:
+            report.write_atomically(Path(args.output), text)
+        except OSError as exc:
+            raise CommandError(f"cannot write {args.output}: {exc.strerror}") from None
+    else:
+        sys.stdout.write(text)
+    return 0

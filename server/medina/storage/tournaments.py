@@ -1,0 +1,687 @@
+"""Tournaments in a database: the schedule, leases on games, results, rating history.
+
+Claiming rests on the database: one ``UPDATE ... WHERE id = (SELECT ... FOR UPDATE SKIP
+LOCKED)`` statement (SQLite runs every write alone, so the same statement is atomic there),
+and a result is stored only by the holder of the game's current lease, in the same
+transaction that marks the game done, so no game is ever counted twice. Times in leases are
+the database's clock, so machines with skewed clocks share one tournament safely."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Engine,
+    and_,
+    create_engine,
+    event,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+
+from . import schema
+from .schema import bots, games, incidents, ratings, seat_results, tournaments
+
+
+class StoreError(Exception):
+    """The database cannot be used as asked; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewGame:
+    """A scheduled game to store."""
+
+    number: int
+    block: int
+    ruleset: str
+    players: int
+    seed: int
+    rotation: int
+    seats: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A game leased to one worker: only this claim (owner and attempt) can store its result."""
+
+    game_id: int
+    tournament_id: int
+    tournament: str
+    number: int
+    block: int
+    ruleset: str
+    players: int
+    seed: int
+    seats: tuple[str, ...]
+    owner: str
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class SeatRow:
+    """One seat's result to store."""
+
+    seat: int
+    bot: str
+    total: int
+    rank: int
+    termination: str
+    strikes: int
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentRow:
+    """A tournament as stored."""
+
+    id: int
+    name: str
+    digest: str
+    config: str
+    status: str
+    stop_block: int | None
+    created_at: float
+
+
+def database_url(value: str) -> str:
+    """An SQLAlchemy URL from ``--db``: ``postgresql://...`` (psycopg 3), ``sqlite:///path``
+    or a plain file path (SQLite)."""
+    if "://" not in value:
+        return f"sqlite:///{Path(value).resolve()}"
+    if value.startswith(("postgresql://", "postgres://")):
+        return "postgresql+psycopg://" + value.split("://", 1)[1]
+    return value
+
+
+def worker_id() -> str:
+    """This process's identity in leases: host, pid and the process's start tick (so a reused
+    pid is not taken for a live runner)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{_start_tick(os.getpid())}"
+
+
+def _start_tick(pid: int) -> str:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return "?"
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def owner_is_dead_here(owner: str) -> bool:
+    """True when ``owner`` (a ``worker_id``) was a process of this host that no longer runs."""
+    host, _, rest = owner.partition(":")
+    pid_text, _, tick = rest.partition(":")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    return _start_tick(int(pid_text)) != tick
+
+
+class TournamentStore:
+    """The tournament tables of one database (created or migrated on open)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = database_url(url)
+        try:
+            parsed = make_url(self.url)
+        except ArgumentError:
+            raise StoreError(
+                f"{url!r} is not a database URL (postgresql://... or a file)"
+            ) from None
+        self.dialect = parsed.get_backend_name()
+        if self.dialect not in ("sqlite", "postgresql"):
+            raise StoreError(f"{url!r}: only SQLite and PostgreSQL are supported")
+        if self.dialect == "sqlite" and parsed.database:
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.engine: Engine = create_engine(
+                self.url,
+                pool_pre_ping=True,
+                **({"connect_args": {"timeout": 60}} if self.dialect == "sqlite" else {}),
+            )
+        except (ArgumentError, NoSuchModuleError) as exc:
+            raise StoreError(f"cannot use {url!r}: {exc}") from None
+        if self.dialect == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        self.migrate()
+
+    # -- schema ------------------------------------------------------------------------
+
+    def migrate(self) -> int:
+        """Bring the schema to the latest version; the version it is at."""
+        try:
+            with self.engine.begin() as conn:
+                if self.dialect == "postgresql":  # one migrator at a time
+                    conn.execute(text("SELECT pg_advisory_xact_lock(7415002)"))
+                version = schema.current_version(conn)
+                if version > schema.LATEST:
+                    raise StoreError(
+                        f"the database is at schema version {version}, newer than this "
+                        f"medina-arena knows ({schema.LATEST}); upgrade medina-arena"
+                    )
+                if version == 0:
+                    schema.schema_version.create(conn, checkfirst=True)
+                for n in range(version + 1, schema.LATEST + 1):
+                    schema.MIGRATIONS[n - 1](conn)
+                    conn.execute(
+                        insert(schema.schema_version).values(version=n, applied_at=time.time())
+                    )
+                return schema.LATEST
+        except OperationalError as exc:
+            raise StoreError(f"cannot open the database {self.safe_url}: {exc.orig}") from None
+
+    @property
+    def safe_url(self) -> str:
+        """The URL without its password."""
+        return make_url(self.url).render_as_string(hide_password=True)
+
+    def _now(self) -> ColumnElement[Any]:
+        """The database's clock, in seconds since the epoch."""
+        if self.dialect == "postgresql":
+            return func.extract("epoch", func.clock_timestamp())
+        return (func.julianday("now") - 2440587.5) * 86400.0
+
+    # -- tournaments -------------------------------------------------------------------
+
+    def ensure_tournament(
+        self,
+        name: str,
+        digest: str,
+        config: str,
+        bot_specs: Sequence[tuple[str, Sequence[str], str | None, Sequence[tuple[str, str]]]],
+        schedule: Iterable[NewGame],
+    ) -> tuple[TournamentRow, bool]:
+        """The tournament ``name``, created with its bots and schedule when new (True) or
+        found as stored (False). StoreError when it was started from a different file."""
+        with self.engine.begin() as conn:
+            if self.dialect == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(7415003)"))
+            found = self._tournament(conn, name)
+            if found is not None:
+                if found.digest != digest:
+                    raise StoreError(
+                        f"tournament {name!r} in {self.safe_url} was started from a different "
+                        "file (its bots, variants, format, games, seeds or clock differ); "
+                        "give this one another name, or another --db"
+                    )
+                return found, False
+            tid = conn.execute(
+                insert(tournaments)
+                .values(
+                    name=name,
+                    digest=digest,
+                    config=config,
+                    created_at=time.time(),
+                    status="running",
+                )
+                .returning(tournaments.c.id)
+            ).scalar_one()
+            conn.execute(
+                insert(bots),
+                [
+                    {
+                        "tournament_id": tid,
+                        "name": n,
+                        "command": json.dumps(list(cmd)),
+                        "cwd": cwd,
+                        "env": json.dumps(dict(env)),
+                    }
+                    for n, cmd, cwd, env in bot_specs
+                ],
+            )
+            rows = [
+                {
+                    "tournament_id": tid,
+                    "number": g.number,
+                    "block": g.block,
+                    "ruleset": g.ruleset,
+                    "players": g.players,
+                    "seed": g.seed,
+                    "rotation": g.rotation,
+                    "seats": json.dumps(list(g.seats)),
+                    "status": "pending",
+                    "attempts": 0,
+                }
+                for g in schedule
+            ]
+            for i in range(0, len(rows), 1000):
+                conn.execute(insert(games), rows[i : i + 1000])
+            created = self._tournament(conn, name)
+            assert created is not None
+            return created, True
+
+    def _tournament(self, conn: Any, name: str) -> TournamentRow | None:
+        row = conn.execute(select(tournaments).where(tournaments.c.name == name)).first()
+        return None if row is None else _trow(row)
+
+    def tournament(self, name: str | None = None) -> TournamentRow:
+        """A tournament by name, or the only/newest one when ``name`` is None."""
+        with self.engine.connect() as conn:
+            if name is not None:
+                found = self._tournament(conn, name)
+                if found is None:
+                    known = ", ".join(t.name for t in self.tournaments()) or "none"
+                    raise StoreError(f"no tournament {name!r} in {self.safe_url} (known: {known})")
+                return found
+            row = conn.execute(
+                select(tournaments).order_by(tournaments.c.created_at.desc()).limit(1)
+            ).first()
+            if row is None:
+                raise StoreError(f"no tournament in {self.safe_url}")
+            return _trow(row)
+
+    def tournaments(self) -> list[TournamentRow]:
+        """Every tournament, oldest first."""
+        with self.engine.connect() as conn:
+            return [_trow(r) for r in conn.execute(select(tournaments).order_by(tournaments.c.id))]
+
+    def bot_names(self, tid: int) -> list[str]:
+        """The tournament's bots in file order."""
+        with self.engine.connect() as conn:
+            return [
+                r[0]
+                for r in conn.execute(
+                    select(bots.c.name).where(bots.c.tournament_id == tid).order_by(bots.c.id)
+                )
+            ]
+
+    # -- leases ------------------------------------------------------------------------
+
+    def reclaim_dead_local(self, tid: int | None = None) -> int:
+        """Give back games leased by processes of this host that are gone (a runner killed
+        with SIGKILL): they are replayed from scratch at once rather than after the lease."""
+        with self.engine.begin() as conn:
+            q = select(games.c.id, games.c.lease_owner).where(games.c.status == "running")
+            if tid is not None:
+                q = q.where(games.c.tournament_id == tid)
+            dead = [(gid, owner) for gid, owner in conn.execute(q) if owner_is_dead_here(owner)]
+            for gid, owner in dead:
+                conn.execute(
+                    update(games)
+                    .where(and_(games.c.id == gid, games.c.lease_owner == owner))
+                    .values(status="pending", lease_owner=None, lease_expires=None)
+                )
+                conn.execute(
+                    insert(incidents).values(
+                        game_id=gid,
+                        at=time.time(),
+                        worker=owner,
+                        what="interrupted: its runner is gone; replayed from scratch",
+                        flag=False,
+                    )
+                )
+            return len(dead)
+
+    def claim(self, owner: str, lease_s: float, tid: int | None = None) -> Claim | None:
+        """Lease the next game to play (pending, or running with its lease run out), in game
+        order; None when there is none. ``tid`` None: any running tournament."""
+        now = self._now()
+        active = select(tournaments.c.id).where(tournaments.c.status == "running")
+        if tid is not None:
+            active = active.where(tournaments.c.id == tid)
+        pick = (
+            select(games.c.id)
+            .where(
+                games.c.tournament_id.in_(active),
+                or_(
+                    games.c.status == "pending",
+                    and_(games.c.status == "running", games.c.lease_expires < now),
+                ),
+            )
+            .order_by(games.c.tournament_id, games.c.number)
+            .limit(1)
+        )
+        if self.dialect == "postgresql":
+            pick = pick.with_for_update(skip_locked=True)
+        stmt = (
+            update(games)
+            .where(games.c.id == pick.scalar_subquery())
+            .values(
+                status="running",
+                lease_owner=owner,
+                lease_expires=now + literal(float(lease_s)),
+                attempts=games.c.attempts + 1,
+                started_at=now,
+            )
+            .returning(
+                games.c.id,
+                games.c.tournament_id,
+                games.c.number,
+                games.c.block,
+                games.c.ruleset,
+                games.c.players,
+                games.c.seed,
+                games.c.seats,
+                games.c.attempts,
+            )
+        )
+        with self.engine.begin() as conn:
+            row = conn.execute(stmt).first()
+            if row is None:
+                return None
+            name = conn.execute(
+                select(tournaments.c.name).where(tournaments.c.id == row.tournament_id)
+            ).scalar_one()
+        return Claim(
+            game_id=row.id,
+            tournament_id=row.tournament_id,
+            tournament=name,
+            number=row.number,
+            block=row.block,
+            ruleset=row.ruleset,
+            players=row.players,
+            seed=row.seed,
+            seats=tuple(json.loads(row.seats)),
+            owner=owner,
+            attempt=row.attempts,
+        )
+
+    def _held(self, claim: Claim) -> ColumnElement[bool]:
+        return and_(
+            games.c.id == claim.game_id,
+            games.c.status == "running",
+            games.c.lease_owner == claim.owner,
+            games.c.attempts == claim.attempt,
+        )
+
+    def renew(self, claim: Claim, lease_s: float) -> bool:
+        """Extend the lease; False when it was lost (another worker has the game now)."""
+        with self.engine.begin() as conn:
+            done = conn.execute(
+                update(games)
+                .where(self._held(claim))
+                .values(lease_expires=self._now() + literal(float(lease_s)))
+            )
+            return done.rowcount == 1
+
+    def release(self, claim: Claim, why: str) -> bool:
+        """Give an unfinished game back (it will be replayed from scratch)."""
+        with self.engine.begin() as conn:
+            done = conn.execute(
+                update(games)
+                .where(self._held(claim))
+                .values(status="pending", lease_owner=None, lease_expires=None)
+            )
+            if done.rowcount == 1:
+                conn.execute(
+                    insert(incidents).values(
+                        game_id=claim.game_id,
+                        at=time.time(),
+                        worker=claim.owner,
+                        what=why,
+                        flag=False,
+                    )
+                )
+            return done.rowcount == 1
+
+    def finish(
+        self,
+        claim: Claim,
+        *,
+        match_id: str,
+        record_path: str,
+        ending: str,
+        seats: Sequence[SeatRow],
+    ) -> bool:
+        """Store a game's result, if ``claim`` still holds its lease (False otherwise, and
+        nothing is stored)."""
+        with self.engine.begin() as conn:
+            done = conn.execute(
+                update(games)
+                .where(self._held(claim))
+                .values(
+                    status="done",
+                    match_id=match_id,
+                    record_path=record_path,
+                    ending=ending,
+                    played_by=claim.owner,
+                    finished_at=self._now(),
+                    lease_expires=None,
+                )
+            )
+            if done.rowcount != 1:
+                return False
+            ids = dict(
+                conn.execute(
+                    select(bots.c.name, bots.c.id).where(
+                        bots.c.tournament_id == claim.tournament_id
+                    )
+                ).all()
+            )
+            conn.execute(
+                insert(seat_results),
+                [
+                    {
+                        "game_id": claim.game_id,
+                        "seat": s.seat,
+                        "bot_id": ids[s.bot],
+                        "total": s.total,
+                        "rank": s.rank,
+                        "termination": s.termination,
+                        "strikes": s.strikes,
+                        "detail": s.detail,
+                    }
+                    for s in seats
+                ],
+            )
+            return True
+
+    # -- reading -----------------------------------------------------------------------
+
+    def counts(self, tid: int) -> dict[str, int]:
+        """Games by status."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(games.c.status, func.count())
+                .where(games.c.tournament_id == tid)
+                .group_by(games.c.status)
+            ).all()
+        return {str(s): int(n) for s, n in rows}
+
+    def block_sizes(self, tid: int) -> dict[int, int]:
+        """Games per block."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(games.c.block, func.count())
+                .where(games.c.tournament_id == tid)
+                .group_by(games.c.block)
+            ).all()
+        return {int(b): int(n) for b, n in rows}
+
+    def results(self, tid: int) -> list[dict[str, Any]]:
+        """Every finished game with its seats, in game order (plain dicts)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(
+                    games.c.id,
+                    games.c.number,
+                    games.c.block,
+                    games.c.ruleset,
+                    games.c.players,
+                    games.c.seed,
+                    games.c.ending,
+                    games.c.match_id,
+                    games.c.record_path,
+                    games.c.played_by,
+                    games.c.attempts,
+                    seat_results.c.seat,
+                    bots.c.name,
+                    seat_results.c.total,
+                    seat_results.c.rank,
+                    seat_results.c.termination,
+                    seat_results.c.strikes,
+                    seat_results.c.detail,
+                )
+                .join(seat_results, seat_results.c.game_id == games.c.id)
+                .join(bots, bots.c.id == seat_results.c.bot_id)
+                .where(games.c.tournament_id == tid, games.c.status == "done")
+                .order_by(games.c.number, seat_results.c.seat)
+            ).all()
+        out: dict[int, dict[str, Any]] = {}
+        for r in rows:
+            g = out.setdefault(
+                r.number,
+                {
+                    "number": r.number,
+                    "block": r.block,
+                    "ruleset": r.ruleset,
+                    "players": r.players,
+                    "seed": r.seed,
+                    "ending": r.ending,
+                    "match_id": r.match_id,
+                    "record_path": r.record_path,
+                    "played_by": r.played_by,
+                    "attempts": r.attempts,
+                    "seats": [],
+                },
+            )
+            g["seats"].append(
+                {
+                    "seat": r.seat,
+                    "bot": r.name,
+                    "total": r.total,
+                    "rank": r.rank,
+                    "termination": r.termination,
+                    "strikes": r.strikes,
+                    "detail": r.detail,
+                }
+            )
+        return list(out.values())
+
+    def schedule(self, tid: int) -> list[dict[str, Any]]:
+        """Every game of the tournament with its status (plain dicts, game order)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(games).where(games.c.tournament_id == tid).order_by(games.c.number)
+            ).all()
+        return [dict(r._mapping) | {"seats": json.loads(r.seats)} for r in rows]
+
+    def stop_early(self, tid: int, block: int) -> bool:
+        """The standings separated after ``block``: later games are cancelled (games of
+        later blocks already played are kept but not counted). True for the caller that
+        made the stop."""
+        with self.engine.begin() as conn:
+            done = conn.execute(
+                update(tournaments)
+                .where(tournaments.c.id == tid, tournaments.c.status == "running")
+                .values(status="separated", stop_block=block, finished_at=time.time())
+            )
+            if done.rowcount != 1:
+                return False
+            conn.execute(
+                update(games)
+                .where(
+                    games.c.tournament_id == tid,
+                    games.c.block > block,
+                    games.c.status == "pending",
+                )
+                .values(status="cancelled")
+            )
+            return True
+
+    def finish_if_done(self, tid: int) -> bool:
+        """Mark the tournament finished when no game is left to play; True when it is over."""
+        with self.engine.begin() as conn:
+            left = conn.execute(
+                select(func.count())
+                .select_from(games)
+                .where(games.c.tournament_id == tid, games.c.status.in_(("pending", "running")))
+            ).scalar_one()
+            if left:
+                return False
+            conn.execute(
+                update(tournaments)
+                .where(tournaments.c.id == tid, tournaments.c.status == "running")
+                .values(status="finished", finished_at=time.time())
+            )
+            return True
+
+    def add_ratings(self, tid: int, rows: Iterable[tuple[str, int, float, float]]) -> None:
+        """Append a rating snapshot (bot, games, mu, sigma) to the history."""
+        with self.engine.begin() as conn:
+            ids = dict(
+                conn.execute(
+                    select(bots.c.name, bots.c.id).where(bots.c.tournament_id == tid)
+                ).all()
+            )
+            now = time.time()
+            values = [
+                {
+                    "tournament_id": tid,
+                    "bot_id": ids[b],
+                    "games": n,
+                    "mu": mu,
+                    "sigma": sigma,
+                    "computed_at": now,
+                }
+                for b, n, mu, sigma in rows
+            ]
+            if values:
+                conn.execute(insert(ratings), values)
+
+    def rating_history(self, tid: int) -> list[dict[str, Any]]:
+        """Every rating snapshot, oldest first."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(
+                    bots.c.name,
+                    ratings.c.games,
+                    ratings.c.mu,
+                    ratings.c.sigma,
+                    ratings.c.computed_at,
+                )
+                .join(bots, bots.c.id == ratings.c.bot_id)
+                .where(ratings.c.tournament_id == tid)
+                .order_by(ratings.c.id)
+            ).all()
+        return [dict(r._mapping) for r in rows]
+
+    def incidents(self, tid: int) -> list[dict[str, Any]]:
+        """Interrupted attempts and other notes, oldest first."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(games.c.number, incidents.c.at, incidents.c.worker, incidents.c.what)
+                .join(games, games.c.id == incidents.c.game_id)
+                .where(games.c.tournament_id == tid)
+                .order_by(incidents.c.id)
+            ).all()
+        return [dict(r._mapping) for r in rows]
+
+    def close(self) -> None:
+        """Release the connection pool."""
+        self.engine.dispose()
+
+
+def _trow(row: Any) -> TournamentRow:
+    return TournamentRow(
+        id=row.id,
+        name=row.name,
+        digest=row.digest,
+        config=row.config,
+        status=row.status,
+        stop_block=row.stop_block,
+        created_at=row.created_at,
+    )
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    # WAL: readers (standings, the web) never block the runner's writes.
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA busy_timeout=60000")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()

@@ -1,0 +1,179 @@
+"""Standings, head-to-head and games as tables (rich), CSV and JSON."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from .standings import FAULTS, Standings
+
+
+def _num(x: float, digits: int = 2) -> str:
+    return "-" if math.isnan(x) or math.isinf(x) else f"{x:.{digits}f}"
+
+
+def standings_rows(st: Standings) -> list[dict[str, Any]]:
+    """One plain dict per bot, best first (the CSV/JSON form)."""
+    out = []
+    for place, r in enumerate(st.rows, 1):
+        lo, hi = r.rating_interval
+        wlo, whi = r.win_ci
+        out.append(
+            {
+                "place": place,
+                "bot": r.bot,
+                "games": r.games,
+                "mean_rank": None if not r.games else round(r.mean_rank, 4),
+                "mean_score": None if not r.games else round(r.mean_score, 4),
+                "score_ci95": None if r.games < 2 else round(r.score_ci, 4),
+                "win_share": None if not r.games else round(r.win_share, 4),
+                "win_share_low": round(wlo, 4),
+                "win_share_high": round(whi, 4),
+                "mu": round(r.mu, 4),
+                "sigma": round(r.sigma, 4),
+                "ordinal": round(r.ordinal, 4),
+                "rating_low": round(lo, 4),
+                "rating_high": round(hi, 4),
+                "strikes": r.strikes,
+                "abandoned": r.abandoned,
+                **{f: r.faults.get(f, 0) for f in FAULTS},
+            }
+        )
+    return out
+
+
+def standings_table(st: Standings, title: str) -> Table:
+    """The standings as a rich table."""
+    t = Table(title=title, title_justify="left")
+    for col, just in (
+        ("#", "right"),
+        ("bot", "left"),
+        ("games", "right"),
+        ("mean rank", "right"),
+        ("mean score ±95%", "right"),
+        ("win share [95%]", "right"),
+        ("rating mu ±1.96 sd", "right"),
+        ("ordinal", "right"),
+        ("faults", "left"),
+    ):
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    for place, r in enumerate(st.rows, 1):
+        lo, hi = r.win_ci
+        faults = ", ".join(f"{n} {f.replace('_', ' ')}" for f, n in sorted(r.faults.items()))
+        if r.abandoned:
+            faults = (faults + ", " if faults else "") + f"{r.abandoned} abandoned"
+        t.add_row(
+            str(place),
+            r.bot,
+            str(r.games),
+            _num(r.mean_rank),
+            f"{_num(r.mean_score, 1)} ±{_num(r.score_ci, 1)}",
+            f"{_num(r.win_share * 100, 1)}% [{lo * 100:.0f}-{hi * 100:.0f}]",
+            f"{r.mu:.2f} ±{1.959964 * r.sigma:.2f}",
+            f"{r.ordinal:.2f}",
+            faults or "-",
+        )
+    return t
+
+
+def head_to_head_table(st: Standings) -> Table:
+    """Row bot finished ahead of column bot in this share of the games both played."""
+    t = Table(
+        title="head to head: share of shared games the row bot finished ahead", title_justify="left"
+    )
+    names = [r.bot for r in st.rows]
+    t.add_column("")
+    for name in names:
+        t.add_column(name, justify="right")
+    for a in names:
+        cells = []
+        for b in names:
+            if a == b:
+                cells.append("")
+                continue
+            share, met = st.head_to_head.get(a, {}).get(b, (math.nan, 0))
+            cells.append("-" if met == 0 else f"{share * 100:.0f}% ({met})")
+        t.add_row(a, *cells)
+    return t
+
+
+def print_standings(st: Standings, title: str, console: Console | None = None) -> None:
+    """Standings and head-to-head to the terminal (or stdout)."""
+    console = console or Console(width=160)
+    console.print(standings_table(st, title))
+    console.print(head_to_head_table(st))
+
+
+def games_rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per seat of every finished game."""
+    out = []
+    for g in results:
+        for s in g["seats"]:
+            out.append(
+                {
+                    "game": g["number"],
+                    "block": g["block"],
+                    "ruleset": g["ruleset"],
+                    "players": g["players"],
+                    "seed": g["seed"],
+                    "ending": g["ending"],
+                    "match_id": g["match_id"],
+                    "record": g["record_path"],
+                    "seat": s["seat"],
+                    "bot": s["bot"],
+                    "total": s["total"],
+                    "rank": s["rank"],
+                    "termination": s["termination"],
+                    "strikes": s["strikes"],
+                }
+            )
+    return out
+
+
+def head_to_head_rows(st: Standings) -> list[dict[str, Any]]:
+    """One row per ordered pair of bots that met."""
+    return [
+        {"bot": a, "opponent": b, "ahead_share": round(share, 4), "games": n}
+        for a in (r.bot for r in st.rows)
+        for b, (share, n) in sorted(st.head_to_head.get(a, {}).items())
+    ]
+
+
+def to_csv(rows: Sequence[dict[str, Any]]) -> str:
+    """Rows as CSV text (header from the first row)."""
+    buf = io.StringIO()
+    if rows:
+        w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    return buf.getvalue()
+
+
+def to_json(data: Any) -> str:
+    """Indented JSON."""
+    return json.dumps(data, indent=2, sort_keys=False) + "\n"
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all (a temporary file renamed over it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,333 @@
+"""Playing a tournament's games: claim a game from the store, play it on a server, store its
+result, N at once. ``tournament run`` and ``tournament worker`` are both this loop; the run
+also creates the tournament and waits until every game is done.
+
+A game is stored only by the lease that played it, so a runner killed at any moment loses
+nothing but the games it was playing, which are replayed from scratch."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+
+from medina.rpc.server import RunningServer, ServerConfig, start_server
+from medina.storage.tournaments import Claim, SeatRow, StoreError, TournamentStore, worker_id
+
+from .config import TournamentConfig, Variant
+from .play import GameError, PlayedGame, play_game
+from .standings import GameResult, SeatResult, Standings, compute, first_separated_block
+
+log = logging.getLogger("medina.tournament")
+
+DEFAULT_LEASE_S = 60.0
+
+
+@dataclass
+class RunOptions:
+    """How to play: ``server`` None starts an in-process server on 127.0.0.1."""
+
+    concurrency: int = 2
+    records: Path = Path("records")
+    server: str | None = None
+    organiser_token: str | None = None
+    lease_s: float = DEFAULT_LEASE_S
+    #: Only this tournament (by id); None: any running tournament of the store (a worker).
+    tournament_id: int | None = None
+    #: Keep waiting for games while a tournament is running elsewhere; False: stop when
+    #: nothing is left to claim and nothing is being played.
+    poll_s: float = 2.0
+
+
+@dataclass
+class Tally:
+    """What a runner did, for its progress line and final message."""
+
+    played: int = 0
+    given_back: int = 0
+    lost_leases: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+
+#: Called after every stored game (for progress displays).
+OnGame = Callable[[Claim, PlayedGame], None]
+
+
+class Runner:
+    """Plays games of a store until none is left (or it is stopped)."""
+
+    def __init__(
+        self, store: TournamentStore, options: RunOptions, on_game: OnGame | None = None
+    ) -> None:
+        self.store = store
+        self.options = options
+        self.on_game = on_game
+        self.owner = worker_id()
+        self.tally = Tally()
+        self.stopping: str | None = None
+        self._stop = asyncio.Event()
+        self._configs: dict[int, TournamentConfig] = {}
+        self._server: RunningServer | None = None
+
+    def stop(self, why: str) -> None:
+        """Stop claiming; games being played are aborted and given back."""
+        if self.stopping is None:
+            self.stopping = why
+        self._stop.set()
+
+    def config(self, tid: int) -> TournamentConfig:
+        """A tournament's configuration, as stored."""
+        if tid not in self._configs:
+            row = next(t for t in self.store.tournaments() if t.id == tid)
+            self._configs[tid] = TournamentConfig.from_json(row.config)
+        return self._configs[tid]
+
+    async def run(self) -> Tally:
+        """Play until no game is left to claim and none is being played (by anyone), or
+        until ``stop``."""
+        await asyncio.to_thread(self.store.reclaim_dead_local, self.options.tournament_id)
+        if self.options.server is None:
+            self._server = await start_server(
+                ServerConfig(host="127.0.0.1", port=0, records_dir=self.options.records)
+            )
+            address = self._server.address
+        else:
+            address = self.options.server
+        metadata: tuple[tuple[str, str], ...] = ()
+        if self.options.organiser_token:
+            metadata = (("authorization", f"Bearer {self.options.organiser_token}"),)
+        try:
+            async with grpc.aio.insecure_channel(address) as channel:
+                slots = [
+                    asyncio.create_task(self._slot(channel, address, metadata))
+                    for _ in range(self.options.concurrency)
+                ]
+                try:
+                    await asyncio.gather(*slots)
+                finally:
+                    for s in slots:
+                        s.cancel()
+                    await asyncio.gather(*slots, return_exceptions=True)
+        finally:
+            if self._server is not None:
+                await self._server.stop(grace_s=1)
+        return self.tally
+
+    async def _slot(
+        self, channel: grpc.aio.Channel, address: str, metadata: tuple[tuple[str, str], ...]
+    ) -> None:
+        while not self._stop.is_set():
+            claim = await asyncio.to_thread(
+                self.store.claim, self.owner, self.options.lease_s, self.options.tournament_id
+            )
+            if claim is None:
+                if not await asyncio.to_thread(self._work_left):
+                    return
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.options.poll_s):
+                        await self._stop.wait()
+                continue
+            await self._play(claim, channel, address, metadata)
+
+    def _work_left(self) -> bool:
+        """Whether games are still pending or being played in the tournaments this runner
+        serves (a game leased elsewhere may come back when its lease runs out)."""
+        ids = (
+            [self.options.tournament_id]
+            if self.options.tournament_id is not None
+            else [t.id for t in self.store.tournaments() if t.status == "running"]
+        )
+        for tid in ids:
+            counts = self.store.counts(tid)
+            if counts.get("pending", 0) or counts.get("running", 0):
+                return True
+        return False
+
+    async def _play(
+        self,
+        claim: Claim,
+        channel: grpc.aio.Channel,
+        address: str,
+        metadata: tuple[tuple[str, str], ...],
+    ) -> None:
+        cfg = self.config(claim.tournament_id)
+        variant = Variant(claim.ruleset, claim.players)
+        settings = cfg.settings(variant, claim.seed, claim.seats)
+        bots = [cfg.bot(name) for name in claim.seats]
+        server = self._server
+
+        def hosted(match_id: str) -> object:
+            return server.arena.get(match_id) if server is not None else None
+
+        game = asyncio.create_task(
+            play_game(
+                channel,
+                address,
+                settings,
+                bots,
+                Path(cfg.base_dir),
+                self.options.records,
+                metadata=metadata,
+                hosted=hosted,  # type: ignore[arg-type]
+            )
+        )
+        lost = asyncio.Event()
+        beat = asyncio.create_task(self._heartbeat(claim, lost))
+        stop = asyncio.create_task(self._stop.wait())
+        lost_wait = asyncio.create_task(lost.wait())
+        try:
+            await asyncio.wait({game, stop, lost_wait}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            beat.cancel()
+            stop.cancel()
+            lost_wait.cancel()
+        if not game.done():
+            game.cancel()
+            with contextlib.suppress(asyncio.CancelledError, GameError):
+                await game
+            why = (
+                f"interrupted: {self.stopping}; replayed from scratch"
+                if not lost.is_set()
+                else "lease lost (the database did not hear from this worker in time)"
+            )
+            if lost.is_set():
+                self.tally.lost_leases += 1
+            else:
+                await asyncio.to_thread(self.store.release, claim, why)
+                self.tally.given_back += 1
+            return
+        try:
+            played = game.result()
+        except GameError as exc:
+            log.warning("game %d of %s: %s; given back", claim.number, claim.tournament, exc)
+            await asyncio.to_thread(self.store.release, claim, f"not played: {exc}")
+            self.tally.given_back += 1
+            # A server that refuses games (full, shutting down) is not asked again at once.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.options.poll_s):
+                    await self._stop.wait()
+            return
+        if played.ending == "aborted":
+            await asyncio.to_thread(
+                self.store.release, claim, f"match {played.match_id} was aborted; replayed"
+            )
+            self.tally.given_back += 1
+            return
+        seats = [
+            SeatRow(
+                seat=s.seat,
+                bot=claim.seats[s.seat],
+                total=s.total,
+                rank=s.rank,
+                termination=s.termination.name.lower(),
+                strikes=s.strikes,
+                detail=s.detail,
+            )
+            for s in played.outcome.seats
+        ]
+        stored = await asyncio.to_thread(
+            self.store.finish,
+            claim,
+            match_id=played.match_id,
+            record_path=played.record_path,
+            ending=played.ending,
+            seats=seats,
+        )
+        if not stored:
+            self.tally.lost_leases += 1
+            log.warning(
+                "game %d of %s: the lease ran out before the result was stored; another worker "
+                "plays it again",
+                claim.number,
+                claim.tournament,
+            )
+            return
+        self.tally.played += 1
+        await asyncio.to_thread(self._after_game, claim.tournament_id)
+        if self.on_game is not None:
+            self.on_game(claim, played)
+
+    async def _heartbeat(self, claim: Claim, lost: asyncio.Event) -> None:
+        while True:
+            await asyncio.sleep(self.options.lease_s / 3)
+            try:
+                held = await asyncio.to_thread(self.store.renew, claim, self.options.lease_s)
+            except StoreError as exc:
+                log.warning("cannot renew the lease of game %d: %s", claim.number, exc)
+                continue
+            if not held:
+                lost.set()
+                return
+
+    def _after_game(self, tid: int) -> None:
+        """Stop early once the standings separated (--until-separated), then mark the
+        tournament finished when nothing is left."""
+        cfg = self.config(tid)
+        if cfg.until_separated:
+            block = separated_block(self.store, tid, cfg)
+            if block is not None and self.store.stop_early(tid, block):
+                log.info("tournament %s: the standings separated after block %d", cfg.name, block)
+        self.store.finish_if_done(tid)
+
+
+def game_results(store: TournamentStore, tid: int) -> list[GameResult]:
+    """The stored results as standings input."""
+    return [
+        GameResult(
+            number=g["number"],
+            block=g["block"],
+            ruleset=g["ruleset"],
+            players=g["players"],
+            ending=g["ending"],
+            seats=tuple(
+                SeatResult(
+                    bot=s["bot"],
+                    seat=s["seat"],
+                    total=s["total"],
+                    rank=s["rank"],
+                    termination=s["termination"],
+                    strikes=s["strikes"],
+                )
+                for s in g["seats"]
+            ),
+        )
+        for g in store.results(tid)
+    ]
+
+
+def separated_block(store: TournamentStore, tid: int, cfg: TournamentConfig) -> int | None:
+    """The first whole block after which the standings separated, if they have."""
+    sizes = store.block_sizes(tid)
+    results = game_results(store, tid)
+    done: dict[int, int] = {}
+    for g in results:
+        done[g.block] = done.get(g.block, 0) + 1
+    whole = 0
+    while done.get(whole, 0) == sizes.get(whole, -1):
+        whole += 1
+    counted = [g for g in results if g.block < whole]
+    return first_separated_block([b.name for b in cfg.bots], counted, cfg.min_games)
+
+
+def standings(store: TournamentStore, tid: int) -> Standings:
+    """The standings of a tournament: every game played, or, when it stopped early because
+    the standings separated, the games up to that point."""
+    row = next(t for t in store.tournaments() if t.id == tid)
+    results = game_results(store, tid)
+    if row.stop_block is not None:
+        results = [g for g in results if g.block <= row.stop_block]
+    return compute(store.bot_names(tid), results)
+
+
+def install_signal_handlers(runner: Runner) -> None:
+    """SIGINT and SIGTERM stop the runner cleanly (games in play are given back)."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, runner.stop, f"runner stopped ({sig.name})")

@@ -1,0 +1,121 @@
+"""Which bots play which game in which seat: round robin and gauntlet groups, paired setups
+with a Latin-square seat rotation. Pure: the same file gives the same schedule."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from .config import MAX_GROUPS, TournamentConfig, Variant
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledGame:
+    """One game: its number in the tournament (play order), the block it belongs to (one
+    setup seed over every seat rotation of one group of bots), and who sits where."""
+
+    number: int
+    block: int
+    variant: Variant
+    seed: int
+    rotation: int
+    seats: tuple[str, ...]
+
+
+def group_count(cfg: TournamentConfig, variant: Variant) -> int:
+    """How many distinct groups of bots can meet in ``variant``."""
+    k = variant.players
+    if cfg.format == "gauntlet":
+        return len(cfg.candidates) * math.comb(len(cfg.bots) - len(cfg.candidates), k - 1)
+    return math.comb(len(cfg.bots), k)
+
+
+def groups(cfg: TournamentConfig, variant: Variant) -> list[tuple[str, ...]]:
+    """Every group of bots that meets in ``variant`` (bot order as in the file)."""
+    k = variant.players
+    names = [b.name for b in cfg.bots]
+    if cfg.format == "gauntlet":
+        rest = [n for n in names if n not in cfg.candidates]
+        return [(c, *g) for c in cfg.candidates for g in itertools.combinations(rest, k - 1)]
+    return list(itertools.combinations(names, k))
+
+
+def _choose(
+    cfg: TournamentConfig, variant: Variant, blocks: int, seed: int
+) -> Iterator[tuple[str, ...]]:
+    """``blocks`` groups: every group in turn when there are no more groups than blocks;
+    otherwise a sample that keeps the bots' numbers of games as even as it can (the
+    least-played first, ties drawn from ``seed``)."""
+    count = group_count(cfg, variant)
+    if count <= blocks:
+        every = groups(cfg, variant)
+        for b in range(blocks):
+            yield every[b % count]
+        return
+    rng = random.Random(seed)
+    played: dict[str, int] = {b.name: 0 for b in cfg.bots}
+    order = {b.name: i for i, b in enumerate(cfg.bots)}
+    pool = groups(cfg, variant) if count <= MAX_GROUPS else []
+    for _ in range(blocks):
+        if pool:
+            rng.shuffle(pool)
+            best = min(pool, key=lambda g: sum(played[n] for n in g))
+            pool.remove(best)
+        else:  # too many groups to list: take the least-played bots
+            k = variant.players
+
+            def least(names: list[str], n: int) -> list[str]:
+                return sorted(names, key=lambda x: (played[x], rng.random()))[:n]
+
+            if cfg.format == "gauntlet":
+                rest = [b.name for b in cfg.bots if b.name not in cfg.candidates]
+                best = (
+                    *least(list(cfg.candidates), 1),
+                    *sorted(least(rest, k - 1), key=order.__getitem__),
+                )
+            else:
+                best = tuple(sorted(least(list(played), k), key=order.__getitem__))
+        for n in best:
+            played[n] += 1
+        yield best
+
+
+def rotation(group: Sequence[str], r: int) -> tuple[str, ...]:
+    """Seat order of rotation ``r``: seat i gets ``group[(i + r) % k]``. Over the ``k``
+    rotations every bot sits in every seat once (a Latin square)."""
+    k = len(group)
+    return tuple(group[(i + r) % k] for i in range(k))
+
+
+def build(cfg: TournamentConfig) -> list[ScheduledGame]:
+    """The whole schedule: ``cfg.games`` games per variant, numbered in play order.
+
+    Blocks of the variants are interleaved so an early stop (``--until-separated``) has
+    played every variant; block ``b`` uses setup seed ``cfg.seed + b``.
+    """
+    per_variant: list[list[tuple[int, tuple[str, ...], int]]] = []
+    for vi, variant in enumerate(cfg.variants):
+        k = variant.players
+        size = k if cfg.paired else 1
+        n_blocks = cfg.games // size
+        chosen = list(_choose(cfg, variant, n_blocks, cfg.seed * 1_000_003 + vi))
+        per_variant.append([(vi, g, size) for g in chosen])
+    out: list[ScheduledGame] = []
+    block = 0
+    longest = max(len(v) for v in per_variant)
+    for i in range(longest):
+        for blocks in per_variant:
+            if i >= len(blocks):
+                continue
+            vi, group, size = blocks[i]
+            variant = cfg.variants[vi]
+            seed = cfg.seed + block
+            for r in range(size):
+                # unpaired: rotate the seats from one game to the next all the same
+                rot = r if cfg.paired else i % variant.players
+                out.append(ScheduledGame(len(out), block, variant, seed, rot, rotation(group, rot)))
+            block += 1
+    return out
