@@ -60,6 +60,8 @@ FORBIDDEN = {
         "medina.wire",
         "medina.records",
         "medina.cli",
+        "medina.tournament",
+        "medina.storage",
         "grpc",
         "google",
     ),
@@ -69,15 +71,31 @@ FORBIDDEN = {
         "medina.wire",
         "medina.records",
         "medina.cli",
+        "medina.tournament",
+        "medina.storage",
         "medina_client",
         "grpc",
         "google",
         "socket",
         "asyncio.streams",
     ),
-    "wire": ("medina.rpc", "medina.records", "medina.cli", "grpc"),
+    "wire": ("medina.rpc", "medina.records", "medina.cli", "medina.tournament", "grpc"),
     "records": ("medina.rpc", "medina.cli", "grpc"),
-    "rpc": ("medina.cli",),
+    "rpc": ("medina.cli", "medina.tournament", "medina.storage"),
+    # Launching bot processes: no server, no protocol.
+    "launch": ("medina.cli", "medina.rpc", "medina.referee", "medina.tournament", "grpc"),
+    # Storage is tables and queries: it knows no game, no server, no tournament logic.
+    "storage": (
+        "medina.cli",
+        "medina.rpc",
+        "medina.referee",
+        "medina.tournament",
+        "medina.wire",
+        "medina.engine",
+        "grpc",
+    ),
+    # Tournaments drive servers over gRPC like any organiser; the CLI drives them.
+    "tournament": ("medina.cli", "medina_client"),
     # check-bot drives the real server and referee; the CLI hands it a bot launcher. Of the
     # SDK it uses only the example strategies, for its in-process opponents.
     "checkbot": (
@@ -110,6 +128,21 @@ def test_client_never_imports_the_server_side() -> None:
             if name.startswith(("medina.referee", "medina.rpc", "medina.tournament", "medina.cli")):
                 bad.append(f"{path.relative_to(ROOT)} imports {name}")
     assert not bad, "\n".join(bad)
+
+
+#: Packages at the top of the tree: they are driven by nobody inside medina.
+TOP = {"cli"}
+
+
+def test_every_package_is_guarded_and_documented() -> None:
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    packages = sorted(
+        p.parent.name for p in SERVER.glob("*/__init__.py") if p.parent.name != "v1"
+    )
+    unguarded = [p for p in packages if p not in FORBIDDEN and p not in TOP]
+    assert not unguarded, f"packages with no import rule here: {unguarded}"
+    undocumented = [p for p in packages if f"{p}/" not in doc]
+    assert not undocumented, f"packages docs/architecture.md does not name: {undocumented}"
 
 
 def test_the_checker_sees_relative_imports() -> None:

@@ -8,11 +8,13 @@ the database's clock, so machines with skewed clocks share one tournament safely
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import socket
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -163,6 +165,24 @@ class TournamentStore:
 
     def migrate(self) -> int:
         """Bring the schema to the latest version; the version it is at."""
+        with self._sqlite_lock():
+            return self._migrate()
+
+    @contextlib.contextmanager
+    def _sqlite_lock(self) -> Iterator[None]:
+        # SQLite's DDL does not queue behind another process's migration: a lock file does.
+        database = make_url(self.url).database
+        if self.dialect != "sqlite" or not database or database == ":memory:":
+            yield
+            return
+        with open(f"{database}.lock", "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    def _migrate(self) -> int:
         try:
             with self.engine.begin() as conn:
                 if self.dialect == "postgresql":  # one migrator at a time

@@ -1,0 +1,66 @@
+"""Tournament files for the end-to-end tests: two example bots, a weak one and a broken one."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+BOTS = Path(__file__).resolve().parent / "bots"
+
+
+def cup_file(directory: Path, name: str = "cup", games: int = 8, extra: str = "") -> Path:
+    """A 4-player medina-v2 round robin of greedy, random, weak and crashy."""
+    path = directory / f"{name}.toml"
+    path.write_text(
+        f'name = "{name}"\ngames = {games}\nseed = 11\n{extra}\n'
+        "[clock]\ndecision_ms = 10000\n\n"
+        '[[bots]]\nname = "greedy"\ncommand = "python -m medina_client --bot greedy"\n\n'
+        '[[bots]]\nname = "random"\ncommand = "python -m medina_client --bot random"\n\n'
+        f'[[bots]]\nname = "weak"\ncommand = ["python", "{BOTS / "weak.py"}"]\n\n'
+        f'[[bots]]\nname = "crashy"\ncommand = ["python", "{BOTS / "crashy.py"}"]\n'
+        'env = { CRASH_AT = "5" }\n'
+    )
+    return path
+
+
+def cli(*args: str, cwd: Path) -> list[str]:
+    """The medina-arena command line."""
+    return [sys.executable, "-m", "medina.cli", *args]
+
+
+def run_cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run medina-arena to its end."""
+    return subprocess.run(
+        cli(*args, cwd=cwd), cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def standings_json(cwd: Path, *where: str) -> list[dict[str, Any]]:
+    """The exported standings."""
+    done = run_cli(
+        "tournament", "export", *where, "--format", "json", "--table", "standings", cwd=cwd
+    )
+    assert done.returncode == 0, done.stderr
+    rows: list[dict[str, Any]] = json.loads(done.stdout)
+    return rows
+
+
+def wait_for(predicate: Any, timeout: float, what: str) -> None:
+    """Poll a condition of the outside world (a database) until it holds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def kill_group(proc: subprocess.Popen[str]) -> None:
+    """SIGKILL a process and everything it started (its bots)."""
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)

@@ -1,0 +1,160 @@
+"""Tournament files: a good one is read whole; each mistake is named with file, key and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from medina.referee.config import TimeoutPolicy
+from medina.tournament.config import TournamentConfig, TournamentConfigError, load
+
+GOOD = """\
+name = "cup"
+games = 8
+seed = 5
+format = "round-robin"
+
+[clock]
+decision_ms = 2000
+bank_ms = 0
+
+[policies]
+on_timeout = "forfeit"
+max_strikes = 2
+
+[[variants]]
+ruleset = "medina-v2"
+players = 4
+
+[[variants]]
+ruleset = "medina-v1-2p"
+players = 2
+
+[[bots]]
+name = "greedy"
+command = "python -m medina_client --bot greedy"
+
+[[bots]]
+name = "random"
+command = ["python", "-m", "medina_client"]
+env = { SEED = "1" }
+
+[[bots]]
+name = "c"
+command = "python c.py"
+cwd = "."
+
+[[bots]]
+name = "d"
+command = "python d.py"
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "cup.toml"
+    p.write_text(text)
+    return p
+
+
+def test_a_good_file(tmp_path: Path) -> None:
+    cfg = load(write(tmp_path, GOOD))
+    assert cfg.name == "cup" and cfg.games == 8 and cfg.seed == 5 and cfg.paired
+    assert [b.name for b in cfg.bots] == ["greedy", "random", "c", "d"]
+    assert cfg.bots[0].command == ("python", "-m", "medina_client", "--bot", "greedy")
+    assert cfg.bots[1].env == (("SEED", "1"),)
+    assert cfg.time.decision_ms == 2000 and cfg.time.bank_ms == 0  # 0 is 0, not "default"
+    assert cfg.policies.on_timeout is TimeoutPolicy.FORFEIT and cfg.policies.max_strikes == 2
+    assert [(v.ruleset, v.players) for v in cfg.variants] == [("medina-v2", 4), ("medina-v1-2p", 2)]
+    again = TournamentConfig.from_json(cfg.to_json())
+    assert again == cfg and again.digest == cfg.digest
+
+
+def test_the_digest_ignores_where_records_go(tmp_path: Path) -> None:
+    a = load(write(tmp_path, GOOD))
+    b = load(write(tmp_path, GOOD.replace("seed = 5", 'seed = 5\nrecords = "elsewhere"')))
+    c = load(write(tmp_path, GOOD.replace("seed = 5", "seed = 6")))
+    assert a.digest == b.digest != c.digest
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("games = 8", "games = 6"), r"cup.toml:2: games: 6 is not a multiple of 4"),
+        (("games = 8", "games = 0"), r"cup.toml:2: games: must be at least 1, got 0"),
+        (("games = 8", 'games = "8"'), r"cup.toml:2: games: must be a whole number, got '8'"),
+        (("seed = 5", "sede = 5"), r"cup.toml: unknown key\(s\) sede"),
+        (
+            ('format = "round-robin"', 'format = "swiss"'),
+            r"cup.toml:4: format: unknown format 'swiss'",
+        ),
+        (
+            ("decision_ms = 2000", "decision_ms = 0"),
+            r"\[clock\]: time_control.decision_ms must be positive",
+        ),
+        (
+            ("decision_ms = 2000", "decision = 2000"),
+            r"cup.toml:6: \[clock\]: unknown key\(s\) decision",
+        ),
+        (
+            ('on_timeout = "forfeit"', 'on_timeout = "pass"'),
+            r"cup.toml:11: \[policies\] on_timeout",
+        ),
+        (
+            ('ruleset = "medina-v1-2p"', 'ruleset = "chess"'),
+            r"cup.toml:19: \[\[variants\]\] #2 ruleset: unknown ruleset 'chess'",
+        ),
+        (("players = 2", "players = 3"), r"\[\[variants\]\] #2 players: .*3"),
+        (
+            ('name = "c"', 'name = "greedy"'),
+            r"cup.toml:32: \[\[bots\]\] #3 name: bot 'greedy' is named twice",
+        ),
+        (('name = "d"', 'name = "a b"'), r"\[\[bots\]\] #4 name: 'a b' is not a valid bot name"),
+        (
+            ('command = "python d.py"', 'command = "no-such-program-xyz --x"'),
+            r"cup.toml:38: \[\[bots\]\] #4 command: program 'no-such-program-xyz' is not found",
+        ),
+        (('command = "python d.py"', "command = []"), r"\[\[bots\]\] #4 command: is empty"),
+        (
+            ('cwd = "."', 'cwd = "missing"'),
+            r"cup.toml:34: \[\[bots\]\] #3 cwd: no such directory 'missing'",
+        ),
+        (
+            ('env = { SEED = "1" }', "env = { SEED = 1 }"),
+            r"\[\[bots\]\] #2 env: must be a table of strings",
+        ),
+        (('name = "cup"', 'name = ""'), r"cup.toml:1: name: '' is not a valid name"),
+    ],
+)
+def test_mistakes_are_named(tmp_path: Path, change: tuple[str, str], message: str) -> None:
+    old, new = change
+    assert old in GOOD
+    with pytest.raises(TournamentConfigError, match=message):
+        load(write(tmp_path, GOOD.replace(old, new, 1)))
+
+
+def test_file_level_mistakes(tmp_path: Path) -> None:
+    with pytest.raises(TournamentConfigError, match="no such tournament file"):
+        load(tmp_path / "missing.toml")
+    with pytest.raises(TournamentConfigError, match="not valid TOML"):
+        load(write(tmp_path, "name = \n"))
+    with pytest.raises(TournamentConfigError, match="no bots"):
+        load(write(tmp_path, 'name = "x"\ngames = 4\n'))
+    two = (
+        GOOD.split("[[bots]]")[0]
+        + '[[bots]]\nname = "a"\ncommand = "python a"\n[[bots]]\nname = "b"\ncommand = "python b"\n'
+    )
+    with pytest.raises(
+        TournamentConfigError, match="4-player games need at least 4 bots, there are 2"
+    ):
+        load(write(tmp_path, two))
+    gauntlet = GOOD.replace('format = "round-robin"', 'format = "gauntlet"')
+    with pytest.raises(TournamentConfigError, match="a gauntlet needs candidates"):
+        load(write(tmp_path, gauntlet))
+    with pytest.raises(
+        TournamentConfigError, match="at least 3 bots besides the candidates, there are 2"
+    ):
+        load(write(tmp_path, gauntlet.replace("seed = 5", 'seed = 5\ncandidates = ["c", "d"]')))
+    with pytest.raises(TournamentConfigError, match="'zed' is not one of the bots"):
+        load(write(tmp_path, gauntlet.replace("seed = 5", 'seed = 5\ncandidates = ["zed"]')))
+    with pytest.raises(TournamentConfigError, match='candidates are for format = "gauntlet"'):
+        load(write(tmp_path, GOOD.replace("seed = 5", 'seed = 5\ncandidates = ["c"]')))

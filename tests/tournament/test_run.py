@@ -1,0 +1,187 @@
+"""End to end: `medina-arena tournament run` plays real matches between bot processes; killed
+with SIGKILL and run again it finishes with the same standings as an uninterrupted run."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from medina.records.reader import read_record
+from medina.records.verify import verify_record
+from medina.storage.tournaments import TournamentStore
+
+from .cups import cli, cup_file, run_cli, standings_json, wait_for
+
+pytestmark = pytest.mark.timeout(600)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Path, subprocess.CompletedProcess[str]]]:
+    """One whole run of the cup, shared by the tests of this module."""
+    d = tmp_path_factory.mktemp("cup")
+    cup_file(d)
+    done = run_cli("tournament", "run", "cup.toml", "--concurrency", "2", cwd=d)
+    yield d, done
+
+
+def test_a_tournament_is_played_stored_and_reported(
+    uninterrupted: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    d, done = uninterrupted
+    assert done.returncode == 0, done.stderr
+    assert "tournament cup: starting, 8 games (0 done)" in done.stdout
+    assert "game 8/8" in done.stdout or "(8 done)" in done.stdout
+    rows = standings_json(d, "cup.toml")
+    assert [r["games"] for r in rows] == [8, 8, 8, 8]
+    crashy = rows[-1]
+    assert crashy["bot"] == "crashy" and crashy["crashed"] == 8 and crashy["mean_rank"] == 4.0
+    for r in rows[:-1]:
+        assert r["crashed"] == r["timeout"] == r["illegal_action"] == r["disconnected"] == 0
+    store = TournamentStore(str(d / "tournaments" / "cup" / "tournament.db"))
+    tid = store.tournament("cup").id
+    assert store.tournament("cup").status == "finished"
+    results = store.results(tid)
+    assert len(results) == 8 and all(g["attempts"] == 1 for g in results)
+    for g in results:  # every record kept and verifiable
+        path = Path(g["record_path"])
+        if not path.is_absolute():
+            path = d / path
+        report = verify_record(read_record(path))
+        assert report.complete, report
+    # the same command again plays nothing more
+    again = run_cli("tournament", "run", "cup.toml", cwd=d)
+    assert again.returncode == 0 and "continuing, 8 games (8 done)" in again.stdout
+    assert standings_json(d, "cup.toml") == rows
+
+
+def test_standings_games_and_export(
+    uninterrupted: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    d, _ = uninterrupted
+    shown = run_cli("tournament", "standings", "cup.toml", cwd=d)
+    assert shown.returncode == 0 and "crashy" in shown.stdout and "head to head" in shown.stdout
+    games = run_cli("tournament", "games", "--out", "tournaments/cup", cwd=d)
+    assert games.returncode == 0 and games.stdout.count("medina-v2 4p") == 8
+    out = d / "exports" / "standings.csv"
+    done = run_cli("tournament", "export", "cup.toml", "--format", "csv", "-o", str(out), cwd=d)
+    assert done.returncode == 0, done.stderr
+    lines = out.read_text().splitlines()
+    assert lines[0].startswith("place,bot,games,mean_rank") and len(lines) == 5
+    everything = run_cli("tournament", "export", "cup.toml", "--format", "json", cwd=d)
+    data = json.loads(everything.stdout)
+    assert {"standings", "head_to_head", "games", "rating_history"} <= set(data)
+    assert len(data["games"]) == 8
+    bad = run_cli("tournament", "export", "cup.toml", "--format", "csv", "--table", "all", cwd=d)
+    assert bad.returncode == 2 and "CSV holds one table" in bad.stderr
+    missing = run_cli("tournament", "standings", "--out", "nowhere", cwd=d)
+    assert (
+        missing.returncode == 2
+        and "no tournament database at nowhere/tournament.db" in missing.stderr
+    )
+
+
+def test_a_changed_file_is_refused(
+    uninterrupted: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    d, _ = uninterrupted
+    changed = (d / "cup.toml").read_text().replace("seed = 11", "seed = 12")
+    (tmp_path / "cup.toml").write_text(changed)
+    done = run_cli(
+        "tournament",
+        "run",
+        str(tmp_path / "cup.toml"),
+        "--out",
+        str(d / "tournaments" / "cup"),
+        cwd=d,
+    )
+    assert done.returncode == 2
+    assert "was started from a different file" in done.stderr
+
+
+def test_sigkill_mid_run_then_resume_gives_the_same_standings(
+    uninterrupted: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    d, _ = uninterrupted
+    expected = standings_json(d, "cup.toml")
+    cup_file(tmp_path)
+    db = tmp_path / "tournaments" / "cup" / "tournament.db"
+    proc = subprocess.Popen(
+        cli("tournament", "run", "cup.toml", "--concurrency", "2", "--quiet", cwd=tmp_path),
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+
+        def some_done_some_running() -> bool:
+            if not db.exists():
+                return False
+            counts = TournamentStore(str(db)).counts(1)
+            return counts.get("done", 0) >= 2 and counts.get("running", 0) >= 1
+
+        wait_for(some_done_some_running, 240, "two games done and one being played")
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # its orphaned bots
+    store = TournamentStore(str(db))
+    before = store.counts(1)
+    assert before.get("running", 0) >= 1 and before.get("done", 0) < 8
+    done_before = {g["number"]: g["match_id"] for g in store.results(1)}
+    resumed = run_cli("tournament", "run", "cup.toml", "--concurrency", "2", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"continuing, 8 games ({before['done']} done)" in resumed.stdout
+    results = store.results(1)
+    assert len(results) == 8
+    # finished games were kept, not replayed; the interrupted ones were replayed from scratch
+    for g in results:
+        if g["number"] in done_before:
+            assert g["match_id"] == done_before[g["number"]] and g["attempts"] == 1
+    replayed = [g for g in results if g["attempts"] > 1]
+    assert replayed, "the game that was being played was replayed"
+    assert {i["what"] for i in store.incidents(1)} == {
+        "interrupted: its runner is gone; replayed from scratch"
+    }
+    assert standings_json(tmp_path, "cup.toml") == expected
+
+
+def test_sigterm_gives_games_back(tmp_path: Path) -> None:
+    cup_file(tmp_path)
+    db = tmp_path / "tournaments" / "cup" / "tournament.db"
+    proc = subprocess.Popen(
+        cli("tournament", "run", "cup.toml", "--concurrency", "2", cwd=tmp_path),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        wait_for(
+            lambda: db.exists() and TournamentStore(str(db)).counts(1).get("running", 0) >= 1,
+            240,
+            "a game being played",
+        )
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 143, err
+    assert "runner stopped (SIGTERM)" in err and "run the same command to continue" in err
+    counts = TournamentStore(str(db)).counts(1)
+    assert counts.get("running", 0) == 0  # nothing left leased
+    whats: set[Any] = {i["what"] for i in TournamentStore(str(db)).incidents(1)}
+    assert whats == {"interrupted: runner stopped (SIGTERM); replayed from scratch"}

@@ -1,0 +1,99 @@
+"""Schedules: every group meets, every bot sits in every seat equally often, balanced samples,
+the same file gives the same schedule."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from medina.tournament.config import BotSpec, TournamentConfig, Variant
+from medina.tournament.schedule import build, group_count, groups, rotation
+
+
+def cfg(n_bots: int, players: int, games: int, **kw: object) -> TournamentConfig:
+    bots = tuple(BotSpec(f"b{i}", ("x",)) for i in range(n_bots))
+    ruleset = "medina-v1-2p" if players == 2 else "medina-v2"
+    return TournamentConfig(
+        name="t",
+        bots=bots,
+        variants=(Variant(ruleset, players),),
+        games=games,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_rotations_form_a_latin_square() -> None:
+    group = ("a", "b", "c", "d")
+    rows = [rotation(group, r) for r in range(4)]
+    for seat in range(4):
+        assert sorted(row[seat] for row in rows) == sorted(group)
+    assert rows[0] == group
+
+
+def test_paired_round_robin_meets_every_group_with_every_rotation() -> None:
+    c = cfg(5, 4, 5 * 4 * 2)  # 5 groups of 4, two seeds each
+    games = build(c)
+    assert len(games) == 40 and [g.number for g in games] == list(range(40))
+    assert Counter(tuple(sorted(g.seats)) for g in games) == Counter(
+        {tuple(sorted(grp)): 8 for grp in groups(c, c.variants[0])}
+    )
+    for block in {g.block for g in games}:
+        in_block = [g for g in games if g.block == block]
+        assert len(in_block) == 4 and len({g.seed for g in in_block}) == 1
+        for seat in range(4):
+            assert len({g.seats[seat] for g in in_block}) == 4  # each bot in each seat once
+    seats = Counter((g.seats[s], s) for g in games for s in range(4))
+    assert set(seats.values()) == {8}  # every bot in every seat equally often
+    assert build(c) == games  # deterministic
+
+
+def test_a_sample_of_many_groups_stays_balanced() -> None:
+    c = cfg(12, 4, 4 * 30)  # 495 groups, 30 blocks
+    games = build(c)
+    per_bot = Counter(b for g in games for b in g.seats)
+    assert max(per_bot.values()) - min(per_bot.values()) <= 4  # within one block's worth
+    assert len({tuple(g.seats) for g in games if g.rotation == 0}) == 30  # no group twice
+
+
+def test_a_huge_field_is_sampled_without_listing_it() -> None:
+    c = cfg(200, 4, 4 * 50)  # 64 million groups
+    assert group_count(c, c.variants[0]) > 10**7
+    games = build(c)
+    per_bot = Counter(b for g in games for b in g.seats)
+    assert len(per_bot) == 200 and max(per_bot.values()) == 4
+
+
+def test_gauntlet_puts_a_candidate_in_every_game() -> None:
+    c = cfg(5, 2, 2 * 8, format="gauntlet", candidates=("b0", "b1"))
+    games = build(c)
+    assert all(len({"b0", "b1"} & set(g.seats)) >= 1 for g in games)
+    firsts = Counter(g.seats for g in games if g.rotation == 0)
+    assert firsts == Counter(
+        {
+            ("b0", "b2"): 2,
+            ("b0", "b3"): 2,
+            ("b0", "b4"): 1,
+            ("b1", "b2"): 1,
+            ("b1", "b3"): 1,
+            ("b1", "b4"): 1,
+        }
+    )
+    assert not any({"b0", "b1"} <= set(g.seats) for g in games)  # candidates never meet
+
+
+def test_unpaired_games_rotate_seats_and_seeds() -> None:
+    c = cfg(4, 4, 8, paired=False)
+    games = build(c)
+    assert len({g.seed for g in games}) == 8
+    assert Counter(g.seats[0] for g in games) == Counter({f"b{i}": 2 for i in range(4)})
+
+
+def test_variants_interleave() -> None:
+    c = TournamentConfig(
+        name="t",
+        bots=tuple(BotSpec(f"b{i}", ("x",)) for i in range(4)),
+        variants=(Variant("medina-v2", 4), Variant("medina-v1-2p", 2)),
+        games=8,
+    )
+    games = build(c)
+    assert [g.variant.players for g in games[:6]] == [4, 4, 4, 4, 2, 2]
+    assert Counter(g.variant.players for g in games) == {4: 8, 2: 8}

@@ -1,0 +1,117 @@
+"""Standings: shares, intervals, ratings, faults, head-to-head, separation, order independence."""
+
+from __future__ import annotations
+
+import math
+import random
+
+from medina.tournament.standings import (
+    GameResult,
+    SeatResult,
+    compute,
+    first_separated_block,
+    wilson,
+)
+
+
+def game(
+    number: int,
+    ranks: dict[str, int],
+    *,
+    block: int | None = None,
+    ending: str = "complete",
+    faults: dict[str, str] | None = None,
+) -> GameResult:
+    faults = faults or {}
+    return GameResult(
+        number=number,
+        block=number if block is None else block,
+        ruleset="medina-v2",
+        players=len(ranks),
+        ending=ending,
+        seats=tuple(
+            SeatResult(
+                bot=b, seat=i, total=40 - 10 * r, rank=r, termination=faults.get(b, "normal")
+            )
+            for i, (b, r) in enumerate(ranks.items())
+        ),
+    )
+
+
+def test_shared_first_places_are_split_and_means_counted() -> None:
+    st = compute(
+        ["a", "b", "c"], [game(0, {"a": 1, "b": 1, "c": 3}), game(1, {"a": 1, "b": 2, "c": 3})]
+    )
+    rows = {r.bot: r for r in st.rows}
+    assert rows["a"].wins == 1.5 and rows["b"].wins == 0.5 and rows["c"].wins == 0
+    assert rows["a"].win_share == 0.75
+    assert rows["b"].mean_rank == 1.5 and rows["c"].mean_score == 10
+    assert [r.bot for r in st.rows] == ["a", "b", "c"]
+    assert st.head_to_head["a"]["b"] == (0.75, 2)  # a tie counts half
+    assert st.head_to_head["c"]["a"] == (0.0, 2)
+    assert st.games == 2
+
+
+def test_faults_are_charged_to_the_bot_and_never_help_it() -> None:
+    results = [
+        game(
+            i,
+            {"good": 2, "crashy": 3, "ok": 1} if i % 2 else {"good": 1, "crashy": 3, "ok": 2},
+            faults={"crashy": "crashed"},
+        )
+        for i in range(10)
+    ]
+    st = compute(["good", "crashy", "ok"], results)
+    assert st.rows[-1].bot == "crashy"
+    assert st.rows[-1].faults == {"crashed": 10}
+    assert all(r.faults == {} for r in st.rows[:-1])
+
+
+def test_abandoned_games_count_only_as_faults() -> None:
+    st = compute(
+        ["a", "b"],
+        [
+            game(0, {"a": 1, "b": 2}),
+            game(1, {"a": 1, "b": 1}, ending="abandoned", faults={"a": "no_show", "b": "no_show"}),
+        ],
+    )
+    rows = {r.bot: r for r in st.rows}
+    assert rows["a"].games == 1 and rows["a"].abandoned == 1 and rows["a"].faults == {"no_show": 1}
+    assert st.games == 1
+
+
+def test_the_order_games_finished_in_does_not_matter() -> None:
+    rng = random.Random(3)
+    results = []
+    for i in range(30):
+        order = ["a", "b", "c", "d"]
+        rng.shuffle(order)
+        results.append(game(i, {b: k + 1 for k, b in enumerate(order)}))
+    shuffled = list(results)
+    rng.shuffle(shuffled)
+    a, b = compute("abcd", results), compute("abcd", shuffled)
+    assert [(r.bot, r.mu, r.sigma) for r in a.rows] == [(r.bot, r.mu, r.sigma) for r in b.rows]
+
+
+def test_a_clear_order_separates_and_a_coin_does_not() -> None:
+    clear = [game(i, {"a": 1, "b": 2, "c": 3}, block=i // 3) for i in range(90)]
+    block = first_separated_block(["a", "b", "c"], clear, min_games=0)
+    assert block is not None and block < 29
+    assert compute(["a", "b", "c"], clear).separated()
+    rng = random.Random(1)
+    coin = []
+    for i in range(90):
+        order = ["a", "b", "c"]
+        rng.shuffle(order)
+        coin.append(game(i, {x: k + 1 for k, x in enumerate(order)}, block=i // 3))
+    assert first_separated_block(["a", "b", "c"], coin, min_games=0) is None
+    # min_games holds the stop back
+    assert first_separated_block(["a", "b", "c"], clear, min_games=60) == 19
+
+
+def test_intervals() -> None:
+    lo, hi = wilson(5, 10)
+    assert 0.2 < lo < 0.5 < hi < 0.8
+    assert wilson(0, 0) == (0.0, 1.0)
+    st = compute(["a", "b"], [game(0, {"a": 1, "b": 2})])
+    assert math.isinf(st.rows[0].score_ci)  # one game: no interval yet
