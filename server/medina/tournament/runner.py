@@ -73,6 +73,7 @@ class Runner:
         self.tally = Tally()
         self.stopping: str | None = None
         self._stop = asyncio.Event()
+        self._changed = asyncio.Event()  # a game of this runner ended (stored or given back)
         self._configs: dict[int, TournamentConfig] = {}
         self._server: RunningServer | None = None
 
@@ -130,11 +131,23 @@ class Runner:
             if claim is None:
                 if not await asyncio.to_thread(self._work_left):
                     return
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(self.options.poll_s):
-                        await self._stop.wait()
+                # Games are in play (here or elsewhere): one may come back. Look again when
+                # one of ours ends, or after poll_s for the others'.
+                self._changed.clear()
+                waits = [
+                    asyncio.create_task(self._stop.wait()),
+                    asyncio.create_task(self._changed.wait()),
+                ]
+                _done, pending = await asyncio.wait(
+                    waits, timeout=self.options.poll_s, return_when=asyncio.FIRST_COMPLETED
+                )
+                for w in pending:
+                    w.cancel()
                 continue
-            await self._play(claim, channel, address, metadata)
+            try:
+                await self._play(claim, channel, address, metadata)
+            finally:
+                self._changed.set()
 
     def _work_left(self) -> bool:
         """Whether games are still pending or being played in the tournaments this runner
