@@ -20,7 +20,7 @@ from medina.rpc.server import ServerConfig, start_server
 from medina.storage.tournaments import NewGame, TournamentStore
 from medina.tournament.config import BotSpec, TournamentConfig, Variant
 from medina.tournament.play import play_game
-from medina.tournament.runner import RunOptions, Runner
+from medina.tournament.runner import Runner, RunOptions
 from medina.tournament.schedule import build
 
 from bench import games, quick
