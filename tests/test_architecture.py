@@ -136,9 +136,7 @@ TOP = {"cli"}
 
 def test_every_package_is_guarded_and_documented() -> None:
     doc = (ROOT / "docs" / "architecture.md").read_text()
-    packages = sorted(
-        p.parent.name for p in SERVER.glob("*/__init__.py") if p.parent.name != "v1"
-    )
+    packages = sorted(p.parent.name for p in SERVER.glob("*/__init__.py") if p.parent.name != "v1")
     unguarded = [p for p in packages if p not in FORBIDDEN and p not in TOP]
     assert not unguarded, f"packages with no import rule here: {unguarded}"
     undocumented = [p for p in packages if f"{p}/" not in doc]
