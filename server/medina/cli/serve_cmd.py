@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import ipaddress
 import logging
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 from medina.rpc.admission import AdmissionLimits
+from medina.rpc.front import serve_front_forever
 from medina.rpc.limits import Limits
 from medina.rpc.server import ServerConfig, serve_forever
+from medina.rpc.workers import WorkerStartError
 
 from .errors import CommandError
 from .options import read_file
@@ -83,6 +87,15 @@ def add_parser(sub: Any) -> None:
         f"(default {a.max_loop_lag_ms}); --no-lag-limit turns it off",
     )
     p.add_argument("--no-lag-limit", action="store_true", help="never refuse a match for loop lag")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="processes that run matches behind the one address (default: the number of "
+        "cores here, %(default)s); 1 runs everything in this process",
+    )
+    # A worker of a multi-worker server: started by its front, never by hand.
+    p.add_argument("--internal", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(run=run)
 
 
@@ -128,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise CommandError(str(exc)) from None
+    if args.workers < 1:
+        raise CommandError(f"--workers must be at least 1, got {args.workers}")
     config = ServerConfig(
         host=args.host,
         port=args.port,
@@ -141,7 +156,68 @@ def run(args: argparse.Namespace) -> int:
         admission=admission,
     )
     try:
-        asyncio.run(serve_forever(config))
-    except OSError as exc:
+        if args.internal:
+            asyncio.run(serve_forever(_internal(config), until_stdin_closes=True))
+        elif args.workers == 1:
+            asyncio.run(serve_forever(config))
+        else:
+            advertise = _loopback(args.host) and not args.tls_cert
+            argv = worker_argv(args)
+            asyncio.run(serve_front_forever(config, argv, args.workers, advertise=advertise))
+    except (OSError, WorkerStartError) as exc:
         raise CommandError(str(exc)) from None
     return 0
+
+
+def _internal(config: ServerConfig) -> ServerConfig:
+    """A worker's settings: its front reads the records and limits streams per client (every
+    forwarded stream comes from the front, over one connection)."""
+    if not config.organiser_token:
+        raise CommandError("--internal is for worker processes started by a front")
+    worker = os.environ.get("MEDINA_WORKER", "?")
+    for handler in logging.getLogger().handlers:
+        handler.setFormatter(
+            logging.Formatter(f"%(asctime)s %(levelname)s worker {worker} %(name)s: %(message)s")
+        )
+    return dataclasses.replace(
+        config,
+        scan_records=False,
+        limits=dataclasses.replace(config.limits, max_streams_per_client=0),
+        admission=dataclasses.replace(config.admission, max_matches=None),
+        options=(("grpc.max_concurrent_streams", 1 << 20),),
+    )
+
+
+def worker_argv(args: argparse.Namespace) -> list[str]:
+    """The command line of a worker process: ``serve --internal`` on 127.0.0.1, a free port,
+    the same records, limits and grace (the organiser secret comes in its environment)."""
+    argv = [
+        sys.executable,
+        "-m",
+        "medina.cli",
+        "--log-level",
+        logging.getLevelName(logging.getLogger().getEffectiveLevel()),
+        "serve",
+        "--internal",
+        "--workers",
+        "1",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--records",
+        str(Path(args.records).resolve()),
+        "--grace-s",
+        repr(args.grace_s),
+        "--max-message-bytes",
+        str(args.max_message_bytes),
+        "--handshake-timeout-s",
+        repr(args.handshake_timeout_s),
+        "--unsolicited-per-second",
+        repr(args.unsolicited_per_second),
+        "--max-loop-lag-ms",
+        str(args.max_loop_lag_ms),
+    ]
+    if args.no_lag_limit:
+        argv.append("--no-lag-limit")
+    return argv

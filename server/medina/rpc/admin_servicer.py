@@ -21,13 +21,20 @@ from .admission import AdmissionLimits, LoopLag, refusal
 from .auth import require_organiser
 from .host import Arena, ArenaClosedError, HostedMatch
 from .limits import ClientSlots, stream_slot
-from .listing import ListingError, SortKey, page_size, paginate
+from .listing import (
+    SORT_KEYS_METADATA,
+    ListingError,
+    SortKey,
+    encode_keys,
+    page_size,
+    paginate,
+)
 
 Context = grpc.aio.ServicerContext[Any, Any]
 log = logging.getLogger("medina.rpc")
 
 
-_STORED_STATE = {
+STORED_STATE = {
     StoredState.FINISHED: admin_pb2.MATCH_STATE_FINISHED,
     StoredState.ABORTED: admin_pb2.MATCH_STATE_ABORTED,
     StoredState.ABANDONED: admin_pb2.MATCH_STATE_ABANDONED,
@@ -40,7 +47,7 @@ def stored_summary(stored: StoredMatch) -> admin_pb2.MatchSummary:
     """What the organiser sees of a match of an earlier server run."""
     msg = admin_pb2.MatchSummary(
         match_id=stored.match_id,
-        state=_STORED_STATE[stored.state],
+        state=STORED_STATE[stored.state],
         decisions=max(0, stored.decisions),
         record_path=str(stored.path),
         note=stored.note,
@@ -140,16 +147,18 @@ class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
         states = {int(s) for s in request.states}
         entries: list[tuple[SortKey, admin_pb2.MatchSummary]] = []
         for m in self.arena.stored.values():
-            entries.append(((0, m.mtime, m.match_id), stored_summary(m)))
-        for serial, h in enumerate(self.arena.matches.values()):
-            entries.append(((1, float(serial), h.match_id), summary(h)))
-        if states:
-            entries = [e for e in entries if int(e[1].state) in states]
+            if not states or int(STORED_STATE[m.state]) in states:
+                entries.append(((0, m.mtime, m.match_id), stored_summary(m)))
+        for h in self.arena.matches.values():
+            if not states or int(h.match.phase) in states:
+                entries.append(((1, h.created, h.match_id), summary(h)))
         try:
             size = page_size(request.page_size if request.HasField("page_size") else None)
             page = paginate(entries, size, request.page_token)
         except ListingError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        if _wants_keys(context):
+            context.set_trailing_metadata(((SORT_KEYS_METADATA, encode_keys(page.keys)),))
         return admin_pb2.ListMatchesResponse(
             matches=page.items, next_page_token=page.next_token, total_size=page.total
         )
@@ -174,6 +183,11 @@ class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
         hosted.match.abort(request.reason or "aborted by the organiser")
         await hosted.match.wait_done()
         return admin_pb2.AbortMatchResponse(match=summary(hosted))
+
+
+def _wants_keys(context: Context) -> bool:
+    """Whether the caller (a multi-worker front merging pages) asked for the sort keys."""
+    return any(key == SORT_KEYS_METADATA for key, _ in context.invocation_metadata() or ())
 
 
 async def _find(arena: Arena, match_id: str, context: Context) -> HostedMatch:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections import deque
 from collections.abc import Mapping
@@ -43,6 +44,8 @@ class HostedMatch:
     #: Seats played in process by a policy (always present; their tokens open nothing).
     local: frozenset[int] = frozenset()
     watchers: int = field(default=0)
+    #: Wall-clock creation time: the listing's order, comparable across worker processes.
+    created: float = field(default_factory=time.time)
 
     @property
     def match_id(self) -> str:

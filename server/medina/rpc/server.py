@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +39,9 @@ class ServerConfig:
     admission: AdmissionLimits = field(default_factory=AdmissionLimits)
     shutdown_grace_s: float = 30.0
     options: tuple[tuple[str, int], ...] = field(default=())
+    #: Read the records directory at start (earlier runs' matches). A worker process of a
+    #: multi-worker server does not: its front lists those, once.
+    scan_records: bool = True
 
 
 @dataclass
@@ -67,44 +71,28 @@ class RunningServer:
         await self.lag.stop()
 
 
-async def start_server(config: ServerConfig) -> RunningServer:
-    """Start serving; returns once the port is bound."""
-    options = [
-        ("grpc.max_receive_message_length", config.limits.max_message_bytes),
-        ("grpc.max_send_message_length", 4 * 1024 * 1024),
-        ("grpc.keepalive_time_ms", 20_000),
-        ("grpc.keepalive_timeout_ms", 10_000),
-        ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+def server_options(config: ServerConfig) -> list[tuple[str, int]]:
+    """The gRPC server options: the limits, then ``config.options`` (which override)."""
+    options = {
+        "grpc.max_receive_message_length": config.limits.max_message_bytes,
+        "grpc.max_send_message_length": 4 * 1024 * 1024,
+        "grpc.keepalive_time_ms": 20_000,
+        "grpc.keepalive_timeout_ms": 10_000,
+        "grpc.http2.min_ping_interval_without_data_ms": 5_000,
         # A TCP connection that has not finished its TLS/HTTP2 handshake by the Hello deadline
         # is closed: raw sockets that never speak hold nothing for long.
-        ("grpc.server_handshake_timeout_ms", int(config.limits.handshake_timeout_s * 1000)),
+        "grpc.server_handshake_timeout_ms": int(config.limits.handshake_timeout_s * 1000),
         # A connection with no open stream for five minutes is closed: it holds no seat.
-        ("grpc.max_connection_idle_ms", 300_000),
+        "grpc.max_connection_idle_ms": 300_000,
         # Streams per HTTP/2 connection; the per-client limit counts across connections.
-        ("grpc.max_concurrent_streams", 64),
-        *config.options,
-    ]
-    server = grpc.aio.server(options=options)
-    arena = Arena(config.records_dir)
-    arena.load_records()
-    lag = LoopLag()
-    slots = ClientSlots(config.limits.max_streams_per_client)
-    arena_pb2_grpc.add_ArenaServiceServicer_to_server(
-        ArenaServicer(arena, config.limits, slots), server
-    )
-    admin_pb2_grpc.add_MatchServiceServicer_to_server(
-        MatchServicer(arena, config.organiser_token, config.admission, lag), server
-    )
-    admin_pb2_grpc.add_SpectatorServiceServicer_to_server(SpectatorServicer(arena, slots), server)
-    health_servicer = health.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    names = (
-        arena_pb2.DESCRIPTOR.services_by_name["ArenaService"].full_name,
-        admin_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name,
-        admin_pb2.DESCRIPTOR.services_by_name["SpectatorService"].full_name,
-        health.SERVICE_NAME,
-    )
-    enable_reflection(names, server)
+        "grpc.max_concurrent_streams": 64,
+    }
+    options.update(dict(config.options))
+    return list(options.items())
+
+
+def add_port(server: grpc.aio.Server, config: ServerConfig) -> int:
+    """Listen on ``config.host:config.port`` (TLS when configured); the bound port."""
     address = f"{config.host}:{config.port}"
     if config.tls_cert is not None and config.tls_key is not None:
         credentials = grpc.ssl_server_credentials(
@@ -117,6 +105,39 @@ async def start_server(config: ServerConfig) -> RunningServer:
         port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"could not listen on {address}")
+    return port
+
+
+def service_names() -> tuple[str, ...]:
+    """The services every server (single process or front) answers, health last."""
+    return (
+        arena_pb2.DESCRIPTOR.services_by_name["ArenaService"].full_name,
+        admin_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name,
+        admin_pb2.DESCRIPTOR.services_by_name["SpectatorService"].full_name,
+        health.SERVICE_NAME,
+    )
+
+
+async def start_server(config: ServerConfig) -> RunningServer:
+    """Start serving; returns once the port is bound."""
+    server = grpc.aio.server(options=server_options(config))
+    arena = Arena(config.records_dir)
+    if config.scan_records:
+        arena.load_records()
+    lag = LoopLag()
+    slots = ClientSlots(config.limits.max_streams_per_client)
+    arena_pb2_grpc.add_ArenaServiceServicer_to_server(
+        ArenaServicer(arena, config.limits, slots), server
+    )
+    admin_pb2_grpc.add_MatchServiceServicer_to_server(
+        MatchServicer(arena, config.organiser_token, config.admission, lag), server
+    )
+    admin_pb2_grpc.add_SpectatorServiceServicer_to_server(SpectatorServicer(arena, slots), server)
+    health_servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = service_names()
+    enable_reflection(names, server)
+    port = add_port(server, config)
     await server.start()
     for name in names[:3]:
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -126,14 +147,34 @@ async def start_server(config: ServerConfig) -> RunningServer:
     return RunningServer(server, port, arena, health_servicer, config, lag)
 
 
-async def serve_forever(config: ServerConfig) -> None:
-    """Run until SIGTERM or SIGINT, then shut down gracefully."""
+async def serve_forever(config: ServerConfig, *, until_stdin_closes: bool = False) -> None:
+    """Run until SIGTERM or SIGINT (or, for a worker process, until its front closes our
+    stdin: a front that died leaves no worker behind), then shut down gracefully."""
     running = await start_server(config)
     print(f"medina-arena listening on {running.address}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    watcher = None
+    if until_stdin_closes:
+        watcher = loop.create_task(_stdin_closed(stop))
     await stop.wait()
+    if watcher is not None:
+        watcher.cancel()
     log.info("shutting down: %d running match(es)", len(running.arena.running()))
     await running.stop()
+
+
+async def _stdin_closed(stop: asyncio.Event) -> None:
+    reader = asyncio.StreamReader()
+    loop = asyncio.get_running_loop()
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
+    )
+    try:
+        while await reader.read(4096):
+            pass
+    finally:
+        transport.close()
+        stop.set()

@@ -1,0 +1,285 @@
+"""The front of a multi-worker server (``serve --workers N``): one public address, matches run
+in worker processes.
+
+Play streams are routed on their first message (the Hello's seat token, looked up in the
+routes filled from CreateMatch; an unknown token is offered to each worker in turn) and then
+forwarded as raw bytes both ways, never decoded; the worker's status, details and trailing
+metadata reach the bot unchanged, and cancelling either side cancels the other. Watch is
+routed by match id and forwarded the same way. Organiser calls: ``front_admin``. Health and
+reflection answer here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import signal
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from google.protobuf.message import DecodeError
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2
+
+from .admission import LoopLag
+from .front_admin import FrontCatalog, FrontMatchServicer, relay
+from .limits import ClientSlots, Limits, stream_slot
+from .reflection import enable_reflection
+from .routes import Route, Routes
+from .server import ServerConfig, add_port, server_options, service_names
+from .workers import Worker, WorkerPool
+
+Context = grpc.aio.ServicerContext[Any, Any]
+log = logging.getLogger("medina.rpc")
+
+
+class Forwarder:
+    """ArenaService.Play and SpectatorService.Watch, forwarded to the worker holding the
+    match."""
+
+    def __init__(
+        self, pool: WorkerPool, routes: Routes, admin: FrontMatchServicer, limits: Limits
+    ) -> None:
+        self.pool = pool
+        self.routes = routes
+        self.admin = admin
+        self.limits = limits
+        self.slots = ClientSlots(limits.max_streams_per_client)
+
+    def handlers(self) -> list[grpc.GenericRpcHandler]:
+        """Generic handlers: requests and answers stay bytes (Watch requests are decoded to
+        route them)."""
+        play: grpc.RpcMethodHandler[bytes, bytes] = grpc.stream_stream_rpc_method_handler(
+            self.play, request_deserializer=None, response_serializer=None
+        )
+        watch: grpc.RpcMethodHandler[admin_pb2.WatchRequest, bytes] = (
+            grpc.unary_stream_rpc_method_handler(
+                self.watch,
+                request_deserializer=admin_pb2.WatchRequest.FromString,
+                response_serializer=None,
+            )
+        )
+        return [
+            grpc.method_handlers_generic_handler("medina.v1.ArenaService", {"Play": play}),
+            grpc.method_handlers_generic_handler("medina.v1.SpectatorService", {"Watch": watch}),
+        ]
+
+    async def play(self, requests: AsyncIterator[bytes], context: Context) -> AsyncIterator[bytes]:
+        """One bot session, forwarded."""
+        async with stream_slot(self.slots, context):
+            first = await self._first(requests, context)
+            worker, call, head = await self._open(first, context)
+            pump = asyncio.get_running_loop().create_task(_pump(requests, call))
+            try:
+                try:
+                    if isinstance(head, bytes):
+                        yield head
+                        while isinstance(message := await call.read(), bytes):
+                            yield message
+                except grpc.aio.AioRpcError as exc:
+                    await relay(context, worker, exc)
+                context.set_trailing_metadata(await call.trailing_metadata() or ())
+            finally:
+                pump.cancel()
+                call.cancel()
+
+    async def _first(self, requests: AsyncIterator[bytes], context: Context) -> bytes:
+        """The stream's first message (the Hello), within the handshake deadline."""
+        try:
+            async with asyncio.timeout(self.limits.handshake_timeout_s):
+                return await anext(requests)
+        except TimeoutError:
+            await context.abort(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                f"no Hello within {self.limits.handshake_timeout_s:g} s of opening the stream",
+            )
+        except StopAsyncIteration:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "stream closed before Hello")
+        raise AssertionError("abort returned")
+
+    async def _open(
+        self, first: bytes, context: Context
+    ) -> tuple[Worker, grpc.aio.StreamStreamCall[bytes, bytes], object]:
+        """The worker stream this session goes to, and the worker's first answer (or EOF).
+
+        A known token goes to its worker; an unknown one is offered to each worker in turn
+        (a worker that does not know it refuses it with UNAUTHENTICATED at once); a first
+        message that is not a Hello goes to any worker, which answers as a server does.
+        """
+        token = _token(first)
+        candidates = self.pool.live()
+        if token is not None:
+            found = self.routes.token(token)
+            if found is not None:
+                match_id, route = found
+                await self.admin.refuse_lost(match_id, context)
+                worker = self.pool.find(route.slot, route.generation)
+                assert worker is not None  # refuse_lost aborted otherwise
+                candidates = [worker]
+        else:
+            candidates = candidates[:1]
+        if not candidates:
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, "no worker process is running; try again shortly"
+            )
+        for n, worker in enumerate(candidates):
+            call = worker.play()
+            try:
+                await call.write(first)
+                head = await call.read()
+            except grpc.aio.AioRpcError as exc:
+                call.cancel()
+                last = n == len(candidates) - 1
+                if exc.code() is grpc.StatusCode.UNAUTHENTICATED and not last:
+                    continue  # not this worker's token
+                await relay(context, worker, exc)
+            except BaseException:
+                call.cancel()
+                raise
+            if token is not None and len(candidates) > 1:
+                log.debug("a seat token unknown to the front was found at %s", worker.name)
+            return worker, call, head
+        raise AssertionError("unreachable: the last candidate's error was relayed")
+
+    async def watch(
+        self, request: admin_pb2.WatchRequest, context: Context
+    ) -> AsyncIterator[bytes]:
+        """A spectator stream, forwarded."""
+        async with stream_slot(self.slots, context):
+            worker = await self.admin.locate(request.match_id, context)
+            call = worker.watch(request)
+            try:
+                async for message in call:
+                    yield message
+            except grpc.aio.AioRpcError as exc:
+                await relay(context, worker, exc)
+            finally:
+                call.cancel()
+
+
+def _token(first: bytes) -> str | None:
+    """The seat token of a Hello; None when the message is not a decodable Hello."""
+    try:
+        message = arena_pb2.PlayRequest.FromString(first)
+    except DecodeError:
+        return None
+    return message.hello.token if message.HasField("hello") else None
+
+
+async def _pump(requests: AsyncIterator[bytes], call: grpc.aio.StreamStreamCall[Any, Any]) -> None:
+    """The bot's messages to the worker; the bot's half-close is passed on."""
+    try:
+        async for message in requests:
+            await call.write(message)
+        await call.done_writing()
+    except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+        return  # the worker's side ended: the reading side reports how
+
+
+@dataclass
+class RunningFront:
+    """A started front, its workers and what it routes."""
+
+    server: grpc.aio.Server
+    port: int
+    pool: WorkerPool
+    admin: FrontMatchServicer
+    health: health.HealthServicer
+    config: ServerConfig
+    lag: LoopLag = field(default_factory=LoopLag)
+
+    @property
+    def address(self) -> str:
+        """``host:port`` bots connect to."""
+        return f"{self.config.host}:{self.port}"
+
+    async def stop(self, grace_s: float | None = None) -> None:
+        """Graceful shutdown: no new matches; every worker gives its running matches
+        ``grace_s`` and stops; then the front stops."""
+        grace = self.config.shutdown_grace_s if grace_s is None else grace_s
+        self.health.enter_graceful_shutdown()
+        self.admin.accepting = False
+        await self.pool.stop(grace)
+        await self.server.stop(1.0)
+        await self.lag.stop()
+
+
+async def start_front(
+    config: ServerConfig, worker_argv: Sequence[str], workers: int, *, advertise: bool
+) -> RunningFront:
+    """Read the records, start ``workers`` worker processes (``worker_argv``: a ``serve
+    --internal`` command line), then serve the public address; returns once it is bound."""
+    records = FrontCatalog(config.records_dir)
+    records.load()  # before any worker writes a record
+    routes = Routes()
+
+    def lost(worker: Worker) -> None:
+        held = routes.held_by(Route(worker.slot, worker.generation))
+        records.lost(held, worker.name)
+        if held:
+            log.error("%d match(es) lost with %s", len(held), worker.name)
+
+    pool = WorkerPool(worker_argv, workers, secrets.token_hex(24), on_death=lost)
+    await pool.start()
+    try:
+        return await _serve(config, pool, routes, records, advertise)
+    except BaseException:
+        await pool.stop(0.0)
+        raise
+
+
+async def _serve(
+    config: ServerConfig, pool: WorkerPool, routes: Routes, records: FrontCatalog, advertise: bool
+) -> RunningFront:
+    server = grpc.aio.server(options=server_options(config))
+    lag = LoopLag()
+    admin = FrontMatchServicer(
+        pool,
+        routes,
+        records,
+        config.organiser_token,
+        config.admission,
+        lag,
+        advertise=advertise,
+    )
+    admin_pb2_grpc.add_MatchServiceServicer_to_server(admin, server)
+    server.add_generic_rpc_handlers(Forwarder(pool, routes, admin, config.limits).handlers())
+    health_servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = service_names()
+    enable_reflection(names, server)
+    port = add_port(server, config)
+    await server.start()
+    for name in names[:3]:
+        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    log.info(
+        "listening on %s:%d with %d workers (records in %s)",
+        config.host,
+        port,
+        pool.count,
+        config.records_dir,
+    )
+    lag.start()
+    return RunningFront(server, port, pool, admin, health_servicer, config, lag)
+
+
+async def serve_front_forever(
+    config: ServerConfig, worker_argv: Sequence[str], workers: int, *, advertise: bool
+) -> None:
+    """Run a front and its workers until SIGTERM or SIGINT, then shut down gracefully."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    running = await start_front(config, worker_argv, workers, advertise=advertise)
+    print(f"medina-arena listening on {running.address}", flush=True)
+    with contextlib.suppress(asyncio.CancelledError):
+        await stop.wait()
+    log.info("shutting down %d workers", workers)
+    await running.stop()

@@ -1,0 +1,353 @@
+"""MatchService at a multi-worker front: create on the least-loaded worker, route by match id,
+merge listings; earlier runs' records are the front's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import grpc
+
+from medina.records import catalog
+from medina.records.catalog import StoredMatch, StoredState
+from medina.v1 import admin_pb2, admin_pb2_grpc
+
+from .admin_servicer import STORED_STATE, stored_summary
+from .admission import AdmissionLimits, LoopLag, refusal
+from .auth import require_organiser
+from .listing import (
+    SORT_KEYS_METADATA,
+    ListingError,
+    Page,
+    SortKey,
+    decode_keys,
+    decode_token,
+    merge,
+    page_size,
+    paginate,
+)
+from .routes import Route, Routes
+from .workers import Worker, WorkerPool
+
+Context = grpc.aio.ServicerContext[Any, Any]
+T = TypeVar("T")
+log = logging.getLogger("medina.rpc")
+
+#: Seconds a forwarded organiser call may take at a worker (AbortMatch waits for the record).
+CALL_TIMEOUT_S = 60.0
+_ACTIVE = (admin_pb2.MATCH_STATE_WAITING, admin_pb2.MATCH_STATE_RUNNING)
+
+
+class FrontCatalog:
+    """Matches known only from their records: earlier runs' (read once at start, for every
+    worker) and those lost with a worker that died."""
+
+    def __init__(self, records_dir: Path) -> None:
+        self.records_dir = records_dir
+        self.stored: dict[str, StoredMatch] = {}
+
+    def load(self) -> None:
+        """Read the records directory (before any worker runs a match)."""
+        self.stored = {m.match_id: m for m in catalog.scan(self.records_dir)}
+
+    def lost(self, match_ids: list[str], worker: str) -> None:
+        """Matches of a worker that died: their records, marked as interrupted by it."""
+        for match_id in match_ids:
+            path = self.records_dir / f"{match_id}.jsonl"
+            try:
+                found = catalog.inspect(path)
+            except OSError as exc:
+                log.warning("match %s was lost with %s; no record: %s", match_id, worker, exc)
+                continue
+            if found.state is StoredState.INTERRUPTED:
+                note = found.note.replace("the server stopped", f"{worker} died", 1)
+                found = dataclasses.replace(found, note=note)
+            self.stored[match_id] = found
+
+
+class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
+    """Organiser calls, answered by the worker that holds the match."""
+
+    def __init__(
+        self,
+        pool: WorkerPool,
+        routes: Routes,
+        records: FrontCatalog,
+        organiser_token: str | None,
+        admission: AdmissionLimits,
+        lag: LoopLag,
+        *,
+        advertise: bool,
+    ) -> None:
+        self.pool = pool
+        self.routes = routes
+        self.records = records
+        self.token = organiser_token
+        self.admission = admission
+        self.lag = lag
+        #: Whether CreateMatch tells bots the worker's own address (see the proto's endpoint).
+        self.advertise = advertise
+        self.accepting = True
+
+    async def CreateMatch(
+        self, request: admin_pb2.CreateMatchRequest, context: Context
+    ) -> admin_pb2.CreateMatchResponse:
+        """Create the match on the worker with the fewest matches waiting or running."""
+        await require_organiser(context, self.token)
+        if not self.accepting:
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, "the server is shutting down and takes no new matches"
+            )
+        workers = self.pool.live()
+        if not workers:
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, "no worker process is running; try again shortly"
+            )
+        loads = await asyncio.gather(*(self._load(w) for w in workers))
+        refused = refusal(self.admission, sum(loads), self.lag.ms)
+        if refused is not None:
+            log.warning("CreateMatch refused: %s", refused)
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+        # Counted now, with the creations other calls have under way (no await in between).
+        order = sorted(
+            range(len(workers)), key=lambda i: (loads[i] + workers[i].pending, workers[i].slot)
+        )
+        last: tuple[Worker, grpc.aio.AioRpcError] | None = None
+        for i in order:
+            worker = workers[i]
+            worker.pending += 1
+            try:
+                created: admin_pb2.CreateMatchResponse = await worker.matches.CreateMatch(
+                    request, metadata=worker.auth, timeout=CALL_TIMEOUT_S
+                )
+            except grpc.aio.AioRpcError as exc:
+                # Busy (loop lag) or going away: the next worker may take it.
+                if exc.code() not in (
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    grpc.StatusCode.UNAVAILABLE,
+                ):
+                    await relay(context, worker, exc)
+                last = (worker, exc)
+                continue
+            finally:
+                worker.pending -= 1
+            route = Route(worker.slot, worker.generation)
+            self.routes.add(created.match_id, (t.token for t in created.tokens), route)
+            if self.advertise:
+                created.endpoint = worker.address
+            return created
+        assert last is not None
+        await relay(context, *last)
+
+    async def _load(self, worker: Worker) -> int:
+        """Matches waiting or running on a worker."""
+        try:
+            page: admin_pb2.ListMatchesResponse = await worker.matches.ListMatches(
+                admin_pb2.ListMatchesRequest(page_size=1, states=_ACTIVE),
+                metadata=worker.auth,
+                timeout=CALL_TIMEOUT_S,
+            )
+        except grpc.aio.AioRpcError:
+            return 1 << 30  # unreachable now: tried last
+        return page.total_size
+
+    async def ListMatches(
+        self, request: admin_pb2.ListMatchesRequest, context: Context
+    ) -> admin_pb2.ListMatchesResponse:
+        """The workers' pages merged with the records of earlier runs, newest first."""
+        await require_organiser(context, self.token)
+        try:
+            size = page_size(request.page_size if request.HasField("page_size") else None)
+            decode_token(request.page_token)
+        except ListingError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        states = {int(s) for s in request.states}
+        own = [
+            ((0, m.mtime, m.match_id), stored_summary(m))
+            for m in self.records.stored.values()
+            if not states or int(STORED_STATE[m.state]) in states
+        ]
+        pages = [paginate(own, size, request.page_token)]
+        total = len(own)
+        asked = admin_pb2.ListMatchesRequest()
+        asked.CopyFrom(request)
+        asked.page_size = size
+        for worker, answer in await _ask_all(self.pool.live(), lambda w: _list(w, asked)):
+            if isinstance(answer, grpc.aio.AioRpcError):
+                await relay(context, worker, answer)
+            page, worker_total = answer
+            # A match lost with a dead worker is listed from its record here, not twice.
+            keep = [i for i, key in enumerate(page.keys) if key[2] not in self.records.stored]
+            pages.append(
+                Page(
+                    items=[page.items[i] for i in keep],
+                    next_token=page.next_token,
+                    total=worker_total,
+                    keys=[page.keys[i] for i in keep],
+                )
+            )
+            total += worker_total
+        merged = merge(pages, size, total)
+        return admin_pb2.ListMatchesResponse(
+            matches=merged.items, next_page_token=merged.next_token, total_size=merged.total
+        )
+
+    async def GetMatch(
+        self, request: admin_pb2.GetMatchRequest, context: Context
+    ) -> admin_pb2.GetMatchResponse:
+        """One match, from the worker that holds it (or its record)."""
+        await require_organiser(context, self.token)
+        stored = self.records.stored.get(request.match_id)
+        if stored is not None:
+            return admin_pb2.GetMatchResponse(match=stored_summary(stored))
+
+        async def ask(w: Worker) -> admin_pb2.GetMatchResponse:
+            answer: admin_pb2.GetMatchResponse = await w.matches.GetMatch(
+                request, metadata=w.auth, timeout=CALL_TIMEOUT_S
+            )
+            return answer
+
+        return await self._routed(request.match_id, context, ask)
+
+    async def AbortMatch(
+        self, request: admin_pb2.AbortMatchRequest, context: Context
+    ) -> admin_pb2.AbortMatchResponse:
+        """Abort a match at the worker that holds it."""
+        await require_organiser(context, self.token)
+        await self.refuse_lost(request.match_id, context)
+        stored = self.records.stored.get(request.match_id)
+        if stored is not None:
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"match {request.match_id} has ended ({stored.state.value}); "
+                "only its record remains",
+            )
+
+        async def ask(w: Worker) -> admin_pb2.AbortMatchResponse:
+            answer: admin_pb2.AbortMatchResponse = await w.matches.AbortMatch(
+                request, metadata=w.auth, timeout=CALL_TIMEOUT_S
+            )
+            return answer
+
+        return await self._routed(request.match_id, context, ask)
+
+    async def refuse_lost(self, match_id: str, context: Context) -> None:
+        """UNAVAILABLE, naming the worker, for a match whose worker died."""
+        route = self.routes.match(match_id)
+        if route is not None and self.pool.find(route.slot, route.generation) is None:
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE,
+                f"match {match_id} was lost: {self.pool.describe(route.slot, route.generation)}, "
+                "which held it, died; its record ends where it stopped",
+            )
+
+    async def locate(self, match_id: str, context: Context) -> Worker:
+        """The worker holding a match (a live one first, then one that remembers it);
+        aborts as that worker would (NOT_FOUND when none knows it)."""
+        await self.refuse_lost(match_id, context)
+        stored = self.records.stored.get(match_id)
+        if stored is not None:
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"match {match_id} has ended ({stored.state.value}); only its record remains",
+            )
+        route = self.routes.match(match_id)
+        if route is not None:
+            worker = self.pool.find(route.slot, route.generation)
+            assert worker is not None  # refuse_lost aborted otherwise
+            return worker
+        request = admin_pb2.GetMatchRequest(match_id=match_id)
+        answers = await _ask_all(
+            self.pool.live(),
+            lambda w: w.matches.GetMatch(request, metadata=w.auth, timeout=CALL_TIMEOUT_S),
+        )
+        worker, _found = await _pick(context, answers)
+        return worker
+
+    async def _routed(
+        self, match_id: str, context: Context, ask: Callable[[Worker], Awaitable[T]]
+    ) -> T:
+        await self.refuse_lost(match_id, context)
+        route = self.routes.match(match_id)
+        if route is not None:
+            worker = self.pool.find(route.slot, route.generation)
+            assert worker is not None  # refuse_lost aborted otherwise
+            answers = await _ask_all([worker], ask)
+        else:
+            answers = await _ask_all(self.pool.live(), ask)
+        _worker, best = await _pick(context, answers)
+        return best
+
+
+async def _list(worker: Worker, request: admin_pb2.ListMatchesRequest) -> tuple[Page, int]:
+    call = worker.matches.ListMatches(
+        request, metadata=(*worker.auth, (SORT_KEYS_METADATA, "1")), timeout=CALL_TIMEOUT_S
+    )
+    answer: admin_pb2.ListMatchesResponse = await call
+    keys: list[SortKey] = []
+    for key, value in await call.trailing_metadata() or ():
+        if key == SORT_KEYS_METADATA and isinstance(value, str):
+            keys = decode_keys(value)
+    if len(keys) != len(answer.matches):
+        raise RuntimeError(f"worker {worker.slot} sent {len(keys)} sort keys for a page")
+    page = Page(list(answer.matches), answer.next_page_token, answer.total_size, keys)
+    return page, answer.total_size
+
+
+async def _ask_all(
+    workers: list[Worker], ask: Callable[[Worker], Awaitable[T]]
+) -> list[tuple[Worker, T | grpc.aio.AioRpcError]]:
+    """Every worker's answer or error, in worker order."""
+
+    async def one(w: Worker) -> T | grpc.aio.AioRpcError:
+        try:
+            return await ask(w)
+        except grpc.aio.AioRpcError as exc:
+            return exc
+
+    answers = await asyncio.gather(*(one(w) for w in workers))
+    return list(zip(workers, answers, strict=True))
+
+
+#: Which error says most when several workers were asked about a match (lower first).
+_ERROR_RANK = {
+    grpc.StatusCode.FAILED_PRECONDITION: 0,
+    grpc.StatusCode.UNAVAILABLE: 2,
+    grpc.StatusCode.NOT_FOUND: 3,
+}
+
+
+async def _pick(
+    context: Context, answers: list[tuple[Worker, T | grpc.aio.AioRpcError]]
+) -> tuple[Worker, T]:
+    """The answer of the worker holding the match: a live one's, then one known from its
+    record; else the call ends with the most telling error (NOT_FOUND when nobody knows it)."""
+    if not answers:
+        await context.abort(
+            grpc.StatusCode.UNAVAILABLE, "no worker process is running; try again shortly"
+        )
+
+    def rank(item: tuple[Worker, Any]) -> int:
+        answer = item[1]
+        if isinstance(answer, grpc.aio.AioRpcError):
+            return 10 + _ERROR_RANK.get(answer.code(), 1)
+        return 1 if answer.match.from_record else 0
+
+    worker, best = min(answers, key=rank)
+    if isinstance(best, grpc.aio.AioRpcError):
+        await relay(context, worker, best)
+    return worker, best
+
+
+async def relay(context: Context, worker: Worker, exc: grpc.aio.AioRpcError) -> NoReturn:
+    """End the call as the worker ended it; a worker that went away is named."""
+    details = exc.details() or ""
+    if exc.code() is grpc.StatusCode.UNAVAILABLE and not worker.alive:
+        details = f"{worker.name} died: {details}"
+    await context.abort(exc.code(), details, exc.trailing_metadata() or ())
+    raise AssertionError("abort returned")
