@@ -17,6 +17,8 @@ from medina.cli import main
         (["--handshake-timeout-s", "0"], "handshake_timeout_s 0.0 must be positive"),
         (["--max-streams-per-client", "-1"], "max_streams_per_client"),
         (["--tls-cert", "missing.pem", "--tls-key", "missing.key"], "missing.pem"),
+        (["--workers", "0"], "--workers must be at least 1, got 0"),
+        (["--workers", "-2"], "--workers must be at least 1, got -2"),
     ],
 )
 def test_bad_serve_options(

@@ -103,10 +103,12 @@ async def _play(
         watch = spectator.Watch(admin_pb2.WatchRequest(match_id=match_id))
         logs.mkdir(parents=True, exist_ok=True)
         procs: list[asyncio.subprocess.Process] = []
+        # A multi-worker server names the process holding the match: bots go there directly.
+        bot_address = created.endpoint if created.HasField("endpoint") else address
         try:
             for cmd, tok in zip(args.bot, created.tokens, strict=True):
                 log = logs / f"{match_id}.seat{tok.seat}.log"
-                procs.append(await _spawn(cmd, address, tok.token, log))
+                procs.append(await _spawn(cmd, bot_address, tok.token, log))
         except BotStartError:
             for proc in procs:
                 with contextlib.suppress(ProcessLookupError):

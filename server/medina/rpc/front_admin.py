@@ -65,7 +65,12 @@ class FrontCatalog:
                 log.warning("match %s was lost with %s; no record: %s", match_id, worker, exc)
                 continue
             if found.state is StoredState.INTERRUPTED:
-                note = found.note.replace("the server stopped", f"{worker} died", 1)
+                said = "the server stopped"
+                note = (
+                    found.note.replace(said, f"{worker} died", 1)
+                    if said in found.note
+                    else f"{found.note}; {worker} died"
+                )
                 found = dataclasses.replace(found, note=note)
             self.stored[match_id] = found
 

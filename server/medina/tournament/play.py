@@ -74,6 +74,8 @@ async def play_game(
     watch = admin_pb2_grpc.SpectatorServiceStub(channel).Watch(
         admin_pb2.WatchRequest(match_id=match_id), metadata=metadata
     )
+    # A multi-worker server names the process holding the match: bots go there directly.
+    bot_address = created.endpoint if created.HasField("endpoint") else address
     logs.mkdir(parents=True, exist_ok=True)
     procs: list[asyncio.subprocess.Process] = []
     watchers: list[asyncio.Task[None]] = []
@@ -84,7 +86,7 @@ async def play_game(
             try:
                 proc = await spawn_bot(
                     bot.command,
-                    address,
+                    bot_address,
                     tok.token,
                     log_path,
                     cwd=(base_dir / bot.cwd) if bot.cwd else None,

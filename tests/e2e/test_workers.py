@@ -1,0 +1,307 @@
+"""``medina-arena serve --workers 2``: one address, matches in two worker processes.
+
+The front is a real subprocess on a free port; bots are real processes (the SDK's random
+bot) or in-process raw bots. Checked: matches land on both workers, seat tokens reach the
+worker holding their seat (through the front or at the advertised endpoint), a wrong token
+is refused as by one server, records verify, ListMatches pages across workers without
+duplicates (and lists earlier runs' records once after a restart), Watch works through the
+front, and a worker killed with SIGKILL is reported, answered for, and replaced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from medina.records.reader import read_record
+from medina.records.verify import verify_record
+from medina.v1 import admin_pb2, admin_pb2_grpc, match_pb2
+
+from .rawbot import RawBot
+
+TOKEN = "workers-organiser-secret"
+AUTH = (("authorization", f"Bearer {TOKEN}"),)
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+
+@dataclass
+class Front:
+    """A running ``serve --workers N`` and its log, read as it is written."""
+
+    proc: asyncio.subprocess.Process
+    address: str
+    lines: list[str] = field(default_factory=list)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def follow(self) -> None:
+        assert self.proc.stderr is not None
+        while line := await self.proc.stderr.readline():
+            self.lines.append(line.decode(errors="replace"))
+            self.changed.set()
+
+    async def wait_for(self, pattern: str, timeout: float = 60) -> re.Match[str]:
+        """The first log line matching ``pattern`` (waiting for it to be written)."""
+        async with asyncio.timeout(timeout):
+            while True:
+                for line in self.lines:
+                    if found := re.search(pattern, line):
+                        return found
+                self.changed.clear()
+                await self.changed.wait()
+
+    def worker_pids(self) -> dict[str, int]:
+        """Worker address -> pid, from the front's log."""
+        return {
+            m[2]: int(m[1])
+            for line in self.lines
+            if (m := re.search(r"worker \d+ \(pid (\d+)\) serving on (\S+)", line))
+        }
+
+
+@asynccontextmanager
+async def front_process(records: Path, workers: int = 2) -> AsyncIterator[Front]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "medina.cli",
+        "--log-level",
+        "INFO",
+        "serve",
+        "--port",
+        "0",
+        "--workers",
+        str(workers),
+        "--records",
+        str(records),
+        "--organiser-token",
+        TOKEN,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=ENV,
+    )
+    reader: asyncio.Task[None] | None = None
+    try:
+        assert proc.stdout is not None
+        async with asyncio.timeout(60):
+            line = (await proc.stdout.readline()).decode()
+        assert line.startswith("medina-arena listening on "), line
+        front = Front(proc, line.split()[-1])
+        reader = asyncio.create_task(front.follow())
+        yield front
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGTERM)
+            async with asyncio.timeout(60):
+                await proc.wait()
+        if reader is not None:
+            await reader
+
+
+def config(seed: int) -> admin_pb2.CreateMatchRequest:
+    return admin_pb2.CreateMatchRequest(
+        config=match_pb2.MatchConfig(ruleset=1, players=2, seed=seed)  # type: ignore[arg-type]
+    )
+
+
+async def sdk_bot(address: str, token: str, seed: int) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "medina_client",
+        "--bot",
+        "random",
+        "--seed",
+        str(seed),
+        "--server",
+        address,
+        "--quiet",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        env={**ENV, "MEDINA_TOKEN": token},
+    )
+
+
+async def watch(address: str, match_id: str) -> list[admin_pb2.WatchResponse]:
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = admin_pb2_grpc.SpectatorServiceStub(channel)
+        return [m async for m in stub.Watch(admin_pb2.WatchRequest(match_id=match_id))]
+
+
+async def list_all(
+    stub: admin_pb2_grpc.MatchServiceAsyncStub,
+    size: int,
+    states: tuple[admin_pb2.MatchState.ValueType, ...] = (),
+) -> tuple[list[admin_pb2.MatchSummary], int, int]:
+    """Every match, a page of ``size`` at a time: (matches, pages, total_size)."""
+    found: list[admin_pb2.MatchSummary] = []
+    token, pages, total = "", 0, -1
+    while True:
+        page = await stub.ListMatches(
+            admin_pb2.ListMatchesRequest(page_size=size, page_token=token, states=states),
+            metadata=AUTH,
+        )
+        pages += 1
+        total = page.total_size
+        found.extend(page.matches)
+        token = page.next_page_token
+        if not token:
+            return found, pages, total
+
+
+async def play_status(address: str, token: str) -> tuple[grpc.StatusCode | None, str]:
+    bot = RawBot(address, token, keep_status=True)
+    async with asyncio.timeout(60):
+        await bot.play()
+    return bot.status, bot.details
+
+
+def test_matches_run_on_both_workers_behind_one_address(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with (
+            front_process(tmp_path) as front,
+            grpc.aio.insecure_channel(front.address) as channel,
+        ):
+            stub = admin_pb2_grpc.MatchServiceStub(channel)
+            # One after the other: each goes to the worker with fewer matches waiting.
+            created = [await stub.CreateMatch(config(s), metadata=AUTH) for s in range(4)]
+            endpoints = [c.endpoint for c in created]
+            assert all(c.HasField("endpoint") for c in created)
+            assert endpoints[0] != endpoints[1] and set(endpoints) == set(endpoints[:2])
+            assert set(endpoints) == set(front.worker_pids())
+
+            # A token of the other worker, sent straight to a worker, opens nothing
+            # there: the front did route each seat to its own worker.
+            other = endpoints[1]
+            assert await play_status(other, created[0].tokens[0].token) == (
+                grpc.StatusCode.UNAUTHENTICATED,
+                "unknown seat token",
+            )
+            # A wrong token at the front: refused as a single server refuses it.
+            assert await play_status(front.address, "f" * 48) == (
+                grpc.StatusCode.UNAUTHENTICATED,
+                "unknown seat token",
+            )
+
+            spectator = asyncio.create_task(watch(front.address, created[0].match_id))
+            # Matches 0 and 1: bots know only the front; 2 and 3: the endpoint.
+            bots = [
+                await sdk_bot(front.address if i < 2 else c.endpoint, t.token, 10 * i + n)
+                for i, c in enumerate(created)
+                for n, t in enumerate(c.tokens)
+            ]
+            async with asyncio.timeout(120):
+                codes = [await b.wait() for b in bots]
+                watched = await spectator
+            assert codes == [0] * len(bots)
+            assert watched[0].HasField("snapshot") and watched[-1].HasField("result")
+            assert any(m.HasField("update") for m in watched)
+
+            for c in created:
+                got = await stub.GetMatch(
+                    admin_pb2.GetMatchRequest(match_id=c.match_id), metadata=AUTH
+                )
+                assert got.match.state == admin_pb2.MATCH_STATE_FINISHED
+                assert got.match.result == watched[-1].result or c is not created[0]
+                report = verify_record(read_record(Path(got.match.record_path)))
+                assert report.ok, report.summary()
+            # The token of an ended match: as a single server answers.
+            status, details = await play_status(front.address, created[0].tokens[0].token)
+            assert (status, details) == (
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "the match is over",
+            )
+
+            ids = {c.match_id for c in created}
+            for size in (1, 3, 100):
+                listed, pages, total = await list_all(stub, size)
+                assert [m.match_id for m in listed].count(created[0].match_id) == 1
+                assert {m.match_id for m in listed} == ids and len(listed) == 4
+                assert total == 4 and pages == -(-4 // size)
+            finished, _pages, _total = await list_all(stub, 2, (admin_pb2.MATCH_STATE_FINISHED,))
+            assert {m.match_id for m in finished} == ids
+            waiting, _pages, total = await list_all(stub, 2, (admin_pb2.MATCH_STATE_WAITING,))
+            assert waiting == [] and total == 0
+
+        # A restart lists the earlier run's records once, though two workers serve it.
+        async with (
+            front_process(tmp_path) as front,
+            grpc.aio.insecure_channel(front.address) as channel,
+        ):
+            stub = admin_pb2_grpc.MatchServiceStub(channel)
+            listed, _pages, total = await list_all(stub, 3)
+            assert sorted(m.match_id for m in listed) == sorted(ids) and total == 4
+            assert all(m.from_record for m in listed)
+
+    asyncio.run(main())
+
+
+def test_a_killed_worker_is_reported_and_replaced(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with front_process(tmp_path) as front:
+            async with grpc.aio.insecure_channel(front.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                lost = await stub.CreateMatch(config(1), metadata=AUTH)
+                pid = front.worker_pids()[lost.endpoint]
+                os.kill(pid, signal.SIGKILL)
+                died = await front.wait_for(rf"(worker \d+ \(pid {pid}\)) died")
+                name = died[1]
+                assert "killed by signal 9" in died.string
+                await front.wait_for(r"worker \d+ \(pid \d+\) replaces the worker that died")
+
+                # The lost match's calls: UNAVAILABLE, naming the worker.
+                for call in (
+                    stub.AbortMatch(
+                        admin_pb2.AbortMatchRequest(match_id=lost.match_id), metadata=AUTH
+                    ),
+                    watch(front.address, lost.match_id),
+                ):
+                    try:
+                        await call
+                        raise AssertionError("a call for a lost match must fail")
+                    except grpc.aio.AioRpcError as exc:
+                        assert exc.code() is grpc.StatusCode.UNAVAILABLE
+                        assert name in (exc.details() or "")
+                status, details = await play_status(front.address, lost.tokens[0].token)
+                assert status is grpc.StatusCode.UNAVAILABLE and name in details
+                # Its record is an interrupted one, as after a crash.
+                got = await stub.GetMatch(
+                    admin_pb2.GetMatchRequest(match_id=lost.match_id), metadata=AUTH
+                )
+                assert got.match.state == admin_pb2.MATCH_STATE_ABORTED
+                assert got.match.from_record and f"{name} died" in got.match.note
+
+                health = health_pb2_grpc.HealthStub(channel)
+                answer = await health.Check(health_pb2.HealthCheckRequest())  # type: ignore[attr-defined]
+                assert answer.status == health_pb2.HealthCheckResponse.SERVING
+
+                # Both workers (one of them new) take and play matches.
+                created = [await stub.CreateMatch(config(s), metadata=AUTH) for s in (2, 3)]
+                assert len({c.endpoint for c in created}) == 2
+                assert lost.endpoint not in {c.endpoint for c in created}
+                bots = [RawBot(front.address, t.token) for c in created for t in c.tokens]
+                async with asyncio.timeout(120):
+                    await asyncio.gather(*(b.play() for b in bots))
+                assert all(b.ended is not None for b in bots)
+                listed, _pages, total = await list_all(stub, 2)
+                assert total == 3 and len({m.match_id for m in listed}) == 3
+            pids = set(front.worker_pids().values())
+            front.proc.send_signal(signal.SIGTERM)
+            async with asyncio.timeout(60):
+                assert await front.proc.wait() == 0
+        for worker in pids:  # the front waited for its workers: none is left running
+            try:
+                os.kill(worker, 0)
+                raise AssertionError(f"worker {worker} outlived its front")
+            except ProcessLookupError:
+                pass
+
+    asyncio.run(main())
