@@ -13,13 +13,14 @@ import sys
 import time
 from collections.abc import Callable
 
-from bench import GAMES_ENV, QUICK_ENV, engine, referee, tournament
+from bench import GAMES_ENV, QUICK_ENV, engine, referee, tournament, workers
 
 #: The sections, run in this order.
 SECTIONS: list[tuple[str, Callable[[], None]]] = [
     ("engine", engine.main),  # rules-engine speed: random self-play, movegen, apply_action
     ("referee", referee.main),  # referee overhead over gRPC vs a raw ping-pong
     ("tournament", tournament.main),  # games per minute at concurrency 1..8 vs one match
+    ("workers", workers.main),  # decisions/s with serve --workers 1 vs 2, instant bots
 ]
 
 

@@ -1,0 +1,136 @@
+"""Decisions per second with ``serve --workers 1`` and ``--workers 2``.
+
+The server runs as its own process (``medina-arena serve``), and instant bots
+(bench/instant_bots.py: every seat of ``LANES`` concurrent 4-player medina-v2 matches in one
+asyncio process, answering each request at once with the first legal action, updates
+omitted) in a third, as an organiser would run them. Each lane creates a match, plays it and
+creates the next. Rows: one worker; two workers with the bots at the endpoint CreateMatch
+names; two workers with every stream forwarded by the front. Server CPU is the server's
+processes' (front and workers) user + system time over the run, per decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import tempfile
+from pathlib import Path
+
+from bench import quick
+
+ROOT = Path(__file__).resolve().parent.parent
+TOKEN = "bench-organiser-token"
+LANES = 16
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process and its children now running (Linux /proc)."""
+    total = 0.0
+    for p in [pid, *_children(pid)]:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / TICKS
+    return total
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+async def measure(workers: int, via_front: bool, seconds: float, records: Path) -> dict[str, float]:
+    """One row: decisions/s and server CPU per decision."""
+    env = {**os.environ, "MEDINA_ORGANISER_TOKEN": TOKEN}
+    server = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "medina.cli",
+        "--log-level",
+        "ERROR",
+        "serve",
+        "--port",
+        "0",
+        "--workers",
+        str(workers),
+        "--records",
+        str(records),
+        "--grace-s",
+        "1",
+        "--max-streams-per-client",
+        "0",
+        "--no-lag-limit",
+        stdout=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=str(ROOT),
+    )
+    try:
+        assert server.stdout is not None
+        line = (await asyncio.wait_for(server.stdout.readline(), 60)).decode()
+        address = line.split()[-1]
+        before = _cpu_s(server.pid)
+        bots = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bench.instant_bots",
+            address,
+            str(LANES),
+            str(seconds),
+            *(["--via-front"] if via_front else []),
+            stdout=asyncio.subprocess.PIPE,
+            env=env,
+            cwd=str(ROOT),
+        )
+        out, _ = await bots.communicate()
+        after = _cpu_s(server.pid)
+        tally: dict[str, float] = json.loads(out.decode().strip().splitlines()[-1])
+    finally:
+        server.send_signal(signal.SIGTERM)
+        await server.wait()
+    decisions = max(1.0, tally["decisions"])
+    return {
+        "rate": decisions / tally["seconds"],
+        "cpu_us": (after - before) * 1e6 / decisions,
+        "matches": tally["matches"],
+        "bot_us": tally["cpu_s"] * 1e6 / decisions,
+    }
+
+
+async def run(seconds: float) -> None:
+    """Measure the rows and print the table."""
+    rows = (
+        ("--workers 1", 1, False, "the server"),
+        ("--workers 2", 2, False, "the endpoint"),
+        ("--workers 2", 2, True, "the front"),
+    )
+    print(f"{LANES} concurrent 4-player matches, instant bots in one process, {seconds:g} s each")
+    print(
+        f"{'server':<12} {'bots connect to':<16} {'decisions/s':>11} {'CPU µs/dec':>10} "
+        f"{'matches':>7} {'vs 1':>5}"
+    )
+    base = 0.0
+    for label, workers, via_front, where in rows:
+        with tempfile.TemporaryDirectory() as tmp:
+            got = await measure(workers, via_front, seconds, Path(tmp))
+        base = base or got["rate"]
+        print(
+            f"{label:<12} {where:<16} {got['rate']:>11.0f} {got['cpu_us']:>13.0f} "
+            f"{got['bot_us']:>11.0f} {got['matches']:>7.0f} {got['rate'] / base:>4.2f}x",
+            flush=True,
+        )
+    print(
+        f"cores here: {os.cpu_count()}; server µs/dec: CPU of the front and every worker per "
+        "decision; bots µs/dec: the bot process's"
+    )
+
+
+def main() -> None:
+    """Section entry point."""
+    asyncio.run(run(3.0 if quick() else 10.0))
