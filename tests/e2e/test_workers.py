@@ -22,8 +22,12 @@ from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from medina.cli import build_parser
+from medina.cli.serve_cmd import worker_argv
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
+from medina.rpc.front import start_front
+from medina.rpc.server import ServerConfig
 from medina.v1 import admin_pb2, admin_pb2_grpc, match_pb2
 
 from .rawbot import RawBot
@@ -303,5 +307,48 @@ def test_a_killed_worker_is_reported_and_replaced(tmp_path: Path) -> None:
                 raise AssertionError(f"worker {worker} outlived its front")
             except ProcessLookupError:
                 pass
+
+    asyncio.run(main())
+
+
+def test_matches_and_seats_the_front_forgot_are_found_by_asking_every_worker(
+    tmp_path: Path,
+) -> None:
+    async def main() -> None:
+        args = build_parser().parse_args(["serve", "--records", str(tmp_path), "--grace-s", "1"])
+        settings = ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path)
+        # The front remembers one match's routes: the older two are asked for.
+        front = await start_front(settings, worker_argv(args), 2, advertise=True, routes_kept=1)
+        try:
+            async with grpc.aio.insecure_channel(front.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                created = [await stub.CreateMatch(config(s), metadata=AUTH) for s in range(3)]
+                first, second, third = created
+                assert first.endpoint == third.endpoint != second.endpoint
+                got = await stub.GetMatch(
+                    admin_pb2.GetMatchRequest(match_id=second.match_id), metadata=AUTH
+                )
+                assert got.match.state == admin_pb2.MATCH_STATE_WAITING
+                spectator = asyncio.create_task(watch(front.address, second.match_id))
+                # The second match's worker is not the first asked about its tokens.
+                bots = [RawBot(front.address, t.token) for t in second.tokens]
+                async with asyncio.timeout(120):
+                    await asyncio.gather(*(b.play() for b in bots))
+                    watched = await spectator
+                assert all(b.ended is not None for b in bots)
+                assert watched[-1].HasField("result")
+                aborted = await stub.AbortMatch(
+                    admin_pb2.AbortMatchRequest(match_id=first.match_id, reason="test"),
+                    metadata=AUTH,
+                )
+                assert aborted.match.state == admin_pb2.MATCH_STATE_ABORTED
+                try:
+                    await stub.GetMatch(admin_pb2.GetMatchRequest(match_id="nope"), metadata=AUTH)
+                    raise AssertionError("an unknown match id must be refused")
+                except grpc.aio.AioRpcError as exc:
+                    assert exc.code() is grpc.StatusCode.NOT_FOUND
+                    assert exc.details() == "no match with id 'nope'"
+        finally:
+            await front.stop(1.0)
 
     asyncio.run(main())

@@ -30,7 +30,7 @@ from .admission import LoopLag
 from .front_admin import FrontCatalog, FrontMatchServicer, relay
 from .limits import ClientSlots, Limits, stream_slot
 from .reflection import enable_reflection
-from .routes import Route, Routes
+from .routes import ROUTES_KEPT, Route, Routes
 from .server import ServerConfig, add_port, server_options, service_names
 from .workers import Worker, WorkerPool
 
@@ -210,13 +210,19 @@ class RunningFront:
 
 
 async def start_front(
-    config: ServerConfig, worker_argv: Sequence[str], workers: int, *, advertise: bool
+    config: ServerConfig,
+    worker_argv: Sequence[str],
+    workers: int,
+    *,
+    advertise: bool,
+    routes_kept: int = ROUTES_KEPT,
 ) -> RunningFront:
     """Read the records, start ``workers`` worker processes (``worker_argv``: a ``serve
-    --internal`` command line), then serve the public address; returns once it is bound."""
+    --internal`` command line), then serve the public address; returns once it is bound.
+    The newest ``routes_kept`` matches' routes are remembered; older ones are asked for."""
     records = FrontCatalog(config.records_dir)
     records.load()  # before any worker writes a record
-    routes = Routes()
+    routes = Routes(routes_kept)
 
     def lost(worker: Worker) -> None:
         held = routes.held_by(Route(worker.slot, worker.generation))
