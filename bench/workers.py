@@ -112,8 +112,8 @@ async def run(seconds: float) -> None:
     )
     print(f"{LANES} concurrent 4-player matches, instant bots in one process, {seconds:g} s each")
     print(
-        f"{'server':<12} {'bots connect to':<16} {'decisions/s':>11} {'CPU µs/dec':>10} "
-        f"{'matches':>7} {'vs 1':>5}"
+        f"{'server':<12} {'bots connect to':<16} {'decisions/s':>11} {'server µs/dec':>13} "
+        f"{'bots µs/dec':>11} {'matches':>7} {'vs 1':>5}"
     )
     base = 0.0
     for label, workers, via_front, where in rows:
@@ -125,9 +125,10 @@ async def run(seconds: float) -> None:
             f"{got['bot_us']:>11.0f} {got['matches']:>7.0f} {got['rate'] / base:>4.2f}x",
             flush=True,
         )
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
-        f"cores here: {os.cpu_count()}; server µs/dec: CPU of the front and every worker per "
-        "decision; bots µs/dec: the bot process's"
+        f"cores here: {os.cpu_count()} (load average {load}); server µs/dec: CPU of the "
+        "front and every worker per decision; bots µs/dec: the bot process's"
     )
 
 

@@ -36,6 +36,8 @@ async def server_process(records: Path) -> AsyncIterator[tuple[asyncio.subproces
         "-m",
         "medina.cli",
         "serve",
+        "--workers",
+        "1",  # one process: killing it kills the matches (tests/e2e/test_workers.py: a worker)
         "--port",
         "0",
         "--records",
