@@ -145,13 +145,14 @@ class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
         """A page of matches, newest first, optionally only those in some states."""
         await require_organiser(context, self.token)
         states = {int(s) for s in request.states}
-        entries: list[tuple[SortKey, admin_pb2.MatchSummary]] = []
+        # Summaries are built for the page only: counting and ordering need just the keys.
+        entries: list[tuple[SortKey, StoredMatch | HostedMatch]] = []
         for m in self.arena.stored.values():
             if not states or int(STORED_STATE[m.state]) in states:
-                entries.append(((0, m.mtime, m.match_id), stored_summary(m)))
+                entries.append(((0, m.mtime, m.match_id), m))
         for h in self.arena.matches.values():
             if not states or int(h.match.phase) in states:
-                entries.append(((1, h.created, h.match_id), summary(h)))
+                entries.append(((1, h.created, h.match_id), h))
         try:
             size = page_size(request.page_size if request.HasField("page_size") else None)
             page = paginate(entries, size, request.page_token)
@@ -160,7 +161,11 @@ class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
         if _wants_keys(context):
             context.set_trailing_metadata(((SORT_KEYS_METADATA, encode_keys(page.keys)),))
         return admin_pb2.ListMatchesResponse(
-            matches=page.items, next_page_token=page.next_token, total_size=page.total
+            matches=[
+                stored_summary(m) if isinstance(m, StoredMatch) else summary(m) for m in page.items
+            ],
+            next_page_token=page.next_token,
+            total_size=page.total,
         )
 
     async def GetMatch(
