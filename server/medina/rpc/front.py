@@ -50,6 +50,9 @@ class Forwarder:
         self.admin = admin
         self.limits = limits
         self.slots = ClientSlots(limits.max_streams_per_client)
+        #: Streams forwarded to a worker so far (bots at an endpoint are not counted here).
+        self.plays = 0
+        self.watches = 0
 
     def handlers(self) -> list[grpc.GenericRpcHandler]:
         """Generic handlers: requests and answers stay bytes (Watch requests are decoded to
@@ -74,6 +77,7 @@ class Forwarder:
         async with stream_slot(self.slots, context):
             first = await self._first(requests, context)
             worker, call, head = await self._open(first, context)
+            self.plays += 1
             pump = asyncio.get_running_loop().create_task(_pump(requests, call))
             try:
                 try:
@@ -153,6 +157,7 @@ class Forwarder:
         async with stream_slot(self.slots, context):
             worker = await self.admin.locate(request.match_id, context)
             call = worker.watch(request)
+            self.watches += 1
             try:
                 async for message in call:
                     yield message
@@ -189,6 +194,7 @@ class RunningFront:
     port: int
     pool: WorkerPool
     admin: FrontMatchServicer
+    forwarder: Forwarder
     health: health.HealthServicer
     config: ServerConfig
     lag: LoopLag = field(default_factory=LoopLag)
@@ -207,6 +213,11 @@ class RunningFront:
         await self.pool.stop(grace)
         await self.server.stop(1.0)
         await self.lag.stop()
+        log.info(
+            "forwarded %d bot stream(s) and %d spectator stream(s) to the workers",
+            self.forwarder.plays,
+            self.forwarder.watches,
+        )
 
 
 async def start_front(
@@ -254,7 +265,8 @@ async def _serve(
         advertise=advertise,
     )
     admin_pb2_grpc.add_MatchServiceServicer_to_server(admin, server)
-    server.add_generic_rpc_handlers(Forwarder(pool, routes, admin, config.limits).handlers())
+    forwarder = Forwarder(pool, routes, admin, config.limits)
+    server.add_generic_rpc_handlers(forwarder.handlers())
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = service_names()
@@ -272,7 +284,7 @@ async def _serve(
         config.records_dir,
     )
     lag.start()
-    return RunningFront(server, port, pool, admin, health_servicer, config, lag)
+    return RunningFront(server, port, pool, admin, forwarder, health_servicer, config, lag)
 
 
 async def serve_front_forever(
