@@ -27,16 +27,19 @@ LANES = 16
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def _cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process and its children now running (Linux /proc)."""
-    total = 0.0
+def _cpu_s(pid: int) -> tuple[float, float]:
+    """User + system CPU seconds of a process, and of it with its children now running
+    (Linux /proc)."""
+    own = total = 0.0
     for p in [pid, *_children(pid)]:
         try:
             fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        total += (int(fields[11]) + int(fields[12])) / TICKS
-    return total
+        used = (int(fields[11]) + int(fields[12])) / TICKS
+        own = own or used
+        total += used
+    return own, total
 
 
 def _children(pid: int) -> list[int]:
@@ -97,7 +100,9 @@ async def measure(workers: int, via_front: bool, seconds: float, records: Path) 
     decisions = max(1.0, tally["decisions"])
     return {
         "rate": decisions / tally["seconds"],
-        "cpu_us": (after - before) * 1e6 / decisions,
+        "cpu_us": (after[1] - before[1]) * 1e6 / decisions,
+        # The front's own share (with one worker, the front is the server).
+        "front_us": (after[0] - before[0]) * 1e6 / decisions if workers > 1 else 0.0,
         "matches": tally["matches"],
         "bot_us": tally["cpu_s"] * 1e6 / decisions,
     }
@@ -113,7 +118,7 @@ async def run(seconds: float) -> None:
     print(f"{LANES} concurrent 4-player matches, instant bots in one process, {seconds:g} s each")
     print(
         f"{'server':<12} {'bots connect to':<16} {'decisions/s':>11} {'server µs/dec':>13} "
-        f"{'bots µs/dec':>11} {'matches':>7} {'vs 1':>5}"
+        f"{'front':>6} {'bots µs/dec':>11} {'matches':>7} {'vs 1':>5}"
     )
     base = 0.0
     for label, workers, via_front, where in rows:
@@ -122,13 +127,15 @@ async def run(seconds: float) -> None:
         base = base or got["rate"]
         print(
             f"{label:<12} {where:<16} {got['rate']:>11.0f} {got['cpu_us']:>13.0f} "
-            f"{got['bot_us']:>11.0f} {got['matches']:>7.0f} {got['rate'] / base:>4.2f}x",
+            f"{got['front_us']:>6.0f} {got['bot_us']:>11.0f} {got['matches']:>7.0f} "
+            f"{got['rate'] / base:>4.2f}x",
             flush=True,
         )
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
         f"cores here: {os.cpu_count()} (load average {load}); server µs/dec: CPU of the "
-        "front and every worker per decision; bots µs/dec: the bot process's"
+        "front and every worker per decision (front: the front's share); bots µs/dec: the "
+        "bot process's"
     )
 
 
