@@ -72,7 +72,7 @@ class Front:
 
 
 @asynccontextmanager
-async def front_process(records: Path, workers: int = 2) -> AsyncIterator[Front]:
+async def front_process(records: Path, *extra: str, workers: int = 2) -> AsyncIterator[Front]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -88,6 +88,7 @@ async def front_process(records: Path, workers: int = 2) -> AsyncIterator[Front]
         str(records),
         "--organiser-token",
         TOKEN,
+        *extra,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env=ENV,
@@ -383,5 +384,32 @@ def test_matches_and_seats_the_front_forgot_are_found_by_asking_every_worker(
                     assert exc.details() == "no match with id 'nope'"
         finally:
             await front.stop(1.0)
+
+    asyncio.run(main())
+
+
+def test_max_matches_counts_the_matches_of_every_worker(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with (
+            front_process(tmp_path, "--max-matches", "3") as front,
+            grpc.aio.insecure_channel(front.address) as channel,
+        ):
+            stub = admin_pb2_grpc.MatchServiceStub(channel)
+            created = [await stub.CreateMatch(config(s), metadata=AUTH) for s in range(3)]
+            assert len({c.endpoint for c in created}) == 2
+            try:
+                await stub.CreateMatch(config(4), metadata=AUTH)
+                raise AssertionError("a fourth match must be refused")
+            except grpc.aio.AioRpcError as exc:
+                assert exc.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert "limit of 3 matches waiting or running" in (exc.details() or "")
+            await stub.AbortMatch(
+                admin_pb2.AbortMatchRequest(match_id=created[1].match_id), metadata=AUTH
+            )
+            # Matches 0 and 2 wait on one worker; the other now has none: it gets the next.
+            again = await stub.CreateMatch(config(5), metadata=AUTH)
+            assert created[0].endpoint == created[2].endpoint != again.endpoint
+            listed, _pages, total = await list_all(stub, 10)
+            assert total == 4 and len(listed) == 4
 
     asyncio.run(main())

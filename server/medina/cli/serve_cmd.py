@@ -206,7 +206,7 @@ def worker_argv(args: argparse.Namespace) -> list[str]:
         "--port",
         "0",
         "--records",
-        str(Path(args.records).resolve()),
+        args.records,  # the worker runs in this directory: record paths read as here
         "--grace-s",
         repr(args.grace_s),
         "--max-message-bytes",
