@@ -289,7 +289,15 @@ def test_a_killed_worker_is_reported_and_replaced(tmp_path: Path) -> None:
                 stub = admin_pb2_grpc.MatchServiceStub(channel)
                 lost = await stub.CreateMatch(config(1), metadata=AUTH)
                 pid = front.worker_pids()[lost.endpoint]
+                # A bot waits for its opponent through the front when its worker is killed.
+                waiting = RawBot(front.address, lost.tokens[0].token, keep_status=True)
+                playing = asyncio.create_task(waiting.play())
+                async with asyncio.timeout(60):
+                    await waiting.welcomed.wait()
                 os.kill(pid, signal.SIGKILL)
+                async with asyncio.timeout(60):
+                    await playing
+                assert waiting.status is grpc.StatusCode.UNAVAILABLE, waiting.details
                 died = await front.wait_for(rf"(worker \d+ \(pid {pid}\)) died")
                 name = died[1]
                 assert "killed by signal 9" in died.string
@@ -311,6 +319,7 @@ def test_a_killed_worker_is_reported_and_replaced(tmp_path: Path) -> None:
                 status, details = await play_status(front.address, lost.tokens[0].token)
                 assert status is grpc.StatusCode.UNAVAILABLE and name in details
                 # Its record is an interrupted one, as after a crash.
+                await front.wait_for(rf"1 match\(es\) lost with {re.escape(name)}")
                 got = await stub.GetMatch(
                     admin_pb2.GetMatchRequest(match_id=lost.match_id), metadata=AUTH
                 )

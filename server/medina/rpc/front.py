@@ -235,11 +235,19 @@ async def start_front(
     records.load()  # before any worker writes a record
     routes = Routes(routes_kept)
 
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def listed(held: list[str], name: str) -> None:
+        await records.lost(held, name)
+        log.error(
+            "%d match(es) lost with %s; their records are listed as interrupted", len(held), name
+        )
+
     def lost(worker: Worker) -> None:
         held = routes.held_by(Route(worker.slot, worker.generation))
-        records.lost(held, worker.name)
-        if held:
-            log.error("%d match(es) lost with %s", len(held), worker.name)
+        task = asyncio.get_running_loop().create_task(listed(held, worker.name))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
 
     pool = WorkerPool(worker_argv, workers, secrets.token_hex(24), on_death=lost)
     await pool.start()

@@ -55,24 +55,31 @@ class FrontCatalog:
         """Read the records directory (before any worker runs a match)."""
         self.stored = {m.match_id: m for m in catalog.scan(self.records_dir)}
 
-    def lost(self, match_ids: list[str], worker: str) -> None:
-        """Matches of a worker that died: their records, marked as interrupted by it."""
+    async def lost(self, match_ids: list[str], worker: str) -> None:
+        """Matches of a worker that died: their records (read on a worker thread: replaying
+        an interrupted record takes a while), listed as interrupted by it."""
+        found = await asyncio.to_thread(self._inspect, match_ids, worker)
+        self.stored.update(found)
+
+    def _inspect(self, match_ids: list[str], worker: str) -> dict[str, StoredMatch]:
+        found: dict[str, StoredMatch] = {}
         for match_id in match_ids:
             path = self.records_dir / f"{match_id}.jsonl"
             try:
-                found = catalog.inspect(path)
+                stored = catalog.inspect(path)
             except OSError as exc:
                 log.warning("match %s was lost with %s; no record: %s", match_id, worker, exc)
                 continue
-            if found.state is StoredState.INTERRUPTED:
+            if stored.state is StoredState.INTERRUPTED:
                 said = "the server stopped"
                 note = (
-                    found.note.replace(said, f"{worker} died", 1)
-                    if said in found.note
-                    else f"{found.note}; {worker} died"
+                    stored.note.replace(said, f"{worker} died", 1)
+                    if said in stored.note
+                    else f"{stored.note}; {worker} died"
                 )
-                found = dataclasses.replace(found, note=note)
-            self.stored[match_id] = found
+                stored = dataclasses.replace(stored, note=note)
+            found[match_id] = stored
+        return found
 
 
 class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
