@@ -41,6 +41,8 @@ log = logging.getLogger("medina.rpc")
 #: Seconds a forwarded organiser call may take at a worker (AbortMatch waits for the record).
 CALL_TIMEOUT_S = 60.0
 _ACTIVE = (admin_pb2.MATCH_STATE_WAITING, admin_pb2.MATCH_STATE_RUNNING)
+#: The load a worker that did not say its own is taken to have: it is tried last.
+UNKNOWN_LOAD = 1 << 30
 
 
 class FrontCatalog:
@@ -120,12 +122,14 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
             await context.abort(
                 grpc.StatusCode.UNAVAILABLE, "no worker process is running; try again shortly"
             )
-        loads = await asyncio.gather(*(self._load(w) for w in workers))
-        refused = refusal(self.admission, sum(loads), self.lag.ms)
+        counted = await asyncio.gather(*(self._load(w) for w in workers))
+        refused = refusal(self.admission, sum(n for n in counted if n is not None), self.lag.ms)
         if refused is not None:
             log.warning("CreateMatch refused: %s", refused)
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
-        # Counted now, with the creations other calls have under way (no await in between).
+        # Counted now, with the creations other calls have under way (no await in between);
+        # a worker that did not answer is tried last.
+        loads = [UNKNOWN_LOAD if n is None else n for n in counted]
         order = sorted(
             range(len(workers)), key=lambda i: (loads[i] + workers[i].pending, workers[i].slot)
         )
@@ -156,8 +160,8 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
         assert last is not None
         await relay(context, *last)
 
-    async def _load(self, worker: Worker) -> int:
-        """Matches waiting or running on a worker."""
+    async def _load(self, worker: Worker) -> int | None:
+        """Matches waiting or running on a worker (None: it did not answer)."""
         try:
             page: admin_pb2.ListMatchesResponse = await worker.matches.ListMatches(
                 admin_pb2.ListMatchesRequest(page_size=1, states=_ACTIVE),
@@ -165,7 +169,7 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
                 timeout=CALL_TIMEOUT_S,
             )
         except grpc.aio.AioRpcError:
-            return 1 << 30  # unreachable now: tried last
+            return None
         return page.total_size
 
     async def ListMatches(
@@ -191,6 +195,8 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
         asked.page_size = size
         for worker, answer in await _ask_all(self.pool.live(), lambda w: _list(w, asked)):
             if isinstance(answer, grpc.aio.AioRpcError):
+                if not worker.alive:
+                    continue  # it died meanwhile: its matches are lost, listed once read
                 await relay(context, worker, answer)
             page, worker_total = answer
             # A match lost with a dead worker is listed from its record here, not twice.
