@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 from dataclasses import dataclass, field
@@ -126,9 +127,24 @@ async def start_server(config: ServerConfig) -> RunningServer:
     return RunningServer(server, port, arena, health_servicer, config, lag)
 
 
+def tune_gc() -> None:
+    """Collect garbage less often and never look at start-up objects again.
+
+    A match allocates many short-lived objects per decision; with the default threshold the
+    young generation is collected hundreds of times a second and the occasional full
+    collection walks every module and message class (pauses of tens of ms were measured,
+    charged to whoever was waiting). Frozen start-up objects are never scanned again, and a
+    larger first threshold makes collections rarer but no longer.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 50, 100)
+
+
 async def serve_forever(config: ServerConfig) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
     running = await start_server(config)
+    tune_gc()
     print(f"medina-arena listening on {running.address}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
