@@ -249,6 +249,8 @@ async def _run(runner: Runner, display: _Display) -> int:
     install_signal_handlers(runner)
     with display:
         await runner.run()
+    if runner.failed is not None:
+        return 1
     if runner.stopping is None:
         return 0
     return 143 if "SIGTERM" in runner.stopping else 130
@@ -340,6 +342,9 @@ def worker_cmd(args: argparse.Namespace) -> int:
         install_signal_handlers(runner)
         while True:
             await runner.run()
+            if runner.failed is not None:
+                print(f"worker: {runner.failed}", file=sys.stderr)
+                return 1
             if runner.stopping is not None:
                 return 143 if "SIGTERM" in runner.stopping else 130
             if not args.forever:

@@ -72,6 +72,8 @@ class Runner:
         self.owner = worker_id()
         self.tally = Tally()
         self.stopping: str | None = None
+        #: Why the runner gave up (a server that refuses every game), if it did.
+        self.failed: str | None = None
         self._stop = asyncio.Event()
         self._changed = asyncio.Event()  # a game of this runner ended (stored or given back)
         self._configs: dict[int, TournamentConfig] = {}
@@ -222,6 +224,10 @@ class Runner:
             log.warning("game %d of %s: %s; given back", claim.number, claim.tournament, exc)
             await asyncio.to_thread(self.store.release, claim, f"not played: {exc}")
             self.tally.given_back += 1
+            if exc.fatal:
+                self.failed = str(exc)
+                self.stop(f"stopped: {exc}")
+                return
             # A server that refuses games (full, shutting down) is not asked again at once.
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.options.poll_s):
