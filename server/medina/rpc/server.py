@@ -51,6 +51,8 @@ class RunningServer:
     config: ServerConfig
     #: The event loop's lateness, which admission control reads.
     lag: LoopLag = field(default_factory=LoopLag)
+    #: Open Play/Watch streams per client address.
+    slots: ClientSlots = field(default_factory=lambda: ClientSlots(0))
 
     @property
     def address(self) -> str:
@@ -123,7 +125,7 @@ async def start_server(config: ServerConfig) -> RunningServer:
     health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     log.info("listening on %s:%d (records in %s)", config.host, port, config.records_dir)
     lag.start()
-    return RunningServer(server, port, arena, health_servicer, config, lag)
+    return RunningServer(server, port, arena, health_servicer, config, lag, slots)
 
 
 async def serve_forever(config: ServerConfig) -> None:
