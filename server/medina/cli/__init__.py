@@ -1,4 +1,4 @@
-"""``medina-arena``: serve, match, selfplay and replay commands."""
+"""``medina-arena``: serve, match, selfplay, replay, check-bot and web commands."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from . import checkbot_cmd, match_cmd, replay_cmd, selfplay_cmd, serve_cmd
+from . import checkbot_cmd, match_cmd, replay_cmd, selfplay_cmd, serve_cmd, web_cmd
 from .errors import CommandError
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     selfplay_cmd.add_parser(sub)
     replay_cmd.add_parser(sub)
     checkbot_cmd.add_parser(sub)
+    web_cmd.add_parser(sub)
     return parser
 
 

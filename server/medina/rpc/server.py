@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -128,14 +129,33 @@ async def start_server(config: ServerConfig) -> RunningServer:
     return RunningServer(server, port, arena, health_servicer, config, lag, slots)
 
 
-async def serve_forever(config: ServerConfig) -> None:
-    """Run until SIGTERM or SIGINT, then shut down gracefully."""
-    running = await start_server(config)
-    print(f"medina-arena listening on {running.address}", flush=True)
+async def wait_for_signal() -> None:
+    """Return at the first SIGTERM or SIGINT."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    try:
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+
+
+async def serve_forever(
+    config: ServerConfig,
+    beside: Callable[[RunningServer], Awaitable[Callable[[], Awaitable[None]]]] | None = None,
+) -> None:
+    """Run until SIGTERM or SIGINT, then shut down gracefully.
+
+    ``beside`` starts something next to the server once it listens (the web viewer) and
+    returns how to stop it; it is stopped first at shutdown.
+    """
+    running = await start_server(config)
+    print(f"medina-arena listening on {running.address}", flush=True)
+    stop_beside = await beside(running) if beside is not None else None
+    await wait_for_signal()
     log.info("shutting down: %d running match(es)", len(running.arena.running()))
+    if stop_beside is not None:
+        await stop_beside()
     await running.stop()
