@@ -114,9 +114,11 @@ def live_page(match_id: str) -> str:
 def replay_page(record_id: str) -> str:
     """The replay page: steps through a record's boards."""
     body = """<div class="controls">
-<button id="first" title="first (Home)">⏮</button><button id="prev" title="previous (←)">◀</button>
+<button id="first" title="first (Home)">« first</button>
+<button id="prev" title="previous (←)">‹ prev</button>
 <input id="slider" type="range" min="0" max="0" value="0" aria-label="step">
-<button id="next" title="next (→)">▶</button><button id="last" title="last (End)">⏭</button>
+<button id="next" title="next (→)">next ›</button>
+<button id="last" title="last (End)">last »</button>
 <span id="step" class="step"></span></div>
 <p id="status" class="status"></p>
 <div class="game">

@@ -138,28 +138,31 @@ const MedinaBoard = (() => {
     if (!seat.supply) return "hidden";
     const s = seat.supply;
     const b = Object.entries(s.buildings).map(([c, n]) => `${c[0]}${n}`).join(" ");
-    return `${b} · stables ${s.stables} · merchants ${s.merchants} · walls ${s.walls}`;
+    return `buildings ${b} · stables ${s.stables} · merchants ${s.merchants} · walls ${s.walls}`;
   }
 
   function scores(table, view) {
     table.textContent = "";
     const head = text("tr");
-    for (const h of ["", "seat", "score", "rooftops", "tea", "supply"]) head.appendChild(text("th", h));
+    for (const h of ["", "seat", "score", "rooftops", "tea"]) head.appendChild(text("th", h));
     table.appendChild(head);
     for (const s of view.seats) {
       const row = text("tr", undefined, { "data-seat": s.seat, "data-score": s.score });
       if (s.seat === view.to_move && view.phase !== "over") row.classList.add("to-move");
       const swatch = text("td");
-      swatch.appendChild(text("span", "", { class: "swatch" }));
-      swatch.firstChild.classList.add(`roof-${s.colour}`);
+      swatch.appendChild(text("span", "", { class: `swatch roof-${s.colour}` }));
       row.appendChild(swatch);
-      row.appendChild(text("td", `${s.seat} ${s.name}`));
+      row.appendChild(text("td", `${s.seat} ${s.name}`, { class: "name" }));
       row.appendChild(text("td", s.score, { class: "score" }));
-      const roofs = s.rooftops.length + (s.neutral ? ` (+${s.neutral} neutral)` : "");
+      const roofs = s.rooftops.length + (s.neutral ? ` +${s.neutral} neutral` : "");
       row.appendChild(text("td", roofs));
       row.appendChild(text("td", s.tea));
-      row.appendChild(text("td", supplyText(s), { class: s.supply ? "supply" : "supply hidden" }));
       table.appendChild(row);
+      const line = text("tr", undefined, { class: "supply-row" });
+      line.appendChild(text("td"));
+      line.appendChild(text("td", `supply: ${supplyText(s)}`,
+        { colspan: 4, class: s.supply ? "supply" : "supply hidden" }));
+      table.appendChild(line);
     }
   }
 

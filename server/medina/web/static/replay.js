@@ -28,7 +28,7 @@
     if (move) {
       const li = list.children[step - 1];
       li.classList.add("current");
-      li.scrollIntoView({ block: "nearest" });
+      list.scrollTop = li.offsetTop - list.offsetTop - list.clientHeight / 2;
     }
     MedinaBoard.result(document.getElementById("result"), step === last ? data.result : null);
   }
