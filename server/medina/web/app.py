@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import (
     HTMLResponse,
     JSONResponse,
+    PlainTextResponse,
     RedirectResponse,
     Response,
     StreamingResponse,
@@ -246,6 +247,18 @@ class _SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+async def no_page(request: Request, exc: Exception) -> Response:
+    return _not_found(f"no page {request.url.path}")
+
+
+async def read_only(request: Request, exc: Exception) -> Response:
+    return PlainTextResponse(
+        f"{request.method} is not allowed: the viewer is read-only (GET only)",
+        status_code=405,
+        headers={"Allow": "GET, HEAD"},
+    )
+
+
 def build_app(viewer: Viewer) -> Starlette:
     """The viewer app over ``viewer``'s records and arena."""
     routes = [
@@ -259,7 +272,11 @@ def build_app(viewer: Viewer) -> Starlette:
         Route("/metrics", metrics, methods=["GET"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes, middleware=[Middleware(_SecurityHeaders)])
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(_SecurityHeaders)],
+        exception_handlers={404: no_page, 405: read_only},
+    )
     app.state.viewer = viewer
     return app
 
