@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +88,7 @@ class JsonLeakChecker:
     def __init__(self) -> None:
         self.spectator = LeakChecker(-1)
 
-    def check(self, message: dict[str, object]) -> list[str]:
+    def check(self, message: Mapping[str, object]) -> list[str]:
         leaks: list[str] = []
         watch = message.get("watch", [])
         assert isinstance(watch, list)

@@ -117,8 +117,13 @@ async def _run(args: argparse.Namespace, settings: MatchSettings) -> int:
 
 async def _linger(seconds: float | None) -> None:
     """Keep serving for ``seconds`` (None: until SIGINT/SIGTERM), ending early on either."""
+    how_long = "until Ctrl-C" if seconds is None else f"{seconds:g} s more (Ctrl-C ends it)"
+
+    def ready() -> None:
+        print(f"the viewer stays up {how_long}", flush=True)
+
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(wait_for_signal(), seconds)
+        await asyncio.wait_for(wait_for_signal(ready), seconds)
 
 
 async def _play(
@@ -205,10 +210,6 @@ async def _play(
         )
         if viewer_url is not None:
             print(f"replay: {viewer_url}/replay/{match_id}")
-            if args.stay:
-                print("the viewer stays up until Ctrl-C")
-            elif args.linger_s > 0:
-                print(f"the viewer stays up {args.linger_s:g} s (Ctrl-C to stop now)")
         print(f"record: {summary.match.record_path}", flush=True)
         return 0 if result.complete else 1
 

@@ -129,12 +129,14 @@ async def start_server(config: ServerConfig) -> RunningServer:
     return RunningServer(server, port, arena, health_servicer, config, lag, slots)
 
 
-async def wait_for_signal() -> None:
-    """Return at the first SIGTERM or SIGINT."""
+async def wait_for_signal(ready: Callable[[], None] | None = None) -> None:
+    """Return at the first SIGTERM or SIGINT; ``ready`` is called once they are caught."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    if ready is not None:
+        ready()
     try:
         await stop.wait()
     finally:

@@ -115,9 +115,9 @@ def replay_page(record_id: str) -> str:
     """The replay page: steps through a record's boards."""
     body = """<div class="controls">
 <button id="first" title="first (Home)">« first</button>
-<button id="prev" title="previous (←)">‹ prev</button>
+<button id="prev" title="previous (←)">&lsaquo; prev</button>
 <input id="slider" type="range" min="0" max="0" value="0" aria-label="step">
-<button id="next" title="next (→)">next ›</button>
+<button id="next" title="next (→)">next &rsaquo;</button>
 <button id="last" title="last (End)">last »</button>
 <span id="step" class="step"></span></div>
 <p id="status" class="status"></p>
