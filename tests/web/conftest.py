@@ -19,6 +19,7 @@ import pytest
 from e2e.rawbot import RawBot
 from medina.referee.config import MatchSettings
 from medina.rpc.host import HostedMatch
+from medina.rpc.limits import Limits
 from medina.rpc.server import RunningServer, ServerConfig, start_server
 from medina.v1 import arena_pb2, game_pb2
 from medina.web import HttpServer, StandingRow, Standings, serve_viewer
@@ -116,13 +117,16 @@ class ArenaThread:
     """A server and its viewer on an event loop of their own, in a thread; the tests (and
     Playwright's synchronous API) stay on the main thread."""
 
-    def __init__(self, records: Path, standings: Standings | None = None) -> None:
+    def __init__(
+        self, records: Path, standings: Standings | None = None, limits: Limits | None = None
+    ) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
-        self.running: RunningServer = self.call(
-            start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=records))
+        config = ServerConfig(
+            host="127.0.0.1", port=0, records_dir=records, limits=limits or Limits()
         )
+        self.running: RunningServer = self.call(start_server(config))
         provider = (lambda: standings) if standings is not None else None
         self.http: HttpServer = self.call(
             serve_viewer(self.running, "127.0.0.1", 0, standings=provider)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import urllib.error
@@ -12,10 +13,11 @@ from pathlib import Path
 import pytest
 from e2e.rawbot import RawBot
 from medina.referee.config import MatchSettings, TimeControl
+from medina.rpc.limits import Limits
 from medina.v1 import arena_pb2, game_pb2
 
 from .conftest import ArenaThread, choose_randomly, finished_id
-from .sse import read_events
+from .sse import get, read_events
 
 ROUTES = ["/", "/api/matches", "/standings", "/metrics", "/static/viewer.css"]
 
@@ -132,8 +134,6 @@ def test_metrics_count_decisions_latency_and_misbehaviour_by_bot(
             ]  # seat 2 never connects: it forfeits as a no-show
             for bot in bots:
                 bot.keep_status = True
-            import asyncio
-
             await asyncio.gather(*(b.play() for b in bots))
             await hosted.match.wait_done()
 
@@ -163,5 +163,29 @@ def test_metrics_count_decisions_latency_and_misbehaviour_by_bot(
         assert metric(text, "medina_http_event_streams_open") == 0
         assert metric(text, "medina_event_loop_lag_seconds") >= 0
         assert metric(text, "medina_decisions_per_second") >= 0
+    finally:
+        a.close()
+
+
+def test_live_streams_count_against_the_clients_stream_limit(tmp_path: Path) -> None:
+    a = ArenaThread(tmp_path, limits=Limits(max_streams_per_client=1))
+    try:
+        hosted = a.create(MatchSettings("medina-v2", 2, 1))
+        path = f"/api/live/{hosted.match_id}/events"
+
+        async def two_streams() -> tuple[int, str]:
+            reader, writer = await asyncio.open_connection("127.0.0.1", a.http.port)
+            writer.write(f"GET {path} HTTP/1.0\r\n\r\n".encode())
+            await writer.drain()
+            assert b"200" in await reader.readline()  # the first stream is open
+            status, _headers, body = await get("127.0.0.1", a.http.port, path)
+            writer.close()
+            return status, json.loads(body)["error"]
+
+        status, error = a.call(two_streams())
+        assert status == 429
+        assert "already has 1 open streams (the limit is 1)" in error
+        hosted.match.abort("test over")
+        a.call(hosted.match.wait_done())
     finally:
         a.close()

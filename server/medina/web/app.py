@@ -31,6 +31,7 @@ from medina.engine import result
 from medina.records.catalog import StoredMatch
 from medina.referee.match import MatchPhase
 from medina.rpc.host import Arena, HostedMatch
+from medina.rpc.limits import ClientSlots, StreamSlotsExhausted
 from medina.wire.enums import RULESET_NAMES
 
 from . import pages
@@ -61,6 +62,9 @@ class Viewer:
     metrics: Metrics = field(default_factory=Metrics)
     standings: StandingsProvider | None = None
     keepalive_s: float = KEEPALIVE_S
+    #: Open streams per client address, shared with the gRPC server's Play and Watch
+    #: streams (its --max-streams-per-client); None: no limit.
+    slots: ClientSlots | None = None
 
     def hosted(self, match_id: str) -> HostedMatch | None:
         """A match this process hosts, if any."""
@@ -179,6 +183,11 @@ async def live_events(request: Request) -> Response:
         return JSONResponse({"error": f"no match {match_id!r} is hosted here"}, status_code=404)
     watch = LiveWatch(hosted.match)
     gauge = viewer.metrics.event_streams
+    slots = viewer.slots if viewer.slots is not None else ClientSlots(0)
+    try:
+        client = slots.take(request.client.host if request.client else "unknown")
+    except StreamSlotsExhausted as exc:
+        return JSONResponse({"error": str(exc)}, status_code=429)
 
     async def stream() -> AsyncIterator[str]:
         gauge.inc()
@@ -190,6 +199,7 @@ async def live_events(request: Request) -> Response:
                     yield sse(message)
         finally:
             gauge.dec()
+            slots.release(client)
 
     return StreamingResponse(
         stream(),

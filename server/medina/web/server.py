@@ -114,7 +114,13 @@ def arena_viewer(running: RunningServer, standings: StandingsProvider | None = N
     )
     metrics = Metrics(probe)
     arena.record_taps.append(metrics.tap)
-    return Viewer(RecordShelf(arena.records_dir), arena=arena, metrics=metrics, standings=standings)
+    return Viewer(
+        RecordShelf(arena.records_dir),
+        arena=arena,
+        metrics=metrics,
+        standings=standings,
+        slots=running.slots,
+    )
 
 
 async def serve_viewer(
