@@ -49,7 +49,9 @@ def ensure_chromium() -> Path:
     return CHROMIUM
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's synchronous API keeps an event loop running on the
+# main thread while it is open, and tests elsewhere call asyncio.run() there.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     executable = ensure_chromium()
     with sync_playwright() as p:

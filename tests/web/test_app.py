@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import re
 import urllib.error
@@ -189,3 +190,17 @@ def test_live_streams_count_against_the_clients_stream_limit(tmp_path: Path) -> 
         a.call(hosted.match.wait_done())
     finally:
         a.close()
+
+
+def test_a_replay_is_sent_gzipped_to_clients_that_accept_it(arena: ArenaThread) -> None:
+    match_id = finished_id(arena)
+    url = f"{arena.url}/api/records/{match_id}/replay"
+    _s, headers, plain = fetch(url)
+    assert "content-encoding" not in {k.lower() for k in headers}
+    request = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.headers["Content-Encoding"] == "gzip"
+        packed = response.read()
+    assert gzip.decompress(packed) == plain
+    assert len(packed) * 10 < len(plain)
+    assert json.loads(plain)["match_id"] == match_id

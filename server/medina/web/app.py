@@ -221,11 +221,15 @@ async def replay(request: Request) -> Response:
 async def replay_json(request: Request) -> Response:
     viewer = _viewer(request)
     record_id = request.path_params["record_id"]
+    gzip = "gzip" in request.headers.get("accept-encoding", "")
     try:
-        data = await asyncio.to_thread(viewer.records.replay, record_id)
+        body = await asyncio.to_thread(viewer.records.replay_bytes, record_id, gzip)
     except UnknownRecordError as exc:
         return JSONResponse({"error": str(exc)}, status_code=404)
-    return JSONResponse(data)
+    headers = {"Vary": "Accept-Encoding"}
+    if gzip:
+        headers["Content-Encoding"] = "gzip"
+    return Response(body, media_type="application/json", headers=headers)
 
 
 async def standings(request: Request) -> Response:

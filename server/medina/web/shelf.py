@@ -8,6 +8,8 @@ played, and is shown as a spectator sees it.
 
 from __future__ import annotations
 
+import gzip
+import json
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -47,6 +49,7 @@ class RecordShelf:
         self.directory = directory
         self._inspected: dict[Path, tuple[_Key, StoredMatch]] = {}
         self._replays: OrderedDict[tuple[Path, _Key], JSON] = OrderedDict()
+        self._encoded: OrderedDict[tuple[Path, _Key, bool], bytes] = OrderedDict()
 
     def path_of(self, record_id: str) -> Path:
         """The file of record ``record_id``; raises UnknownRecordError."""
@@ -79,6 +82,21 @@ class RecordShelf:
             del self._inspected[gone]
         found.sort(key=lambda m: (m.mtime, m.match_id), reverse=True)
         return found
+
+    def replay_bytes(self, record_id: str, compressed: bool) -> bytes:
+        """``replay`` as JSON bytes, gzipped when ``compressed`` (a whole game's replay is
+        hundreds of kilobytes of repetitive JSON, a few per cent of that gzipped)."""
+        path = self.path_of(record_id)
+        stat = path.stat()
+        key = (path, _Key(stat.st_mtime_ns, stat.st_size), compressed)
+        cached = self._encoded.get(key)
+        if cached is None:
+            body = json.dumps(self.replay(record_id), separators=(",", ":")).encode()
+            cached = gzip.compress(body, 6) if compressed else body
+            self._encoded[key] = cached
+            while len(self._encoded) > REPLAY_CACHE:
+                self._encoded.popitem(last=False)
+        return cached
 
     def replay(self, record_id: str) -> JSON:
         """Every step of a record: the moves and the board after each number of decisions."""
