@@ -49,11 +49,17 @@ def ensure_chromium() -> Path:
     return CHROMIUM
 
 
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    """The browser's executable, installed once per session when missing."""
+    return ensure_chromium()
+
+
 # Module scope, not session: Playwright's synchronous API keeps an event loop running on the
 # main thread while it is open, and tests elsewhere call asyncio.run() there.
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    executable = ensure_chromium()
+def browser(chromium: Path) -> Iterator[Browser]:
+    executable = chromium
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=str(executable), args=["--no-sandbox"])
         try:
