@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from bench import GAMES_ENV, QUICK_ENV, SOAK_ENV, capacity, engine, referee, tournament
+from bench import GAMES_ENV, QUICK_ENV, SOAK_ENV, capacity, engine, referee, tournament, viewer
 
 #: The sections, run in this order.
 SECTIONS: list[tuple[str, Callable[[], None]]] = [
@@ -21,6 +21,7 @@ SECTIONS: list[tuple[str, Callable[[], None]]] = [
     ("referee", referee.main),  # referee overhead over gRPC vs a raw ping-pong
     ("capacity", capacity.main),  # many matches on one server: dec/s, CPU, latency vs raw
     ("tournament", tournament.main),  # games per minute at concurrency 1..8 vs one match
+    ("viewer", viewer.main),  # web viewer: board JSON, replay JSON, message sizes
 ]
 
 

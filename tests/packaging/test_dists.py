@@ -23,6 +23,9 @@ FLOORS = [
     "protobuf==7.35.1",
     "grpcio-health-checking==1.85.1",
     "grpcio-reflection==1.85.1",
+    "starlette==0.40.0",
+    "uvicorn==0.30.0",
+    "prometheus-client==0.20.0",
 ]
 pytestmark = pytest.mark.timeout(600)
 

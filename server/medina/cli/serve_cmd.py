@@ -7,15 +7,17 @@ import asyncio
 import ipaddress
 import logging
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from medina.rpc.admission import AdmissionLimits
 from medina.rpc.limits import Limits
-from medina.rpc.server import ServerConfig, serve_forever
+from medina.rpc.server import RunningServer, ServerConfig, serve_forever
 
 from .errors import CommandError
 from .options import read_file
+from .web_cmd import add_http_options, check_http, start_viewer
 
 log = logging.getLogger("medina.cli")
 
@@ -83,6 +85,7 @@ def add_parser(sub: Any) -> None:
         f"(default {a.max_loop_lag_ms}); --no-lag-limit turns it off",
     )
     p.add_argument("--no-lag-limit", action="store_true", help="never refuse a match for loop lag")
+    add_http_options(p)
     p.set_defaults(run=run)
 
 
@@ -140,8 +143,23 @@ def run(args: argparse.Namespace) -> int:
         limits=limits,
         admission=admission,
     )
+    check_http(args)
+    beside = None
+    if args.http is not None:
+        http_host = args.http_host or args.host
+        if not _loopback(http_host):
+            log.warning(
+                "the viewer on %s:%d is plain HTTP: anyone who reaches it sees every match "
+                "as a spectator does (it is read-only); use a TLS proxy in front of it",
+                http_host,
+                args.http,
+            )
+
+        async def beside(running: RunningServer) -> Callable[[], Awaitable[None]]:
+            return await start_viewer(running, http_host, args.http)
+
     try:
-        asyncio.run(serve_forever(config))
+        asyncio.run(serve_forever(config, beside))
     except OSError as exc:
         raise CommandError(str(exc)) from None
     return 0

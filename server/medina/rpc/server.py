@@ -6,6 +6,7 @@ import asyncio
 import gc
 import logging
 import signal
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +53,8 @@ class RunningServer:
     config: ServerConfig
     #: The event loop's lateness, which admission control reads.
     lag: LoopLag = field(default_factory=LoopLag)
+    #: Open Play/Watch streams per client address.
+    slots: ClientSlots = field(default_factory=lambda: ClientSlots(0))
 
     @property
     def address(self) -> str:
@@ -124,7 +127,7 @@ async def start_server(config: ServerConfig) -> RunningServer:
     health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     log.info("listening on %s:%d (records in %s)", config.host, port, config.records_dir)
     lag.start()
-    return RunningServer(server, port, arena, health_servicer, config, lag)
+    return RunningServer(server, port, arena, health_servicer, config, lag, slots)
 
 
 def tune_gc() -> None:
@@ -141,15 +144,36 @@ def tune_gc() -> None:
     gc.set_threshold(20_000, 50, 100)
 
 
-async def serve_forever(config: ServerConfig) -> None:
-    """Run until SIGTERM or SIGINT, then shut down gracefully."""
-    running = await start_server(config)
-    tune_gc()
-    print(f"medina-arena listening on {running.address}", flush=True)
+async def wait_for_signal(ready: Callable[[], None] | None = None) -> None:
+    """Return at the first SIGTERM or SIGINT; ``ready`` is called once they are caught."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    if ready is not None:
+        ready()
+    try:
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+
+
+async def serve_forever(
+    config: ServerConfig,
+    beside: Callable[[RunningServer], Awaitable[Callable[[], Awaitable[None]]]] | None = None,
+) -> None:
+    """Run until SIGTERM or SIGINT, then shut down gracefully.
+
+    ``beside`` starts something next to the server once it listens (the web viewer) and
+    returns how to stop it; it is stopped first at shutdown.
+    """
+    running = await start_server(config)
+    tune_gc()
+    print(f"medina-arena listening on {running.address}", flush=True)
+    stop_beside = await beside(running) if beside is not None else None
+    await wait_for_signal()
     log.info("shutting down: %d running match(es)", len(running.arena.running()))
+    if stop_beside is not None:
+        await stop_beside()
     await running.stop()
