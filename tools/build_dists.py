@@ -33,7 +33,18 @@ CONTENTS: dict[str, list[tuple[Path, str]]] = {
     "medina-client": [(ROOT / "clients/python/medina_client", "medina_client")],
     "medina-arena": [
         (ROOT / "server/medina" / name, f"medina/{name}")
-        for name in ("referee", "wire", "rpc", "records", "cli", "checkbot", "web")
+        for name in (
+            "referee",
+            "wire",
+            "rpc",
+            "records",
+            "cli",
+            "checkbot",
+            "web",
+            "launch",
+            "tournament",
+            "storage",
+        )
     ],
 }
 
