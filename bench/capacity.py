@@ -166,12 +166,23 @@ CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1)]
 
 async def one_match(
     address: str,
-    admin: admin_pb2_grpc.MatchServiceAsyncStub,
     seed: int,
     stats: Stats,
     think: tuple[float, float] | None,
 ) -> bool:
-    """Create a 4-player match, play its seats, count its strikes; False if refused."""
+    """Create a 4-player match, play its seats, count its strikes; False if refused. The
+    organiser's calls and the match's four seats share one connection of their own."""
+    async with grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS) as channel:
+        return await _one_match(channel, seed, stats, think)
+
+
+async def _one_match(
+    channel: grpc.aio.Channel,
+    seed: int,
+    stats: Stats,
+    think: tuple[float, float] | None,
+) -> bool:
+    admin = admin_pb2_grpc.MatchServiceStub(channel)
     config = match_pb2.MatchConfig(
         ruleset=common_pb2.RULESET_MEDINA_V2,
         players=4,
@@ -186,10 +197,9 @@ async def one_match(
         raise
     clock = MatchClock()
     rng = random.Random(seed)
-    async with grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS) as channel:
-        await asyncio.gather(
-            *(seat(channel, t.token, clock, stats, think, rng) for t in created.tokens)
-        )
+    await asyncio.gather(
+        *(seat(channel, t.token, clock, stats, think, rng) for t in created.tokens)
+    )
     summary = await admin.GetMatch(admin_pb2.GetMatchRequest(match_id=created.match_id), timeout=30)
     if stats.measuring:
         stats.matches_ended += 1
@@ -258,13 +268,12 @@ async def measure(
     refused = 0
     stop = asyncio.Event()
     seeds = iter(range(1, 10**9))
-    async with grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS) as channel:
-        admin = admin_pb2_grpc.MatchServiceStub(channel)
+    if True:
 
         async def keep_one() -> None:
             nonlocal refused
             while not stop.is_set():
-                if not await one_match(address, admin, next(seeds), stats, think):
+                if not await one_match(address, next(seeds), stats, think):
                     refused += 1
                     await asyncio.sleep(0.5)
 
@@ -428,13 +437,12 @@ async def soak(total: int, concurrent: int = 32) -> None:
         marks: list[tuple[int, float]] = []
         started = time.perf_counter()
         try:
-            async with grpc.aio.insecure_channel(address) as channel:
-                admin = admin_pb2_grpc.MatchServiceStub(channel)
+            if True:
 
                 async def worker() -> None:
                     nonlocal done
                     while done < total:
-                        if await one_match(address, admin, next(seeds), stats, None):
+                        if await one_match(address, next(seeds), stats, None):
                             done += 1
                             if done % 1000 == 0:
                                 marks.append((done, rss_mb(pid)))
