@@ -13,12 +13,13 @@ import sys
 import time
 from collections.abc import Callable
 
-from bench import GAMES_ENV, QUICK_ENV, engine, referee
+from bench import GAMES_ENV, QUICK_ENV, engine, referee, strength
 
 #: The sections, run in this order.
 SECTIONS: list[tuple[str, Callable[[], None]]] = [
     ("engine", engine.main),  # rules-engine speed: random self-play, movegen, apply_action
     ("referee", referee.main),  # referee overhead over gRPC vs a raw ping-pong
+    ("strength", strength.main),  # reference bots against each other, paired and rotated
 ]
 
 
