@@ -205,7 +205,9 @@ def search(
             done += 1
     complete = all(visits) or n == 1
     cands = [
-        Candidate(action, prior, visits[k], totals[k] / visits[k] if complete else prior)
+        Candidate(
+            action, prior, visits[k], totals[k] / visits[k] if complete and visits[k] else prior
+        )
         for k, (prior, action, _) in enumerate(roots)
     ]
     cands.sort(key=lambda c: -c.value)  # stable: equal values keep the static order
