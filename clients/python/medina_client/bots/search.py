@@ -63,7 +63,10 @@ class SearchBot(Bot):
         self.budget_ms = budget_ms
         self.verbose = verbose
         self.rng = random.Random(seed)
+        #: The latest search, and how many searches ran / were stopped by the budget.
         self.last: SearchResult | None = None
+        self.searches = 0
+        self.cut_short = 0
 
     def choose(self, turn: Turn) -> Action:
         """The action with the best mean rollout value found within the budget."""
@@ -83,6 +86,8 @@ class SearchBot(Bot):
         deadline = started + budget / 1000.0
         found = search(state, self.rng, self.config, deadline=deadline, legal=legal or None)
         self.last = found
+        self.searches += 1
+        self.cut_short += found.stopped_early
         if self.verbose:
             self._log(state, found, time.monotonic() - started, budget)
         return found.action
