@@ -27,7 +27,6 @@ from medina.referee.record import NullSink
 from medina_client.strategies import POLICIES
 
 from bench import games as games_setting
-from bench import quick
 
 #: (A, B) pairings and their seeds in a full run: greedy vs random, search (default level)
 #: vs greedy, each level vs the one below (fewer seeds where games are slow).
@@ -137,16 +136,24 @@ def format_line(line: Line) -> str:
     )
 
 
-def main() -> None:
-    """Print the strength table (quick: greedy vs random and search vs greedy, few seeds)."""
-    pairings = QUICK_PAIRINGS if quick() else PAIRINGS
+def main(full: bool = False) -> None:
+    """Print the strength table: in ``make bench`` the quick one (greedy vs random and search
+    vs greedy, ``QUICK_SEEDS`` seeds or ``--games``); with ``full`` every pairing at its own
+    number of seeds (``python -m bench.strength``, about an hour on one core)."""
+    pairings = PAIRINGS if full else QUICK_PAIRINGS
     print(
         f"paired games: seeds from {FIRST_SEED}, each in every rotation of the seats (A and B "
         "alternate); in process, iteration budgets; 95 % interval over the seeds"
     )
+    if not full:
+        print("quick table; the full one (every level): python -m bench.strength")
     print("| A vs B | game | games | mean rank A / B | win share A | 95 % interval | | s |")
     print("|---|---|---|---|---|---|---|---|")
-    for a, b, full in pairings:
-        seeds = games_setting(full, QUICK_SEEDS)
+    for a, b, seeds_full in pairings:
+        seeds = seeds_full if full else games_setting(QUICK_SEEDS, QUICK_SEEDS)
         for ruleset, players in CONFIGS:
             print(format_line(measure(a, b, ruleset, players, seeds)), flush=True)
+
+
+if __name__ == "__main__":
+    main(full=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from medina.engine import ActionKind, GameState
+from medina.engine.state import NEUTRALS, SLOTS
 
 _ROOFTOP = int(ActionKind.ROOFTOP)
 _BLOCKING = int(ActionKind.BLOCKING_ROOFTOP)
@@ -101,7 +102,7 @@ def seat_values(s: GameState, weights: Weights = DEFAULT_WEIGHTS) -> list[float]
         values[seat] += reserve * weights.rooftop_reserve * s.roofs[seat].bit_count()
         if two_colour:
             values[seat] += reserve * weights.blocking_reserve * s.blocking[seat].bit_count()
-        values[seat] += reserve * weights.neutral_reserve * s.supply[seat * 8 + 7]
+        values[seat] += reserve * weights.neutral_reserve * s.supply[seat * SLOTS + NEUTRALS]
         values[seat] += weights.tea * s.tea[seat]
     return values
 
