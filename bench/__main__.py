@@ -13,7 +13,17 @@ import sys
 import time
 from collections.abc import Callable
 
-from bench import GAMES_ENV, QUICK_ENV, SOAK_ENV, capacity, engine, referee, tournament, viewer
+from bench import (
+    GAMES_ENV,
+    QUICK_ENV,
+    SOAK_ENV,
+    capacity,
+    engine,
+    referee,
+    strength,
+    tournament,
+    viewer,
+)
 
 #: The sections, run in this order.
 SECTIONS: list[tuple[str, Callable[[], None]]] = [
@@ -22,6 +32,7 @@ SECTIONS: list[tuple[str, Callable[[], None]]] = [
     ("capacity", capacity.main),  # many matches on one server: dec/s, CPU, latency vs raw
     ("tournament", tournament.main),  # games per minute at concurrency 1..8 vs one match
     ("viewer", viewer.main),  # web viewer: board JSON, replay JSON, message sizes
+    ("strength", strength.main),  # reference bots against each other, paired and rotated
 ]
 
 

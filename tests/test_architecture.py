@@ -177,3 +177,23 @@ def test_the_checker_sees_relative_imports() -> None:
     names = _absolute_imports(SERVER / "engine" / "turn.py", ROOT / "server")
     assert "medina.engine.movegen" in names
     assert "medina.engine.rules.walls" in names
+
+
+#: The SDK modules that play in process (selfplay, check-bot, the strength bench): engine only.
+STRATEGY_MODULES = ("strategies.py", "heuristics.py", "search.py")
+
+
+def test_strategy_modules_import_only_the_engine() -> None:
+    bad = []
+    for name in STRATEGY_MODULES:
+        path = CLIENT / name
+        for imported in _absolute_imports(path, ROOT / "clients" / "python"):
+            top = imported.split(".")[0]
+            ok = (
+                imported.startswith(("medina.engine", "medina_client.strategies"))
+                or imported in ("medina_client.heuristics", "medina_client.search")
+                or top in sys.stdlib_module_names
+            )
+            if not ok:
+                bad.append(f"{path.relative_to(ROOT)} imports {imported}")
+    assert not bad, "\n".join(bad)
