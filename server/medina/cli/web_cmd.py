@@ -13,6 +13,7 @@ from medina.rpc.server import RunningServer, wait_for_signal
 from medina.storage.tournaments import StoreError, TournamentStore
 from medina.tournament.runner import standings
 from medina.web import (
+    BotGame,
     HttpServer,
     StandingRow,
     Standings,
@@ -79,9 +80,30 @@ def tournament_standings(db: str, name: str | None) -> StandingsProvider:
             ),
             note=f"{st.games} games counted ({counts}); status {row.status}. Rating: openskill "
             "Plackett-Luce mu, interval mu -/+ 1.96 sigma; sorted by mu - 3 sigma.",
+            games=_games_by_bot(store.results(row.id)),
         )
 
     return provide
+
+
+def _games_by_bot(results: list[dict[str, Any]]) -> dict[str, tuple[BotGame, ...]]:
+    out: dict[str, list[BotGame]] = {}
+    for g in results:
+        names = tuple(s["bot"] for s in g["seats"])
+        for s in g["seats"]:
+            out.setdefault(s["bot"], []).append(
+                BotGame(
+                    number=g["number"],
+                    variant=f"{g['ruleset']} {g['players']}p",
+                    seats=names,
+                    seat=s["seat"],
+                    rank=s["rank"],
+                    total=s["total"],
+                    termination=s["termination"],
+                    match_id=g["match_id"] or "",
+                )
+            )
+    return {bot: tuple(games) for bot, games in out.items()}
 
 
 def add_http_options(p: argparse.ArgumentParser) -> None:

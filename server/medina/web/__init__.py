@@ -3,9 +3,10 @@
 
 from .app import Viewer, build_app, records_viewer
 from .server import HttpServer, arena_viewer, serve_viewer
-from .standings import StandingRow, Standings, StandingsProvider
+from .standings import BotGame, StandingRow, Standings, StandingsProvider
 
 __all__ = [
+    "BotGame",
     "HttpServer",
     "StandingRow",
     "Standings",

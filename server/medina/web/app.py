@@ -237,6 +237,18 @@ async def standings(request: Request) -> Response:
     return HTMLResponse(pages.standings_page(provider() if provider is not None else None))
 
 
+async def bot(request: Request) -> Response:
+    viewer = _viewer(request)
+    name = request.path_params["bot"]
+    if viewer.standings is None:
+        return _not_found("no tournament database is configured")
+    table = await asyncio.to_thread(viewer.standings)
+    if name not in table.games:
+        return _not_found(f"no bot {name!r} in {table.title}")
+    replayable = {g.match_id for g in table.games[name] if viewer.records.has(g.match_id)}
+    return HTMLResponse(pages.bot_page(name, table.title, table.games[name], replayable))
+
+
 async def metrics(request: Request) -> Response:
     return Response(_viewer(request).metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 
@@ -283,6 +295,7 @@ def build_app(viewer: Viewer) -> Starlette:
         Route("/replay/{record_id}", replay, methods=["GET"]),
         Route("/api/records/{record_id}/replay", replay_json, methods=["GET"]),
         Route("/standings", standings, methods=["GET"]),
+        Route("/standings/bot/{bot}", bot, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]

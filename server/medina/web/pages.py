@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
+from urllib.parse import quote
 
-from .standings import Standings
+from .standings import BotGame, Standings
 
 TITLE = "Medina Arena"
 
@@ -148,7 +149,7 @@ def standings_page(standings: Standings | None) -> str:
     for n, r in enumerate(standings.rows, start=1):
         ends = ", ".join(f"{escape(k)} {v}" for k, v in sorted(r.terminations.items()) if v)
         rows.append(
-            f'<tr data-bot="{escape(r.bot)}"><td>{n}</td><td>{escape(r.bot)}</td>'
+            f'<tr data-bot="{escape(r.bot)}"><td>{n}</td><td>{_bot_link(r.bot, standings)}</td>'
             f"<td>{r.rating:.1f}</td><td>{r.low:.1f} to {r.high:.1f}</td><td>{r.games}</td>"
             f"<td>{ends}</td></tr>"
         )
@@ -160,6 +161,37 @@ def standings_page(standings: Standings | None) -> str:
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
     return layout("Standings", body)
+
+
+def _bot_link(bot: str, standings: Standings) -> str:
+    if bot not in standings.games:
+        return escape(bot)
+    return f'<a href="/standings/bot/{quote(bot, safe="")}">{escape(bot)}</a>'
+
+
+def bot_page(bot: str, title: str, games: Sequence[BotGame], replayable: set[str]) -> str:
+    """A bot's games in a tournament, each linked to its replay when the viewer has it."""
+    rows = []
+    for g in games:
+        match = escape(g.match_id)
+        if g.match_id in replayable:
+            match = f'<a href="/replay/{quote(g.match_id, safe="")}">{match}</a>'
+        seats = ", ".join(
+            f"<b>{escape(name)}</b>" if i == g.seat else escape(name)
+            for i, name in enumerate(g.seats)
+        )
+        rows.append(
+            f'<tr data-game="{g.number}"><td>{g.number + 1}</td><td>{escape(g.variant)}</td>'
+            f"<td>{seats}</td><td>{g.rank}</td><td>{g.total}</td>"
+            f"<td>{escape(g.termination)}</td><td>{match}</td></tr>"
+        )
+    body = (
+        f'<h2>{escape(title)}</h2><p><a href="/standings">back to the standings</a></p>'
+        '<table class="standings" id="bot-games"><thead><tr><th>game</th><th>variant</th>'
+        "<th>seats</th><th>rank</th><th>score</th><th>termination</th><th>match</th></tr>"
+        f"</thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+    return layout(f"Bot {bot}", body)
 
 
 def not_found_page(message: str) -> str:

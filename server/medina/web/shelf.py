@@ -51,6 +51,14 @@ class RecordShelf:
         self._replays: OrderedDict[tuple[Path, _Key], JSON] = OrderedDict()
         self._encoded: OrderedDict[tuple[Path, _Key, bool], bytes] = OrderedDict()
 
+    def has(self, record_id: str) -> bool:
+        """Whether the directory holds record ``record_id``."""
+        try:
+            self.path_of(record_id)
+        except UnknownRecordError:
+            return False
+        return True
+
     def path_of(self, record_id: str) -> Path:
         """The file of record ``record_id``; raises UnknownRecordError."""
         if not RECORD_ID.match(record_id) or ".." in record_id:

@@ -25,12 +25,27 @@ class StandingRow:
 
 
 @dataclass(frozen=True)
+class BotGame:
+    """One game of a bot, for its page."""
+
+    number: int
+    variant: str  # e.g. "medina-v2 4p"
+    seats: tuple[str, ...]  # bot names by seat
+    seat: int
+    rank: int
+    total: int
+    termination: str
+    match_id: str  # the record's id (its replay is /replay/ID when the viewer has it)
+
+
+@dataclass(frozen=True)
 class Standings:
-    """A titled table, best first."""
+    """A titled table, best first; ``games`` (optional) lists each bot's games for its page."""
 
     title: str
     rows: tuple[StandingRow, ...]
     note: str = ""
+    games: dict[str, tuple[BotGame, ...]] = field(default_factory=dict)
 
 
 #: Returns the current standings (called on each page view).
