@@ -44,6 +44,7 @@ $(GEN): $(STAMP) $(PROTOS)
 # The demo: a server and four bot processes (two greedy, two random) over gRPC on 127.0.0.1.
 run: setup
 	$(PY) -m medina.cli match --ruleset medina-v2 --players 4 --seed $${SEED:-1} \
+		--http $${HTTP_PORT:-0} --linger-s $${LINGER_S:-60} \
 		--bot "python -m medina_client --bot greedy --name greedy-1" \
 		--bot "python -m medina_client --bot random --name random-2" \
 		--bot "python -m medina_client --bot greedy --name greedy-3" \

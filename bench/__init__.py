@@ -8,6 +8,8 @@ sections through environment variables so that every section reads them the same
     fewer games / iterations (``python -m bench --quick`` sets it).
 ``MEDINA_BENCH_GAMES=N``
     games per configuration for sections that play games (``--games N`` sets it).
+``MEDINA_BENCH_SOAK=N``
+    the capacity section plays N matches and reports RSS instead (``--soak N`` sets it).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 
 QUICK_ENV = "MEDINA_BENCH_QUICK"
 GAMES_ENV = "MEDINA_BENCH_GAMES"
+SOAK_ENV = "MEDINA_BENCH_SOAK"
 
 
 def quick() -> bool:

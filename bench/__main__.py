@@ -13,14 +13,28 @@ import sys
 import time
 from collections.abc import Callable
 
-from bench import GAMES_ENV, QUICK_ENV, engine, referee, tournament, workers
+from bench import (
+    GAMES_ENV,
+    QUICK_ENV,
+    SOAK_ENV,
+    capacity,
+    engine,
+    referee,
+    strength,
+    tournament,
+    viewer,
+    workers,
+)
 
 #: The sections, run in this order.
 SECTIONS: list[tuple[str, Callable[[], None]]] = [
     ("engine", engine.main),  # rules-engine speed: random self-play, movegen, apply_action
     ("referee", referee.main),  # referee overhead over gRPC vs a raw ping-pong
+    ("capacity", capacity.main),  # many matches on one server: dec/s, CPU, latency vs raw
     ("tournament", tournament.main),  # games per minute at concurrency 1..8 vs one match
     ("workers", workers.main),  # decisions/s with serve --workers 1 vs 2, instant bots
+    ("viewer", viewer.main),  # web viewer: board JSON, replay JSON, message sizes
+    ("strength", strength.main),  # reference bots against each other, paired and rotated
 ]
 
 
@@ -40,7 +54,18 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SECTION",
         help=f"sections to run (default: all of {', '.join(names)})",
     )
+    parser.add_argument(
+        "--soak",
+        type=int,
+        metavar="N",
+        help="capacity: play N matches and report the server's RSS every 1,000 (SOAK_ENV)",
+    )
     args = parser.parse_args(argv)
+    if args.soak is not None:
+        if args.soak < 2000:
+            parser.error("--soak needs at least 2000 matches (RSS is compared from match 1000 on)")
+        os.environ[SOAK_ENV] = str(args.soak)
+        args.sections = args.sections or ["capacity"]
     unknown = [name for name in args.sections if name not in names]
     if unknown:
         parser.error(f"unknown section(s) {', '.join(unknown)}; known: {', '.join(names)}")

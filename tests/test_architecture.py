@@ -73,15 +73,23 @@ FORBIDDEN = {
         "medina.cli",
         "medina.tournament",
         "medina.storage",
+        "medina.web",
         "medina_client",
         "grpc",
         "google",
         "socket",
         "asyncio.streams",
     ),
-    "wire": ("medina.rpc", "medina.records", "medina.cli", "medina.tournament", "grpc"),
-    "records": ("medina.rpc", "medina.cli", "grpc"),
-    "rpc": ("medina.cli", "medina.tournament", "medina.storage"),
+    "wire": (
+        "medina.rpc",
+        "medina.records",
+        "medina.cli",
+        "medina.tournament",
+        "medina.web",
+        "grpc",
+    ),
+    "records": ("medina.rpc", "medina.cli", "medina.web", "grpc"),
+    "rpc": ("medina.cli", "medina.tournament", "medina.storage", "medina.web"),
     # Launching bot processes: no server, no protocol.
     "launch": ("medina.cli", "medina.rpc", "medina.referee", "medina.tournament", "grpc"),
     # Storage is tables and queries: it knows no game, no server, no tournament logic.
@@ -92,14 +100,19 @@ FORBIDDEN = {
         "medina.tournament",
         "medina.wire",
         "medina.engine",
+        "medina.web",
         "grpc",
     ),
     # Tournaments drive servers over gRPC like any organiser; the CLI drives them.
-    "tournament": ("medina.cli", "medina_client"),
+    "tournament": ("medina.cli", "medina_client", "medina.web"),
+    # The viewer reads the arena (rpc), records, the referee's and engine's data, and a
+    # tournament's standings; it never drives the CLI, check-bot or the SDK.
+    "web": ("medina.cli", "medina.checkbot", "medina_client"),
     # check-bot drives the real server and referee; the CLI hands it a bot launcher. Of the
     # SDK it uses only the example strategies, for its in-process opponents.
     "checkbot": (
         "medina.cli",
+        "medina.web",
         "grpc",
         *(f"medina_client.{m}" for m in ("bot", "connection", "runner", "stdio", "bots")),
     ),
@@ -119,13 +132,29 @@ def test_layers_do_not_reach_up() -> None:
     assert not bad, "\n".join(bad)
 
 
+def test_only_the_cli_imports_the_web_viewer() -> None:
+    bad = []
+    for path in module_files(SERVER):
+        parts = path.relative_to(SERVER).parts
+        if parts[0] in ("web", "cli"):
+            continue
+        for name in _absolute_imports(path, ROOT / "server"):
+            if name == "medina.web" or name.startswith("medina.web."):
+                bad.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert not bad, "only medina.cli may import medina.web:\n" + "\n".join(bad)
+    # The checker sees the CLI's import, so it could fail.
+    assert "medina.web" in _absolute_imports(SERVER / "cli" / "web_cmd.py", ROOT / "server")
+
+
 def test_client_never_imports_the_server_side() -> None:
     if not CLIENT.exists():
         return
     bad = []
     for path in sorted(CLIENT.rglob("*.py")):
         for name in _absolute_imports(path, ROOT / "clients" / "python"):
-            if name.startswith(("medina.referee", "medina.rpc", "medina.tournament", "medina.cli")):
+            if name.startswith(
+                ("medina.referee", "medina.rpc", "medina.tournament", "medina.cli", "medina.web")
+            ):
                 bad.append(f"{path.relative_to(ROOT)} imports {name}")
     assert not bad, "\n".join(bad)
 
@@ -148,3 +177,23 @@ def test_the_checker_sees_relative_imports() -> None:
     names = _absolute_imports(SERVER / "engine" / "turn.py", ROOT / "server")
     assert "medina.engine.movegen" in names
     assert "medina.engine.rules.walls" in names
+
+
+#: The SDK modules that play in process (selfplay, check-bot, the strength bench): engine only.
+STRATEGY_MODULES = ("strategies.py", "heuristics.py", "search.py")
+
+
+def test_strategy_modules_import_only_the_engine() -> None:
+    bad = []
+    for name in STRATEGY_MODULES:
+        path = CLIENT / name
+        for imported in _absolute_imports(path, ROOT / "clients" / "python"):
+            top = imported.split(".")[0]
+            ok = (
+                imported.startswith(("medina.engine", "medina_client.strategies"))
+                or imported in ("medina_client.heuristics", "medina_client.search")
+                or top in sys.stdlib_module_names
+            )
+            if not ok:
+                bad.append(f"{path.relative_to(ROOT)} imports {imported}")
+    assert not bad, "\n".join(bad)

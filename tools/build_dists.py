@@ -40,9 +40,10 @@ CONTENTS: dict[str, list[tuple[Path, str]]] = {
             "records",
             "cli",
             "checkbot",
+            "web",
             "launch",
-            "storage",
             "tournament",
+            "storage",
         )
     ],
 }

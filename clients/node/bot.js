@@ -47,6 +47,7 @@ options:
   --token TOKEN        the seat token from the organiser (env MEDINA_TOKEN)
   --name NAME          bot name shown in results (default: the strategy's name)
   --seed S             seed of the strategy's randomness, an integer (default 0)
+  --bot NAME           strategy.js's bot: greedy (default) or random
   --strategy FILE      a module exporting createStrategy (default: strategy.js here)
   --proto-dir DIR      directory holding medina/v1/*.proto (env MEDINA_PROTO_DIR;
                        default: the repository's proto/)
@@ -86,6 +87,7 @@ function parseOptions(argv, env) {
         name: { type: 'string' },
         seed: { type: 'string' },
         strategy: { type: 'string' },
+        bot: { type: 'string' },
         'proto-dir': { type: 'string' },
         'tls-ca': { type: 'string' },
         'tls-cert': { type: 'string' },
@@ -109,6 +111,9 @@ function parseOptions(argv, env) {
   if (!/^-?\d+$/.test(seedText)) {
     throw new UsageError(`--seed must be an integer, got '${parsed.seed}'`);
   }
+  if (parsed.bot !== undefined && !['greedy', 'random'].includes(parsed.bot)) {
+    throw new UsageError(`--bot must be greedy or random, got '${parsed.bot}'`);
+  }
   if (Boolean(parsed['tls-cert']) !== Boolean(parsed['tls-key'])) {
     throw new UsageError('mutual TLS needs both --tls-cert and --tls-key');
   }
@@ -119,6 +124,7 @@ function parseOptions(argv, env) {
     name: parsed.name,
     seed: BigInt(seedText),
     strategy: path.resolve(parsed.strategy || DEFAULT_STRATEGY),
+    bot: parsed.bot,
     protoDir: path.resolve(parsed['proto-dir'] || env.MEDINA_PROTO_DIR || DEFAULT_PROTO_DIR),
     tlsCa: parsed['tls-ca'],
     tlsCert: parsed['tls-cert'],
@@ -179,7 +185,9 @@ function loadStrategy(options) {
   if (typeof module.createStrategy !== 'function') {
     throw new UsageError(`the strategy ${options.strategy} does not export createStrategy`);
   }
-  const strategy = module.createStrategy({ seed: options.seed });
+  const strategy = module.createStrategy(
+    options.bot === undefined ? { seed: options.seed } : { seed: options.seed, bot: options.bot },
+  );
   if (!strategy || typeof strategy.choose !== 'function') {
     throw new UsageError(`createStrategy of ${options.strategy} returned no choose(turn)`);
   }

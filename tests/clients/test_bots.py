@@ -8,6 +8,7 @@ from medina.engine import (
     Action,
     ActionKind,
     GameState,
+    Supply,
     apply_action,
     from_picture,
     is_legal,
@@ -17,6 +18,7 @@ from medina.engine import (
 )
 from medina_client import LocalStateError, Turn
 from medina_client.bots import BOTS, GreedyBot, RandomBot
+from medina_client.strategies import scored_actions
 
 from .fake_arena import request
 
@@ -56,29 +58,49 @@ def gains(s: GameState) -> dict[Action, int]:
     }
 
 
-def test_greedy_claims_the_palace_worth_most() -> None:
-    s = from_picture(PICTURE, "medina-v2", 4, to_move=0)
+# Late in the game: every seat holds its four rooftops and two pieces, nothing else.
+LATE = {
+    seat: Supply(
+        buildings=(0, 0, 0, 0),
+        rooftops=0b1111,
+        neutral=0,
+        blocking=0,
+        stables=0,
+        merchants=1,
+        walls=1,
+    )
+    for seat in range(4)
+}
+
+
+def test_greedy_claims_the_palace_worth_most_late_in_the_game() -> None:
+    s = from_picture(PICTURE, "medina-v2", 4, to_move=0, supplies=LATE)
     g = gains(s)
     assert sorted(g.values())[-2:] == [2, 8]
     for seed in range(5):
         assert GreedyBot(seed).choose(turn_of(s)) == Action(ActionKind.ROOFTOP, 114)  # G7
 
 
+def test_greedy_keeps_its_rooftop_early_rather_than_claim_a_small_palace() -> None:
+    s = from_picture(PICTURE, "medina-v2", 4, to_move=0)  # full supplies: the game is young
+    chosen = GreedyBot(0).choose(turn_of(s))
+    assert chosen.kind is not ActionKind.ROOFTOP
+
+
 def test_greedy_without_legal_actions_asks_the_engine() -> None:
-    s = from_picture(PICTURE, "medina-v2", 4, to_move=0)
+    s = from_picture(PICTURE, "medina-v2", 4, to_move=0, supplies=LATE)
     assert GreedyBot().choose(turn_of(s, legal=False)) == Action(ActionKind.ROOFTOP, 114)
 
 
-def test_greedy_takes_a_best_gain_in_playouts_and_ties_follow_the_seed() -> None:
+def test_greedy_plays_a_best_valued_action_and_ties_follow_the_seed() -> None:
     s = new_game("medina-v2", 4, 9)
     rng = random.Random(9)
     while not s.over:
         turn = turn_of(s)
         chosen = GreedyBot(4).choose(turn)
         assert chosen == GreedyBot(4).choose(turn_of(s))  # deterministic per seed
-        g = gains(s)
-        if chosen.kind is not ActionKind.TEA:
-            assert g[chosen] == max(g.values())
+        scored = scored_actions(s)
+        assert dict((a, v) for v, a in scored)[chosen] == scored[0][0]
         moves = legal_moves(s)
         s = apply_action(s, moves.nth(rng.randrange(len(moves))))
 

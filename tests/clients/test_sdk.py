@@ -146,7 +146,7 @@ def test_tracker_reports_a_gap() -> None:
         _ = tracker.state
 
 
-def test_greedy_takes_the_best_immediate_gain() -> None:
+def test_gain_takes_the_best_immediate_gain() -> None:
     s = new_game("medina-v2", 2, 3)
     rng = random.Random(3)
     for _ in range(30):
@@ -159,9 +159,9 @@ def test_greedy_takes_the_best_immediate_gain() -> None:
         for a in legal_moves(s).actions()
         if a.kind is not ActionKind.TEA
     }
-    from medina_client.strategies import greedy_action
+    from medina_client.strategies import gain_action
 
-    chosen = greedy_action(s, random.Random(0))
+    chosen = gain_action(s, random.Random(0))
     assert gains[chosen] == max(gains.values())
 
 

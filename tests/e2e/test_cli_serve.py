@@ -19,6 +19,7 @@ from medina.cli import main
         (["--tls-cert", "missing.pem", "--tls-key", "missing.key"], "missing.pem"),
         (["--workers", "0"], "--workers must be at least 1, got 0"),
         (["--workers", "-2"], "--workers must be at least 1, got -2"),
+        (["--workers", "2", "--http", "0"], "--http (the viewer) runs beside a one-process"),
     ],
 )
 def test_bad_serve_options(

@@ -1,23 +1,28 @@
 """No hidden supply leaks: every message sent to every seat and every spectator, in full
 matches of each ruleset and player count, is searched for a supply of another player that
-was not revealed before (RULES.md section 9)."""
+was not revealed before (RULES.md section 9). The web viewer's live stream (Server-Sent
+Events: the spectator messages as JSON, and the board drawn from them) is checked the same way."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
+from google.protobuf import json_format
 from google.protobuf.message import Message
 from medina.engine import CONFIGURATIONS
 from medina.referee.config import MatchSettings
 from medina.rpc.server import ServerConfig, start_server
 from medina.rpc.tokens import new_token, same_token
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, game_pb2
+from medina.web import serve_viewer
+from web.sse import read_events
 
 from .rawbot import RawBot
 
@@ -75,6 +80,46 @@ class LeakChecker:
         return leaks
 
 
+class JsonLeakChecker:
+    """Follows one live page's event stream (JSON): the spectator messages it carries go
+    through ``LeakChecker``; in the board view, a seat's supply may appear only once that
+    seat's supply was revealed in the stream, and no supply may appear anywhere else."""
+
+    def __init__(self) -> None:
+        self.spectator = LeakChecker(-1)
+
+    def check(self, message: Mapping[str, object]) -> list[str]:
+        leaks: list[str] = []
+        watch = message.get("watch", [])
+        assert isinstance(watch, list)
+        for i, part in enumerate(watch):
+            response = json_format.ParseDict(part, admin_pb2.WatchResponse())
+            leaks += [f"watch[{i}]{leak}" for leak in self.spectator.check(response)]
+        view = message.get("view")
+        seats = view.get("seats", []) if isinstance(view, dict) else []
+        for seat in seats:
+            if seat.get("supply") is not None and not (
+                seat.get("revealed") and seat["seat"] in self.spectator.revealed
+            ):
+                leaks.append(f"view.seats[{seat['seat']}].supply shown to a spectator")
+        rest = {k: v for k, v in message.items() if k != "watch"}
+        if isinstance(view, dict):
+            rest["view"] = {k: v for k, v in view.items() if k != "seats"}
+        leaks += [f"{where}: a supply" for where in _supply_keys(rest, "")]
+        return leaks
+
+
+def _supply_keys(value: object, where: str) -> Iterator[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "supply" and item is not None:
+                yield f"{where}.{key}"
+            yield from _supply_keys(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _supply_keys(item, f"{where}[{i}]")
+
+
 def random_chooser(seed: int) -> object:
     rng = random.Random(seed)
 
@@ -93,11 +138,15 @@ def random_chooser(seed: int) -> object:
 
 @pytest.mark.parametrize(("ruleset", "players"), CONFIGURATIONS)
 def test_no_message_shows_a_hidden_supply(tmp_path: Path, ruleset: str, players: int) -> None:
-    async def main() -> tuple[list[RawBot], list[admin_pb2.WatchResponse]]:
+    async def main() -> tuple[list[RawBot], list[admin_pb2.WatchResponse], list[Any]]:
         running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
+        http = await serve_viewer(running, "127.0.0.1", 0)
         try:
             hosted = running.arena.create(MatchSettings(ruleset, players, 31))
             watched: list[admin_pb2.WatchResponse] = []
+            page = asyncio.create_task(
+                read_events("127.0.0.1", http.port, f"/api/live/{hosted.match_id}/events")
+            )
 
             async def watch() -> None:
                 async with grpc.aio.insecure_channel(running.address) as channel:
@@ -112,11 +161,12 @@ def test_no_message_shows_a_hidden_supply(tmp_path: Path, ruleset: str, players:
             ]
             await asyncio.gather(*(b.play() for b in bots))
             await spectator
-            return bots, watched
+            return bots, watched, await page
         finally:
+            await http.stop()
             await running.stop(1)
 
-    bots, watched = asyncio.run(asyncio.wait_for(main(), 120))
+    bots, watched, streamed = asyncio.run(asyncio.wait_for(main(), 120))
     reveals = 0
     for seat, bot in enumerate(bots):
         checker = LeakChecker(seat)
@@ -134,6 +184,14 @@ def test_no_message_shows_a_hidden_supply(tmp_path: Path, ruleset: str, players:
         assert not leaks, f"spectator message {n}: {leaks}"
     if ruleset == "medina-v1-2p":
         assert reveals, "this game never exercised the running-low reveal"
+    page = JsonLeakChecker()
+    assert streamed and streamed[-1][0] == "end"
+    for n, (_event, data) in enumerate(streamed):
+        leaks = page.check(data)
+        assert not leaks, f"live page message {n}: {leaks}"
+    if ruleset == "medina-v1-2p":
+        shown = [s for s in streamed[-1][1]["view"]["seats"] if s["supply"] is not None]
+        assert shown, "the live page never showed a revealed supply"
 
 
 def test_the_checker_catches_a_leak() -> None:
@@ -162,6 +220,24 @@ def test_the_checker_catches_a_leak() -> None:
     )
     assert LeakChecker(0).check(stray) == [
         ".ended.observation.seats[0].supply: seat 2's supply shown to viewer 0"
+    ]
+
+
+def test_the_live_page_checker_catches_a_leak() -> None:
+    hidden = {"seat": 1, "revealed": False, "supply": {"stables": 3}}
+    message: dict[str, object] = {"watch": [], "view": {"seats": [hidden]}}
+    assert JsonLeakChecker().check(message) == ["view.seats[1].supply shown to a spectator"]
+    # Marked revealed but never announced in the stream: still a leak.
+    hidden["revealed"] = True
+    assert len(JsonLeakChecker().check(message)) == 1
+    reveal = {"update": {"events": [{"index": 5, "supplyRevealed": {"seat": 1, "supply": {}}}]}}
+    checker = JsonLeakChecker()
+    assert checker.check({"watch": [reveal], "view": {"seats": [hidden]}}) == []
+    stray = {"watch": [], "view": {"seats": [], "extra": [{"supply": {"walls": 1}}]}}
+    assert JsonLeakChecker().check(stray) == [".view.extra[0].supply: a supply"]
+    shown = {"snapshot": {"seats": [{"seat": 2, "supply": {"walls": 1}}]}}
+    assert JsonLeakChecker().check({"watch": [shown]}) == [
+        "watch[0].snapshot.seats[0].supply: seat 2's supply shown to viewer -1"
     ]
 
 

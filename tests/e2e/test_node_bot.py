@@ -24,7 +24,7 @@ from medina.rpc.host import HostedMatch
 from medina.rpc.server import RunningServer, ServerConfig, start_server
 from medina.v1 import match_pb2, record_pb2
 from medina_client import Turn, play
-from medina_client.bots import RandomBot
+from medina_client.bots import GreedyBot, RandomBot
 from medina_client.connection import channel_credentials
 
 from .pki import make_pki
@@ -211,6 +211,38 @@ def test_two_node_bots_and_two_python_bots_play_a_full_match(node: str, tmp_path
         assert all(s.termination is Termination.NORMAL for s in outcome.seats)
 
     run(main())
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "players", "seed"),
+    [("medina-v1-2p", 2, 4), ("medina-v1", 3, 5), ("medina-v2", 2, 6)],
+)
+def test_node_greedy_plays_only_legal_actions_against_python_greedy(
+    node: str, tmp_path: Path, ruleset: str, players: int, seed: int
+) -> None:
+    """The default Node strategy (greedy) in a real match against the Python greedy bot:
+    every decision its own, none refused, the record verifies."""
+
+    async def main() -> tuple[MatchOutcome, Record, Finished]:
+        async with serving(tmp_path) as running:
+            hosted = running.arena.create(MatchSettings(ruleset, players, seed))
+            bot = await NodeBot.start(node, running.address, hosted.tokens[0], "--seed", "3")
+            try:
+                others = [
+                    play(GreedyBot(s), running.address, hosted.tokens[s]) for s in range(1, players)
+                ]
+                await asyncio.gather(*others)
+                done = await bot.finished()
+                outcome = await outcome_of(hosted)
+            finally:
+                await bot.kill()
+        return outcome, verified(hosted.record_path), done
+
+    outcome, record, done = run(main())
+    assert done.code == 0, done.stderr
+    assert record.header.seats[0].bot_name == "node-greedy"
+    assert_played_every_decision(record, outcome, 0)
+    assert not any(d.rejections for d in bot_decisions(record, 0))
 
 
 def test_the_same_seed_plays_the_same_game(node: str, tmp_path: Path) -> None:
@@ -409,6 +441,7 @@ def test_bad_options_exit_2_naming_the_problem(node: str, tmp_path: Path) -> Non
         (["--server", "a:1", "--token", "t", "--tls-cert", "c.pem"], "needs both --tls-cert"),
         (["--server", "a:1", "--token", "t", "--proto-dir", str(tmp_path)], "no medina/v1/arena"),
         (["--server", "a:1", "--token", "t", "--tls-ca", "missing.pem"], "cannot read --tls-ca"),
+        (["--server", "a:1", "--token", "t", "--bot", "smart"], "--bot must be greedy or random"),
     ]
     for args, fragment in cases:
         done = subprocess.run(
@@ -457,4 +490,4 @@ def test_mutual_tls(node: str, tmp_path: Path) -> None:
     assert done.code == 0, done.stderr
     assert result.ending == match_pb2.MATCH_ENDING_COMPLETE
     assert result.seats[0].termination == match_pb2.TERMINATION_NORMAL
-    assert result.seats[0].name == "node-random"
+    assert result.seats[0].name == "node-greedy"

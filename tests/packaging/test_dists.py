@@ -23,6 +23,13 @@ FLOORS = [
     "protobuf==7.35.1",
     "grpcio-health-checking==1.85.1",
     "grpcio-reflection==1.85.1",
+    "starlette==0.40.0",
+    "uvicorn==0.30.0",
+    "prometheus-client==0.20.0",
+    "openskill==6.0.0",
+    "rich==13.7.0",
+    "sqlalchemy==2.0.30",
+    "psycopg[binary]==3.2.1",
 ]
 pytestmark = pytest.mark.timeout(600)
 
@@ -81,6 +88,24 @@ def test_the_server_installs_at_the_floors_and_plays_a_match(
         cwd=tmp_path,
     )
     assert imports.stdout.strip() == "ok", imports.stderr
+    # the tournament's storage and ratings at their floors: a store on SQLite, a rated game
+    ratings = run(
+        server_python,
+        "-c",
+        "from medina.storage.tournaments import NewGame, SeatRow, TournamentStore\n"
+        "from medina.tournament.runner import standings\n"
+        "s = TournamentStore('t.db')\n"
+        "row, _ = s.ensure_tournament('t', 'd', '{}', [('a', ['x'], None, []),"
+        " ('b', ['x'], None, [])], [NewGame(0, 0, 'medina-v1-2p', 2, 1, 0, ('a', 'b'))])\n"
+        "c = s.claim('w', 60, row.id)\n"
+        "assert c is not None\n"
+        "s.finish(c, match_id='m', record_path='', ending='complete', seats=["
+        "SeatRow(0, 'a', 9, 1, 'normal', 0, ''), SeatRow(1, 'b', 3, 2, 'normal', 0, '')])\n"
+        "st = standings(s, row.id)\n"
+        "print([r.bot for r in st.rows], st.rows[0].mu > st.rows[1].mu)",
+        cwd=tmp_path,
+    )
+    assert ratings.stdout.strip() == "['a', 'b'] True", ratings.stderr
     arena = server_python.parent / "medina-arena"
     bot = f"{server_python} -m medina_client --bot random"
     match = subprocess.run(

@@ -8,6 +8,8 @@ import json
 import os
 import signal
 import subprocess
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -185,3 +187,49 @@ def test_sigterm_gives_games_back(tmp_path: Path) -> None:
     assert counts.get("running", 0) == 0  # nothing left leased
     whats: set[Any] = {i["what"] for i in TournamentStore(str(db)).incidents(1)}
     assert whats == {"interrupted: runner stopped (SIGTERM); replayed from scratch"}
+
+
+def test_the_viewer_shows_a_tournament_database(
+    uninterrupted: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    d, _ = uninterrupted
+    proc = subprocess.Popen(
+        cli(
+            "web",
+            "--records",
+            "tournaments/cup/records",
+            "--db",
+            "tournaments/cup/tournament.db",
+            "--http",
+            "0",
+            cwd=d,
+        ),
+        cwd=d,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "viewer on" in line, line
+        url = line.split("viewer on ", 1)[1].split()[0].rstrip("/")
+        with urllib.request.urlopen(f"{url}/standings", timeout=30) as page:
+            html = page.read().decode()
+        with urllib.request.urlopen(f"{url}/standings/bot/crashy", timeout=30) as page:
+            bot_html = page.read().decode()
+        with pytest.raises(urllib.error.HTTPError) as missing_bot:
+            urllib.request.urlopen(f"{url}/standings/bot/nobody", timeout=30)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    assert "Tournament cup" in html and "8 games counted" in html
+    for bot in ("greedy", "random", "weak", "crashy"):
+        assert f'data-bot="{bot}"' in html
+    assert "crashed 8" in html
+    assert 'href="/standings/bot/crashy"' in html
+    assert bot_html.count("<tr data-game=") == 8 and bot_html.count(">crashed<") == 8
+    assert bot_html.count('href="/replay/') == 8  # each game links to its replay
+    assert missing_bot.value.code == 404
+    missing = run_cli("web", "--records", ".", "--db", "nowhere.db", "--tournament", "x", cwd=d)
+    assert missing.returncode == 2 and "no tournament database at nowhere.db" in missing.stderr

@@ -1,4 +1,8 @@
-"""``python -m medina_client --server HOST:PORT --token T --bot random|greedy``.
+"""``python -m medina_client --server HOST:PORT --token T --bot random|greedy|search``.
+
+``--bot search`` takes ``--level 1..5`` (default 3), ``--budget-ms M`` (default a quarter of
+the time each request allows, at most 1 000 ms) and ``--verbose`` (log the top candidate
+actions and their values on stderr).
 
 ``python -m medina_client stdio [OPTIONS] -- COMMAND ARGS...`` plays with a program that
 speaks JSON lines on stdin/stdout instead (``python -m medina_client stdio --help``).
@@ -13,16 +17,37 @@ import os
 import sys
 from pathlib import Path
 
-from .bots import BOTS
+from .bot import Bot
+from .bots import BOTS, SearchBot
 from .connection import channel_credentials
 from .errors import MedinaClientError
 from .runner import play
+from .search import DEFAULT_LEVEL, SearchLevelError
 from .stdio import FREE_VALUES, glue_values
 from .stdio import main as stdio_main
 
 
 def _read(path: str | None) -> bytes | None:
     return Path(path).read_bytes() if path else None
+
+
+def _make_bot(args: argparse.Namespace) -> Bot:
+    """The chosen example bot; the search options only go with ``--bot search``."""
+    if args.bot != "search":
+        given = [
+            flag
+            for flag, value in (
+                ("--level", args.level),
+                ("--budget-ms", args.budget_ms),
+                ("--verbose", args.verbose or None),
+            )
+            if value is not None
+        ]
+        if given:
+            raise SearchLevelError(f"{', '.join(given)} only apply to --bot search")
+        return BOTS[args.bot](args.seed)
+    level = DEFAULT_LEVEL if args.level is None else args.level
+    return SearchBot(args.seed, level=level, budget_ms=args.budget_ms, verbose=args.verbose)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,11 +80,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tls-cert", help="client certificate (PEM) for mutual TLS")
     p.add_argument("--tls-key", help="client private key (PEM) for mutual TLS")
     p.add_argument("--quiet", action="store_true", help="no result line")
+    p.add_argument("--level", type=int, help=f"search level 1..5 (default {DEFAULT_LEVEL})")
+    p.add_argument("--budget-ms", type=int, help="search time per decision in ms")
+    p.add_argument(
+        "--verbose", action="store_true", help="search: log the top candidates per decision"
+    )
     args = p.parse_args(argv)
     if not args.server or not args.token:
         p.error("--server and --token are required (or MEDINA_SERVER / MEDINA_TOKEN)")
-    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
-    bot = BOTS[args.bot](args.seed)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s"
+    )
+    try:
+        bot = _make_bot(args)
+    except SearchLevelError as exc:
+        p.error(str(exc))
     if args.name:
         bot.name = args.name
     try:

@@ -1,6 +1,7 @@
-"""The SDK's example strategies as plain functions over an engine state: uniform random and
-greedy (best immediate score gain). The example bots play them over gRPC; ``selfplay`` and
-check-bot's scripted opponents play them in process (``POLICIES``)."""
+"""The SDK's example strategies as plain functions over an engine state: uniform random,
+greedy (one ply with a heuristic evaluation) and gain (best immediate score gain). The
+example bots play them over gRPC; ``selfplay`` and check-bot's scripted opponents play them
+in process (``POLICIES``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import random
 from collections.abc import Callable, Sequence
 
 from medina.engine import Action, ActionKind, GameState, apply_action, legal_moves, result
+
+from .heuristics import DEFAULT_WEIGHTS, Weights, evaluate
+from .search import DEFAULT_LEVEL, LEVELS, search_strategy
 
 #: A strategy: the action to play in a state, with the randomness it may use.
 Strategy = Callable[[GameState, random.Random], Action]
@@ -19,15 +23,48 @@ def random_action(s: GameState, rng: random.Random) -> Action:
     return moves.nth(rng.randrange(len(moves)))
 
 
+def scored_actions(
+    s: GameState,
+    candidates: Sequence[Action] | None = None,
+    weights: Weights = DEFAULT_WEIGHTS,
+) -> list[tuple[float, Action]]:
+    """Every action (of ``candidates``, default every legal one) with the value of the
+    position it leads to for the mover (``heuristics.evaluate``), best first; equal values
+    keep the legal-action order."""
+    seat = s.to_move
+    scored = [
+        (evaluate(apply_action(s, action), seat, weights), action)
+        for action in (candidates if candidates else legal_moves(s).actions())
+    ]
+    scored.sort(key=lambda pair: -pair[0])
+    return scored
+
+
 def greedy_action(
     s: GameState, rng: random.Random, candidates: Sequence[Action] | None = None
 ) -> Action:
-    """The action (of ``candidates``, default every legal one) that most raises the
-    mover's score now; ties broken by ``rng``.
+    """The action (of ``candidates``, default every legal one) leading to the position the
+    heuristic evaluation values most for the mover: one ply, no search; ties broken by
+    ``rng``.
 
-    A tea break scores like doing nothing, so it is chosen only when every
-    placement would lower the score.
+    The evaluation (``medina_client.heuristics``) counts the score, what open palaces will
+    bring and to whom, and what unplaced rooftops and tea tiles are still worth, so greedy
+    grows a palace and roofs it in the same turn, keeps rooftops for palaces worth them,
+    leaves no palace open for the next player, and takes a tea break rather than make a
+    placement that helps an opponent.
     """
+    scored = scored_actions(s, candidates)
+    top = scored[0][0]
+    best = [action for value, action in scored if value >= top - 1e-9]
+    return best[rng.randrange(len(best))]
+
+
+def gain_action(
+    s: GameState, rng: random.Random, candidates: Sequence[Action] | None = None
+) -> Action:
+    """The action that most raises the mover's score now (``result``); ties broken by
+    ``rng``. A tea break scores like doing nothing. (The old, naive greedy: weaker than
+    random, kept as a yardstick.)"""
     seat = s.to_move
     before = result(s).totals[seat]
     best: list[Action] = []
@@ -45,4 +82,12 @@ def greedy_action(
 
 
 #: The in-process strategies by name (``medina-arena selfplay --bots``, check-bot opponents).
-POLICIES: dict[str, Strategy] = {"random": random_action, "greedy": greedy_action}
+#: ``search`` is the search bot at its default level, ``search-1`` .. ``search-5`` at each
+#: level, all with their iteration budgets (no clock), so selfplay is deterministic.
+POLICIES: dict[str, Strategy] = {
+    "random": random_action,
+    "gain": gain_action,
+    "greedy": greedy_action,
+    "search": search_strategy(DEFAULT_LEVEL),
+    **{f"search-{level}": search_strategy(level) for level in LEVELS},
+}

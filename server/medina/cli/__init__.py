@@ -1,4 +1,4 @@
-"""``medina-arena``: serve, match, selfplay and replay commands."""
+"""``medina-arena``: serve, match, selfplay, replay, check-bot and web commands."""
 
 from __future__ import annotations
 
@@ -9,7 +9,15 @@ from collections.abc import Sequence
 
 from medina.launch.botproc import BotStartError
 
-from . import checkbot_cmd, match_cmd, replay_cmd, selfplay_cmd, serve_cmd, tournament_cmd
+from . import (
+    checkbot_cmd,
+    match_cmd,
+    replay_cmd,
+    selfplay_cmd,
+    serve_cmd,
+    tournament_cmd,
+    web_cmd,
+)
 from .errors import CommandError
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -34,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay_cmd.add_parser(sub)
     checkbot_cmd.add_parser(sub)
     tournament_cmd.add_parser(sub)
+    web_cmd.add_parser(sub)
     return parser
 
 

@@ -17,13 +17,15 @@ from medina.engine import GameFollower, render
 from medina.launch.botproc import BotStartError, reap, spawn_bot
 from medina.referee.config import MatchSettings
 from medina.rpc.host import HostedMatch
-from medina.rpc.server import RunningServer, ServerConfig, start_server
+from medina.rpc.server import RunningServer, ServerConfig, start_server, wait_for_signal
 from medina.v1 import admin_pb2, admin_pb2_grpc
+from medina.web import serve_viewer
 from medina.wire import convert
 
 from .errors import CommandError
 from .options import add_match_options, settings_from_args
 from .progress import Progress, scoreboard
+from .web_cmd import add_http_options, check_http
 
 
 def add_parser(sub: Any) -> None:
@@ -49,6 +51,20 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--records", default="records", help="record directory of the local server")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_http_options(p)
+    p.add_argument(
+        "--linger-s",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="with --http: keep the viewer up S seconds after the match for its replay "
+        "(Ctrl-C ends it sooner; default 0)",
+    )
+    p.add_argument(
+        "--stay",
+        action="store_true",
+        help="with --http: keep the viewer up after the match until Ctrl-C",
+    )
     p.set_defaults(run=run)
 
 
@@ -58,6 +74,14 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(
             f"{args.players} players need {args.players} --bot commands, got {len(args.bot)}"
         )
+    check_http(args)
+    if args.http is not None and args.server:
+        raise CommandError(
+            "--http serves the viewer of the server this command starts; with --server, "
+            "run the viewer there (medina-arena serve --http PORT)"
+        )
+    if args.linger_s < 0:
+        raise CommandError(f"--linger-s must be 0 or more, got {args.linger_s:g}")
     settings = settings_from_args(args)
     return asyncio.run(_run(args, settings))
 
@@ -71,11 +95,35 @@ async def _run(args: argparse.Namespace, settings: MatchSettings) -> int:
             ServerConfig(host="127.0.0.1", port=0, records_dir=Path(args.records))
         )
         address = local.address
+    stop_viewer = None
+    viewer_url = None
     try:
-        return await _play(args, settings, address, Path(args.records), local)
+        if local is not None and args.http is not None:
+            http = await serve_viewer(local, args.http_host or "127.0.0.1", args.http)
+            stop_viewer = http.stop
+            viewer_url = http.url
+        code = await _play(args, settings, address, Path(args.records), local, viewer_url)
+        if viewer_url is not None and (args.stay or args.linger_s > 0):
+            await _linger(None if args.stay else args.linger_s)
+        return code
+    except OSError as exc:
+        raise CommandError(str(exc)) from None
     finally:
+        if stop_viewer is not None:
+            await stop_viewer()
         if local is not None:
             await local.stop(grace_s=5)
+
+
+async def _linger(seconds: float | None) -> None:
+    """Keep serving for ``seconds`` (None: until SIGINT/SIGTERM), ending early on either."""
+    how_long = "until Ctrl-C" if seconds is None else f"{seconds:g} s more (Ctrl-C ends it)"
+
+    def ready() -> None:
+        print(f"the viewer stays up {how_long}", flush=True)
+
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(wait_for_signal(ready), seconds)
 
 
 async def _play(
@@ -84,6 +132,7 @@ async def _play(
     address: str,
     logs: Path,
     local: RunningServer | None = None,
+    viewer_url: str | None = None,
 ) -> int:
     metadata = (
         (("authorization", f"Bearer {args.organiser_token}"),) if args.organiser_token else ()
@@ -124,6 +173,8 @@ async def _play(
             f"match {match_id}: {settings.ruleset}, {settings.players} players, "
             f"seed {settings.seed}"
         )
+        if viewer_url is not None:
+            print(f"watch it live: {viewer_url}/live/{match_id}", flush=True)
         hosted = local.arena.get(match_id) if local is not None else None
         logs_of = [logs / f"{match_id}.seat{tok.seat}.log" for tok in created.tokens]
         watchers = [
@@ -159,7 +210,9 @@ async def _play(
         summary = await matches.GetMatch(
             admin_pb2.GetMatchRequest(match_id=match_id), metadata=metadata, timeout=10
         )
-        print(f"record: {summary.match.record_path}")
+        if viewer_url is not None:
+            print(f"replay: {viewer_url}/replay/{match_id}")
+        print(f"record: {summary.match.record_path}", flush=True)
         return 0 if result.complete else 1
 
 

@@ -9,17 +9,19 @@ import ipaddress
 import logging
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from medina.rpc.admission import AdmissionLimits
 from medina.rpc.front import serve_front_forever
 from medina.rpc.limits import Limits
-from medina.rpc.server import ServerConfig, serve_forever
+from medina.rpc.server import RunningServer, ServerConfig, serve_forever
 from medina.rpc.workers import WorkerStartError
 
 from .errors import CommandError
 from .options import read_file
+from .web_cmd import add_http_options, check_http, start_viewer
 
 log = logging.getLogger("medina.cli")
 
@@ -90,12 +92,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--workers",
         type=int,
-        default=os.cpu_count() or 1,
         help="processes that run matches behind the one address (default: the number of "
-        "cores here, %(default)s); 1 runs everything in this process",
+        f"cores here, {os.cpu_count() or 1}; with --http, 1); 1 runs everything in this process",
     )
     # A worker of a multi-worker server: started by its front, never by hand.
     p.add_argument("--internal", action="store_true", help=argparse.SUPPRESS)
+    add_http_options(p)
     p.set_defaults(run=run)
 
 
@@ -141,8 +143,6 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise CommandError(str(exc)) from None
-    if args.workers < 1:
-        raise CommandError(f"--workers must be at least 1, got {args.workers}")
     config = ServerConfig(
         host=args.host,
         port=args.port,
@@ -155,18 +155,50 @@ def run(args: argparse.Namespace) -> int:
         limits=limits,
         admission=admission,
     )
+    check_http(args)
+    workers = _workers(args)
+    beside = None
+    if args.http is not None:
+        http_host = args.http_host or args.host
+        if not _loopback(http_host):
+            log.warning(
+                "the viewer on %s:%d is plain HTTP: anyone who reaches it sees every match "
+                "as a spectator does (it is read-only); use a TLS proxy in front of it",
+                http_host,
+                args.http,
+            )
+
+        async def beside(running: RunningServer) -> Callable[[], Awaitable[None]]:
+            return await start_viewer(running, http_host, args.http)
+
     try:
         if args.internal:
             asyncio.run(serve_forever(_internal(config), until_stdin_closes=True))
-        elif args.workers == 1:
-            asyncio.run(serve_forever(config))
+        elif workers == 1:
+            asyncio.run(serve_forever(config, beside))
         else:
             advertise = _loopback(args.host) and not args.tls_cert
             argv = worker_argv(args)
-            asyncio.run(serve_front_forever(config, argv, args.workers, advertise=advertise))
+            asyncio.run(serve_front_forever(config, argv, workers, advertise=advertise))
     except (OSError, WorkerStartError) as exc:
         raise CommandError(str(exc)) from None
     return 0
+
+
+def _workers(args: argparse.Namespace) -> int:
+    """How many worker processes: --workers, else one per core; the viewer (--http) reads
+    the matches of one process, so it runs with one."""
+    if args.workers is None:
+        return 1 if args.http is not None else os.cpu_count() or 1
+    workers: int = args.workers
+    if workers < 1:
+        raise CommandError(f"--workers must be at least 1, got {workers}")
+    if workers > 1 and args.http is not None:
+        raise CommandError(
+            f"--http (the viewer) runs beside a one-process server, not --workers {workers}: "
+            "use --workers 1, or `medina-arena web` on the records"
+        )
+    return workers
 
 
 def _internal(config: ServerConfig) -> ServerConfig:

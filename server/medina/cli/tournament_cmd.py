@@ -9,12 +9,14 @@ import dataclasses
 import os
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from medina.rpc.server import RunningServer
 from medina.storage.tournaments import (
     Claim,
     NewGame,
@@ -34,6 +36,7 @@ from medina.tournament.runner import (
 )
 
 from .errors import CommandError
+from .web_cmd import start_viewer, tournament_standings
 
 DB_FILE = "tournament.db"
 
@@ -70,6 +73,14 @@ def add_parser(sub: Any) -> None:
         "--lease-s", type=float, default=DEFAULT_LEASE_S, help="lease of a game being played"
     )
     run.add_argument("--quiet", action="store_true", help="no progress, only the standings")
+    run.add_argument(
+        "--http",
+        type=int,
+        metavar="PORT",
+        help="serve the web viewer of the games in play and the standings on this port "
+        "(0: any free port; on 127.0.0.1 unless --http-host); read-only",
+    )
+    run.add_argument("--http-host", default="127.0.0.1", help="listen address of the viewer")
     run.set_defaults(run=run_cmd)
 
     create = tsub.add_parser(
@@ -226,7 +237,18 @@ def run_cmd(args: argparse.Namespace) -> int:
         tournament_id=row.id,
     )
     display = _Display(store, row.id, len(games), done, quiet=args.quiet)
-    runner = Runner(store, opts, on_game=display.game)
+    beside = None
+    if args.http is not None:
+        if not 0 <= args.http <= 65535:
+            raise CommandError(f"--http must be a port from 0 to 65535, got {args.http}")
+        if args.server:
+            raise CommandError("--http shows the runner's own server: not with --server")
+        provider = tournament_standings(args.db or str(out / DB_FILE), cfg.name)
+
+        async def beside(running: RunningServer) -> Callable[[], Awaitable[None]]:
+            return await start_viewer(running, args.http_host, args.http, provider)
+
+    runner = Runner(store, opts, on_game=display.game, beside=beside)
     code = asyncio.run(_run(runner, display))
     final = next(t for t in store.tournaments() if t.id == row.id)
     st = standings(store, row.id)
@@ -249,6 +271,8 @@ async def _run(runner: Runner, display: _Display) -> int:
     install_signal_handlers(runner)
     with display:
         await runner.run()
+    if runner.failed is not None:
+        return 1
     if runner.stopping is None:
         return 0
     return 143 if "SIGTERM" in runner.stopping else 130
@@ -340,6 +364,9 @@ def worker_cmd(args: argparse.Namespace) -> int:
         install_signal_handlers(runner)
         while True:
             await runner.run()
+            if runner.failed is not None:
+                print(f"worker: {runner.failed}", file=sys.stderr)
+                return 1
             if runner.stopping is not None:
                 return 143 if "SIGTERM" in runner.stopping else 130
             if not args.forever:

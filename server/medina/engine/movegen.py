@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .board import empty_city, zone_overlap
-from .geometry import Mask, squares
+from .geometry import Mask
 from .rules.buildings import building_sites
 from .rules.merchants import merchant_sites, start_merchant_sites
 from .rules.rooftops import roof_sites
@@ -78,15 +78,28 @@ class LegalMoves:
 
     def actions(self) -> list[Action]:
         """Every legal action as a list, buildings by colour first, tea break last."""
-        out = [
-            Action(ActionKind.BUILDING, sq, c)
-            for c, m in enumerate(self.buildings)
-            for sq in squares(m)
-        ]
-        for kind, field in _FIELDS.items():
-            out.extend(Action(kind, sq) for sq in squares(getattr(self, field)))
+        out: list[Action] = []
+        append = out.append
+        b = self.buildings
+        for table, m in (
+            (_BUILDING_ACTIONS[0], b[0]),
+            (_BUILDING_ACTIONS[1], b[1]),
+            (_BUILDING_ACTIONS[2], b[2]),
+            (_BUILDING_ACTIONS[3], b[3]),
+            (_KIND_ACTIONS[ActionKind.ROOFTOP], self.rooftop),
+            (_KIND_ACTIONS[ActionKind.NEUTRAL_ROOFTOP], self.neutral),
+            (_KIND_ACTIONS[ActionKind.BLOCKING_ROOFTOP], self.blocking),
+            (_KIND_ACTIONS[ActionKind.STABLE], self.stable),
+            (_KIND_ACTIONS[ActionKind.MERCHANT], self.merchant),
+            (_KIND_ACTIONS[ActionKind.WALL], self.wall),
+            (_KIND_ACTIONS[ActionKind.START_MERCHANT], self.start_merchant),
+        ):
+            while m:
+                low = m & -m
+                append(table[low.bit_length() - 1])
+                m ^= low
         if self.tea:
-            out.append(Action(ActionKind.TEA))
+            append(TEA_ACTION)
         return out
 
     def nth(self, index: int) -> Action:
@@ -94,16 +107,16 @@ class LegalMoves:
         for c, m in enumerate(self.buildings):
             n = m.bit_count()
             if index < n:
-                return Action(ActionKind.BUILDING, _nth_square(m, index), c)
+                return _BUILDING_ACTIONS[c][_nth_square(m, index)]
             index -= n
         for kind, field in _FIELDS.items():
             m = getattr(self, field)
             n = m.bit_count()
             if index < n:
-                return Action(kind, _nth_square(m, index))
+                return _KIND_ACTIONS[kind][_nth_square(m, index)]
             index -= n
         if self.tea and index == 0:
-            return Action(ActionKind.TEA)
+            return TEA_ACTION
         raise IndexError("legal action index out of range")
 
 
@@ -116,6 +129,17 @@ _FIELDS = {
     ActionKind.WALL: "wall",
     ActionKind.START_MERCHANT: "start_merchant",
 }
+
+
+#: Largest board (full grid) any ruleset uses, in squares: 18 x 13.
+_MAX_SQUARES = 18 * 13
+#: Interned actions (``Action`` is immutable): building actions per colour and square, and
+#: the other placements per kind and square, so listing legal actions builds no objects.
+_BUILDING_ACTIONS = tuple(
+    tuple(Action(ActionKind.BUILDING, sq, c) for sq in range(_MAX_SQUARES)) for c in range(4)
+)
+_KIND_ACTIONS = {kind: tuple(Action(kind, sq) for sq in range(_MAX_SQUARES)) for kind in _FIELDS}
+TEA_ACTION = Action(ActionKind.TEA)
 
 
 def _nth_square(m: Mask, index: int) -> int:

@@ -11,9 +11,11 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
+from medina.engine import Action
 from medina.referee.outcome import MatchOutcome
-from medina.referee.record import DecisionEntry, Header, Incident
+from medina.referee.record import DecisionEntry, DecisionSource, Header, Incident
 from medina.v1 import record_pb2
+from medina.wire.convert import action_to_proto
 from medina.wire.records import decision_entry, header_entry, incident_entry, outcome_entry
 
 from .errors import RecordError
@@ -32,6 +34,43 @@ def entry_line(entry: record_pb2.RecordEntry) -> bytes:
 
 
 log = logging.getLogger("medina.records")
+
+#: JSON of each action as it appears in decision lines (actions are few and immutable).
+_ACTION_JSON: dict[Action, str] = {}
+
+
+def decision_line(d: DecisionEntry) -> bytes:
+    """A decision line, byte for byte what ``entry_line(decision_entry(d))`` writes, built
+    without the generic protobuf-JSON printer (it runs on every decision). Decisions with
+    rejections, rare, take the generic path."""
+    if d.rejections:
+        return entry_line(decision_entry(d))
+    action = _ACTION_JSON.get(d.action)
+    if action is None:
+        action = json.dumps(
+            json_format.MessageToDict(action_to_proto(d.action)),
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+        _ACTION_JSON[d.action] = action
+    parts = []
+    if d.index:
+        parts.append(f'"index":{d.index}')
+    if d.seat:
+        parts.append(f'"seat":{d.seat}')
+    if d.request_id:
+        parts.append(f'"requestId":{d.request_id}')
+    parts.append(f'"action":{action}')
+    if d.time_ms:
+        parts.append(f'"timeMs":{d.time_ms}')
+    parts.append(f'"source":"{_SOURCE_NAMES[d.source]}"')
+    return ('{"decision":{' + ",".join(parts) + "}}\n").encode()
+
+
+_SOURCE_NAMES = {
+    s: record_pb2.DecisionSource.Name(int(s))  # type: ignore[arg-type]
+    for s in DecisionSource
+}
 
 
 class RecordWriter:
@@ -58,9 +97,11 @@ class RecordWriter:
             raise RecordExistsError(f"record {self.path} already exists") from None
 
     def _write(self, entry: record_pb2.RecordEntry) -> None:
+        self._write_line(entry_line(entry))
+
+    def _write_line(self, line: bytes) -> None:
         if self._fd is None:
             raise RecordError(f"record {self.path} is closed")
-        line = entry_line(entry)
         written = os.write(self._fd, line)
         while written < len(line):  # pragma: no cover - regular files write whole
             written += os.write(self._fd, line[written:])
@@ -71,7 +112,7 @@ class RecordWriter:
 
     def decision(self, entry: DecisionEntry) -> None:
         """Write a decision line."""
-        self._write(decision_entry(entry))
+        self._write_line(decision_line(entry))
 
     def incident(self, incident: Incident) -> None:
         """Write an incident line."""

@@ -6,6 +6,7 @@ the sink as protobuf-JSON lines flushed as written.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Protocol
@@ -14,6 +15,8 @@ from medina.engine import Action
 
 from .config import MatchSettings
 from .outcome import MatchOutcome, Termination
+
+log = logging.getLogger("medina.referee")
 
 
 class ErrorCode(IntEnum):
@@ -160,3 +163,44 @@ class MemorySink:
     def outcome(self, outcome: MatchOutcome, ended_at: str) -> None:
         """Keep the outcome."""
         self.outcomes.append(outcome)
+
+
+class TeeSink:
+    """The record sink, then listeners that see the same entries (metrics, viewers).
+
+    The record comes first and its errors propagate as before; a listener that fails is
+    logged and never costs the match or its record.
+    """
+
+    def __init__(self, record: RecordSink, *listeners: RecordSink) -> None:
+        self.record = record
+        self.listeners = listeners
+
+    def _tell(self, method: str, *args: object) -> None:
+        for listener in self.listeners:
+            try:
+                getattr(listener, method)(*args)
+            except Exception:
+                log.exception("record listener %r failed on %s", listener, method)
+
+    def header(self, header: Header) -> None:
+        """Write the header, then tell the listeners."""
+        self.record.header(header)
+        self._tell("header", header)
+
+    def decision(self, entry: DecisionEntry) -> None:
+        """Write a decision, then tell the listeners."""
+        self.record.decision(entry)
+        self._tell("decision", entry)
+
+    def incident(self, incident: Incident) -> None:
+        """Write an incident, then tell the listeners."""
+        self.record.incident(incident)
+        self._tell("incident", incident)
+
+    def outcome(self, outcome: MatchOutcome, ended_at: str) -> None:
+        """Write the outcome, then tell the listeners (even when the write failed)."""
+        try:
+            self.record.outcome(outcome, ended_at)
+        finally:
+            self._tell("outcome", outcome, ended_at)

@@ -31,7 +31,7 @@ from .front_admin import FrontCatalog, FrontMatchServicer, relay
 from .limits import ClientSlots, Limits, stream_slot
 from .reflection import enable_reflection
 from .routes import ROUTES_KEPT, Route, Routes
-from .server import ServerConfig, add_port, server_options, service_names
+from .server import ServerConfig, add_port, server_options, service_names, tune_gc
 from .workers import Worker, WorkerPool
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -304,6 +304,7 @@ async def serve_front_forever(
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     running = await start_front(config, worker_argv, workers, advertise=advertise)
+    tune_gc()
     print(f"medina-arena listening on {running.address}", flush=True)
     with contextlib.suppress(asyncio.CancelledError):
         await stop.wait()

@@ -7,7 +7,7 @@ import logging
 import time
 import uuid
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from medina.referee.config import MatchSettings
 from medina.referee.local import LocalSeat, Policy
 from medina.referee.match import Match, MatchPhase
 from medina.referee.outcome import MatchOutcome
+from medina.referee.record import RecordSink, TeeSink
 from medina.referee.seat import Seat
 
 from .grpc_seat import GrpcSeat
@@ -70,6 +71,9 @@ class Arena:
         self.accepting = True
         #: Matches of earlier server runs, from the records directory (see ``load_records``).
         self.stored: dict[str, StoredMatch] = {}
+        #: Listeners of every new match's record entries (metrics): each is called with the
+        #: match id and returns a sink that sees the entries after the record has them.
+        self.record_taps: list[Callable[[str], RecordSink]] = []
 
     def load_records(self) -> list[StoredMatch]:
         """Read the records directory: earlier matches, interrupted ones listed as aborted."""
@@ -114,7 +118,10 @@ class Arena:
         for seat, policy in local.items():
             players[seat] = LocalSeat(seat, policy, lambda signal: holder[0].submit(signal))
         connected = [seat in local for seat in range(settings.players)]
-        match = Match(match_id, settings, players, writer, connected=connected)
+        sink: RecordSink = writer
+        if self.record_taps:
+            sink = TeeSink(writer, *(tap(match_id) for tap in self.record_taps))
+        match = Match(match_id, settings, players, sink, connected=connected)
         holder.append(match)
         for player in players:
             if isinstance(player, LocalSeat):

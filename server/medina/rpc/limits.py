@@ -125,7 +125,10 @@ class ClientSlots:
         """Take a slot for ``peer``; returns the client key to release with.
 
         Raises StreamSlotsExhausted when the client is at its limit."""
-        client = client_of(peer)
+        return self.take(client_of(peer))
+
+    def take(self, client: str) -> str:
+        """Take a slot for a client address (the web viewer's streams count here too)."""
         held = self.open.get(client, 0)
         if self.limit and held >= self.limit:
             raise StreamSlotsExhausted(

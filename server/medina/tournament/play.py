@@ -25,7 +25,22 @@ log = logging.getLogger("medina.tournament")
 
 
 class GameError(Exception):
-    """The game could not be played (server refused it, stream broke); it is given back."""
+    """The game could not be played (server refused it, stream broke); it is given back.
+    ``fatal``: no game will be played this way (wrong credential, a server that does not
+    know the call) -- the runner stops rather than retry."""
+
+    def __init__(self, message: str, fatal: bool = False) -> None:
+        super().__init__(message)
+        self.fatal = fatal
+
+
+#: CreateMatch answers that no retry will change.
+FATAL_CODES = (
+    grpc.StatusCode.UNAUTHENTICATED,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.UNIMPLEMENTED,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +84,10 @@ async def play_game(
             timeout=30,
         )
     except grpc.aio.AioRpcError as exc:
-        raise GameError(f"cannot create the match at {address}: {exc.details()}") from None
+        raise GameError(
+            f"cannot create a match at {address}: {exc.code().name}: {exc.details()}",
+            fatal=exc.code() in FATAL_CODES,
+        ) from None
     match_id = created.match_id
     watch = admin_pb2_grpc.SpectatorServiceStub(channel).Watch(
         admin_pb2.WatchRequest(match_id=match_id), metadata=metadata

@@ -12,7 +12,7 @@ import contextlib
 import logging
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,20 +58,29 @@ class Tally:
 
 #: Called after every stored game (for progress displays).
 OnGame = Callable[[Claim, PlayedGame], None]
+#: Started beside the runner's own server (the web viewer); returns how to stop it.
+Beside = Callable[[RunningServer], Awaitable[Callable[[], Awaitable[None]]]]
 
 
 class Runner:
     """Plays games of a store until none is left (or it is stopped)."""
 
     def __init__(
-        self, store: TournamentStore, options: RunOptions, on_game: OnGame | None = None
+        self,
+        store: TournamentStore,
+        options: RunOptions,
+        on_game: OnGame | None = None,
+        beside: Beside | None = None,
     ) -> None:
+        self.beside = beside
         self.store = store
         self.options = options
         self.on_game = on_game
         self.owner = worker_id()
         self.tally = Tally()
         self.stopping: str | None = None
+        #: Why the runner gave up (a server that refuses every game), if it did.
+        self.failed: str | None = None
         self._stop = asyncio.Event()
         self._changed = asyncio.Event()  # a game of this runner ended (stored or given back)
         self._configs: dict[int, TournamentConfig] = {}
@@ -94,11 +103,18 @@ class Runner:
         """Play until no game is left to claim and none is being played (by anyone), or
         until ``stop``."""
         await asyncio.to_thread(self.store.reclaim_dead_local, self.options.tournament_id)
+        stop_beside: Callable[[], Awaitable[None]] | None = None
         if self.options.server is None:
             self._server = await start_server(
                 ServerConfig(host="127.0.0.1", port=0, records_dir=self.options.records)
             )
             address = self._server.address
+            if self.beside is not None:
+                try:
+                    stop_beside = await self.beside(self._server)
+                except BaseException:
+                    await self._server.stop(grace_s=1)
+                    raise
         else:
             address = self.options.server
         metadata: tuple[tuple[str, str], ...] = ()
@@ -117,6 +133,8 @@ class Runner:
                         s.cancel()
                     await asyncio.gather(*slots, return_exceptions=True)
         finally:
+            if stop_beside is not None:
+                await stop_beside()
             if self._server is not None:
                 await self._server.stop(grace_s=1)
         return self.tally
@@ -222,6 +240,10 @@ class Runner:
             log.warning("game %d of %s: %s; given back", claim.number, claim.tournament, exc)
             await asyncio.to_thread(self.store.release, claim, f"not played: {exc}")
             self.tally.given_back += 1
+            if exc.fatal:
+                self.failed = str(exc)
+                self.stop(f"stopped: {exc}")
+                return
             # A server that refuses games (full, shutting down) is not asked again at once.
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.options.poll_s):

@@ -1,4 +1,4 @@
-"""Example bots: ``random`` and ``greedy``."""
+"""Example bots: ``random``, ``greedy`` and ``search``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,12 @@ from collections.abc import Callable
 from ..bot import Bot
 from .greedy import GreedyBot
 from .random_bot import RandomBot
+from .search import SearchBot
 
-BOTS: dict[str, Callable[[int], Bot]] = {"random": RandomBot, "greedy": GreedyBot}
+BOTS: dict[str, Callable[[int], Bot]] = {
+    "random": RandomBot,
+    "greedy": GreedyBot,
+    "search": SearchBot,
+}
 
-__all__ = ["BOTS", "GreedyBot", "RandomBot"]
+__all__ = ["BOTS", "GreedyBot", "RandomBot", "SearchBot"]

@@ -1,4 +1,4 @@
-"""A bot that plays the action with the best immediate score gain, using the engine."""
+"""A bot that looks one placement ahead with the engine and a heuristic evaluation."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ log = logging.getLogger("medina_client.greedy")
 
 
 class GreedyBot(Bot):
-    """For each legal action, apply it to the local engine state and keep the best gain.
+    """For each legal action, apply it to the local engine state and keep the one whose
+    position ``medina_client.heuristics.evaluate`` values most.
 
     Ties are broken by a seeded random number generator. When the local state
     cannot be rebuilt it plays a random legal action instead.
@@ -28,7 +29,7 @@ class GreedyBot(Bot):
         self.rng = random.Random(seed)
 
     def choose(self, turn: Turn) -> Action:
-        """The legal action that raises this seat's score most now (ties: random)."""
+        """The legal action leading to the best-valued position (ties: random)."""
         legal = turn.legal
         try:
             state = turn.state()

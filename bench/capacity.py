@@ -1,0 +1,484 @@
+"""Capacity: many concurrent matches on one ``medina-arena serve`` process, as an organiser
+with instant (and thinking) bots would see it, beside a raw grpc.aio ping-pong at the same
+load in the same run.
+
+The server runs as its own process (``medina-arena serve``, default options but for the
+admission limits). The bots are written from ``proto/`` alone: every seat of every match is
+one bidi stream of this one asyncio process, answering with the first legal action the
+moment a request arrives (``instant``) or after a think time drawn from 20-80 ms
+(``thinking``). The clock is 100 ms per decision, no bank: a bot that is charged the
+server's delay collects strikes.
+
+Reported per load level (concurrent 4-player medina-v2 matches, finished ones replaced):
+- decisions/s the server refereed in the measured window;
+- server CPU per decision (user+system time of the server process / decisions);
+- bot-seen latency: from a seat sending reply r-1 to a seat receiving request r (the whole
+  referee path: judge, apply, record, observe, encode, both transport hops), p50 and p99;
+  for thinking bots this is the latency the server adds (the think time is not in it);
+- strikes and forfeits over every match that ended;
+- the server's RSS at the end.
+The raw baseline: a grpc.aio server process that answers each reply with a request of the
+same median size, one stream per match, the same number of streams, the same client
+process: the latency the transport alone gives at that load.
+
+``--soak N`` (``python -m bench capacity --soak 10000``): plays N matches at 32 at once and
+prints the server's RSS at match 1,000 and every 1,000 after, to show memory stays flat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+from medina.v1 import (
+    admin_pb2,
+    admin_pb2_grpc,
+    arena_pb2,
+    arena_pb2_grpc,
+    common_pb2,
+    game_pb2,
+    match_pb2,
+)
+
+from bench import SOAK_ENV, quick
+
+ROOT = Path(__file__).resolve().parent.parent
+TICK = os.sysconf("SC_CLK_TCK")
+DECISION_MS = 100
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def rss_mb(pid: int) -> float:
+    """Resident set size of a process, in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def pct(values: list[float], q: float) -> float:
+    """The q-quantile (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+@dataclass
+class Stats:
+    """What the bots saw."""
+
+    decisions: int = 0
+    latencies: list[float] = field(default_factory=list)
+    strikes: int = 0
+    forfeits: int = 0
+    matches_ended: int = 0
+    request_bytes: list[int] = field(default_factory=list)
+    reply_bytes: list[int] = field(default_factory=list)
+    measuring: bool = False
+
+
+def first_legal(request: arena_pb2.DecisionRequest) -> game_pb2.Action:
+    """The first legal action of a request (tea when nothing else is legal)."""
+    if request.legal.placements:
+        first = request.legal.placements[0]
+        return game_pb2.Action(kind=first.kind, square=first.squares[0], colour=first.colour)
+    return game_pb2.Action(kind=game_pb2.ACTION_KIND_TEA)
+
+
+class MatchClock:
+    """When the last reply of a match left its bot (for the bot-seen round trip)."""
+
+    def __init__(self) -> None:
+        self.last_reply: float | None = None
+
+
+async def seat(
+    channel: grpc.aio.Channel,
+    token: str,
+    clock: MatchClock,
+    stats: Stats,
+    think: tuple[float, float] | None,
+    rng: random.Random,
+) -> None:
+    """One bot seat: handshake, answer every request, read the end."""
+    outgoing: asyncio.Queue[arena_pb2.PlayRequest | None] = asyncio.Queue()
+
+    async def requests() -> AsyncIterator[arena_pb2.PlayRequest]:
+        while (message := await outgoing.get()) is not None:
+            yield message
+
+    outgoing.put_nowait(
+        arena_pb2.PlayRequest(
+            hello=arena_pb2.Hello(
+                protocol_version=1, bot_name="capacity", token=token, omit_updates=True
+            )
+        )
+    )
+    call = arena_pb2_grpc.ArenaServiceStub(channel).Play(requests())
+    try:
+        async for message in call:
+            kind = message.WhichOneof("message")
+            if kind == "request":
+                now = time.perf_counter()
+                request = message.request
+                if stats.measuring:
+                    if clock.last_reply is not None:
+                        stats.latencies.append(now - clock.last_reply)
+                    stats.decisions += 1
+                    if len(stats.request_bytes) < 5000:
+                        stats.request_bytes.append(message.ByteSize())
+                if think is not None:
+                    await asyncio.sleep(rng.uniform(*think))
+                reply = arena_pb2.PlayRequest(
+                    reply=arena_pb2.Reply(
+                        request_id=request.request_id, action=first_legal(request)
+                    )
+                )
+                if stats.measuring and len(stats.reply_bytes) < 5000:
+                    stats.reply_bytes.append(reply.ByteSize())
+                clock.last_reply = time.perf_counter()
+                outgoing.put_nowait(reply)
+            elif kind == "ended":
+                break
+    finally:
+        outgoing.put_nowait(None)
+        call.cancel()
+
+
+#: Each match has its own connection, as its bots would (the server takes 64 streams per
+#: HTTP/2 connection); the local subchannel pool keeps gRPC from sharing one.
+CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1)]
+
+
+async def one_match(
+    address: str,
+    seed: int,
+    stats: Stats,
+    think: tuple[float, float] | None,
+) -> bool:
+    """Create a 4-player match, play its seats, count its strikes; False if refused. The
+    organiser's calls and the match's four seats share one connection of their own."""
+    async with grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS) as channel:
+        return await _one_match(channel, seed, stats, think)
+
+
+async def _one_match(
+    channel: grpc.aio.Channel,
+    seed: int,
+    stats: Stats,
+    think: tuple[float, float] | None,
+) -> bool:
+    admin = admin_pb2_grpc.MatchServiceStub(channel)
+    config = match_pb2.MatchConfig(
+        ruleset=common_pb2.RULESET_MEDINA_V2,
+        players=4,
+        seed=seed,
+        time_control=match_pb2.TimeControl(decision_ms=DECISION_MS, bank_ms=0, increment_ms=0),
+    )
+    try:
+        created = await admin.CreateMatch(admin_pb2.CreateMatchRequest(config=config), timeout=30)
+    except grpc.aio.AioRpcError as exc:
+        if exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+            return False
+        raise
+    clock = MatchClock()
+    rng = random.Random(seed)
+    await asyncio.gather(
+        *(seat(channel, t.token, clock, stats, think, rng) for t in created.tokens)
+    )
+    summary = await admin.GetMatch(admin_pb2.GetMatchRequest(match_id=created.match_id), timeout=30)
+    if stats.measuring:
+        stats.matches_ended += 1
+        for s in summary.match.result.seats:
+            stats.strikes += s.strikes
+            if s.termination not in (
+                match_pb2.TERMINATION_NORMAL,
+                match_pb2.TERMINATION_UNSPECIFIED,
+            ):
+                stats.forfeits += 1
+    return True
+
+
+async def start_process(*argv: str) -> tuple[asyncio.subprocess.Process, str]:
+    """Start a server process that prints 'listening on HOST:PORT'; its address."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv, cwd=str(ROOT), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+    )
+    assert proc.stdout is not None
+    line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
+    if "listening on" not in line:
+        raise RuntimeError(f"server did not start: {line!r}")
+    return proc, line.rsplit(" ", 1)[1].strip()
+
+
+async def stop_process(proc: asyncio.subprocess.Process) -> None:
+    """SIGTERM and wait."""
+    if proc.returncode is None:
+        proc.terminate()
+        try:
+            await asyncio.wait_for(proc.wait(), 60)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+
+
+@dataclass
+class Level:
+    """One measured load level."""
+
+    label: str
+    matches: int
+    decisions_s: float
+    cpu_us: float
+    p50_ms: float
+    p99_ms: float
+    strikes: int
+    forfeits: int
+    ended: int
+    rss_mb: float
+    client_cpu_us: float
+    refused: int
+
+
+async def measure(
+    address: str,
+    pid: int,
+    concurrent: int,
+    think: tuple[float, float] | None,
+    warmup_s: float,
+    window_s: float,
+    label: str,
+) -> tuple[Level, Stats]:
+    """Keep ``concurrent`` matches running; measure over ``window_s`` after ``warmup_s``."""
+    stats = Stats()
+    refused = 0
+    stop = asyncio.Event()
+    seeds = iter(range(1, 10**9))
+    if True:
+
+        async def keep_one() -> None:
+            nonlocal refused
+            while not stop.is_set():
+                if not await one_match(address, next(seeds), stats, think):
+                    refused += 1
+                    await asyncio.sleep(0.5)
+
+        runners = [asyncio.create_task(keep_one()) for _ in range(concurrent)]
+        await asyncio.sleep(warmup_s)
+        cpu0, own0, t0 = cpu_seconds(pid), time.process_time(), time.perf_counter()
+        stats.measuring = True
+        await asyncio.sleep(window_s)
+        stats.measuring = False
+        cpu1, own1, t1 = cpu_seconds(pid), time.process_time(), time.perf_counter()
+        stop.set()
+        await asyncio.gather(*runners)
+    n = max(stats.decisions, 1)
+    level = Level(
+        label=label,
+        matches=concurrent,
+        decisions_s=stats.decisions / (t1 - t0),
+        cpu_us=(cpu1 - cpu0) / n * 1e6,
+        p50_ms=pct(stats.latencies, 0.5) * 1000,
+        p99_ms=pct(stats.latencies, 0.99) * 1000,
+        strikes=stats.strikes,
+        forfeits=stats.forfeits,
+        ended=stats.matches_ended,
+        rss_mb=rss_mb(pid),
+        client_cpu_us=(own1 - own0) / n * 1e6,
+        refused=refused,
+    )
+    return level, stats
+
+
+async def raw_pingpong(
+    concurrent: int, request_bytes: int, reply_bytes: int, window_s: float
+) -> tuple[float, float, float, float]:
+    """Raw grpc.aio bidi ping-pong, ``concurrent`` streams: (p50 ms, p99 ms, round trips/s,
+    raw server CPU us per round trip)."""
+    proc, address = await start_process(
+        sys.executable, "-m", "bench.raw_server", str(request_bytes)
+    )
+    latencies: list[float] = []
+    measuring = False
+    stop = asyncio.Event()
+    payload = b"r" * reply_bytes
+    try:
+        async with grpc.aio.insecure_channel(address) as channel:
+            method: Any = channel.stream_stream("/bench.Raw/Play")
+
+            async def stream() -> None:
+                queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+                async def out() -> AsyncIterator[bytes]:
+                    while (m := await queue.get()) is not None:
+                        yield m
+
+                call = method(out())
+                queue.put_nowait(payload)
+                sent = time.perf_counter()
+                async for _msg in call:
+                    now = time.perf_counter()
+                    if measuring:
+                        latencies.append(now - sent)
+                    if stop.is_set():
+                        break
+                    sent = time.perf_counter()
+                    queue.put_nowait(payload)
+                queue.put_nowait(None)
+                call.cancel()
+
+            tasks = [asyncio.create_task(stream()) for _ in range(concurrent)]
+            await asyncio.sleep(1.0)
+            measuring = True
+            t0, cpu0 = time.perf_counter(), cpu_seconds(proc.pid or 0)
+            await asyncio.sleep(window_s)
+            measuring = False
+            elapsed, cpu = time.perf_counter() - t0, cpu_seconds(proc.pid or 0) - cpu0
+            stop.set()
+            await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        await stop_process(proc)
+    n = max(len(latencies), 1)
+    return pct(latencies, 0.5) * 1000, pct(latencies, 0.99) * 1000, n / elapsed, cpu / n * 1e6
+
+
+async def levels(loads: list[tuple[int, tuple[float, float] | None]], window_s: float) -> None:
+    """Measure each load on a fresh server, then the raw baseline at the same loads."""
+    print(
+        f"{'':<24} {'matches':>7} {'dec/s':>7} {'CPU us/dec':>10} {'p50 ms':>7} {'p99 ms':>7} "
+        f"{'p50 x raw':>9} {'strikes':>7} {'forfeits':>8} {'ended':>5} {'RSS MB':>6} "
+        f"{'refused':>7} {'bots us/dec':>11}"
+    )
+    for concurrent, think in loads:
+        with tempfile.TemporaryDirectory() as tmp:
+            proc, address = await start_process(
+                sys.executable,
+                "-m",
+                "medina.cli",
+                "serve",
+                "--workers",
+                "1",  # one process: its CPU is the server's (bench/workers.py: several)
+                "--port",
+                "0",
+                "--records",
+                tmp,
+                "--max-matches",
+                "10000",
+                "--no-lag-limit",
+                "--max-streams-per-client",
+                "0",
+            )
+            try:
+                label = "instant" if think is None else "20-80 ms"
+                level, stats = await measure(
+                    address, proc.pid or 0, concurrent, think, 3.0, window_s, label
+                )
+            finally:
+                await stop_process(proc)
+        req = int(statistics.median(stats.request_bytes)) if stats.request_bytes else 1000
+        rep = int(statistics.median(stats.reply_bytes)) if stats.reply_bytes else 20
+        raw50, raw99, raw_rate, raw_cpu = await raw_pingpong(
+            concurrent, req, rep, min(window_s, 5.0)
+        )
+        print(
+            f"{'referee, ' + level.label + ' bots':<24} {level.matches:>7} "
+            f"{level.decisions_s:>7.0f} {level.cpu_us:>10.0f} {level.p50_ms:>7.2f} "
+            f"{level.p99_ms:>7.2f} {level.p50_ms / raw50:>8.2f}x {level.strikes:>7} "
+            f"{level.forfeits:>8} {level.ended:>5} {level.rss_mb:>6.0f} {level.refused:>7} "
+            f"{level.client_cpu_us:>11.0f}"
+        )
+        print(
+            f"{'raw grpc.aio ping-pong':<24} {level.matches:>7} {raw_rate:>7.0f} "
+            f"{raw_cpu:>10.0f} {raw50:>7.2f} {raw99:>7.2f}",
+            flush=True,
+        )
+    print(
+        f"(4-player medina-v2, {DECISION_MS} ms per decision, no bank; one server process; "
+        "all bots in one client process; raw: as many streams, same message sizes; "
+        "latency = a bot's reply sent -> the next request received, for the referee the "
+        "whole path: judge, apply, record, observe, encode, two transport hops)"
+    )
+
+
+async def soak(total: int, concurrent: int = 32) -> None:
+    """Play ``total`` matches, ``concurrent`` at once; print RSS every 1,000 matches."""
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, address = await start_process(
+            sys.executable,
+            "-m",
+            "medina.cli",
+            "serve",
+            "--workers",
+            "1",  # one process: its RSS is the server's
+            "--port",
+            "0",
+            "--records",
+            tmp,
+            "--max-matches",
+            "10000",
+            "--no-lag-limit",
+            "--max-streams-per-client",
+            "0",
+        )
+        pid = proc.pid or 0
+        stats = Stats()
+        done = 0
+        seeds = iter(range(1, 10**9))
+        marks: list[tuple[int, float]] = []
+        started = time.perf_counter()
+        try:
+            if True:
+
+                async def worker() -> None:
+                    nonlocal done
+                    while done < total:
+                        if await one_match(address, next(seeds), stats, None):
+                            done += 1
+                            if done % 1000 == 0:
+                                marks.append((done, rss_mb(pid)))
+                                print(
+                                    f"match {done:>6}: server RSS {marks[-1][1]:.1f} MB "
+                                    f"({time.perf_counter() - started:.0f} s)",
+                                    flush=True,
+                                )
+
+                await asyncio.gather(*(worker() for _ in range(concurrent)))
+        finally:
+            await stop_process(proc)
+    if len(marks) >= 2:
+        first, last = marks[0][1], marks[-1][1]
+        change = (last - first) / first * 100
+        verdict = "PASS" if abs(change) <= 10 else "MISS"
+        print(
+            f"RSS from match {marks[0][0]} to {marks[-1][0]}: {first:.1f} -> {last:.1f} MB "
+            f"({change:+.1f} %), target +-10 %: {verdict}"
+        )
+
+
+def main() -> None:
+    """Section entry point (``--soak N`` is read from MEDINA_BENCH_SOAK)."""
+    soak_n = int(os.environ.get(SOAK_ENV, "0") or 0)
+    if soak_n:
+        asyncio.run(soak(soak_n))
+        return
+    if quick():
+        loads: list[tuple[int, tuple[float, float] | None]] = [(16, None), (64, None)]
+        window = 4.0
+    else:
+        loads = [(16, None), (64, None), (128, None), (32, (0.02, 0.08)), (128, (0.02, 0.08))]
+        window = 8.0
+    asyncio.run(levels(loads, window))

@@ -1,0 +1,164 @@
+"""``medina-arena web``: browse a records directory in a browser; and the ``--http`` option
+that ``serve`` and ``match`` share (the viewer beside their gRPC server)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from medina.rpc.server import RunningServer, wait_for_signal
+from medina.storage.tournaments import StoreError, TournamentStore
+from medina.tournament.runner import standings
+from medina.web import (
+    BotGame,
+    HttpServer,
+    StandingRow,
+    Standings,
+    StandingsProvider,
+    build_app,
+    records_viewer,
+    serve_viewer,
+)
+
+from .errors import CommandError
+
+DEFAULT_WEB_PORT = 8080
+
+
+def add_parser(sub: Any) -> None:
+    """Register the command."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "web", help="browse match records in a web browser (replays; read-only)"
+    )
+    p.add_argument("--records", default="records", help="directory of match records")
+    p.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
+    p.add_argument(
+        "--http",
+        type=int,
+        default=DEFAULT_WEB_PORT,
+        metavar="PORT",
+        help=f"HTTP port (default {DEFAULT_WEB_PORT}; 0: any free port)",
+    )
+    p.add_argument(
+        "--db",
+        help="a tournament database (URL or SQLite file) whose standings /standings shows",
+    )
+    p.add_argument("--tournament", help="which tournament of --db (default: the newest)")
+    p.set_defaults(run=run)
+
+
+def tournament_standings(db: str, name: str | None) -> StandingsProvider:
+    """A standings provider reading a tournament database on each page view;
+    CommandError when the database or the tournament cannot be opened."""
+    if "://" not in db and not Path(db).is_file():
+        raise CommandError(f"no tournament database at {db}")
+    try:
+        store = TournamentStore(db)
+        store.tournament(name)
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+
+    def provide() -> Standings:
+        row = store.tournament(name)
+        st = standings(store, row.id)
+        counts = ", ".join(f"{n} {s}" for s, n in sorted(store.counts(row.id).items()))
+        return Standings(
+            title=f"Tournament {row.name}",
+            rows=tuple(
+                StandingRow(
+                    bot=r.bot,
+                    rating=r.mu,
+                    low=r.rating_interval[0],
+                    high=r.rating_interval[1],
+                    games=r.games,
+                    terminations=dict(r.faults),
+                )
+                for r in st.rows
+            ),
+            note=f"{st.games} games counted ({counts}); status {row.status}. Rating: openskill "
+            "Plackett-Luce mu, interval mu -/+ 1.96 sigma; sorted by mu - 3 sigma.",
+            games=_games_by_bot(store.results(row.id)),
+        )
+
+    return provide
+
+
+def _games_by_bot(results: list[dict[str, Any]]) -> dict[str, tuple[BotGame, ...]]:
+    out: dict[str, list[BotGame]] = {}
+    for g in results:
+        names = tuple(s["bot"] for s in g["seats"])
+        for s in g["seats"]:
+            out.setdefault(s["bot"], []).append(
+                BotGame(
+                    number=g["number"],
+                    variant=f"{g['ruleset']} {g['players']}p",
+                    seats=names,
+                    seat=s["seat"],
+                    rank=s["rank"],
+                    total=s["total"],
+                    termination=s["termination"],
+                    match_id=g["match_id"] or "",
+                )
+            )
+    return {bot: tuple(games) for bot, games in out.items()}
+
+
+def add_http_options(p: argparse.ArgumentParser) -> None:
+    """``--http PORT`` and ``--http-host`` for commands that run a server."""
+    p.add_argument(
+        "--http",
+        type=int,
+        metavar="PORT",
+        help="also serve the web viewer (matches, live pages, replays, /metrics) on this "
+        "port (0: any free port); read-only",
+    )
+    p.add_argument("--http-host", help="listen address of the viewer (default: --host)")
+
+
+def check_http(args: argparse.Namespace) -> None:
+    """Refuse a port out of range, naming it."""
+    port = getattr(args, "http", None)
+    if port is not None and not 0 <= port <= 65535:
+        raise CommandError(f"--http must be a port from 0 to 65535, got {port}")
+
+
+async def start_viewer(
+    running: RunningServer, host: str, port: int, standings: StandingsProvider | None = None
+) -> Callable[[], Awaitable[None]]:
+    """Start the viewer beside ``running``, print its URL, and return how to stop it."""
+    try:
+        http = await serve_viewer(running, host, port, standings=standings)
+    except OSError as exc:
+        await running.stop(1)
+        raise CommandError(str(exc)) from None
+    print(f"medina-arena viewer on {http.url}/", flush=True)
+    return http.stop
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve the records until SIGTERM/SIGINT."""
+    check_http(args)
+    records = Path(args.records)
+    if not records.is_dir():
+        raise CommandError(f"no records directory {records} (set --records DIR)")
+    provider = tournament_standings(args.db, args.tournament) if args.db else None
+    return asyncio.run(_serve(records, args.host, args.http, provider))
+
+
+async def _serve(
+    records: Path, host: str, port: int, provider: StandingsProvider | None = None
+) -> int:
+    http = HttpServer(build_app(records_viewer(records, standings=provider)), host, port)
+    try:
+        await http.start()
+    except OSError as exc:
+        raise CommandError(str(exc)) from None
+    print(f"medina-arena viewer on {http.url}/ (records in {records})", flush=True)
+    try:
+        await wait_for_signal()
+    finally:
+        await http.stop()
+    return 0

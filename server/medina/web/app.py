@@ -1,0 +1,313 @@
+"""The viewer's ASGI app (Starlette): pages, JSON, the live event stream and /metrics.
+
+Read-only: every route answers GET (and HEAD) only, and none changes anything. Creating or
+aborting a match stays with the organiser's gRPC calls, behind the organiser credential.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from medina.engine import result
+from medina.records.catalog import StoredMatch
+from medina.referee.match import MatchPhase
+from medina.rpc.host import Arena, HostedMatch
+from medina.rpc.limits import ClientSlots, StreamSlotsExhausted
+from medina.wire.enums import RULESET_NAMES
+
+from . import pages
+from .live import KEEPALIVE_S, LiveWatch, names_of, sse
+from .metrics import CONTENT_TYPE_LATEST, Metrics
+from .shelf import RecordShelf, UnknownRecordError
+from .standings import StandingsProvider
+
+log = logging.getLogger("medina.web")
+
+STATIC = Path(__file__).resolve().parent / "static"
+
+#: Sent with every response: scripts and styles only from this server, nothing framed.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
+    "style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+@dataclass
+class Viewer:
+    """What the pages read: a records directory, and the arena when one runs in-process."""
+
+    records: RecordShelf
+    arena: Arena | None = None
+    metrics: Metrics = field(default_factory=Metrics)
+    standings: StandingsProvider | None = None
+    keepalive_s: float = KEEPALIVE_S
+    #: Open streams per client address, shared with the gRPC server's Play and Watch
+    #: streams (its --max-streams-per-client); None: no limit.
+    slots: ClientSlots | None = None
+
+    def hosted(self, match_id: str) -> HostedMatch | None:
+        """A match this process hosts, if any."""
+        return self.arena.get(match_id) if self.arena is not None else None
+
+    async def rows(self) -> list[pages.MatchRow]:
+        """Matches hosted here (newest first), then the other records, newest first (read
+        on a worker thread: a directory of many records never stalls the event loop)."""
+        stored = await asyncio.to_thread(self.records.list)
+        return self.rows_of(stored)
+
+    def rows_of(self, stored_matches: list[StoredMatch]) -> list[pages.MatchRow]:
+        """The table's rows from the hosted matches and ``stored_matches``."""
+        rows: list[pages.MatchRow] = []
+        hosted_ids: set[str] = set()
+        if self.arena is not None:
+            for h in reversed(list(self.arena.matches.values())):
+                hosted_ids.add(h.match_id)
+                m = h.match
+                if m.outcome is not None:
+                    scores: list[int] | None = [s.total for s in m.outcome.seats]
+                elif m.phase is MatchPhase.RUNNING:
+                    scores = list(result(m.state).totals)
+                else:
+                    scores = None
+                record = h.record_path.stem if h.record_path.exists() else None
+                rows.append(
+                    pages.MatchRow(
+                        match_id=h.match_id,
+                        ruleset=m.settings.ruleset,
+                        players=m.settings.players,
+                        bots=names_of(m),
+                        state=m.phase.name.lower(),
+                        decisions=m.state.decisions,
+                        scores=scores,
+                        live=True,
+                        record=record,
+                    )
+                )
+        for stored in stored_matches:
+            if stored.match_id in hosted_ids:
+                continue
+            header = stored.header
+            config = stored.config
+            rows.append(
+                pages.MatchRow(
+                    match_id=stored.match_id,
+                    ruleset=RULESET_NAMES.get(int(config.ruleset), "?") if config else "?",
+                    players=config.players if config is not None else 0,
+                    bots=[s.bot_name or s.name for s in header.seats] if header else [],
+                    state=stored.state.value,
+                    decisions=stored.decisions,
+                    scores=[s.total for s in stored.result.seats] if stored.result else None,
+                    live=False,
+                    record=stored.path.stem,
+                    note=stored.note,
+                )
+            )
+        return rows
+
+
+def _viewer(request: Request) -> Viewer:
+    viewer: Viewer = request.app.state.viewer
+    return viewer
+
+
+async def matches(request: Request) -> Response:
+    viewer = _viewer(request)
+    rows = await viewer.rows()
+    return HTMLResponse(pages.matches_page(rows, str(viewer.records.directory)))
+
+
+async def matches_json(request: Request) -> Response:
+    viewer = _viewer(request)
+    rows = await viewer.rows()
+    return JSONResponse(
+        [
+            {
+                "match_id": r.match_id,
+                "ruleset": r.ruleset,
+                "players": r.players,
+                "bots": list(r.bots),
+                "state": r.state,
+                "decisions": r.decisions,
+                "scores": list(r.scores) if r.scores is not None else None,
+                "live": f"/live/{r.match_id}" if r.live else None,
+                "replay": f"/replay/{r.record}" if r.record is not None else None,
+                "note": r.note,
+            }
+            for r in rows
+        ]
+    )
+
+
+def _not_found(message: str) -> Response:
+    return HTMLResponse(pages.not_found_page(message), status_code=404)
+
+
+async def live(request: Request) -> Response:
+    viewer = _viewer(request)
+    match_id = request.path_params["match_id"]
+    if viewer.hosted(match_id) is None:
+        try:
+            viewer.records.path_of(match_id)
+        except UnknownRecordError:
+            return _not_found(f"no match {match_id!r} is hosted here, and no record has its id")
+        return RedirectResponse(f"/replay/{match_id}", status_code=303)
+    return HTMLResponse(pages.live_page(match_id))
+
+
+async def live_events(request: Request) -> Response:
+    viewer = _viewer(request)
+    match_id = request.path_params["match_id"]
+    hosted = viewer.hosted(match_id)
+    if hosted is None:
+        return JSONResponse({"error": f"no match {match_id!r} is hosted here"}, status_code=404)
+    watch = LiveWatch(hosted.match)
+    gauge = viewer.metrics.event_streams
+    slots = viewer.slots if viewer.slots is not None else ClientSlots(0)
+    try:
+        client = slots.take(request.client.host if request.client else "unknown")
+    except StreamSlotsExhausted as exc:
+        return JSONResponse({"error": str(exc)}, status_code=429)
+
+    async def stream() -> AsyncIterator[str]:
+        gauge.inc()
+        try:
+            async for message in watch.messages(viewer.keepalive_s):
+                if message is not None and "result" in message:
+                    yield sse(message, "end")
+                else:
+                    yield sse(message)
+        finally:
+            gauge.dec()
+            slots.release(client)
+
+    return StreamingResponse(
+        stream(),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
+
+
+async def replay(request: Request) -> Response:
+    viewer = _viewer(request)
+    record_id = request.path_params["record_id"]
+    try:
+        viewer.records.path_of(record_id)
+    except UnknownRecordError as exc:
+        return _not_found(str(exc))
+    return HTMLResponse(pages.replay_page(record_id))
+
+
+async def replay_json(request: Request) -> Response:
+    viewer = _viewer(request)
+    record_id = request.path_params["record_id"]
+    gzip = "gzip" in request.headers.get("accept-encoding", "")
+    try:
+        body = await asyncio.to_thread(viewer.records.replay_bytes, record_id, gzip)
+    except UnknownRecordError as exc:
+        return JSONResponse({"error": str(exc)}, status_code=404)
+    headers = {"Vary": "Accept-Encoding"}
+    if gzip:
+        headers["Content-Encoding"] = "gzip"
+    return Response(body, media_type="application/json", headers=headers)
+
+
+async def standings(request: Request) -> Response:
+    provider = _viewer(request).standings
+    return HTMLResponse(pages.standings_page(provider() if provider is not None else None))
+
+
+async def bot(request: Request) -> Response:
+    viewer = _viewer(request)
+    name = request.path_params["bot"]
+    if viewer.standings is None:
+        return _not_found("no tournament database is configured")
+    table = await asyncio.to_thread(viewer.standings)
+    if name not in table.games:
+        return _not_found(f"no bot {name!r} in {table.title}")
+    replayable = {g.match_id for g in table.games[name] if viewer.records.has(g.match_id)}
+    return HTMLResponse(pages.bot_page(name, table.title, table.games[name], replayable))
+
+
+async def metrics(request: Request) -> Response:
+    return Response(_viewer(request).metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
+
+
+class _SecurityHeaders:
+    """Adds SECURITY_HEADERS to every HTTP response (plain ASGI: streams pass untouched)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.headers = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *self.headers]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+async def no_page(request: Request, exc: Exception) -> Response:
+    return _not_found(f"no page {request.url.path}")
+
+
+async def read_only(request: Request, exc: Exception) -> Response:
+    return PlainTextResponse(
+        f"{request.method} is not allowed: the viewer is read-only (GET only)",
+        status_code=405,
+        headers={"Allow": "GET, HEAD"},
+    )
+
+
+def build_app(viewer: Viewer) -> Starlette:
+    """The viewer app over ``viewer``'s records and arena."""
+    routes = [
+        Route("/", matches, methods=["GET"]),
+        Route("/api/matches", matches_json, methods=["GET"]),
+        Route("/live/{match_id}", live, methods=["GET"]),
+        Route("/api/live/{match_id}/events", live_events, methods=["GET"]),
+        Route("/replay/{record_id}", replay, methods=["GET"]),
+        Route("/api/records/{record_id}/replay", replay_json, methods=["GET"]),
+        Route("/standings", standings, methods=["GET"]),
+        Route("/standings/bot/{bot}", bot, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(_SecurityHeaders)],
+        exception_handlers={404: no_page, 405: read_only},
+    )
+    app.state.viewer = viewer
+    return app
+
+
+def records_viewer(records_dir: Path, standings: StandingsProvider | None = None) -> Viewer:
+    """A viewer of a records directory alone (``medina-arena web``)."""
+    return Viewer(RecordShelf(records_dir), standings=standings)

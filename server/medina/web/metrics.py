@@ -1,0 +1,191 @@
+"""``/metrics`` for Prometheus: matches, decisions, decision latency, misbehaviour by bot,
+open streams and the event loop's lag.
+
+Counts come from the record entries of every match the arena creates (a record tap, see
+``Arena.record_taps``), so they are exactly what the records hold; gauges are read from the
+arena when Prometheus scrapes. Each app has its own registry (no global state).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+
+from medina.referee.outcome import MatchOutcome
+from medina.referee.record import (
+    DecisionEntry,
+    DecisionSource,
+    Header,
+    Incident,
+    IncidentKind,
+    RecordSink,
+)
+
+__all__ = ["CONTENT_TYPE_LATEST", "ArenaProbe", "Metrics"]
+
+#: Distinct bot label values kept; later names are counted as "other" (a bot picks its own
+#: name, and an unbounded label set would grow the server's memory).
+MAX_BOT_LABELS = 200
+#: Longest bot label kept.
+BOT_LABEL_CHARS = 40
+#: Seconds over which ``medina_decisions_per_second`` averages.
+RATE_WINDOW_S = 10
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+
+
+@dataclass
+class ArenaProbe:
+    """What the gauges read when scraped; each returns a number."""
+
+    running: Callable[[], float] = lambda: 0.0
+    waiting: Callable[[], float] = lambda: 0.0
+    grpc_streams: Callable[[], float] = lambda: 0.0
+    loop_lag_ms: Callable[[], float] = lambda: 0.0
+
+
+@dataclass
+class _Rate:
+    """Decisions per whole second over the last ``RATE_WINDOW_S`` seconds."""
+
+    counts: dict[int, int] = field(default_factory=dict)
+    clock: Callable[[], float] = time.monotonic
+
+    def add(self) -> None:
+        now = int(self.clock())
+        self.counts[now] = self.counts.get(now, 0) + 1
+        for old in [s for s in self.counts if s <= now - RATE_WINDOW_S]:
+            del self.counts[old]
+
+    def per_second(self) -> float:
+        now = int(self.clock())
+        return sum(n for s, n in self.counts.items() if s > now - RATE_WINDOW_S) / RATE_WINDOW_S
+
+
+class Metrics:
+    """The viewer's metrics registry and the record tap that feeds it."""
+
+    def __init__(self, probe: ArenaProbe | None = None) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.probe = probe or ArenaProbe()
+        self._bots: set[str] = set()
+        self._rate = _Rate()
+        r = self.registry
+        Gauge("medina_matches_running", "Matches being played", registry=r).set_function(
+            lambda: self.probe.running()
+        )
+        Gauge("medina_matches_waiting", "Matches waiting for their bots", registry=r).set_function(
+            lambda: self.probe.waiting()
+        )
+        self.finished = Counter(
+            "medina_matches_finished",
+            "Matches ended, by ending (complete, aborted, abandoned)",
+            ["ending"],
+            registry=r,
+        )
+        self.decisions = Counter(
+            "medina_decisions",
+            "Decisions applied, by source (bot, timeout, fallback)",
+            ["source"],
+            registry=r,
+        )
+        Gauge(
+            "medina_decisions_per_second",
+            f"Decisions per second over the last {RATE_WINDOW_S} s",
+            registry=r,
+        ).set_function(self._rate.per_second)
+        self.latency = Histogram(
+            "medina_decision_latency_seconds",
+            "Server-measured think time of accepted bot replies",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.timeouts = Counter(
+            "medina_bot_timeouts",
+            "Timeout strikes (time or retries ran out), by bot",
+            ["bot"],
+            registry=r,
+        )
+        self.illegal = Counter(
+            "medina_bot_illegal_replies",
+            "Refused replies (illegal or malformed), by bot",
+            ["bot"],
+            registry=r,
+        )
+        self.forfeits = Counter(
+            "medina_bot_forfeits",
+            "Seats forfeited, by bot and termination (crashed, timeout, disconnected, ...)",
+            ["bot", "termination"],
+            registry=r,
+        )
+        Gauge("medina_grpc_streams_open", "Open Play and Watch streams", registry=r).set_function(
+            lambda: self.probe.grpc_streams()
+        )
+        self.event_streams = Gauge(
+            "medina_http_event_streams_open",
+            "Open Server-Sent Events streams of live pages",
+            registry=r,
+        )
+        Gauge(
+            "medina_event_loop_lag_seconds",
+            "How late the event loop runs (decaying maximum)",
+            registry=r,
+        ).set_function(lambda: self.probe.loop_lag_ms() / 1000)
+
+    def bot_label(self, name: str) -> str:
+        """A bounded label value for a bot name."""
+        label = (name or "unnamed")[:BOT_LABEL_CHARS]
+        if label in self._bots:
+            return label
+        if len(self._bots) >= MAX_BOT_LABELS:
+            return "other"
+        self._bots.add(label)
+        return label
+
+    def tap(self, match_id: str) -> RecordSink:
+        """A record sink for one match (``Arena.record_taps`` calls this)."""
+        return _MatchTap(self)
+
+    def exposition(self) -> bytes:
+        """The text Prometheus scrapes."""
+        return generate_latest(self.registry)
+
+
+class _MatchTap:
+    """Counts one match's record entries into the metrics."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+        self.bots: dict[int, str] = {}
+
+    def _bot(self, seat: int) -> str:
+        return self.metrics.bot_label(self.bots.get(seat, f"seat {seat}"))
+
+    def header(self, header: Header) -> None:
+        self.bots = {s.seat: s.bot_name or s.name for s in header.seats}
+
+    def decision(self, entry: DecisionEntry) -> None:
+        m = self.metrics
+        m.decisions.labels(entry.source.name.lower()).inc()
+        m._rate.add()
+        if entry.source is DecisionSource.BOT:
+            m.latency.observe(entry.time_ms / 1000)
+        if entry.rejections:
+            m.illegal.labels(self._bot(entry.seat)).inc(len(entry.rejections))
+
+    def incident(self, incident: Incident) -> None:
+        m = self.metrics
+        if incident.kind is IncidentKind.TIMEOUT:
+            m.timeouts.labels(self._bot(incident.seat)).inc()
+        elif incident.kind is IncidentKind.FORFEIT and incident.termination is not None:
+            m.forfeits.labels(self._bot(incident.seat), incident.termination.name.lower()).inc()
+
+    def outcome(self, outcome: MatchOutcome, ended_at: str) -> None:
+        ending = "complete" if outcome.complete else "aborted"
+        if outcome.abandoned:
+            ending = "abandoned"
+        self.metrics.finished.labels(ending).inc()

@@ -1,0 +1,199 @@
+"""The HTML of each page: a small shared layout, tables rendered on the server, and empty
+boards that the page's script fills from JSON (the live feed or a replay)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+from urllib.parse import quote
+
+from .standings import BotGame, Standings
+
+TITLE = "Medina Arena"
+
+
+def layout(title: str, body: str, *, script: str | None = None, data: str = "") -> str:
+    """A whole page: header with links, ``body``, and the page's script (from /static)."""
+    tag = f'<script src="/static/{script}" defer></script>' if script else ""
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{escape(title)} - {TITLE}</title>
+<link rel="stylesheet" href="/static/viewer.css">
+<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">
+<script src="/static/board.js" defer></script>
+{tag}
+</head>
+<body{data}>
+<header><a class="brand" href="/">{TITLE}</a>
+<nav><a href="/">Matches</a> <a href="/standings">Standings</a> <a href="/metrics">Metrics</a></nav>
+</header>
+<main>
+<h1>{escape(title)}</h1>
+{body}
+</main>
+</body>
+</html>
+"""
+
+
+@dataclass(frozen=True)
+class MatchRow:
+    """One line of the matches table."""
+
+    match_id: str
+    ruleset: str
+    players: int
+    bots: Sequence[str]
+    state: str
+    decisions: int
+    scores: Sequence[int] | None
+    live: bool  # a live page exists (the match is hosted here)
+    record: str | None  # record id for the replay page
+    note: str = ""
+
+
+def matches_page(rows: Sequence[MatchRow], records_dir: str) -> str:
+    """The list of running and finished matches."""
+    if not rows:
+        body = (
+            '<p class="empty">No matches yet: no match is running and '
+            f"{escape(records_dir)} holds no records.</p>"
+        )
+        return layout("Matches", body)
+    lines = []
+    for r in rows:
+        links = []
+        if r.live:
+            links.append(f'<a class="live" href="/live/{escape(r.match_id)}">watch</a>')
+        if r.record is not None:
+            links.append(f'<a class="replay" href="/replay/{escape(r.record)}">replay</a>')
+        scores = " / ".join(str(s) for s in r.scores) if r.scores is not None else ""
+        bots = ", ".join(escape(b) for b in r.bots)
+        note = f' title="{escape(r.note)}"' if r.note else ""
+        lines.append(
+            f'<tr data-match="{escape(r.match_id)}" data-state="{escape(r.state)}">'
+            f"<td><code>{escape(r.match_id)}</code></td><td>{escape(r.ruleset)}</td>"
+            f'<td>{r.players}</td><td>{bots}</td><td class="state {escape(r.state)}"{note}>'
+            f"{escape(r.state)}</td><td>{r.decisions}</td><td>{scores}</td>"
+            f"<td>{' '.join(links)}</td></tr>"
+        )
+    body = (
+        '<table class="matches"><thead><tr><th>match</th><th>ruleset</th><th>players</th>'
+        "<th>bots</th><th>state</th><th>decisions</th><th>scores</th><th></th></tr></thead>"
+        f"<tbody>{''.join(lines)}</tbody></table>"
+    )
+    return layout("Matches", body)
+
+
+def _board_block() -> str:
+    return """<div class="game">
+<div class="boardbox"><svg id="board" class="board" role="img" aria-label="the board"></svg></div>
+<aside>
+<h2>Scores</h2><table id="scores" class="scores"></table>
+<h2>Tiles</h2><div id="tiles" class="tiles"></div>
+<h2 id="moves-title">Last moves</h2><ol id="moves" class="moves"></ol>
+</aside>
+</div>"""
+
+
+def live_page(match_id: str) -> str:
+    """The live page: a board the script fills from the match's event stream."""
+    body = f"""<p class="status"><span id="status">connecting…</span>
+<span id="clock" class="clock"></span>
+<a id="replay-link" hidden href="/replay/{escape(match_id)}">replay</a></p>
+{_board_block()}
+<div id="result" class="result" hidden></div>"""
+    return layout(
+        f"Match {match_id}", body, script="live.js", data=f' data-match="{escape(match_id)}"'
+    )
+
+
+def replay_page(record_id: str) -> str:
+    """The replay page: steps through a record's boards."""
+    body = """<div class="controls">
+<button id="first" title="first (Home)">« first</button>
+<button id="prev" title="previous (←)">&lsaquo; prev</button>
+<input id="slider" type="range" min="0" max="0" value="0" aria-label="step">
+<button id="next" title="next (→)">next &rsaquo;</button>
+<button id="last" title="last (End)">last »</button>
+<span id="step" class="step"></span></div>
+<p id="status" class="status"></p>
+<div class="game">
+<div class="boardbox"><svg id="board" class="board" role="img" aria-label="the board"></svg></div>
+<aside>
+<h2>Scores</h2><table id="scores" class="scores"></table>
+<h2>Tiles</h2><div id="tiles" class="tiles"></div>
+<h2>Moves</h2><ol id="movelist" class="movelist" start="1"></ol>
+</aside>
+</div>
+<div id="result" class="result" hidden></div>"""
+    return layout(
+        f"Replay {record_id}", body, script="replay.js", data=f' data-record="{escape(record_id)}"'
+    )
+
+
+def standings_page(standings: Standings | None) -> str:
+    """A table of standings, or why there is none."""
+    if standings is None:
+        body = (
+            '<p class="empty" id="no-standings">No tournament database configured: this '
+            "server keeps no standings. Matches and their replays are on the "
+            '<a href="/">matches page</a>.</p>'
+        )
+        return layout("Standings", body)
+    rows = []
+    for n, r in enumerate(standings.rows, start=1):
+        ends = ", ".join(f"{escape(k)} {v}" for k, v in sorted(r.terminations.items()) if v)
+        rows.append(
+            f'<tr data-bot="{escape(r.bot)}"><td>{n}</td><td>{_bot_link(r.bot, standings)}</td>'
+            f"<td>{r.rating:.1f}</td><td>{r.low:.1f} to {r.high:.1f}</td><td>{r.games}</td>"
+            f"<td>{ends}</td></tr>"
+        )
+    note = f'<p class="note">{escape(standings.note)}</p>' if standings.note else ""
+    body = (
+        f"<h2>{escape(standings.title)}</h2>{note}"
+        '<table class="standings"><thead><tr><th>#</th><th>bot</th><th>rating</th>'
+        "<th>interval</th><th>games</th><th>terminations</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+    return layout("Standings", body)
+
+
+def _bot_link(bot: str, standings: Standings) -> str:
+    if bot not in standings.games:
+        return escape(bot)
+    return f'<a href="/standings/bot/{quote(bot, safe="")}">{escape(bot)}</a>'
+
+
+def bot_page(bot: str, title: str, games: Sequence[BotGame], replayable: set[str]) -> str:
+    """A bot's games in a tournament, each linked to its replay when the viewer has it."""
+    rows = []
+    for g in games:
+        match = escape(g.match_id)
+        if g.match_id in replayable:
+            match = f'<a href="/replay/{quote(g.match_id, safe="")}">{match}</a>'
+        seats = ", ".join(
+            f"<b>{escape(name)}</b>" if i == g.seat else escape(name)
+            for i, name in enumerate(g.seats)
+        )
+        rows.append(
+            f'<tr data-game="{g.number}"><td>{g.number + 1}</td><td>{escape(g.variant)}</td>'
+            f"<td>{seats}</td><td>{g.rank}</td><td>{g.total}</td>"
+            f"<td>{escape(g.termination)}</td><td>{match}</td></tr>"
+        )
+    body = (
+        f'<h2>{escape(title)}</h2><p><a href="/standings">back to the standings</a></p>'
+        '<table class="standings" id="bot-games"><thead><tr><th>game</th><th>variant</th>'
+        "<th>seats</th><th>rank</th><th>score</th><th>termination</th><th>match</th></tr>"
+        f"</thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+    return layout(f"Bot {bot}", body)
+
+
+def not_found_page(message: str) -> str:
+    """A 404 page naming what was not found."""
+    return layout("Not found", f'<p class="empty">{escape(message)}</p>')

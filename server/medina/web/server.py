@@ -1,0 +1,135 @@
+"""Serving the viewer: uvicorn on the running event loop (beside the gRPC server), its socket
+bound before it starts so the port (0: any free one) is known at once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from collections.abc import Iterator
+
+import uvicorn
+from starlette.applications import Starlette
+
+from medina.referee.match import MatchPhase
+from medina.rpc.server import RunningServer
+
+from .app import Viewer, build_app
+from .metrics import ArenaProbe, Metrics
+from .shelf import RecordShelf
+from .standings import StandingsProvider
+
+log = logging.getLogger("medina.web")
+
+#: Seconds open connections (live pages' event streams) get to finish at shutdown.
+SHUTDOWN_GRACE_S = 1
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn without its own signal handlers: the command that runs it owns SIGINT/SIGTERM."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port``; raises OSError naming the address."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise OSError(f"cannot listen for HTTP on {host}:{port}: {exc.strerror}") from None
+    family, kind, proto, _name, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise OSError(f"cannot listen for HTTP on {host}:{port}: {exc.strerror}") from None
+    sock.setblocking(False)
+    return sock
+
+
+class HttpServer:
+    """The viewer app served by uvicorn as a task on the current event loop."""
+
+    def __init__(self, app: Starlette, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.app = app
+        self.host = host
+        self.requested_port = port
+        self.port = 0
+        self._server: _Uvicorn | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def url(self) -> str:
+        """The base URL, e.g. ``http://127.0.0.1:8080``."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    async def start(self) -> None:
+        """Bind and start serving; returns once the port is known."""
+        sock = bind(self.host, self.requested_port)
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            self.app,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+        )
+        self._server = _Uvicorn(config)
+        self._task = asyncio.get_running_loop().create_task(self._server.serve(sockets=[sock]))
+        log.info("viewer on %s", self.url)
+
+    async def stop(self) -> None:
+        """Stop serving (open event streams get ``SHUTDOWN_GRACE_S``)."""
+        if self._server is None or self._task is None:
+            return
+        self._server.should_exit = True
+        try:
+            await asyncio.wait_for(self._task, SHUTDOWN_GRACE_S + 5)
+        except TimeoutError:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+
+def arena_viewer(running: RunningServer, standings: StandingsProvider | None = None) -> Viewer:
+    """A viewer of a running server's arena: its matches live, its records, its metrics (from
+    every match created from now on)."""
+    arena = running.arena
+
+    def count(phase: MatchPhase) -> float:
+        return float(sum(1 for h in arena.matches.values() if h.match.phase is phase))
+
+    probe = ArenaProbe(
+        running=lambda: count(MatchPhase.RUNNING),
+        waiting=lambda: count(MatchPhase.WAITING),
+        grpc_streams=lambda: float(sum(running.slots.open.values())),
+        loop_lag_ms=lambda: running.lag.ms,
+    )
+    metrics = Metrics(probe)
+    arena.record_taps.append(metrics.tap)
+    return Viewer(
+        RecordShelf(arena.records_dir),
+        arena=arena,
+        metrics=metrics,
+        standings=standings,
+        slots=running.slots,
+    )
+
+
+async def serve_viewer(
+    running: RunningServer,
+    host: str,
+    port: int,
+    standings: StandingsProvider | None = None,
+) -> HttpServer:
+    """Start the viewer of ``running`` on ``host:port``."""
+    http = HttpServer(build_app(arena_viewer(running, standings)), host, port)
+    await http.start()
+    return http

@@ -1,0 +1,52 @@
+"""The standings page's seam: the viewer shows whatever a standings provider returns.
+
+Tournament and ladder storage plug in here: give ``build_app`` a ``StandingsProvider`` (a
+callable returning ``Standings``). Without one the page says that no tournament database is
+configured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class StandingRow:
+    """One bot in a table of standings."""
+
+    bot: str
+    rating: float
+    low: float  # the rating interval's lower end
+    high: float  # and upper end
+    games: int
+    #: Games that ended otherwise than normally, by termination name (timeout, crashed, ...).
+    terminations: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BotGame:
+    """One game of a bot, for its page."""
+
+    number: int
+    variant: str  # e.g. "medina-v2 4p"
+    seats: tuple[str, ...]  # bot names by seat
+    seat: int
+    rank: int
+    total: int
+    termination: str
+    match_id: str  # the record's id (its replay is /replay/ID when the viewer has it)
+
+
+@dataclass(frozen=True)
+class Standings:
+    """A titled table, best first; ``games`` (optional) lists each bot's games for its page."""
+
+    title: str
+    rows: tuple[StandingRow, ...]
+    note: str = ""
+    games: dict[str, tuple[BotGame, ...]] = field(default_factory=dict)
+
+
+#: Returns the current standings (called on each page view).
+StandingsProvider = Callable[[], Standings]

@@ -1,0 +1,209 @@
+// The board as SVG and the panels beside it, drawn from the JSON view the server sends
+// (medina/web/view.py). Shared by the live and replay pages; no dependencies.
+"use strict";
+
+const MedinaBoard = (() => {
+  const SVG = "http://www.w3.org/2000/svg";
+  const CELL = 36;
+  const MARGIN = 22;
+  const PALACE = { grey: "#9a9a9a", purple: "#7e4fa3", brown: "#8a5a2e", orange: "#ee8a25" };
+  const ROOF = { red: "#d23b2f", yellow: "#f2c12e", blue: "#2f6fd2", green: "#3a9a45" };
+  const LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+  function el(name, attrs, parent, text) {
+    const node = document.createElementNS(SVG, name);
+    for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+    if (text !== undefined) node.textContent = text;
+    if (parent) parent.appendChild(node);
+    return node;
+  }
+
+  function square(view, sq) {
+    return { row: Math.floor(sq / view.cols), col: sq % view.cols };
+  }
+
+  function name(view, sq) {
+    const { row, col } = square(view, sq);
+    return LETTERS[col] + (row + 1);
+  }
+
+  function xy(view, sq) {
+    const { row, col } = square(view, sq);
+    return { x: MARGIN + col * CELL, y: MARGIN + row * CELL };
+  }
+
+  function cell(view, sq, cls, parent, attrs) {
+    const { x, y } = xy(view, sq);
+    return el("rect", Object.assign({ x: x + 1, y: y + 1, width: CELL - 2, height: CELL - 2,
+      class: cls, "data-square": name(view, sq) }, attrs || {}), parent);
+  }
+
+  function seatName(view, seat) {
+    if (seat === null || seat === undefined) return "the board";
+    const s = view.seats[seat];
+    return s ? `${s.name} (${s.colour})` : `seat ${seat}`;
+  }
+
+  function draw(svg, view) {
+    while (svg.firstChild) svg.removeChild(svg.firstChild);
+    const width = MARGIN * 2 + view.cols * CELL;
+    const height = MARGIN * 2 + view.rows * CELL;
+    svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    svg.setAttribute("data-decisions", view.decisions);
+    const ground = el("g", { class: "ground" }, svg);
+    el("rect", { x: 0, y: 0, width, height, class: "backdrop" }, ground);
+    for (let c = 0; c < view.cols; c++) {
+      el("text", { x: MARGIN + c * CELL + CELL / 2, y: MARGIN - 6, class: "label" }, ground, LETTERS[c]);
+    }
+    for (let r = 0; r < view.rows; r++) {
+      el("text", { x: MARGIN / 2, y: MARGIN + r * CELL + CELL / 2 + 4, class: "label" }, ground, r + 1);
+    }
+    const ring = new Set(view.wall_spaces);
+    const towers = new Set(view.towers);
+    for (let sq = 0; sq < view.cols * view.rows; sq++) {
+      if (towers.has(sq)) continue;
+      cell(view, sq, ring.has(sq) ? "wall-space" : "city", ground);
+    }
+    const bonus = el("g", { class: "well-bonus" }, svg);
+    for (const sq of view.well_bonus) {
+      const { x, y } = xy(view, sq);
+      el("circle", { cx: x + CELL / 2, cy: y + CELL / 2, r: 3, class: "bonus-dot" }, bonus);
+    }
+    const walls = el("g", { class: "walls" }, svg);
+    for (const sq of view.walls) cell(view, sq, "wall", walls);
+    for (const sq of view.gates) {
+      const g = cell(view, sq, "gate", walls);
+      el("title", {}, g, `gate ${name(view, sq)}`);
+    }
+    view.towers.forEach((sq, t) => {
+      const { x, y } = xy(view, sq);
+      const tile = view.tower_tiles[t];
+      const g = el("g", { class: "tower", "data-tower": t + 1 }, svg);
+      el("rect", { x: x + 2, y: y + 2, width: CELL - 4, height: CELL - 4, rx: 5 }, g);
+      el("text", { x: x + CELL / 2, y: y + CELL / 2 + 4, class: "tower-label" }, g, `T${t + 1}`);
+      el("title", {}, g, `tower ${t + 1}: tile with ${seatName(view, tile.holder)}`);
+    });
+    if (view.well >= 0) {
+      const { x, y } = xy(view, view.well);
+      const g = el("g", { class: "well" }, svg);
+      el("circle", { cx: x + CELL / 2, cy: y + CELL / 2, r: CELL / 2 - 4 }, g);
+      el("title", {}, g, `well ${name(view, view.well)}`);
+    }
+    const street = new Set(view.street);
+    const merchants = el("g", { class: "merchants" }, svg);
+    for (const sq of view.merchants) {
+      const { x, y } = xy(view, sq);
+      const onStreet = street.has(sq);
+      if (onStreet) cell(view, sq, "street", merchants);
+      el("circle", { cx: x + CELL / 2, cy: y + CELL / 2, r: CELL / 4,
+        class: onStreet ? "merchant on-street" : "merchant", "data-square": name(view, sq) }, merchants);
+    }
+    const palaces = el("g", { class: "palaces" }, svg);
+    view.palaces.forEach((p, i) => {
+      const g = el("g", { class: "palace", "data-colour": p.colour, "data-palace": i,
+        "data-owner": p.owner === null ? (p.neutral ? "neutral" : "none") : p.owner }, palaces);
+      const outline = p.roof_colour ? ROOF[p.roof_colour] : "#4a3b2a";
+      for (const sq of p.buildings) {
+        cell(view, sq, "building", g, { fill: PALACE[p.colour], stroke: outline });
+      }
+      for (const sq of p.stables) {
+        const { x, y } = xy(view, sq);
+        cell(view, sq, "stable", g, { stroke: PALACE[p.colour] });
+        el("text", { x: x + CELL / 2, y: y + CELL / 2 + 4, class: "stable-label",
+          fill: PALACE[p.colour] }, g, "S");
+      }
+      if (p.roof_square !== null) {
+        const { x, y } = xy(view, p.roof_square);
+        const cx = x + CELL / 2;
+        const roof = el("polygon", {
+          points: `${cx},${y + 5} ${x + CELL - 5},${y + CELL / 2} ${cx},${y + CELL - 5} ${x + 5},${y + CELL / 2}`,
+          class: "rooftop", fill: ROOF[p.roof_colour] || "#fff" }, g);
+        const who = p.neutral ? "neutral" : `seat ${p.owner}`;
+        el("title", {}, roof, `${p.colour} palace, ${p.roof} (${who})`);
+        if (p.owner !== null) {
+          el("text", { x: cx, y: y + CELL / 2 + 4, class: "owner-label" }, g, p.owner);
+        }
+      }
+    });
+  }
+
+  function text(tag, content, attrs) {
+    const node = document.createElement(tag);
+    if (content !== undefined) node.textContent = content;
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+    return node;
+  }
+
+  function supplyText(seat) {
+    if (!seat.supply) return "hidden";
+    const s = seat.supply;
+    const b = Object.entries(s.buildings).map(([c, n]) => `${c[0]}${n}`).join(" ");
+    return `buildings ${b} · stables ${s.stables} · merchants ${s.merchants} · walls ${s.walls}`;
+  }
+
+  function scores(table, view) {
+    table.textContent = "";
+    const head = text("tr");
+    for (const h of ["", "seat", "score", "rooftops", "tea"]) head.appendChild(text("th", h));
+    table.appendChild(head);
+    for (const s of view.seats) {
+      const row = text("tr", undefined, { "data-seat": s.seat, "data-score": s.score });
+      if (s.seat === view.to_move && view.phase !== "over") row.classList.add("to-move");
+      const swatch = text("td");
+      swatch.appendChild(text("span", "", { class: `swatch roof-${s.colour}` }));
+      row.appendChild(swatch);
+      row.appendChild(text("td", `${s.seat} ${s.name}`, { class: "name" }));
+      row.appendChild(text("td", s.score, { class: "score" }));
+      const roofs = s.rooftops.length + (s.neutral ? ` +${s.neutral} neutral` : "");
+      row.appendChild(text("td", roofs));
+      row.appendChild(text("td", s.tea));
+      table.appendChild(row);
+      const line = text("tr", undefined, { class: "supply-row" });
+      line.appendChild(text("td"));
+      line.appendChild(text("td", `supply: ${supplyText(s)}`,
+        { colspan: 4, class: s.supply ? "supply" : "supply hidden" }));
+      table.appendChild(line);
+    }
+  }
+
+  function tiles(box, view) {
+    box.textContent = "";
+    const list = text("ul");
+    for (const t of view.palace_tiles) {
+      const item = text("li", `${t.colour} palace tile: ${seatName(view, t.holder)}`);
+      list.appendChild(item);
+    }
+    for (const t of view.tower_tiles) {
+      list.appendChild(text("li", `tower ${t.tower} tile: ${seatName(view, t.holder)}` +
+        (t.merchants ? ` (${t.merchants} merchant${t.merchants > 1 ? "s" : ""})` : "")));
+    }
+    if (view.tea_pool) list.appendChild(text("li", `tea tiles left: ${view.tea_pool}`));
+    if (view.exhausted.length) list.appendChild(text("li", `exhausted: ${view.exhausted.join(", ")}`));
+    box.appendChild(list);
+  }
+
+  function moves(list, lines) {
+    list.textContent = "";
+    for (const line of lines) list.appendChild(text("li", line));
+  }
+
+  function result(box, res) {
+    box.textContent = "";
+    if (!res) { box.hidden = true; return; }
+    box.hidden = false;
+    box.appendChild(text("h2", `Result (${res.ending})`));
+    const table = text("table", undefined, { class: "final" });
+    const ranked = [...res.seats].sort((a, b) => a.rank - b.rank || a.seat - b.seat);
+    for (const s of ranked) {
+      const row = text("tr", undefined, { "data-seat": s.seat, "data-total": s.total });
+      row.appendChild(text("td", `#${s.rank}`));
+      row.appendChild(text("td", `${s.seat} ${s.name}`));
+      row.appendChild(text("td", s.total, { class: "total" }));
+      row.appendChild(text("td", s.termination + (s.detail ? `: ${s.detail}` : "")));
+      table.appendChild(row);
+    }
+    box.appendChild(table);
+  }
+
+  return { draw, scores, tiles, moves, result, name };
+})();

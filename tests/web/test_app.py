@@ -1,0 +1,206 @@
+"""The viewer over plain HTTP: read-only routes, clear errors, the live event stream and
+/metrics counting what the records hold."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import re
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from e2e.rawbot import RawBot
+from medina.referee.config import MatchSettings, TimeControl
+from medina.rpc.limits import Limits
+from medina.v1 import arena_pb2, game_pb2
+
+from .conftest import ArenaThread, choose_randomly, finished_id
+from .sse import get, read_events
+
+ROUTES = ["/", "/api/matches", "/standings", "/metrics", "/static/viewer.css"]
+
+
+def fetch(url: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read()
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH"])
+def test_nothing_changes_state_every_route_is_read_only(arena: ArenaThread, method: str) -> None:
+    match_id = finished_id(arena)
+    paths = [*ROUTES, f"/live/{match_id}", f"/replay/{match_id}"]
+    for path in paths:
+        status, _headers, body = fetch(arena.url + path, method)
+        assert status == 405, f"{method} {path} answered {status}"
+        assert b"read-only" in body
+
+
+def test_pages_carry_a_strict_content_security_policy(arena: ArenaThread) -> None:
+    for path in ROUTES:
+        status, headers, _body = fetch(arena.url + path)
+        assert status == 200, path
+        assert "default-src 'self'" in headers["content-security-policy"]
+        assert headers["x-content-type-options"] == "nosniff"
+
+
+def test_the_match_list_as_json(arena: ArenaThread) -> None:
+    match_id = finished_id(arena)
+    _status, _headers, body = fetch(f"{arena.url}/api/matches")
+    rows = {r["match_id"]: r for r in json.loads(body)}
+    row = rows[match_id]
+    assert row["state"] == "finished" and row["players"] == 4
+    assert row["replay"] == f"/replay/{match_id}" and row["live"] == f"/live/{match_id}"
+    assert row["bots"] == ["random-0", "random-1", "random-2", "random-3"]
+    assert len(row["scores"]) == 4
+
+
+def test_unknown_matches_and_records_are_named_in_the_error(arena: ArenaThread) -> None:
+    status, _h, body = fetch(f"{arena.url}/live/nosuchmatch")
+    assert status == 404 and b"no match &#x27;nosuchmatch&#x27; is hosted here" in body
+    status, _h, body = fetch(f"{arena.url}/api/live/nosuchmatch/events")
+    assert status == 404 and json.loads(body) == {"error": "no match 'nosuchmatch' is hosted here"}
+    status, _h, body = fetch(f"{arena.url}/replay/nosuchrecord")
+    assert status == 404 and b"no record &#x27;nosuchrecord&#x27;" in body
+    status, _h, body = fetch(f"{arena.url}/api/records/..secret/replay")
+    assert status == 404 and "is not a record id" in json.loads(body)["error"]
+    status, _h, body = fetch(f"{arena.url}/api/records/..%2Fsecret/replay")
+    assert status == 404 and b"no page /api/records/../secret/replay" in body
+
+
+def test_a_record_that_is_not_hosted_opens_as_a_replay(arena: ArenaThread) -> None:
+    records = arena.running.arena.records_dir
+    source = next(records.glob("*.jsonl"))
+    (records / "copied.jsonl").write_bytes(source.read_bytes())
+    try:
+        request = urllib.request.Request(f"{arena.url}/live/copied")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert response.url.endswith("/replay/copied")
+    finally:
+        (records / "copied.jsonl").unlink()
+
+
+def test_the_event_stream_of_a_finished_match_is_one_end_message(arena: ArenaThread) -> None:
+    match_id = finished_id(arena)
+    events = arena.call(read_events("127.0.0.1", arena.http.port, f"/api/live/{match_id}/events"))
+    assert [e for e, _data in events] == ["end"]
+    data = events[0][1]
+    assert data["result"]["ending"] == "complete"
+    assert [w.keys() for w in data["watch"]] == [{"snapshot"}, {"result"}]
+    assert data["view"]["phase"] == "over"
+
+
+def metric(text: str, name: str) -> float:
+    found = re.search(rf"^{re.escape(name)} (\S+)$", text, re.M)
+    assert found, f"{name} not in /metrics"
+    return float(found.group(1))
+
+
+def test_metrics_count_decisions_latency_and_misbehaviour_by_bot(
+    tmp_path: Path,
+) -> None:
+    a = ArenaThread(tmp_path)
+    try:
+        settings = MatchSettings(
+            "medina-v2",
+            3,
+            9,
+            time=TimeControl(decision_ms=200, first_decision_extra_ms=0),
+            connect_timeout_ms=2000,
+        )
+        hosted = a.create(settings)
+        requests = [0]
+        randomly = choose_randomly(3)
+
+        def cheat(request: arena_pb2.DecisionRequest, attempt: int) -> game_pb2.Action | None:
+            if attempt == 0:
+                requests[0] += 1
+                if requests[0] == 1:
+                    return None  # let the clock run out: a timeout strike
+                if requests[0] == 2:
+                    return game_pb2.Action(kind=game_pb2.ACTION_KIND_WALL, square=0)  # a tower
+            action: game_pb2.Action = randomly(request, attempt)
+            return action
+
+        async def play() -> None:
+            bots = [
+                RawBot(a.running.address, hosted.tokens[0], chooser=cheat, name="cheat"),
+                RawBot(a.running.address, hosted.tokens[1], chooser=choose_randomly(4), name="ok"),
+            ]  # seat 2 never connects: it forfeits as a no-show
+            for bot in bots:
+                bot.keep_status = True
+            await asyncio.gather(*(b.play() for b in bots))
+            await hosted.match.wait_done()
+
+        a.call(play(), timeout=120)
+        _s, headers, body = fetch(f"{a.url}/metrics")
+        assert headers["content-type"].startswith("text/plain")
+        text = body.decode()
+        decisions = hosted.match.state.decisions
+        total = sum(
+            metric(text, f'medina_decisions_total{{source="{s}"}}')
+            for s in ("bot", "timeout", "fallback")
+        )
+        assert total == decisions
+        assert metric(text, 'medina_decisions_total{source="timeout"}') == 1
+        assert metric(text, 'medina_bot_timeouts_total{bot="cheat"}') == 1
+        assert metric(text, 'medina_bot_illegal_replies_total{bot="cheat"}') == 1
+        forfeits = re.findall(
+            r'^medina_bot_forfeits_total\{bot="([^"]*)",termination="(\w+)"\} 1', text, re.M
+        )
+        assert [t for _b, t in forfeits] == ["no_show"]
+        assert metric(text, 'medina_matches_finished_total{ending="complete"}') == 1
+        assert metric(text, "medina_decision_latency_seconds_count") == metric(
+            text, 'medina_decisions_total{source="bot"}'
+        )
+        assert metric(text, "medina_matches_running") == 0
+        assert metric(text, "medina_grpc_streams_open") == 0
+        assert metric(text, "medina_http_event_streams_open") == 0
+        assert metric(text, "medina_event_loop_lag_seconds") >= 0
+        assert metric(text, "medina_decisions_per_second") >= 0
+    finally:
+        a.close()
+
+
+def test_live_streams_count_against_the_clients_stream_limit(tmp_path: Path) -> None:
+    a = ArenaThread(tmp_path, limits=Limits(max_streams_per_client=1))
+    try:
+        hosted = a.create(MatchSettings("medina-v2", 2, 1))
+        path = f"/api/live/{hosted.match_id}/events"
+
+        async def two_streams() -> tuple[int, str]:
+            reader, writer = await asyncio.open_connection("127.0.0.1", a.http.port)
+            writer.write(f"GET {path} HTTP/1.0\r\n\r\n".encode())
+            await writer.drain()
+            assert b"200" in await reader.readline()  # the first stream is open
+            status, _headers, body = await get("127.0.0.1", a.http.port, path)
+            writer.close()
+            return status, json.loads(body)["error"]
+
+        status, error = a.call(two_streams())
+        assert status == 429
+        assert "already has 1 open streams (the limit is 1)" in error
+        hosted.match.abort("test over")
+        a.call(hosted.match.wait_done())
+    finally:
+        a.close()
+
+
+def test_a_replay_is_sent_gzipped_to_clients_that_accept_it(arena: ArenaThread) -> None:
+    match_id = finished_id(arena)
+    url = f"{arena.url}/api/records/{match_id}/replay"
+    _s, headers, plain = fetch(url)
+    assert "content-encoding" not in {k.lower() for k in headers}
+    request = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.headers["Content-Encoding"] == "gzip"
+        packed = response.read()
+    assert gzip.decompress(packed) == plain
+    assert len(packed) * 10 < len(plain)
+    assert json.loads(plain)["match_id"] == match_id

@@ -1,0 +1,161 @@
+"""``medina-arena web``, ``serve --http`` and ``match --http`` as a user runs them: the URL
+printed, the pages served, a clean stop on SIGTERM/SIGINT, clear refusals."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from medina.cli import main
+
+from .test_view import write_match
+
+ARENA = [sys.executable, "-m", "medina.cli"]
+URL = re.compile(r"(http://127\.0\.0\.1:\d+)/")
+pytestmark = pytest.mark.timeout(180)
+
+
+def get(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=30) as response:
+        body: bytes = response.read()
+        return body
+
+
+def lines_until(proc: subprocess.Popen[str], pattern: str) -> Iterator[str]:
+    """Lines of the process's output up to the first that contains ``pattern``."""
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        yield line
+        if pattern in line:
+            return
+    raise AssertionError(f"the output ended before {pattern!r} (exit {proc.wait()})")
+
+
+def stop(proc: subprocess.Popen[str], sig: signal.Signals = signal.SIGTERM) -> int:
+    proc.send_signal(sig)
+    try:
+        return proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_web_serves_a_records_directory_until_sigterm(tmp_path: Path) -> None:
+    write_match(tmp_path, "stored")
+    proc = subprocess.Popen(
+        [*ARENA, "web", "--records", str(tmp_path), "--http", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        (line,) = list(lines_until(proc, "viewer on"))
+        assert f"(records in {tmp_path})" in line
+        found = URL.search(line)
+        assert found
+        base = found.group(1)
+        assert b'data-match="stored"' in get(base + "/")
+        replay = json.loads(get(base + "/api/records/stored/replay"))
+        assert replay["complete"] and len(replay["frames"]) == len(replay["moves"]) + 1
+        assert b"No tournament database configured" in get(base + "/standings")
+        assert b"medina_http_event_streams_open 0.0" in get(base + "/metrics")
+    finally:
+        code = stop(proc)
+    assert code == 0
+
+
+def test_serve_http_runs_the_viewer_beside_the_grpc_server(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [*ARENA, "serve", "--port", "0", "--http", "0", "--records", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        lines = list(lines_until(proc, "viewer on"))
+        assert "listening on 127.0.0.1:" in lines[0]
+        found = URL.search(lines[-1])
+        assert found
+        text = get(found.group(1) + "/metrics").decode()
+        assert "medina_matches_running 0.0" in text and "medina_grpc_streams_open 0.0" in text
+        assert b"No matches yet" in get(found.group(1) + "/")
+    finally:
+        code = stop(proc)
+    assert code == 0
+
+
+def test_match_http_prints_the_live_page_and_stays_for_the_replay(tmp_path: Path) -> None:
+    bot = "python -m medina_client --bot random"
+    proc = subprocess.Popen(
+        [*ARENA, "match", "--ruleset", "medina-v2", "--players", "2", "--seed", "3",
+         "--bot", bot, "--bot", bot, "--records", str(tmp_path), "--quiet",
+         "--http", "0", "--stay"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        out = "".join(lines_until(proc, "the viewer stays up until Ctrl-C"))
+        live = re.search(r"watch it live: (http://\S+)/live/(\w+)", out)
+        assert live, out
+        base, match_id = live.group(1), live.group(2)
+        assert f"replay: {base}/replay/{match_id}" in out
+        assert f"record: {tmp_path / match_id}.jsonl" in out
+        replay = json.loads(get(f"{base}/api/records/{match_id}/replay"))
+        assert replay["complete"] and replay["error"] is None
+        assert b'data-state="finished"' in get(base + "/")
+    finally:
+        code = stop(proc, signal.SIGINT)
+    assert code == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["web", "--records", "no-such-dir"], "no records directory no-such-dir"),
+        (["web", "--records", ".", "--http", "70000"], "--http must be a port from 0 to 65535"),
+        (["serve", "--port", "0", "--http", "-1"], "--http must be a port from 0 to 65535"),
+        (
+            [
+                "match",
+                "--players",
+                "2",
+                "--bot",
+                "b",
+                "--bot",
+                "b",
+                "--server",
+                "h:1",
+                "--http",
+                "0",
+            ],
+            "with --server, run the viewer there",
+        ),
+        (
+            ["match", "--players", "2", "--bot", "b", "--bot", "b", "--linger-s", "-1"],
+            "--linger-s must be 0 or more, got -1",
+        ),
+    ],
+)
+def test_bad_web_options_are_refused_in_one_line(
+    argv: list[str], fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_busy_http_port_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["web", "--records", str(tmp_path), "--http", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot listen for HTTP on 127.0.0.1:{port}" in err
