@@ -126,6 +126,6 @@ def test_random_plays_legal_seeded_actions() -> None:
         s = apply_action(s, a)
 
 
-def test_the_cli_knows_both_bots() -> None:
-    assert sorted(BOTS) == ["greedy", "random"]
+def test_the_cli_knows_every_example_bot() -> None:
+    assert sorted(BOTS) == ["greedy", "random", "search"]
     assert isinstance(BOTS["greedy"](1), GreedyBot)
