@@ -18,7 +18,6 @@ from medina.engine import (
 )
 from medina_client import LocalStateError, Turn
 from medina_client.bots import BOTS, GreedyBot, RandomBot
-from medina_client.bots.search import SearchBot
 from medina_client.strategies import scored_actions
 
 from .fake_arena import request
@@ -127,7 +126,6 @@ def test_random_plays_legal_seeded_actions() -> None:
         s = apply_action(s, a)
 
 
-def test_the_cli_knows_the_example_and_reference_bots() -> None:
+def test_the_cli_knows_every_example_bot() -> None:
     assert sorted(BOTS) == ["greedy", "random", "search"]
     assert isinstance(BOTS["greedy"](1), GreedyBot)
-    assert isinstance(BOTS["search"](1), SearchBot)
