@@ -365,7 +365,11 @@ async def _pick(
 async def relay(context: Context, worker: Worker, exc: grpc.aio.AioRpcError) -> NoReturn:
     """End the call as the worker ended it; a worker that went away is named."""
     details = exc.details() or ""
-    if exc.code() is grpc.StatusCode.UNAVAILABLE and not worker.alive:
+    code = exc.code()
+    if not worker.alive and code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+        # Whether the dropped connection or the front's own clean-up of the dead worker's
+        # calls (CANCELLED) came first, the client's answer is the same: the worker is gone.
+        code = grpc.StatusCode.UNAVAILABLE
         details = f"{worker.name} died: {details}"
-    await context.abort(exc.code(), details, exc.trailing_metadata() or ())
+    await context.abort(code, details, exc.trailing_metadata() or ())
     raise AssertionError("abort returned")
