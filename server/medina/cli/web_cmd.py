@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from medina.web import (
     records_viewer,
     serve_viewer,
 )
+from medina.web.remote import RemoteArena
 
 from .errors import CommandError
 
@@ -47,6 +49,16 @@ def add_parser(sub: Any) -> None:
         help="a tournament database (URL or SQLite file) whose standings /standings shows",
     )
     p.add_argument("--tournament", help="which tournament of --db (default: the newest)")
+    p.add_argument(
+        "--server",
+        metavar="HOST:PORT",
+        help="also list a running arena's matches and follow them live (as a spectator)",
+    )
+    p.add_argument(
+        "--organiser-token",
+        default=os.environ.get("MEDINA_ORGANISER_TOKEN"),
+        help="organiser token of --server, if it asks for one (env MEDINA_ORGANISER_TOKEN)",
+    )
     p.set_defaults(run=run)
 
 
@@ -145,20 +157,33 @@ def run(args: argparse.Namespace) -> int:
     if not records.is_dir():
         raise CommandError(f"no records directory {records} (set --records DIR)")
     provider = tournament_standings(args.db, args.tournament) if args.db else None
-    return asyncio.run(_serve(records, args.host, args.http, provider))
+    return asyncio.run(
+        _serve(records, args.host, args.http, provider, args.server, args.organiser_token)
+    )
 
 
 async def _serve(
-    records: Path, host: str, port: int, provider: StandingsProvider | None = None
+    records: Path,
+    host: str,
+    port: int,
+    provider: StandingsProvider | None = None,
+    server: str | None = None,
+    organiser_token: str | None = None,
 ) -> int:
-    http = HttpServer(build_app(records_viewer(records, standings=provider)), host, port)
+    remote = RemoteArena(server, organiser_token) if server else None
+    http = HttpServer(
+        build_app(records_viewer(records, standings=provider, remote=remote)), host, port
+    )
     try:
         await http.start()
     except OSError as exc:
         raise CommandError(str(exc)) from None
-    print(f"medina-arena viewer on {http.url}/ (records in {records})", flush=True)
+    where = f"records in {records}" + (f", matches of {server}" if server else "")
+    print(f"medina-arena viewer on {http.url}/ ({where})", flush=True)
     try:
         await wait_for_signal()
     finally:
         await http.stop()
+        if remote is not None:
+            await remote.close()
     return 0

@@ -7,8 +7,9 @@ aborting a match stays with the organiser's gRPC calls, behind the organiser cre
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,13 +33,16 @@ from medina.records.catalog import StoredMatch
 from medina.referee.match import MatchPhase
 from medina.rpc.host import Arena, HostedMatch
 from medina.rpc.limits import ClientSlots, StreamSlotsExhausted
+from medina.v1 import admin_pb2
 from medina.wire.enums import RULESET_NAMES
 
 from . import pages
 from .live import KEEPALIVE_S, LiveWatch, names_of, sse
 from .metrics import CONTENT_TYPE_LATEST, Metrics
+from .remote import RemoteArena
 from .shelf import RecordShelf, UnknownRecordError
 from .standings import StandingsProvider
+from .view import JSON
 
 log = logging.getLogger("medina.web")
 
@@ -61,6 +65,8 @@ class Viewer:
     arena: Arena | None = None
     metrics: Metrics = field(default_factory=Metrics)
     standings: StandingsProvider | None = None
+    #: Another server whose matches are listed and followed live (``web --server``).
+    remote: RemoteArena | None = None
     keepalive_s: float = KEEPALIVE_S
     #: Open streams per client address, shared with the gRPC server's Play and Watch
     #: streams (its --max-streams-per-client); None: no limit.
@@ -74,7 +80,12 @@ class Viewer:
         """Matches hosted here (newest first), then the other records, newest first (read
         on a worker thread: a directory of many records never stalls the event loop)."""
         stored = await asyncio.to_thread(self.records.list)
-        return self.rows_of(stored)
+        rows = self.rows_of(stored)
+        if self.remote is not None:
+            remote = await self.remote.rows()
+            ids = {r.match_id for r in remote}
+            rows = remote + [r for r in rows if r.match_id not in ids]
+        return rows
 
     def rows_of(self, stored_matches: list[StoredMatch]) -> list[pages.MatchRow]:
         """The table's rows from the hosted matches and ``stored_matches``."""
@@ -167,6 +178,10 @@ async def live(request: Request) -> Response:
     viewer = _viewer(request)
     match_id = request.path_params["match_id"]
     if viewer.hosted(match_id) is None:
+        if viewer.remote is not None:
+            summary = await viewer.remote.summary(match_id)
+            if summary is not None and summary.state in LIVE_STATES:
+                return HTMLResponse(pages.live_page(match_id))
         try:
             viewer.records.path_of(match_id)
         except UnknownRecordError:
@@ -179,9 +194,16 @@ async def live_events(request: Request) -> Response:
     viewer = _viewer(request)
     match_id = request.path_params["match_id"]
     hosted = viewer.hosted(match_id)
-    if hosted is None:
+    summary = None
+    if hosted is None and viewer.remote is not None:
+        summary = await viewer.remote.summary(match_id)
+    if hosted is None and summary is None:
         return JSONResponse({"error": f"no match {match_id!r} is hosted here"}, status_code=404)
-    watch = LiveWatch(hosted.match)
+    if hosted is not None:
+        feed: Callable[[float], AsyncIterator[JSON | None]] = LiveWatch(hosted.match).messages
+    else:
+        assert viewer.remote is not None and summary is not None
+        feed = functools.partial(viewer.remote.messages, summary)
     gauge = viewer.metrics.event_streams
     slots = viewer.slots if viewer.slots is not None else ClientSlots(0)
     try:
@@ -192,7 +214,7 @@ async def live_events(request: Request) -> Response:
     async def stream() -> AsyncIterator[str]:
         gauge.inc()
         try:
-            async for message in watch.messages(viewer.keepalive_s):
+            async for message in feed(viewer.keepalive_s):
                 if message is not None and "result" in message:
                     yield sse(message, "end")
                 else:
@@ -308,6 +330,15 @@ def build_app(viewer: Viewer) -> Starlette:
     return app
 
 
-def records_viewer(records_dir: Path, standings: StandingsProvider | None = None) -> Viewer:
-    """A viewer of a records directory alone (``medina-arena web``)."""
-    return Viewer(RecordShelf(records_dir), standings=standings)
+def records_viewer(
+    records_dir: Path,
+    standings: StandingsProvider | None = None,
+    remote: RemoteArena | None = None,
+) -> Viewer:
+    """A viewer of a records directory (``medina-arena web``), and of another server's
+    matches when ``remote`` is given."""
+    return Viewer(RecordShelf(records_dir), standings=standings, remote=remote)
+
+
+#: States in which a remote match has a live page (later, its record's replay).
+LIVE_STATES = (admin_pb2.MATCH_STATE_WAITING, admin_pb2.MATCH_STATE_RUNNING)

@@ -1,0 +1,152 @@
+"""A running arena elsewhere (``medina-arena web --server HOST:PORT``): its matches listed
+through ``ListMatches`` and followed through ``Watch``, exactly as any gRPC spectator does,
+turned into the live page's messages.
+
+The board is rebuilt by following the public events from the match's setup (the settings
+from ``GetMatch``); clocks are those of the configuration (a spectator is not told a seat's
+bank as it runs down).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from medina.engine import GameFollower
+from medina.v1 import admin_pb2, admin_pb2_grpc, match_pb2
+from medina.wire import convert
+from medina.wire.enums import RULESET_NAMES
+
+from . import pages
+from .live import KEEPALIVE_S, proto_json, result_json
+from .view import JSON, board_view
+
+#: Matches of the remote server listed on the matches page (its newest first).
+LIST_LIMIT = 200
+
+
+class RemoteArena:
+    """The gRPC side of a viewer that watches another server."""
+
+    def __init__(self, address: str, organiser_token: str | None = None) -> None:
+        self.address = address
+        self.channel = grpc.aio.insecure_channel(address)
+        self.matches = admin_pb2_grpc.MatchServiceStub(self.channel)
+        self.spectators = admin_pb2_grpc.SpectatorServiceStub(self.channel)
+        self.metadata: tuple[tuple[str, str], ...] = (
+            (("authorization", f"Bearer {organiser_token}"),) if organiser_token else ()
+        )
+
+    async def close(self) -> None:
+        """Close the channel."""
+        await self.channel.close()
+
+    async def summary(self, match_id: str) -> admin_pb2.MatchSummary | None:
+        """The match's summary, or None when the server does not know it (or is away)."""
+        try:
+            got = await self.matches.GetMatch(
+                admin_pb2.GetMatchRequest(match_id=match_id), metadata=self.metadata, timeout=10
+            )
+        except grpc.aio.AioRpcError:
+            return None
+        return got.match
+
+    async def rows(self) -> list[pages.MatchRow]:
+        """The server's running and waiting matches as rows of the matches page (none when
+        it cannot be reached: the page still lists the records)."""
+        try:
+            listed = await self.matches.ListMatches(
+                admin_pb2.ListMatchesRequest(
+                    page_size=LIST_LIMIT,
+                    states=[admin_pb2.MATCH_STATE_WAITING, admin_pb2.MATCH_STATE_RUNNING],
+                ),
+                metadata=self.metadata,
+                timeout=10,
+            )
+        except grpc.aio.AioRpcError:
+            return []
+        rows = []
+        for m in listed.matches:
+            state = admin_pb2.MatchState.Name(m.state).removeprefix("MATCH_STATE_").lower()
+            rows.append(
+                pages.MatchRow(
+                    match_id=m.match_id,
+                    ruleset=_ruleset(m.config),
+                    players=m.config.players,
+                    bots=[s.bot_name or s.name for s in m.seats],
+                    state=state,
+                    decisions=m.decisions,
+                    scores=None,
+                    live=True,
+                    record=None,
+                    note=f"on {self.address}",
+                )
+            )
+        return rows
+
+    async def messages(
+        self, summary: admin_pb2.MatchSummary, keepalive_s: float = KEEPALIVE_S
+    ) -> AsyncIterator[JSON | None]:
+        """The live page's messages for a match of the remote server (see ``LiveWatch``)."""
+        settings = convert.settings_from_proto(summary.config)
+        follower = GameFollower(settings.new_game())
+        names = [s.bot_name or s.name for s in summary.seats]
+        call = self.spectators.Watch(
+            admin_pb2.WatchRequest(match_id=summary.match_id), metadata=self.metadata
+        )
+        clock = {
+            "decision_ms": settings.time.decision_ms,
+            "bank_ms": settings.time.bank_ms,
+            "seats": [
+                {
+                    "bank_ms": settings.time.bank_ms,
+                    "last_reply_ms": 0,
+                    "allowed_ms": settings.time.decision_ms,
+                }
+                for _ in range(settings.players)
+            ],
+        }
+        phase = "running"
+        stream = aiter(call)
+        try:
+            while True:
+                try:
+                    message = await asyncio.wait_for(anext(stream), keepalive_s)
+                except TimeoutError:
+                    yield None
+                    continue
+                except StopAsyncIteration:
+                    return
+                kind = message.WhichOneof("message")
+                events: Any = ()
+                if kind == "snapshot":
+                    events = message.snapshot.events
+                elif kind == "update":
+                    events = message.update.events
+                for event in events:
+                    if event.index >= follower.state.n_events:
+                        follower.feed(
+                            event.index,
+                            convert.action_of_event(event),
+                            str(event.WhichOneof("event")),
+                        )
+                out: JSON = {
+                    "phase": "finished" if kind == "result" else phase,
+                    "watch": [proto_json(message)],
+                    "view": board_view(follower.state, names=names),
+                    "clock": clock,
+                }
+                if kind == "result":
+                    out["result"] = result_json(message.result)
+                    yield out
+                    return
+                yield out
+        finally:
+            call.cancel()
+
+
+def _ruleset(config: match_pb2.MatchConfig) -> str:
+    return RULESET_NAMES.get(int(config.ruleset), "?")

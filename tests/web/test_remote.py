@@ -1,0 +1,60 @@
+"""``medina-arena web --server HOST:PORT``: another server's matches listed and followed live
+through gRPC, as a spectator."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+from pathlib import Path
+
+from medina.referee.config import MatchSettings
+from medina.rpc.server import ServerConfig, start_server
+
+from .conftest import play_bots
+from .sse import get, read_events
+
+URL = re.compile(r"viewer on http://([0-9.]+):(\d+)/")
+
+
+def test_web_follows_a_remote_match_to_its_end(tmp_path: Path) -> None:
+    async def main() -> None:
+        running = await start_server(
+            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path / "arena")
+        )
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "medina.cli", "web", "--records", str(tmp_path),
+            "--server", running.address, "--http", "0",
+            stdout=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            assert proc.stdout is not None
+            line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
+            found = URL.search(line)
+            assert found and f"matches of {running.address}" in line, line
+            host, port = found.group(1), int(found.group(2))
+            hosted = running.arena.create(MatchSettings("medina-v1-2p", 2, 5))
+            status, _, page = await get(host, port, "/")
+            assert status == 200 and hosted.match_id.encode() in page
+            assert f"/live/{hosted.match_id}".encode() in page
+            status, _, live = await get(host, port, f"/live/{hosted.match_id}")
+            assert status == 200 and hosted.match_id.encode() in live
+            events = asyncio.create_task(
+                read_events(host, port, f"/api/live/{hosted.match_id}/events")
+            )
+            await play_bots(running, hosted, 3)
+            frames = await asyncio.wait_for(events, 60)
+            outcome = hosted.match.outcome
+            assert outcome is not None
+            kind, last = frames[-1]
+            assert kind == "end"
+            assert [s["total"] for s in last["result"]["seats"]] == [s.total for s in outcome.seats]
+            assert last["view"]["phase"] == "over"
+            status, _, _ = await get(host, port, "/live/no-such-match")
+            assert status == 404
+        finally:
+            proc.terminate()
+            await proc.wait()
+            await running.stop(1)
+
+    asyncio.run(main())
