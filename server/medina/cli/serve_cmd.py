@@ -196,7 +196,7 @@ def _workers(args: argparse.Namespace) -> int:
     if workers > 1 and args.http is not None:
         raise CommandError(
             f"--http (the viewer) runs beside a one-process server, not --workers {workers}: "
-            "use --workers 1, or `medina-arena web` on the records"
+            "use --workers 1, or `medina-arena web --server HOST:PORT --records DIR` beside it"
         )
     return workers
 
