@@ -213,6 +213,17 @@ async def _one_match(
     return True
 
 
+def serve_argv(records: str) -> list[str]:
+    """``medina-arena serve`` as the benchmark runs it: one process (its CPU and RSS are the
+    server's; bench/workers.py measures several), any free port, no admission limit in the
+    way of the load."""
+    return [
+        sys.executable, "-m", "medina.cli", "serve", "--workers", "1", "--port", "0",
+        "--records", records, "--max-matches", "10000", "--no-lag-limit",
+        "--max-streams-per-client", "0",
+    ]  # fmt: skip
+
+
 async def start_process(*argv: str) -> tuple[asyncio.subprocess.Process, str]:
     """Start a server process that prints 'listening on HOST:PORT'; its address."""
     proc = await asyncio.create_subprocess_exec(
@@ -268,24 +279,23 @@ async def measure(
     refused = 0
     stop = asyncio.Event()
     seeds = iter(range(1, 10**9))
-    if True:
 
-        async def keep_one() -> None:
-            nonlocal refused
-            while not stop.is_set():
-                if not await one_match(address, next(seeds), stats, think):
-                    refused += 1
-                    await asyncio.sleep(0.5)
+    async def keep_one() -> None:
+        nonlocal refused
+        while not stop.is_set():
+            if not await one_match(address, next(seeds), stats, think):
+                refused += 1
+                await asyncio.sleep(0.5)
 
-        runners = [asyncio.create_task(keep_one()) for _ in range(concurrent)]
-        await asyncio.sleep(warmup_s)
-        cpu0, own0, t0 = cpu_seconds(pid), time.process_time(), time.perf_counter()
-        stats.measuring = True
-        await asyncio.sleep(window_s)
-        stats.measuring = False
-        cpu1, own1, t1 = cpu_seconds(pid), time.process_time(), time.perf_counter()
-        stop.set()
-        await asyncio.gather(*runners)
+    runners = [asyncio.create_task(keep_one()) for _ in range(concurrent)]
+    await asyncio.sleep(warmup_s)
+    cpu0, own0, t0 = cpu_seconds(pid), time.process_time(), time.perf_counter()
+    stats.measuring = True
+    await asyncio.sleep(window_s)
+    stats.measuring = False
+    cpu1, own1, t1 = cpu_seconds(pid), time.process_time(), time.perf_counter()
+    stop.set()
+    await asyncio.gather(*runners)
     n = max(stats.decisions, 1)
     level = Level(
         label=label,
@@ -365,23 +375,7 @@ async def levels(loads: list[tuple[int, tuple[float, float] | None]], window_s: 
     )
     for concurrent, think in loads:
         with tempfile.TemporaryDirectory() as tmp:
-            proc, address = await start_process(
-                sys.executable,
-                "-m",
-                "medina.cli",
-                "serve",
-                "--workers",
-                "1",  # one process: its CPU is the server's (bench/workers.py: several)
-                "--port",
-                "0",
-                "--records",
-                tmp,
-                "--max-matches",
-                "10000",
-                "--no-lag-limit",
-                "--max-streams-per-client",
-                "0",
-            )
+            proc, address = await start_process(*serve_argv(tmp))
             try:
                 label = "instant" if think is None else "20-80 ms"
                 level, stats = await measure(
@@ -417,23 +411,7 @@ async def levels(loads: list[tuple[int, tuple[float, float] | None]], window_s: 
 async def soak(total: int, concurrent: int = 32) -> None:
     """Play ``total`` matches, ``concurrent`` at once; print RSS every 1,000 matches."""
     with tempfile.TemporaryDirectory() as tmp:
-        proc, address = await start_process(
-            sys.executable,
-            "-m",
-            "medina.cli",
-            "serve",
-            "--workers",
-            "1",  # one process: its RSS is the server's
-            "--port",
-            "0",
-            "--records",
-            tmp,
-            "--max-matches",
-            "10000",
-            "--no-lag-limit",
-            "--max-streams-per-client",
-            "0",
-        )
+        proc, address = await start_process(*serve_argv(tmp))
         pid = proc.pid or 0
         stats = Stats()
         done = 0
@@ -441,22 +419,21 @@ async def soak(total: int, concurrent: int = 32) -> None:
         marks: list[tuple[int, float]] = []
         started = time.perf_counter()
         try:
-            if True:
 
-                async def worker() -> None:
-                    nonlocal done
-                    while done < total:
-                        if await one_match(address, next(seeds), stats, None):
-                            done += 1
-                            if done % 1000 == 0:
-                                marks.append((done, rss_mb(pid)))
-                                print(
-                                    f"match {done:>6}: server RSS {marks[-1][1]:.1f} MB "
-                                    f"({time.perf_counter() - started:.0f} s)",
-                                    flush=True,
-                                )
+            async def worker() -> None:
+                nonlocal done
+                while done < total:
+                    if await one_match(address, next(seeds), stats, None):
+                        done += 1
+                        if done % 1000 == 0:
+                            marks.append((done, rss_mb(pid)))
+                            print(
+                                f"match {done:>6}: server RSS {marks[-1][1]:.1f} MB "
+                                f"({time.perf_counter() - started:.0f} s)",
+                                flush=True,
+                            )
 
-                await asyncio.gather(*(worker() for _ in range(concurrent)))
+            await asyncio.gather(*(worker() for _ in range(concurrent)))
         finally:
             await stop_process(proc)
     if len(marks) >= 2:

@@ -22,16 +22,15 @@ from typing import Any
 
 import grpc
 from google.protobuf.message import DecodeError
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health
 
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2
 
 from .admission import LoopLag
 from .front_admin import FrontCatalog, FrontMatchServicer, relay
 from .limits import ClientSlots, Limits, stream_slot
-from .reflection import enable_reflection
 from .routes import ROUTES_KEPT, Route, Routes
-from .server import ServerConfig, add_port, server_options, service_names, tune_gc
+from .server import ServerConfig, server_options, start_serving, tune_gc
 from .workers import Worker, WorkerPool
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -275,15 +274,7 @@ async def _serve(
     admin_pb2_grpc.add_MatchServiceServicer_to_server(admin, server)
     forwarder = Forwarder(pool, routes, admin, config.limits)
     server.add_generic_rpc_handlers(forwarder.handlers())
-    health_servicer = health.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    names = service_names()
-    enable_reflection(names, server)
-    port = add_port(server, config)
-    await server.start()
-    for name in names[:3]:
-        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    health_servicer, port = await start_serving(server, config)
     log.info(
         "listening on %s:%d with %d workers (records in %s)",
         config.host,

@@ -122,6 +122,24 @@ def service_names() -> tuple[str, ...]:
     )
 
 
+async def start_serving(
+    server: grpc.aio.Server, config: ServerConfig
+) -> tuple[health.HealthServicer, int]:
+    """Add health and reflection to ``server`` (its own services already added), bind its
+    port and start it; the health servicer (every service SERVING) and the bound port.
+    The single server and the ``--workers`` front start the same way."""
+    health_servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = service_names()
+    enable_reflection(names, server)
+    port = add_port(server, config)
+    await server.start()
+    for name in names[:3]:
+        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    return health_servicer, port
+
+
 async def start_server(config: ServerConfig) -> RunningServer:
     """Start serving; returns once the port is bound."""
     server = grpc.aio.server(options=server_options(config))
@@ -137,15 +155,7 @@ async def start_server(config: ServerConfig) -> RunningServer:
         MatchServicer(arena, config.organiser_token, config.admission, lag), server
     )
     admin_pb2_grpc.add_SpectatorServiceServicer_to_server(SpectatorServicer(arena, slots), server)
-    health_servicer = health.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    names = service_names()
-    enable_reflection(names, server)
-    port = add_port(server, config)
-    await server.start()
-    for name in names[:3]:
-        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    health_servicer, port = await start_serving(server, config)
     log.info("listening on %s:%d (records in %s)", config.host, port, config.records_dir)
     lag.start()
     return RunningServer(server, port, arena, health_servicer, config, lag, slots)

@@ -8,7 +8,6 @@ import json
 import re
 import shlex
 import shutil
-import sys
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -478,11 +477,3 @@ def _policies(w: _Where, raw: Any) -> Policies:
         return Policies(**kwargs)
     except ConfigError as exc:
         raise w.error(str(exc), table="policies") from None
-
-
-def python_argv(argv: tuple[str, ...]) -> list[str]:
-    """A bot command with a leading ``python`` meaning this interpreter."""
-    out = list(argv)
-    if out and out[0] in ("python", "python3"):
-        out[0] = sys.executable
-    return out
