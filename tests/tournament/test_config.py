@@ -82,7 +82,7 @@ def test_the_digest_ignores_where_records_go(tmp_path: Path) -> None:
         (("games = 8", "games = 6"), r"cup.toml:2: games: 6 is not a multiple of 4"),
         (("games = 8", "games = 0"), r"cup.toml:2: games: must be at least 1, got 0"),
         (("games = 8", 'games = "8"'), r"cup.toml:2: games: must be a whole number, got '8'"),
-        (("seed = 5", "sede = 5"), r"cup.toml: unknown key\(s\) sede"),
+        (("seed = 5", "sede = 5"), r"cup.toml:3: unknown key\(s\) sede"),
         (
             ('format = "round-robin"', 'format = "swiss"'),
             r"cup.toml:4: format: unknown format 'swiss'",

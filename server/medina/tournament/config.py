@@ -245,7 +245,11 @@ def parse(data: dict[str, Any], w: _Where, base_dir: Path) -> TournamentConfig:
     """Validate parsed TOML (see ``load``)."""
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
-        raise w.error(f"unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_TOP_KEYS))}")
+        line = w.key_line(unknown[0])
+        raise TournamentConfigError(
+            f"{w.path}{f':{line}' if line else ''}: unknown key(s) {', '.join(unknown)}; "
+            f"known: {', '.join(sorted(_TOP_KEYS))}"
+        )
     if "name" not in data:
         raise w.error('the tournament needs a name (name = "...")')
     name = _typed(w, data["name"], str, "a string", "name")
