@@ -12,7 +12,7 @@ from google.protobuf.message import DecodeError
 
 from medina.engine import observe
 from medina.referee.seat import ConnectionSignal
-from medina.v1 import arena_pb2, arena_pb2_grpc, common_pb2
+from medina.v1 import arena_pb2, common_pb2
 from medina.wire import convert
 
 from .grpc_seat import Connection, GrpcSeat
@@ -25,7 +25,7 @@ log = logging.getLogger("medina.rpc")
 PROTOCOL_VERSION = 1
 
 
-class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
+class ArenaServicer:
     """Serves bot sessions for the matches of an ``Arena``."""
 
     def __init__(
@@ -39,7 +39,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         self,
         request_iterator: AsyncIterator[arena_pb2.PlayRequest],
         context: grpc.aio.ServicerContext[arena_pb2.PlayRequest, arena_pb2.PlayResponse],
-    ) -> AsyncIterator[arena_pb2.PlayResponse]:
+    ) -> AsyncIterator[arena_pb2.PlayResponse | bytes]:
         """One bot session."""
         async with stream_slot(self.slots, context):
             async for message in self._session(request_iterator, context):
@@ -49,7 +49,7 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
         self,
         request_iterator: AsyncIterator[arena_pb2.PlayRequest],
         context: grpc.aio.ServicerContext[arena_pb2.PlayRequest, arena_pb2.PlayResponse],
-    ) -> AsyncIterator[arena_pb2.PlayResponse]:
+    ) -> AsyncIterator[arena_pb2.PlayResponse | bytes]:
         hosted, seat, hello = await self._handshake(request_iterator, context)
         grpc_seat = hosted.seats[seat]
         conn = grpc_seat.attach(hello.omit_legal_actions, hello.omit_updates)
@@ -202,6 +202,26 @@ class ArenaServicer(arena_pb2_grpc.ArenaServiceServicer):
             raise
         finally:
             conn.close()
+
+
+def add_arena_service(servicer: ArenaServicer, server: grpc.aio.Server) -> None:
+    """Register ArenaService: as the generated ``add_ArenaServiceServicer_to_server`` does, but
+    a response may be a ``PlayResponse`` already serialized (decision requests are built as
+    wire bytes and written as they are)."""
+    handlers = {
+        "Play": grpc.stream_stream_rpc_method_handler(
+            servicer.Play,
+            request_deserializer=arena_pb2.PlayRequest.FromString,
+            response_serializer=_serialize,
+        )
+    }
+    service = arena_pb2.DESCRIPTOR.services_by_name["ArenaService"].full_name
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+    server.add_registered_method_handlers(service, handlers)
+
+
+def _serialize(message: arena_pb2.PlayResponse | bytes) -> bytes:
+    return message if type(message) is bytes else message.SerializeToString()  # type: ignore[union-attr]
 
 
 def _rate_notice(limits: Limits) -> arena_pb2.PlayResponse:

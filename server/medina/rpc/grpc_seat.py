@@ -21,9 +21,21 @@ from medina.referee.seat import (
 )
 from medina.v1 import arena_pb2, game_pb2
 from medina.wire import convert
+from medina.wire.packed import field, key, scalar, varint
 
-#: What the writer side of a stream consumes; None closes the stream.
-Outgoing = asyncio.Queue[arena_pb2.PlayResponse | None]
+#: What the writer side of a stream consumes: a message, or a ``PlayResponse`` already
+#: serialized (decision requests, built as wire bytes); None closes the stream.
+Outgoing = asyncio.Queue[arena_pb2.PlayResponse | bytes | None]
+
+_REQUEST = key(arena_pb2.PlayResponse, "request")[0]
+_REQUEST_ID = key(arena_pb2.DecisionRequest, "request_id")[1]
+_OBSERVATION = key(arena_pb2.DecisionRequest, "observation")[0]
+_LEGAL = key(arena_pb2.DecisionRequest, "legal")[0]
+_CLOCK = key(arena_pb2.DecisionRequest, "clock")[0]
+_TIME_LEFT = key(arena_pb2.Clock, "time_left_ms")[1]
+_BANK = key(arena_pb2.Clock, "bank_ms")[1]
+_LAST_REPLY = key(arena_pb2.Clock, "last_reply_ms")[1]
+_STRIKES = key(arena_pb2.Clock, "strikes")[1]
 
 
 class Connection:
@@ -35,13 +47,15 @@ class Connection:
         self.omit_updates = omit_updates
         #: With omit_updates: the events held back since the seat's last request.
         self.held: list[game_pb2.Event] = []
-        #: The request whose first copy this stream carries: its write starts the clock.
+        #: The first copy of a request this stream carries (its write starts the clock),
+        #: and that request's id.
+        self.timed: bytes | None = None
         self.timed_request = 0
         self.crashed = False  # the bot's side failed rather than closing cleanly
         #: Set to end the stream with this status instead of OK.
         self.status: tuple[grpc.StatusCode, str] | None = None
 
-    def send(self, message: arena_pb2.PlayResponse) -> None:
+    def send(self, message: arena_pb2.PlayResponse | bytes) -> None:
         """Queue a message for the stream."""
         self.queue.put_nowait(message)
 
@@ -61,7 +75,6 @@ class GrpcSeat:
         self.ever_connected = False
         self.open_request = 0  # id of the request awaiting an answer, 0 for none
         self.judging = False  # a reply to open_request is with the referee
-        self.last_request: arena_pb2.PlayResponse | None = None
         self.issued: set[int] = set()
         self.ended = False
 
@@ -77,17 +90,12 @@ class GrpcSeat:
         conn = self.connection
         if conn is None:
             return False  # away: its clock runs from now, as a disconnected seat's does
-        if first_copy:
-            conn.timed_request = request.request_id
         conn.held.clear()  # the request's observation carries them
-        msg = arena_pb2.DecisionRequest(
-            request_id=request.request_id,
-            observation=convert.observation_to_proto(request.observation),
-            clock=_clock(request.clock),
-        )
-        if not conn.omit_legal:
-            msg.legal.CopyFrom(convert.legal_to_proto(request.legal))
-        conn.send(arena_pb2.PlayResponse(request=msg))
+        message = request_bytes(request, with_legal=not conn.omit_legal)
+        if first_copy:
+            conn.timed = message
+            conn.timed_request = request.request_id
+        conn.send(message)
         return first_copy
 
     def reject(self, notice: RejectionNotice) -> None:
@@ -159,14 +167,12 @@ class GrpcSeat:
             return True
         return False
 
-    def written(self, conn: Connection, message: arena_pb2.PlayResponse) -> None:
+    def written(self, conn: Connection, message: arena_pb2.PlayResponse | bytes) -> None:
         """The stream wrote ``message`` to the bot: if it was the first copy of a request,
         the referee starts that request's clock now."""
-        if conn.timed_request and message.WhichOneof("message") == "request":
-            rid = message.request.request_id
-            if rid == conn.timed_request:
-                conn.timed_request = 0
-                self.submit(RequestWrittenSignal(self.seat, rid, time.monotonic()))
+        if message is conn.timed:
+            conn.timed = None
+            self.submit(RequestWrittenSignal(self.seat, conn.timed_request, time.monotonic()))
 
     def expects(self, request_id: int) -> bool:
         """Whether a reply with this id would be the awaited answer to the open request."""
@@ -215,6 +221,33 @@ class GrpcSeat:
                 notice=arena_pb2.Notice(code=int(code), request_id=rid or None, message=message)  # type: ignore[arg-type]
             )
         )
+
+
+def request_bytes(request: DecisionRequest, *, with_legal: bool) -> bytes:
+    """A ``PlayResponse`` carrying ``request``, serialized: built as wire bytes because it is
+    sent on every decision (tests check it against the message built field by field)."""
+    clock = request.clock
+    last = clock.last_reply_ms
+    body = b"".join(
+        (
+            scalar(_REQUEST_ID, request.request_id),
+            field(_OBSERVATION, convert.observation_bytes(request.observation)),
+            _present(_LEGAL, convert.legal_bytes(request.legal)) if with_legal else b"",
+            _present(
+                _CLOCK,
+                scalar(_TIME_LEFT, clock.time_left_ms)
+                + scalar(_BANK, clock.bank_ms)
+                + (b"" if last is None else _LAST_REPLY + varint(last))
+                + scalar(_STRIKES, clock.strikes),
+            ),
+        )
+    )
+    return field(_REQUEST, body)
+
+
+def _present(tag: bytes, payload: bytes) -> bytes:
+    """A sub-message field that is present even when all its fields are defaults."""
+    return field(tag, payload) if payload else tag + b"\x00"
 
 
 def _clock(view: ClockView) -> arena_pb2.Clock:

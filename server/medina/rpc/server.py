@@ -14,11 +14,11 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, arena_pb2_grpc
+from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2
 
 from .admin_servicer import MatchServicer, SpectatorServicer
 from .admission import AdmissionLimits, LoopLag
-from .arena_servicer import ArenaServicer
+from .arena_servicer import ArenaServicer, add_arena_service
 from .host import Arena
 from .limits import ClientSlots, Limits
 from .reflection import enable_reflection
@@ -148,9 +148,7 @@ async def start_server(config: ServerConfig) -> RunningServer:
         arena.load_records()
     lag = LoopLag()
     slots = ClientSlots(config.limits.max_streams_per_client)
-    arena_pb2_grpc.add_ArenaServiceServicer_to_server(
-        ArenaServicer(arena, config.limits, slots), server
-    )
+    add_arena_service(ArenaServicer(arena, config.limits, slots), server)
     admin_pb2_grpc.add_MatchServiceServicer_to_server(
         MatchServicer(arena, config.organiser_token, config.admission, lag), server
     )

@@ -17,8 +17,8 @@ from .events import (
     supply_to_proto,
     update_to_proto,
 )
-from .legal import actions_from_legal, legal_to_proto
-from .observation import observation_to_proto
+from .legal import actions_from_legal, legal_bytes, legal_to_proto
+from .observation import observation_bytes, observation_to_proto
 from .settings import (
     outcome_from_proto,
     outcome_to_proto,
@@ -35,7 +35,9 @@ __all__ = [
     "event_from_proto",
     "event_to_proto",
     "events_to_proto",
+    "legal_bytes",
     "legal_to_proto",
+    "observation_bytes",
     "observation_to_proto",
     "outcome_from_proto",
     "outcome_to_proto",

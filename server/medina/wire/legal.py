@@ -14,7 +14,7 @@ from medina.v1 import game_pb2
 
 from .packed import field, key, scalar, varint
 
-__all__ = ["actions_from_legal", "legal_to_proto"]
+__all__ = ["actions_from_legal", "legal_bytes", "legal_to_proto"]
 
 _FIELDS = (
     (ActionKind.ROOFTOP, "rooftop"),
@@ -53,8 +53,9 @@ def _group(kind: int, colour: int, mask: int) -> bytes:
     return field(_PLACEMENTS, body)
 
 
-def legal_to_proto(moves: LegalMoves) -> game_pb2.LegalActions:
-    """Legal masks -> one LegalPlacements per non-empty (kind, colour), squares increasing."""
+def legal_bytes(moves: LegalMoves) -> bytes:
+    """Legal masks -> a serialized ``LegalActions``: one LegalPlacements per non-empty
+    (kind, colour), squares increasing."""
     parts = [
         _group(ActionKind.BUILDING, colour + 1, mask)
         for colour, mask in enumerate(moves.buildings)
@@ -65,7 +66,12 @@ def legal_to_proto(moves: LegalMoves) -> game_pb2.LegalActions:
         if mask:
             parts.append(_group(kind, 0, mask))
     parts.append(scalar(_TEA, int(moves.tea)))
-    return game_pb2.LegalActions.FromString(b"".join(parts))
+    return b"".join(parts)
+
+
+def legal_to_proto(moves: LegalMoves) -> game_pb2.LegalActions:
+    """Legal masks -> protobuf ``LegalActions`` (parsed from ``legal_bytes``)."""
+    return game_pb2.LegalActions.FromString(legal_bytes(moves))
 
 
 _KINDS = {int(k): k for k in ActionKind}

@@ -32,13 +32,12 @@ from .enums import (
     colour_to_proto,
     colours,
     rooftop_colour_to_proto,
-    seat_or_none,
     tower_to_proto,
 )
 from .events import event_bytes, supply_to_proto
-from .packed import board_bytes, field, key, packed, scalar
+from .packed import board_bytes, field, key, optional, packed, scalar
 
-__all__ = ["observation_to_proto", "seat_to_proto"]
+__all__ = ["observation_bytes", "observation_to_proto", "seat_to_proto"]
 
 CELL_EMPTY = game_pb2.CELL_EMPTY
 CELL_WALL_SPACE = game_pb2.CELL_WALL_SPACE
@@ -57,6 +56,24 @@ _ROWS = key(game_pb2.Board, "rows")[1]
 _WELL = key(game_pb2.Board, "well")[1]
 _CELLS = key(game_pb2.Board, "cells")[0]
 _PALACES = key(game_pb2.Board, "palaces")[0]
+_RULESET = key(game_pb2.Observation, "ruleset")[1]
+_PLAYERS = key(game_pb2.Observation, "players")[1]
+_VIEWER = key(game_pb2.Observation, "viewer")[1]
+_PHASE = key(game_pb2.Observation, "phase")[1]
+_TO_MOVE = key(game_pb2.Observation, "to_move")[1]
+_TURN = key(game_pb2.Observation, "turn")[1]
+_QUOTA = key(game_pb2.Observation, "quota")[1]
+_PLACED = key(game_pb2.Observation, "placed")[1]
+_PALACE_TILES = key(game_pb2.Observation, "palace_tiles")[0]
+_TOWER_TILES = key(game_pb2.Observation, "tower_tiles")[0]
+_TEA_POOL = key(game_pb2.Observation, "tea_pool")[1]
+_EXHAUSTED = key(game_pb2.Observation, "exhausted")[0]
+_FIRST_EVENT = key(game_pb2.Observation, "first_event")[1]
+_TILE_COLOUR = key(game_pb2.PalaceTile, "colour")[1]
+_TILE_HOLDER = key(game_pb2.PalaceTile, "holder")[1]
+_TOWER_NUMBER = key(game_pb2.TowerTile, "tower")[1]
+_TOWER_HOLDER = key(game_pb2.TowerTile, "holder")[1]
+_TOWER_MERCHANTS = key(game_pb2.TowerTile, "merchants")[1]
 _STREET = key(game_pb2.Board, "street")[0]
 
 #: Engine rooftop kinds (the ActionKind that placed it) -> RooftopKind.
@@ -178,36 +195,59 @@ def _event_field(index: int, e: Event) -> bytes:
     return field(_EVENTS, event_bytes(index, e))
 
 
-def observation_to_proto(obs: Observation) -> game_pb2.Observation:
-    """Engine observation -> protobuf (runs on every decision: kept lean)."""
+def observation_bytes(obs: Observation) -> bytes:
+    """Engine observation -> a serialized protobuf ``Observation``.
+
+    Runs on every decision: the request path writes these bytes to the bot as they are,
+    without building a message object (tests check them against a plain field-by-field
+    encoding).
+    """
     over = obs.phase is Phase.OVER
-    msg = game_pb2.Observation(
-        ruleset=RULESET_IDS[obs.ruleset],  # type: ignore[arg-type]
-        players=obs.players,
-        viewer=seat_or_none(obs.viewer),
-        phase=int(obs.phase),  # type: ignore[arg-type]
-        to_move=None if over else obs.to_move,
-        turn=obs.turn,
-        quota=obs.quota,
-        placed=obs.placed,
-        palace_tiles=[
-            game_pb2.PalaceTile(colour=c + 1, holder=seat_or_none(h))  # type: ignore[arg-type]
-            for c, h in enumerate(obs.palace_tiles)
-        ],
-        tower_tiles=[
-            game_pb2.TowerTile(tower=t + 1, holder=seat_or_none(h), merchants=m)
-            for t, (h, m) in enumerate(zip(obs.tower_tiles, obs.tower_merchants, strict=True))
-        ],
-        tea_pool=obs.tea_pool,
-        exhausted=colours(obs.exhausted),  # type: ignore[arg-type]
-        first_event=obs.first_event,
-    )
     first = obs.first_event
-    parts = [field(_BOARD, _board(obs))]
+    parts = [
+        scalar(_RULESET, RULESET_IDS[obs.ruleset]),
+        scalar(_PLAYERS, obs.players),
+        optional(_VIEWER, obs.viewer),
+        scalar(_PHASE, int(obs.phase)),
+        b"" if over else optional(_TO_MOVE, obs.to_move),
+        scalar(_TURN, obs.turn),
+        scalar(_QUOTA, obs.quota),
+        scalar(_PLACED, obs.placed),
+        field(_BOARD, _board(obs)),
+        _tiles(obs.palace_tiles, obs.tower_tiles, obs.tower_merchants),
+        scalar(_TEA_POOL, obs.tea_pool),
+        packed(_EXHAUSTED, list(colours(obs.exhausted))),
+        scalar(_FIRST_EVENT, first),
+    ]
     parts.extend(_seat_field(v) for v in obs.seats)
     parts.extend(_event_field(first + i, e) for i, e in enumerate(obs.events))
-    msg.MergeFromString(b"".join(parts))
-    return msg
+    return b"".join(parts)
+
+
+def observation_to_proto(obs: Observation) -> game_pb2.Observation:
+    """Engine observation -> protobuf ``Observation`` (parsed from ``observation_bytes``)."""
+    return game_pb2.Observation.FromString(observation_bytes(obs))
+
+
+@lru_cache(maxsize=1024)
+def _tiles(
+    palace_tiles: tuple[int, ...], tower_tiles: tuple[int, ...], merchants: tuple[int, ...]
+) -> bytes:
+    """The palace and tower tile fields; they change a few times a game, so cached by value."""
+    parts = [
+        field(_PALACE_TILES, scalar(_TILE_COLOUR, c + 1) + optional(_TILE_HOLDER, holder))
+        for c, holder in enumerate(palace_tiles)
+    ]
+    parts.extend(
+        field(
+            _TOWER_TILES,
+            scalar(_TOWER_NUMBER, t + 1)
+            + optional(_TOWER_HOLDER, holder)
+            + scalar(_TOWER_MERCHANTS, m),
+        )
+        for t, (holder, m) in enumerate(zip(tower_tiles, merchants, strict=True))
+    )
+    return b"".join(parts)
 
 
 def seat_to_proto(v: PlayerView) -> game_pb2.SeatView:

@@ -67,6 +67,13 @@ def scalar(tag: bytes, value: int) -> bytes:
     return tag + (_SMALL.get(value) or varint(value))
 
 
+def optional(tag: bytes, seat: int) -> bytes:
+    """An optional seat field: absent for nobody (a negative seat), else present even at 0."""
+    if seat < 0:
+        return b""
+    return tag + _SMALL[seat]
+
+
 _BITS = bytes.maketrans(b"01", b"\x00\x01")
 
 

@@ -1,0 +1,66 @@
+"""The decision request a seat writes as wire bytes is the message the schema describes: it
+parses to exactly what the protobuf API builds field by field, presence included."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from medina.engine import CONFIGURATIONS, apply_action, legal_moves, new_game, observe
+from medina.referee.seat import ClockView, DecisionRequest
+from medina.rpc.grpc_seat import request_bytes
+from medina.v1 import arena_pb2
+from medina.wire import convert
+
+CLOCKS = [
+    ClockView(100, 0, None, 0),  # before the first reply: last_reply_ms absent
+    ClockView(0, 0, 0, 0),  # everything zero but present: the clock is still sent
+    ClockView(0, 0, None, 0),  # an all-default clock is present too
+    ClockView(250, 60_000, 17, 2),
+    ClockView(2**31, 2**32 - 1, 2**32 - 1, 300),
+]
+
+
+def reference(request: DecisionRequest, with_legal: bool) -> arena_pb2.PlayResponse:
+    """The request built with the protobuf API."""
+    clock = arena_pb2.Clock(
+        time_left_ms=request.clock.time_left_ms,
+        bank_ms=request.clock.bank_ms,
+        strikes=request.clock.strikes,
+    )
+    if request.clock.last_reply_ms is not None:
+        clock.last_reply_ms = request.clock.last_reply_ms
+    msg = arena_pb2.DecisionRequest(
+        request_id=request.request_id,
+        observation=convert.observation_to_proto(request.observation),
+        clock=clock,
+    )
+    if with_legal:
+        msg.legal.CopyFrom(convert.legal_to_proto(request.legal))
+    return arena_pb2.PlayResponse(request=msg)
+
+
+@pytest.mark.parametrize(("ruleset", "players"), CONFIGURATIONS)
+def test_request_bytes_parse_to_the_reference_message(ruleset: str, players: int) -> None:
+    rng = random.Random(7)
+    s = new_game(ruleset, players, 7)
+    rid = 1
+    while not s.over:
+        moves = legal_moves(s)
+        if rid % 5 == 0:
+            request = DecisionRequest(
+                rid * 1009,  # ids beyond one varint byte too
+                s.to_move,
+                observe(s, s.to_move, since=max(0, s.n_events - 9)),
+                moves,
+                CLOCKS[rid % len(CLOCKS)],
+            )
+            for with_legal in (True, False):
+                wire = arena_pb2.PlayResponse.FromString(
+                    request_bytes(request, with_legal=with_legal)
+                )
+                assert wire == reference(request, with_legal)
+                assert wire.request.HasField("clock")
+                assert wire.request.HasField("legal") is with_legal
+        s = apply_action(s, moves.nth(rng.randrange(len(moves))))
+        rid += 1
