@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from enum import IntEnum
@@ -14,6 +15,7 @@ from medina.engine import (
     Action,
     GameState,
     IllegalActionError,
+    LegalMoves,
     apply_action,
     is_legal,
     legal_moves,
@@ -60,6 +62,40 @@ WRITER = "medina-arena 0.1.0"
 
 #: Least extra wait for a transport to report a request's write (see ``_decide``).
 WRITE_WAIT_MIN_S = 1.0
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+class _Awaited:
+    """The decision a match is waiting for: when its seat's clock started and runs out."""
+
+    __slots__ = ("allowed_s", "awaiting_write", "grace_s", "request_id", "seat", "sent_at")
+
+    def __init__(self, seat: int, request_id: int, allowed_s: float, grace_s: float) -> None:
+        self.seat = seat
+        self.request_id = request_id
+        self.allowed_s = allowed_s
+        self.grace_s = grace_s
+        self.sent_at = 0.0  # set once the request is out
+        #: The transport will report the request's write (the clock then restarts from it).
+        self.awaiting_write = False
+
+    @property
+    def deadline(self) -> float:
+        """When the seat's allowance runs out."""
+        return self.sent_at + self.allowed_s
+
+    @property
+    def hard_deadline(self) -> float:
+        """When the referee stops waiting: the allowance, the grace, and while the write is
+        still to come, another allowance for it (at least ``WRITE_WAIT_MIN_S``)."""
+        end = self.sent_at + self.allowed_s + self.grace_s
+        if self.awaiting_write:
+            end += max(self.allowed_s, WRITE_WAIT_MIN_S)
+        return end
 
 
 class MatchPhase(IntEnum):
@@ -118,7 +154,12 @@ class Match:
         self.strikes = [0] * n
         self.clocks = [SeatClock.start(settings.time) for _ in range(n)]
         self.outcome: MatchOutcome | None = None
-        self._inbox: asyncio.Queue[Signal] = asyncio.Queue()
+        self._inbox: deque[Signal] = deque()
+        #: What ``_next_signal`` is waiting on, and the timer that ends the wait.
+        self._waiter: asyncio.Future[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        #: The decision being waited for (its clock), while ``_decide`` waits.
+        self._awaited: _Awaited | None = None
         self._observers: dict[MatchObserver, int] = {}
         self._rng = random.Random(f"referee:{settings.seed}")
         self._next_request = 1
@@ -133,8 +174,14 @@ class Match:
     # -- inputs -------------------------------------------------------------------------
 
     def submit(self, signal: Signal) -> None:
-        """Deliver a seat's reply or connection change, or an abort."""
-        self._inbox.put_nowait(signal)
+        """Deliver a seat's reply or connection change, a request's write, or an abort."""
+        if type(signal) is RequestWrittenSignal:
+            self._request_written(signal)
+            return
+        self._inbox.append(signal)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def abort(self, reason: str) -> None:
         """Ask the match to stop; its record is completed with an ABORTED outcome."""
@@ -296,10 +343,10 @@ class Match:
         self._request_cursor[seat] = s.n_events
         self._update_cursor[seat] = s.n_events
         observation = observe(s, seat, since=first)
-        sent_at = deadline = hard_deadline = 0.0  # set once the request is out
+        awaited = _Awaited(seat, rid, allowed / 1000, self.settings.time.grace_ms / 1000)
 
         def view(now: float) -> ClockView:
-            left = max(0, int((deadline - now) * 1000))
+            left = max(0, int((awaited.deadline - now) * 1000))
             return ClockView(left, clock.bank_ms, clock.last_reply_ms, self.strikes[seat])
 
         request = DecisionRequest(
@@ -309,39 +356,41 @@ class Match:
             legal,
             ClockView(allowed, clock.bank_ms, clock.last_reply_ms, self.strikes[seat]),
         )
-        awaiting_write = bool(self.seats[seat].request(request))
+        awaited.awaiting_write = bool(self.seats[seat].request(request))
         # The seat's clock starts once the request is handed to the transport: building and
         # converting it is server work, not the seat's time. A transport that reports when
         # it actually wrote the request (RequestWrittenSignal) starts it then, so a server
         # backlog is never charged to the bot; a write that does not come within another
         # full allowance (a bot that stopped reading its stream) is the bot's timeout.
-        grace_s = self.settings.time.grace_ms / 1000
-        sent_at = loop.time()
-        deadline = sent_at + allowed / 1000
-        hard_deadline = deadline + grace_s
-        if awaiting_write:
-            hard_deadline += max(allowed / 1000, WRITE_WAIT_MIN_S)
+        awaited.sent_at = loop.time()
+        self._awaited = awaited
+        try:
+            return await self._await_decision(awaited, legal, view)
+        finally:
+            self._awaited = None
+
+    async def _await_decision(
+        self, awaited: _Awaited, legal: LegalMoves, view: Callable[[float], ClockView]
+    ) -> DecisionEntry:
+        """Wait for the seat's accepted reply, judging and refusing as it comes."""
+        loop = asyncio.get_running_loop()
+        s = self.state
+        seat, rid = awaited.seat, awaited.request_id
+        clock = self.clocks[seat]
         rejections: list[Rejection] = []
         while True:
-            signal = await self._next_signal(hard_deadline, seat)
+            signal = await self._next_signal(awaited.hard_deadline, seat)
             if signal is None:
                 if self.forfeits[seat] is not None:
-                    return self._settle_forfeit(seat, rid, sent_at, rejections)
-                return self._timeout(seat, rid, sent_at, rejections, Termination.TIMEOUT)
-            if isinstance(signal, RequestWrittenSignal):
-                if awaiting_write and signal.seat == seat and signal.request_id == rid:
-                    awaiting_write = False
-                    sent_at = max(sent_at, signal.at)  # queueing is not the seat's time
-                    deadline = sent_at + allowed / 1000
-                    hard_deadline = deadline + grace_s
-                continue
+                    return self._settle_forfeit(seat, rid, awaited.sent_at, rejections)
+                return self._timeout(seat, rid, awaited.sent_at, rejections, Termination.TIMEOUT)
             if isinstance(signal, ReplySignal) and signal.seat == seat and signal.request_id == rid:
                 action = signal.action
                 rejection = self._judge_reply(action, signal.error)
                 if rejection is None:
                     assert action is not None  # a reply without an action is always refused
-                    self.reply_seconds.append(signal.received_at - sent_at)
-                    used = max(0, int((signal.received_at - sent_at) * 1000))
+                    self.reply_seconds.append(signal.received_at - awaited.sent_at)
+                    used = max(0, int((signal.received_at - awaited.sent_at) * 1000))
                     clock.charge(used)
                     clock.last_reply_ms = used
                     self.seats[seat].close_request(rid)
@@ -351,7 +400,9 @@ class Match:
                 rejections.append(rejection)
                 left = self.settings.policies.max_rejections - len(rejections)
                 if left < 0:
-                    return self._timeout(seat, rid, sent_at, rejections, Termination.ILLEGAL_ACTION)
+                    return self._timeout(
+                        seat, rid, awaited.sent_at, rejections, Termination.ILLEGAL_ACTION
+                    )
                 self.seats[seat].reject(
                     RejectionNotice(
                         rid,
@@ -364,16 +415,15 @@ class Match:
                 )
                 continue
             reconnected = self._handle_background(signal)
-            if awaiting_write and not self.connected[seat]:
+            if awaited.awaiting_write and not self.connected[seat]:
                 # Gone before the write: a disconnected seat's clock runs from the queueing.
-                awaiting_write = False
-                hard_deadline = deadline + grace_s
+                awaited.awaiting_write = False
             if reconnected == seat:
                 self.seats[seat].request(
                     DecisionRequest(rid, seat, observe(self.state, seat), legal, view(loop.time()))
                 )
             elif self.forfeits[seat] is not None:
-                return self._settle_forfeit(seat, rid, sent_at, rejections)
+                return self._settle_forfeit(seat, rid, awaited.sent_at, rejections)
 
     def _judge_reply(self, action: Action | None, error: str) -> Rejection | None:
         """None when the reply is accepted, else why it is refused."""
@@ -451,28 +501,56 @@ class Match:
         )
 
     async def _next_signal(self, deadline: float, seat: int = -1) -> Signal | None:
-        """The next signal; None at ``deadline`` or when the awaited ``seat`` forfeits
-        because its reconnect grace ran out."""
+        """The next signal; None at ``deadline`` (or the awaited decision's deadline, which a
+        late write can move) or when the awaited ``seat`` forfeits because its reconnect
+        grace ran out."""
         inbox = self._inbox
         loop = asyncio.get_running_loop()
         while True:
-            if not inbox.empty():
-                return inbox.get_nowait()
+            if inbox:
+                return inbox.popleft()
             now = loop.time()
             self._expire_reconnects(now)
             if seat >= 0 and self.forfeits[seat] is not None:
                 return None
-            until = deadline
+            awaited = self._awaited
+            until = awaited.hard_deadline if awaited is not None else deadline
             for by in self._reconnect_by:
                 if by is not None:
                     until = min(until, by)
             if now >= until:
                 return None
+            # One future and one timer per wait, not a Queue.get and a timeout scope: this
+            # runs on every decision.
+            waiter = loop.create_future()
+            self._waiter = waiter
+            self._timer = loop.call_at(until, _wake, waiter)
             try:
-                async with asyncio.timeout_at(until):
-                    return await inbox.get()
-            except TimeoutError:
-                continue
+                await waiter
+            finally:
+                self._timer.cancel()
+                self._waiter = self._timer = None
+
+    def _request_written(self, signal: RequestWrittenSignal) -> None:
+        """The transport wrote a request: if it is the awaited one, its clock starts now.
+
+        Handled where it arrives, without waking the match: only the awaited decision's
+        deadline moves (its timer with it).
+        """
+        awaited = self._awaited
+        if (
+            awaited is None
+            or not awaited.awaiting_write
+            or awaited.seat != signal.seat
+            or awaited.request_id != signal.request_id
+        ):
+            return  # for a request already settled, or timed from its queueing: nothing to do
+        awaited.awaiting_write = False
+        awaited.sent_at = max(awaited.sent_at, signal.at)  # queueing is not the seat's time
+        timer, waiter = self._timer, self._waiter
+        if timer is not None and waiter is not None and awaited.hard_deadline < timer.when():
+            timer.cancel()
+            self._timer = asyncio.get_running_loop().call_at(awaited.hard_deadline, _wake, waiter)
 
     def _expire_reconnects(self, now: float) -> None:
         """Forfeit seats whose reconnect grace ran out."""
