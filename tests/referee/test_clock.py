@@ -162,3 +162,34 @@ def test_a_request_never_written_still_times_out() -> None:
     sink = LogSink()
     outcome = run(make_match(settings, [FakeSeat(0), stuck], sink).run())
     assert outcome.seats[1].termination.name == "TIMEOUT" and outcome.seats[1].strikes == 1
+
+
+class WrittenLateNeverAnswers(FakeSeat):
+    """A transport that writes each request LATE_S after it was queued; the bot never answers."""
+
+    def request(self, request: DecisionRequest) -> bool:  # type: ignore[override]
+        super().request(request)
+        return True
+
+    def on_request(self, request: DecisionRequest) -> None:
+        loop = asyncio.get_running_loop()
+        loop.call_later(
+            LATE_S,
+            lambda: self.match.submit(
+                RequestWrittenSignal(self.seat, request.request_id, self.now())
+            ),
+        )
+
+
+def test_a_late_write_moves_the_deadline_to_the_write() -> None:
+    # The write-wait bound (queueing + allowance + grace + 1 s) would end the wait about
+    # 540 ms after the write; once the write is reported, the seat times out at its
+    # allowance and grace (40 ms) from the write instead, and is charged from the write.
+    settings = make_settings("medina-v2", 2, time=FAST, max_strikes=1)
+    silent = WrittenLateNeverAnswers(1)
+    sink = LogSink()
+    outcome = run(make_match(settings, [FakeSeat(0), silent], sink).run())
+    assert outcome.seats[1].termination.name == "TIMEOUT"
+    timed_out = next(d for d in sink.decisions if d.seat == 1)
+    assert timed_out.source is DecisionSource.FALLBACK  # its one strike forfeited it
+    assert timed_out.time_ms < LATE_S * 1000
