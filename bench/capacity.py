@@ -201,15 +201,16 @@ async def _one_match(
         *(seat(channel, t.token, clock, stats, think, rng) for t in created.tokens)
     )
     summary = await admin.GetMatch(admin_pb2.GetMatchRequest(match_id=created.match_id), timeout=30)
-    if stats.measuring:
-        stats.matches_ended += 1
-        for s in summary.match.result.seats:
-            stats.strikes += s.strikes
-            if s.termination not in (
-                match_pb2.TERMINATION_NORMAL,
-                match_pb2.TERMINATION_UNSPECIFIED,
-            ):
-                stats.forfeits += 1
+    # Every match of the level counts for fairness (warm-up and drain too), not only those
+    # that ended inside the measured window.
+    stats.matches_ended += 1
+    for s in summary.match.result.seats:
+        stats.strikes += s.strikes
+        if s.termination not in (
+            match_pb2.TERMINATION_NORMAL,
+            match_pb2.TERMINATION_UNSPECIFIED,
+        ):
+            stats.forfeits += 1
     return True
 
 
@@ -315,10 +316,15 @@ async def measure(
 
 
 async def raw_pingpong(
-    concurrent: int, request_bytes: int, reply_bytes: int, window_s: float
+    concurrent: int,
+    request_bytes: int,
+    reply_bytes: int,
+    window_s: float,
+    think: tuple[float, float] | None = None,
 ) -> tuple[float, float, float, float]:
-    """Raw grpc.aio bidi ping-pong, ``concurrent`` streams: (p50 ms, p99 ms, round trips/s,
-    raw server CPU us per round trip)."""
+    """Raw grpc.aio bidi ping-pong, ``concurrent`` streams, each client waiting ``think``
+    (drawn like the bots' think time) before it answers: (p50 ms, p99 ms, round trips/s,
+    raw server CPU us per round trip). The latency never includes the think time."""
     proc, address = await start_process(
         sys.executable, "-m", "bench.raw_server", str(request_bytes)
     )
@@ -330,7 +336,7 @@ async def raw_pingpong(
         async with grpc.aio.insecure_channel(address) as channel:
             method: Any = channel.stream_stream("/bench.Raw/Play")
 
-            async def stream() -> None:
+            async def stream(rng: random.Random) -> None:
                 queue: asyncio.Queue[bytes | None] = asyncio.Queue()
 
                 async def out() -> AsyncIterator[bytes]:
@@ -346,12 +352,14 @@ async def raw_pingpong(
                         latencies.append(now - sent)
                     if stop.is_set():
                         break
+                    if think is not None:
+                        await asyncio.sleep(rng.uniform(*think))
                     sent = time.perf_counter()
                     queue.put_nowait(payload)
                 queue.put_nowait(None)
                 call.cancel()
 
-            tasks = [asyncio.create_task(stream()) for _ in range(concurrent)]
+            tasks = [asyncio.create_task(stream(random.Random(n))) for n in range(concurrent)]
             await asyncio.sleep(1.0)
             measuring = True
             t0, cpu0 = time.perf_counter(), cpu_seconds(proc.pid or 0)
@@ -386,7 +394,7 @@ async def levels(loads: list[tuple[int, tuple[float, float] | None]], window_s: 
         req = int(statistics.median(stats.request_bytes)) if stats.request_bytes else 1000
         rep = int(statistics.median(stats.reply_bytes)) if stats.reply_bytes else 20
         raw50, raw99, raw_rate, raw_cpu = await raw_pingpong(
-            concurrent, req, rep, min(window_s, 5.0)
+            concurrent, req, rep, min(window_s, 5.0), think
         )
         print(
             f"{'referee, ' + level.label + ' bots':<24} {level.matches:>7} "
@@ -395,16 +403,19 @@ async def levels(loads: list[tuple[int, tuple[float, float] | None]], window_s: 
             f"{level.forfeits:>8} {level.ended:>5} {level.rss_mb:>6.0f} {level.refused:>7} "
             f"{level.client_cpu_us:>11.0f}"
         )
+        raw_label = "raw ping-pong" + ("" if think is None else ", same think")
         print(
-            f"{'raw grpc.aio ping-pong':<24} {level.matches:>7} {raw_rate:>7.0f} "
+            f"{raw_label:<24} {level.matches:>7} {raw_rate:>7.0f} "
             f"{raw_cpu:>10.0f} {raw50:>7.2f} {raw99:>7.2f}",
             flush=True,
         )
     print(
         f"(4-player medina-v2, {DECISION_MS} ms per decision, no bank; one server process; "
-        "all bots in one client process; raw: as many streams, same message sizes; "
-        "latency = a bot's reply sent -> the next request received, for the referee the "
-        "whole path: judge, apply, record, observe, encode, two transport hops)"
+        "all bots in one client process; raw: as many streams, same message sizes, same "
+        "think times; latency = a bot's reply sent -> the next request received (think "
+        "time excluded), for the referee the whole path: judge, apply, record, observe, "
+        "encode, two transport hops; strikes, forfeits, ended: every match of the level, "
+        "warm-up and drain included)"
     )
 
 
@@ -456,6 +467,14 @@ def main() -> None:
         loads: list[tuple[int, tuple[float, float] | None]] = [(16, None), (64, None)]
         window = 4.0
     else:
-        loads = [(16, None), (64, None), (128, None), (32, (0.02, 0.08)), (128, (0.02, 0.08))]
+        loads = [
+            (1, None),
+            (16, None),
+            (64, None),
+            (128, None),
+            (32, (0.02, 0.08)),
+            (128, (0.02, 0.08)),
+            (256, (0.02, 0.08)),
+        ]
         window = 8.0
     asyncio.run(levels(loads, window))

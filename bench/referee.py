@@ -1,11 +1,12 @@
-"""Referee overhead per decision over real gRPC, beside a raw gRPC ping-pong of the same sizes.
+"""What a seat's clock measures over real gRPC (transport only), beside a raw gRPC ping-pong.
 
 Full 4-player medina-v2 matches are played against four bot processes that answer at
 once with the first legal action (bench/first_legal_bot.py). The server measures each
-decision from sending the request to receiving the reply. In the same run a raw
-server-first bidirectional ping-pong with payloads of the same median sizes runs
-against one client process (bench/pingpong_client.py). The ratio of the medians is
-the target (<= 2x).
+decision from writing the request to reading the reply, as the seat's clock does:
+the transport and the bot only, not the referee's own work (the capacity section
+times the whole round trip a bot sees). In the same run a raw server-first
+bidirectional ping-pong with payloads of the same median sizes runs against one
+client process (bench/pingpong_client.py).
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ async def run(matches: int) -> None:
     raw += await pingpong_latencies(rounds // 2, request_bytes, reply_bytes)
     raw_med, raw_p99 = statistics.median(raw) * 1000, _pct(raw, 0.99) * 1000
     print(f"{'':<38} {'decisions':>9} {'median ms':>10} {'p99 ms':>8} {'ratio':>6}")
-    rows = (("referee, 4 bot processes", four), ("referee, 2 bot processes", two))
+    rows = (("transport only, 4 bot processes", four), ("transport only, 2 bot processes", two))
     ratios = {}
     for label, values in rows:
         med, p99 = statistics.median(values) * 1000, _pct(values, 0.99) * 1000
@@ -160,9 +161,12 @@ async def run(matches: int) -> None:
     raw_label = "raw gRPC bidi ping-pong (2 processes)"
     print(f"{raw_label:<38} {len(raw):>9} {raw_med:>10.3f} {raw_p99:>8.3f}")
     print(f"message sizes: request {request_bytes} B, reply {reply_bytes} B (medians, 4 players)")
-    ratio = ratios["referee, 4 bot processes"]
-    verdict = "PASS" if ratio <= 2.0 else "MISS"
-    print(f"target: referee median (4 bots) <= 2x raw ping-pong: {ratio:.2f}x {verdict}")
+    ratio = ratios["transport only, 4 bot processes"]
+    print(
+        f"transport only ({ratio:.2f}x raw): what a seat's clock measures, request written -> "
+        "reply read, so the referee's own work (judge, apply, record, observe, encode) is left "
+        "out; the round trip a bot sees, and its ratio to raw, is the capacity section's"
+    )
 
 
 def main() -> None:
