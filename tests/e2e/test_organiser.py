@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import grpc
 import pytest
@@ -213,6 +215,35 @@ def test_finished_matches_leave_memory_and_answer_from_their_records(tmp_path: P
             await running.stop(1)
 
     run(main())
+
+
+def test_a_match_that_left_memory_is_freed_without_a_garbage_collection(tmp_path: Path) -> None:
+    # A reference cycle (match -> seats -> match) would keep every finished match until a
+    # full collection, which a busy server runs rarely: memory grew with every match.
+    async def main() -> None:
+        running = await start_server(
+            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN)
+        )
+        running.arena.keep_finished = 1
+        gone: list[weakref.ref[Any]] = []
+        try:
+            for seed in (1, 2, 3):
+                hosted = running.arena.create(MatchSettings("medina-v2", 2, seed))
+                bots = [RawBot(running.address, t) for t in hosted.tokens]
+                await asyncio.gather(*(b.play() for b in bots))
+                assert hosted.task is not None
+                await hosted.task
+                gone += [weakref.ref(hosted.match), *(weakref.ref(s) for s in hosted.seats)]
+                del hosted, bots
+        finally:
+            await running.stop(1)
+        assert [r() is None for r in gone[:6]] == [True] * 6  # the two evicted matches
+
+    gc.disable()
+    try:
+        run(main())
+    finally:
+        gc.enable()
 
 
 def test_create_match_is_refused_past_the_admission_limits(tmp_path: Path) -> None:
