@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from medina.engine import apply_action, new_game, result
-from medina.records.catalog import StoredState, inspect, scan
+from medina.records.catalog import Catalog, StoredState, inspect, scan
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.v1 import match_pb2
@@ -97,3 +97,29 @@ def test_scan_is_oldest_first_and_tolerates_a_missing_directory(tmp_path: Path) 
     os.utime(old, (1_000_000, 1_000_000))
     os.utime(new, (2_000_000, 2_000_000))
     assert [m.match_id for m in scan(tmp_path)] == [old.stem, new.stem]
+
+
+def test_a_catalog_keeps_entries_and_reads_the_rest_back_from_the_records(
+    tmp_path: Path,
+) -> None:
+    paths = [engine_record(tmp_path, "medina-v2", 2, seed, stop_after=8) for seed in (1, 2, 3)]
+    shelf = Catalog(tmp_path, cache_size=1)
+    found = shelf.load()
+    assert [m.match_id for m in found] == [m.match_id for m in scan(tmp_path)]
+    assert len(shelf) == 3 and all(p.stem in shelf for p in paths)
+    assert {e.match_id: e.state for e in shelf.entries()} == {
+        p.stem: StoredState.ABORTED for p in paths
+    }
+    # Only cache_size full inspections stay in memory; the others are read back alike.
+    for path in paths:
+        again = shelf.get(path.stem)
+        assert again is not None and again == inspect(path)
+    assert shelf.get("no-such-match") is None
+    # A record that went away is dropped, not raised.
+    paths[0].unlink()
+    assert shelf.get(paths[0].stem) is None and paths[0].stem not in shelf
+    # A record added later (a match that left memory) is listed with its state.
+    later = engine_record(tmp_path, "medina-v2", 2, 9)
+    shelf.add(inspect(later))
+    entry = shelf.entry(later.stem)
+    assert entry is not None and entry.state is StoredState.FINISHED

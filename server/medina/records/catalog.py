@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import enum
 import logging
+from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -196,3 +198,84 @@ def _ended_state(result: match_pb2.MatchResult) -> StoredState:
     if result.ending == match_pb2.MATCH_ENDING_ABANDONED:
         return StoredState.ABANDONED
     return StoredState.ABORTED
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """What a ``Catalog`` keeps in memory of one record: enough to order and filter it."""
+
+    match_id: str
+    state: StoredState
+    mtime: float
+
+
+class Catalog:
+    """The records of one directory that a server lists.
+
+    Memory holds one small ``Entry`` per record (about 250 bytes); the full ``StoredMatch``
+    (header and result) is read back from the record when a caller asks for it, the most
+    recently asked kept in a bounded cache. A server that has played a million matches
+    holds their entries, not their headers and results.
+    """
+
+    def __init__(self, directory: Path, cache_size: int = 256) -> None:
+        self.directory = directory
+        self.cache_size = cache_size
+        self._entries: dict[str, Entry] = {}
+        self._cache: OrderedDict[str, StoredMatch] = OrderedDict()
+
+    def load(self) -> list[StoredMatch]:
+        """Scan the directory (``scan``); returns what was found, oldest first."""
+        found = scan(self.directory)
+        self._entries = {m.match_id: Entry(m.match_id, m.state, m.mtime) for m in found}
+        self._cache.clear()
+        for m in found[-self.cache_size :]:
+            self._remember(m)
+        return found
+
+    def add(self, stored: StoredMatch) -> None:
+        """A record that is complete now (a match that left memory)."""
+        self._entries[stored.match_id] = Entry(stored.match_id, stored.state, stored.mtime)
+        self._remember(stored)
+
+    def entries(self) -> Iterable[Entry]:
+        """Every record's entry."""
+        return self._entries.values()
+
+    def entry(self, match_id: str) -> Entry | None:
+        """One record's entry; None if the directory has no record of that match."""
+        return self._entries.get(match_id)
+
+    def __contains__(self, match_id: object) -> bool:
+        return match_id in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, match_id: str) -> StoredMatch | None:
+        """What one record holds, read back from it (cached); None if there is no such
+        record or it can no longer be read (it is then dropped from the catalog)."""
+        stored = self._cache.get(match_id)
+        if stored is not None:
+            self._cache.move_to_end(match_id)
+            return stored
+        entry = self._entries.get(match_id)
+        if entry is None:
+            return None
+        path = self.directory / f"{match_id}.jsonl"
+        try:
+            stored = inspect(path)
+        except OSError as exc:
+            log.warning("the record %s went away or cannot be read: %s", path, exc)
+            del self._entries[match_id]
+            return None
+        if stored.state is not entry.state:  # replaced behind the server's back
+            self._entries[match_id] = Entry(match_id, stored.state, stored.mtime)
+        self._remember(stored)
+        return stored
+
+    def _remember(self, stored: StoredMatch) -> None:
+        self._cache[stored.match_id] = stored
+        self._cache.move_to_end(stored.match_id)
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)

@@ -10,6 +10,7 @@ from typing import Any
 import grpc
 
 from medina.engine import Event, observe
+from medina.records import catalog
 from medina.records.catalog import StoredMatch, StoredState
 from medina.records.errors import RecordError
 from medina.referee.errors import ConfigError
@@ -146,8 +147,8 @@ class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
         await require_organiser(context, self.token)
         states = {int(s) for s in request.states}
         # Summaries are built for the page only: counting and ordering need just the keys.
-        entries: list[tuple[SortKey, StoredMatch | HostedMatch]] = []
-        for m in self.arena.stored.values():
+        entries: list[tuple[SortKey, catalog.Entry | HostedMatch]] = []
+        for m in self.arena.stored.entries():
             if not states or int(STORED_STATE[m.state]) in states:
                 entries.append(((0, m.mtime, m.match_id), m))
         for h in self.arena.matches.values():
@@ -162,11 +163,29 @@ class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
             context.set_trailing_metadata(((SORT_KEYS_METADATA, encode_keys(page.keys)),))
         return admin_pb2.ListMatchesResponse(
             matches=[
-                stored_summary(m) if isinstance(m, StoredMatch) else summary(m) for m in page.items
+                summary(m) if isinstance(m, HostedMatch) else self._stored_summary(m)
+                for m in page.items
             ],
             next_page_token=page.next_token,
             total_size=page.total,
         )
+
+    def _stored_summary(self, entry: catalog.Entry) -> admin_pb2.MatchSummary:
+        """A listed record's summary, read back from it (a record that went away between
+        the listing and the read is listed as unreadable)."""
+        stored = self.arena.stored.get(entry.match_id)
+        if stored is None:
+            stored = StoredMatch(
+                entry.match_id,
+                self.arena.records_dir / f"{entry.match_id}.jsonl",
+                StoredState.UNREADABLE,
+                None,
+                0,
+                None,
+                "the record went away",
+                entry.mtime,
+            )
+        return stored_summary(stored)
 
     async def GetMatch(
         self, request: admin_pb2.GetMatchRequest, context: Context
@@ -197,8 +216,9 @@ def _wants_keys(context: Context) -> bool:
 
 async def _find(arena: Arena, match_id: str, context: Context) -> HostedMatch:
     hosted = arena.get(match_id)
-    if hosted is None and match_id in arena.stored:
-        state = arena.stored[match_id].state.value
+    entry = arena.stored.entry(match_id) if hosted is None else None
+    if entry is not None:
+        state = entry.state.value
         await context.abort(
             grpc.StatusCode.FAILED_PRECONDITION,
             f"match {match_id} has ended ({state}); only its record remains",
