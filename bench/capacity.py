@@ -51,6 +51,7 @@ from medina.v1 import (
 )
 
 from bench import SOAK_ENV, quick
+from bench.instant_bots import strikes_and_forfeits
 
 ROOT = Path(__file__).resolve().parent.parent
 TICK = os.sysconf("SC_CLK_TCK")
@@ -204,13 +205,9 @@ async def _one_match(
     # Every match of the level counts for fairness (warm-up and drain too), not only those
     # that ended inside the measured window.
     stats.matches_ended += 1
-    for s in summary.match.result.seats:
-        stats.strikes += s.strikes
-        if s.termination not in (
-            match_pb2.TERMINATION_NORMAL,
-            match_pb2.TERMINATION_UNSPECIFIED,
-        ):
-            stats.forfeits += 1
+    strikes, forfeits = strikes_and_forfeits(summary.match.result)
+    stats.strikes += strikes
+    stats.forfeits += forfeits
     return True
 
 

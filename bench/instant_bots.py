@@ -1,20 +1,26 @@
-"""Instant bots for the workers benchmark: every seat of many 4-player matches in one asyncio
-process, each answering the moment a request arrives with the first legal action.
+"""Bots for the workers benchmark: every seat of many 4-player matches in one asyncio process,
+each answering with the first legal action the moment a request arrives, or after a think
+time drawn from LO-HI ms (``--think LO-HI``).
 
-Run as ``python -m bench.instant_bots ADDRESS MATCHES SECONDS [--via-front]`` with the
-organiser token in ``MEDINA_ORGANISER_TOKEN``. ``MATCHES`` lanes each create a match at
-ADDRESS, play it to the end (at the endpoint the answer names, or at ADDRESS with
-``--via-front`` or when there is none) and start the next, for SECONDS. Prints one JSON
-line: decisions answered within the time, the time, matches finished, and
-the CPU time this process used. Uses only the
-generated stubs.
+Run as ``python -m bench.instant_bots ADDRESS MATCHES SECONDS [--via-front] [--think LO-HI]``
+with the organiser token in ``MEDINA_ORGANISER_TOKEN``. ``MATCHES`` lanes each create a match
+at ADDRESS, play it to the end (at the endpoint the answer names, or at ADDRESS with
+``--via-front`` or when there is none) and start the next, for SECONDS; matches under way
+then play to their end. Instant bots play on a 10 s clock (the rate is measured, not the
+clock); thinking bots on 100 ms per decision and no bank, and every match's strikes and
+forfeits are counted (GetMatch). Prints one JSON line: decisions answered within the time,
+the time, matches finished, the CPU time this process used, strikes, forfeits, and the
+bot-seen latency p50/p99 in ms (a seat's reply sent -> the match's next request received,
+think time excluded). Uses only the generated stubs.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
+import random
 import sys
 import time
 
@@ -40,20 +46,42 @@ def _action(request: arena_pb2.DecisionRequest) -> game_pb2.Action:
     return game_pb2.Action(kind=first.kind, square=first.squares[0], colour=first.colour)
 
 
+def strikes_and_forfeits(result: match_pb2.MatchResult) -> tuple[int, int]:
+    """A finished match's timeout strikes, and its seats that did not end normally."""
+    strikes = sum(s.strikes for s in result.seats)
+    forfeits = sum(
+        s.termination not in (match_pb2.TERMINATION_NORMAL, match_pb2.TERMINATION_UNSPECIFIED)
+        for s in result.seats
+    )
+    return strikes, forfeits
+
+
 class Lanes:
     """The lanes' shared tally."""
 
-    def __init__(self, address: str, deadline: float, via_front: bool) -> None:
+    def __init__(
+        self,
+        address: str,
+        deadline: float,
+        via_front: bool,
+        think: tuple[float, float] | None = None,
+    ) -> None:
         self.address = address
         self.deadline = deadline
         self.via_front = via_front
+        self.think = think
         self.decisions = 0
         self.matches = 0
+        self.strikes = 0
+        self.forfeits = 0
+        self.latencies: list[float] = []
         token = os.environ.get("MEDINA_ORGANISER_TOKEN", "")
         self.auth = (("authorization", f"Bearer {token}"),) if token else ()
 
-    async def seat(self, channel: grpc.aio.Channel, token: str) -> None:
-        """Play one seat to its end."""
+    async def seat(
+        self, channel: grpc.aio.Channel, token: str, last_reply: list[float], rng: random.Random
+    ) -> None:
+        """Play one seat to its end (``last_reply``: when the match's last reply left)."""
         call = arena_pb2_grpc.ArenaServiceStub(channel).Play()
         hello = arena_pb2.Hello(
             protocol_version=1, bot_name="instant", token=token, omit_updates=True
@@ -64,10 +92,16 @@ class Lanes:
             if not isinstance(message, arena_pb2.PlayResponse) or message.HasField("ended"):
                 break
             if message.HasField("request"):
+                now = time.perf_counter()
+                if last_reply[0] and now < self.deadline:
+                    self.latencies.append(now - last_reply[0])
                 request = message.request
+                if self.think is not None:
+                    await asyncio.sleep(rng.uniform(*self.think))
                 reply = arena_pb2.Reply(request_id=request.request_id, action=_action(request))
+                last_reply[0] = time.perf_counter()
                 await call.write(arena_pb2.PlayRequest(reply=reply))
-                if time.monotonic() < self.deadline:
+                if time.perf_counter() < self.deadline:
                     self.decisions += 1
         await call.done_writing()
 
@@ -81,9 +115,13 @@ class Lanes:
             return channels[address]
 
         stub = admin_pb2_grpc.MatchServiceStub(channel(self.address))
-        clock = match_pb2.TimeControl(decision_ms=10_000, bank_ms=60_000)
+        if self.think is None:
+            clock = match_pb2.TimeControl(decision_ms=10_000, bank_ms=60_000)
+        else:
+            clock = match_pb2.TimeControl(decision_ms=100, bank_ms=0, increment_ms=0)
+        rng = random.Random(seed)
         try:
-            while time.monotonic() < self.deadline:
+            while time.perf_counter() < self.deadline:
                 config = match_pb2.MatchConfig(
                     ruleset=common_pb2.RULESET_MEDINA_V2, players=4, seed=seed, time_control=clock
                 )
@@ -93,31 +131,60 @@ class Lanes:
                 )
                 use_front = self.via_front or not created.HasField("endpoint")
                 where = channel(self.address if use_front else created.endpoint)
-                await asyncio.gather(*(self.seat(where, t.token) for t in created.tokens))
+                last_reply = [0.0]
+                await asyncio.gather(
+                    *(self.seat(where, t.token, last_reply, rng) for t in created.tokens)
+                )
                 self.matches += 1
+                got = await stub.GetMatch(
+                    admin_pb2.GetMatchRequest(match_id=created.match_id), metadata=self.auth
+                )
+                strikes, forfeits = strikes_and_forfeits(got.match.result)
+                self.strikes += strikes
+                self.forfeits += forfeits
         finally:
             for c in channels.values():
                 await c.close()
 
 
-async def run(address: str, matches: int, seconds: float, via_front: bool) -> dict[str, float]:
+async def run(
+    address: str,
+    matches: int,
+    seconds: float,
+    via_front: bool,
+    think: tuple[float, float] | None = None,
+) -> dict[str, float]:
     """Play for ``seconds`` with ``matches`` lanes; the tally."""
-    started = time.monotonic()
-    lanes = Lanes(address, started + seconds, via_front)
+    started = time.perf_counter()
+    lanes = Lanes(address, started + seconds, via_front, think)
     await asyncio.gather(*(lanes.lane(seed) for seed in range(1, matches + 1)))
+    ordered = sorted(lanes.latencies) or [float("nan")]
     return {
         "decisions": lanes.decisions,
         "seconds": seconds,
         "matches": lanes.matches,
         "cpu_s": time.process_time(),
+        "strikes": lanes.strikes,
+        "forfeits": lanes.forfeits,
+        "p50_ms": ordered[len(ordered) // 2] * 1000,
+        "p99_ms": ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1000,
     }
 
 
 def main(argv: list[str]) -> int:
     """Entry point."""
-    via_front = "--via-front" in argv
-    address, matches, seconds = [a for a in argv if a != "--via-front"]
-    tally = asyncio.run(run(address, int(matches), float(seconds), via_front))
+    parser = argparse.ArgumentParser(prog="python -m bench.instant_bots")
+    parser.add_argument("address")
+    parser.add_argument("matches", type=int)
+    parser.add_argument("seconds", type=float)
+    parser.add_argument("--via-front", action="store_true")
+    parser.add_argument("--think", metavar="LO-HI", help="think LO to HI ms per decision")
+    args = parser.parse_args(argv)
+    think = None
+    if args.think is not None:
+        lo, hi = (float(x) / 1000 for x in args.think.split("-"))
+        think = (lo, hi)
+    tally = asyncio.run(run(args.address, args.matches, args.seconds, args.via_front, think))
     print(json.dumps(tally), flush=True)
     return 0
 

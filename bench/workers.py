@@ -7,6 +7,10 @@ omitted) in a third, as an organiser would run them. Each lane creates a match, 
 creates the next. Rows: one worker; two workers with the bots at the endpoint CreateMatch
 names; two workers with every stream forwarded by the front. Server CPU is the server's
 processes' (front and workers) user + system time over the run, per decision.
+
+Then ``THINKING`` concurrent matches of bots that think 20-80 ms on a 100 ms clock, at
+``--workers 1`` and ``2`` (bots at the endpoint): strikes, forfeits, and the latency the
+server adds to a decision as a bot sees it.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from bench import quick
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "bench-organiser-token"
 LANES = 16
+#: Concurrent matches of the thinking rows (issue 10's target: 256 with 0 strikes).
+THINKING = 256
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -49,8 +55,15 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-async def measure(workers: int, via_front: bool, seconds: float, records: Path) -> dict[str, float]:
-    """One row: decisions/s and server CPU per decision."""
+async def measure(
+    workers: int,
+    via_front: bool,
+    seconds: float,
+    records: Path,
+    lanes: int = LANES,
+    think: str | None = None,
+) -> dict[str, float]:
+    """One row: decisions/s and server CPU per decision (and what the bots saw)."""
     env = {**os.environ, "MEDINA_ORGANISER_TOKEN": TOKEN}
     server = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -84,9 +97,10 @@ async def measure(workers: int, via_front: bool, seconds: float, records: Path) 
             "-m",
             "bench.instant_bots",
             address,
-            str(LANES),
+            str(lanes),
             str(seconds),
             *(["--via-front"] if via_front else []),
+            *(["--think", think] if think else []),
             stdout=asyncio.subprocess.PIPE,
             env=env,
             cwd=str(ROOT),
@@ -105,6 +119,10 @@ async def measure(workers: int, via_front: bool, seconds: float, records: Path) 
         "front_us": (after[0] - before[0]) * 1e6 / decisions if workers > 1 else 0.0,
         "matches": tally["matches"],
         "bot_us": tally["cpu_s"] * 1e6 / decisions,
+        "strikes": tally["strikes"],
+        "forfeits": tally["forfeits"],
+        "p50_ms": tally["p50_ms"],
+        "p99_ms": tally["p99_ms"],
     }
 
 
@@ -131,11 +149,29 @@ async def run(seconds: float) -> None:
             f"{got['rate'] / base:>4.2f}x",
             flush=True,
         )
+    print(
+        f"\n{THINKING} concurrent 4-player matches, bots thinking 20-80 ms per decision on a "
+        f"100 ms clock, one process, {seconds:g} s each (then every match plays to its end)"
+    )
+    print(
+        f"{'server':<12} {'bots connect to':<16} {'decisions/s':>11} {'server µs/dec':>13} "
+        f"{'added p50 ms':>12} {'added p99 ms':>12} {'strikes':>7} {'forfeits':>8} {'matches':>7}"
+    )
+    for label, workers, via_front, where in rows[:2]:
+        with tempfile.TemporaryDirectory() as tmp:
+            got = await measure(workers, via_front, seconds, Path(tmp), THINKING, "20-80")
+        print(
+            f"{label:<12} {where:<16} {got['rate']:>11.0f} {got['cpu_us']:>13.0f} "
+            f"{got['p50_ms']:>12.2f} {got['p99_ms']:>12.2f} {got['strikes']:>7.0f} "
+            f"{got['forfeits']:>8.0f} {got['matches']:>7.0f}",
+            flush=True,
+        )
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
         f"cores here: {os.cpu_count()} (load average {load}); server µs/dec: CPU of the "
         "front and every worker per decision (front: the front's share); bots µs/dec: the "
-        "bot process's"
+        "bot process's; added: the latency the server adds to a thinking bot (its reply "
+        "sent -> the match's next request received)"
     )
 
 
