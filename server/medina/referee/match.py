@@ -317,9 +317,9 @@ class Match:
             for seat, obj in enumerate(self.seats):
                 first = self._update_cursor[seat]
                 if seat != exclude and first < n:
-                    obj.update(first, s.events_since(first))
+                    if obj.update(first, s.events_since(first)) is not False:
+                        sent = True
                     self._update_cursor[seat] = n
-                    sent = True
         for observer, first in list(self._observers.items()):
             if first < n:
                 observer.on_events(first, s.events_since(first))

@@ -69,8 +69,12 @@ class Seat(Protocol):
     def close_request(self, request_id: int) -> None:
         """The request is settled (accepted or timed out): later replies to it are stale."""
 
-    def update(self, first_index: int, events: Sequence[Event]) -> None:
-        """New public events; ``first_index`` is the history index of ``events[0]``."""
+    def update(self, first_index: int, events: Sequence[Event]) -> bool | None:
+        """New public events; ``first_index`` is the history index of ``events[0]``.
+
+        False: nothing was sent now (the seat holds them for its next request), so the
+        referee need not let the transport run before asking the next seat.
+        """
 
     def end(self, end: MatchEnd) -> None:
         """The match is over."""

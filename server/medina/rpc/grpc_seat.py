@@ -19,7 +19,7 @@ from medina.referee.seat import (
     RequestWrittenSignal,
     Signal,
 )
-from medina.v1 import arena_pb2, game_pb2
+from medina.v1 import arena_pb2
 from medina.wire import convert
 from medina.wire.packed import field, key, scalar, varint
 
@@ -45,8 +45,11 @@ class Connection:
         self.queue: Outgoing = asyncio.Queue()
         self.omit_legal = omit_legal
         self.omit_updates = omit_updates
-        #: With omit_updates: the events held back since the seat's last request.
-        self.held: list[game_pb2.Event] = []
+        #: With omit_updates: the events held back since the seat's last request (engine
+        #: events, converted only if the match ends before the next request carries them),
+        #: and the history index of the first.
+        self.held: list[Event] = []
+        self.held_from = 0
         #: The first copy of a request this stream carries (its write starts the clock),
         #: and that request's id.
         self.timed: bytes | None = None
@@ -121,16 +124,20 @@ class GrpcSeat:
             self.open_request = 0
             self.judging = False
 
-    def update(self, first_index: int, events: Sequence[Event]) -> None:
-        """Forward public events (held for the next request when the bot opted out)."""
+    def update(self, first_index: int, events: Sequence[Event]) -> bool:
+        """Forward public events (held for the next request when the bot opted out); False
+        when nothing was sent."""
         conn = self.connection
         if conn is None:
-            return
+            return False
         if conn.omit_updates:
-            conn.held.extend(convert.events_to_proto(first_index, events))
-            return
+            if not conn.held:
+                conn.held_from = first_index
+            conn.held.extend(events)
+            return False
         update = convert.update_to_proto(first_index, events)
         conn.send(arena_pb2.PlayResponse(update=update))
+        return True
 
     def end(self, end: MatchEnd) -> None:
         """Send the result and close the stream."""
@@ -143,8 +150,8 @@ class GrpcSeat:
                 observation=convert.observation_to_proto(end.observation),
             )
             if conn.held:  # a bot without updates still learns how the game ended
-                msg.observation.first_event = conn.held[0].index
-                msg.observation.events.extend(conn.held)
+                msg.observation.first_event = conn.held_from
+                msg.observation.events.extend(convert.events_to_proto(conn.held_from, conn.held))
             conn.send(arena_pb2.PlayResponse(ended=msg))
             conn.close()
 

@@ -148,8 +148,8 @@ def _board(obs: Observation) -> bytes:
 
 
 def _seat_field(v: PlayerView) -> bytes:
-    if v.supply is not None:  # the viewer's own supply changes with its every placement
-        return field(_SEATS, seat_to_proto(v).SerializeToString())
+    if v.supply is not None:
+        return _own_seat_field(v)
     return _public_seat_field(
         v.seat,
         v.rooftop_colour,
@@ -161,6 +161,14 @@ def _seat_field(v: PlayerView) -> bytes:
         v.out_of_pieces,
         v.revealed,
     )
+
+
+@lru_cache(maxsize=4096)
+def _own_seat_field(v: PlayerView) -> bytes:
+    """A seat view with its supply. The supply changes with the seat's every placement, but
+    the same views recur from game to game (supplies only shrink from the same start), so
+    they are cached by value too."""
+    return field(_SEATS, seat_to_proto(v).SerializeToString())
 
 
 @lru_cache(maxsize=1024)
