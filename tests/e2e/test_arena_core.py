@@ -95,6 +95,41 @@ def test_a_bot_without_updates_still_sees_every_event_once(tmp_path: Path) -> No
     run(main())
 
 
+def test_a_session_reader_ends_with_its_call_and_is_never_cancelled(tmp_path: Path) -> None:
+    """Cancelling a pending grpc.aio read leaks that read's state (about 80 bytes a stream,
+    measured with heaptrack over thousands of matches), so a session's reader task must end
+    on its own once its call is over: after MatchEnded, and when the bot vanished."""
+
+    async def main() -> None:
+        running = await serve(tmp_path)
+        readers: set[asyncio.Task[object]] = set()
+
+        def collect(_bot: RawBot, _message: arena_pb2.PlayResponse) -> bool:
+            readers.update(
+                t
+                for t in asyncio.all_tasks()
+                if t.get_coro().__qualname__ == "ArenaServicer._read"  # type: ignore[union-attr]
+            )
+            return False
+
+        try:
+            settings = MatchSettings("medina-v2", 3, 8, policies=Policies(reconnect_grace_ms=0))
+            hosted = running.arena.create(settings)
+            bots = [RawBot(running.address, t, hook=collect) for t in hosted.tokens]
+            bots[2].leave_after_requests = 3
+            await asyncio.gather(*(b.play() for b in bots))
+            outcome = await finish(running, hosted.task)
+            assert outcome.seats[2].termination is not Termination.NORMAL
+            assert len(readers) == 3
+            _done, pending = await asyncio.wait(readers, timeout=10)
+            assert not pending
+            assert not any(t.cancelled() for t in readers)
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
 def stall_on(seat_requests: set[int]) -> object:
     """A chooser that never answers its n-th requests (1-based) and plays legally otherwise."""
     count = {"n": 0}

@@ -28,7 +28,7 @@ from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.rpc.front import start_front
 from medina.rpc.server import ServerConfig
-from medina.v1 import admin_pb2, admin_pb2_grpc, match_pb2
+from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, match_pb2
 
 from .rawbot import RawBot
 
@@ -374,11 +374,26 @@ def test_matches_and_seats_the_front_forgot_are_found_by_asking_every_worker(
                 assert got.match.state == admin_pb2.MATCH_STATE_WAITING
                 spectator = asyncio.create_task(watch(front.address, second.match_id))
                 # The second match's worker is not the first asked about its tokens.
-                bots = [RawBot(front.address, t.token) for t in second.tokens]
+                pumps: set[asyncio.Task[object]] = set()
+
+                def collect(_bot: RawBot, _message: arena_pb2.PlayResponse) -> bool:
+                    pumps.update(
+                        t
+                        for t in asyncio.all_tasks()
+                        if t.get_coro().__qualname__ == "_pump"  # type: ignore[union-attr]
+                    )
+                    return False
+
+                bots = [RawBot(front.address, t.token, hook=collect) for t in second.tokens]
                 async with asyncio.timeout(120):
                     await asyncio.gather(*(b.play() for b in bots))
                     watched = await spectator
                 assert all(b.ended is not None for b in bots)
+                # The front's pumps end with their calls, never cancelled (cancelling a
+                # pending grpc.aio read leaks its state).
+                assert len(pumps) == len(bots)
+                _done, pending = await asyncio.wait(pumps, timeout=10)
+                assert not pending and not any(t.cancelled() for t in pumps)
                 assert watched[-1].HasField("result")
                 aborted = await stub.AbortMatch(
                     admin_pb2.AbortMatchRequest(match_id=first.match_id, reason="test"),

@@ -34,6 +34,8 @@ class ArenaServicer:
         self.arena = arena
         self.limits = limits or Limits()
         self.slots = slots or ClientSlots(self.limits.max_streams_per_client)
+        #: Reader tasks of sessions, until each ends with its call.
+        self._readers: set[asyncio.Task[None]] = set()
 
     async def Play(
         self,
@@ -54,7 +56,6 @@ class ArenaServicer:
         grpc_seat = hosted.seats[seat]
         conn = grpc_seat.attach(hello.omit_legal_actions, hello.omit_updates)
         match = hosted.match
-        reader: asyncio.Task[None] | None = None
         clean = False  # stays False when the handler is cancelled (the bot vanished)
         try:
             welcome = arena_pb2.Welcome(
@@ -77,6 +78,8 @@ class ArenaServicer:
             reader = asyncio.get_running_loop().create_task(
                 self._read(request_iterator, grpc_seat, conn)
             )
+            self._readers.add(reader)  # a strong reference until it ends on its own
+            reader.add_done_callback(self._readers.discard)
             while True:
                 message = await conn.queue.get()
                 if message is None:
@@ -87,8 +90,9 @@ class ArenaServicer:
             if conn.status is not None:
                 await context.abort(*conn.status)
         finally:
-            if reader is not None:
-                reader.cancel()
+            # The reader is not cancelled: cancelling a pending gRPC read leaks the read's
+            # state in grpc.aio (about 80 bytes a stream, never freed). Once this handler
+            # returns, gRPC ends the call and the pending read fails on its own.
             if grpc_seat.detach(conn) and not grpc_seat.ended:
                 log.info("match %s seat %d: disconnected", match.match_id, seat)
                 match.submit(
@@ -197,6 +201,8 @@ class ArenaServicer:
             )
         except grpc.aio.AioRpcError:
             conn.crashed = True
+        except grpc.aio.UsageError:
+            pass  # the call is over: this session has already ended
         except asyncio.CancelledError:
             conn.crashed = True
             raise

@@ -52,6 +52,8 @@ class Forwarder:
         #: Streams forwarded to a worker so far (bots at an endpoint are not counted here).
         self.plays = 0
         self.watches = 0
+        #: Tasks copying bots' messages to workers, until each ends with its call.
+        self._pumps: set[asyncio.Task[None]] = set()
 
     def handlers(self) -> list[grpc.GenericRpcHandler]:
         """Generic handlers: requests and answers stay bytes (Watch requests are decoded to
@@ -78,6 +80,8 @@ class Forwarder:
             worker, call, head = await self._open(first, context)
             self.plays += 1
             pump = asyncio.get_running_loop().create_task(_pump(requests, call))
+            self._pumps.add(pump)  # a strong reference until it ends on its own
+            pump.add_done_callback(self._pumps.discard)
             try:
                 try:
                     if isinstance(head, bytes):
@@ -88,7 +92,9 @@ class Forwarder:
                     await relay(context, worker, exc)
                 context.set_trailing_metadata(await call.trailing_metadata() or ())
             finally:
-                pump.cancel()
+                # The pump is not cancelled (cancelling a pending gRPC read leaks its state in
+                # grpc.aio): once this handler returns, the bot's call ends and the pump's
+                # read fails; a write to the cancelled worker call fails too.
                 call.cancel()
 
     async def _first(self, requests: AsyncIterator[bytes], context: Context) -> bytes:
@@ -183,6 +189,8 @@ async def _pump(requests: AsyncIterator[bytes], call: grpc.aio.StreamStreamCall[
         await call.done_writing()
     except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
         return  # the worker's side ended: the reading side reports how
+    except grpc.aio.UsageError:
+        return  # the bot's call is over: the session has already ended
 
 
 @dataclass
