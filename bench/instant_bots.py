@@ -2,16 +2,18 @@
 each answering with the first legal action the moment a request arrives, or after a think
 time drawn from LO-HI ms (``--think LO-HI``).
 
-Run as ``python -m bench.instant_bots ADDRESS MATCHES SECONDS [--via-front] [--think LO-HI]``
-with the organiser token in ``MEDINA_ORGANISER_TOKEN``. ``MATCHES`` lanes each create a match
-at ADDRESS, play it to the end (at the endpoint the answer names, or at ADDRESS with
-``--via-front`` or when there is none) and start the next, for SECONDS; matches under way
-then play to their end. Instant bots play on a 10 s clock (the rate is measured, not the
-clock); thinking bots on 100 ms per decision and no bank, and every match's strikes and
-forfeits are counted (GetMatch). Prints one JSON line: decisions answered within the time,
-the time, matches finished, the CPU time this process used, strikes, forfeits, and the
-bot-seen latency p50/p99 in ms (a seat's reply sent -> the match's next request received,
-think time excluded). Uses only the generated stubs.
+Run as ``python -m bench.instant_bots ADDRESS MATCHES SECONDS [--via-front] [--think LO-HI]
+[--warmup S]`` with the organiser token in ``MEDINA_ORGANISER_TOKEN``. ``MATCHES`` lanes each
+create a match at ADDRESS, play it to the end (at the endpoint the answer names, or at
+ADDRESS with ``--via-front`` or when there is none) and start the next, for S + SECONDS;
+matches under way then play to their end. Instant bots play on a 10 s clock (the rate is
+measured, not the clock); thinking bots on 100 ms per decision and no bank, and every
+match's strikes and forfeits are counted (GetMatch). The measured window is the SECONDS
+after the warm-up: ``{"window": "start"}`` and ``{"window": "end"}`` are printed as it opens
+and closes (a parent samples the server's CPU then), and at the end one JSON line: decisions
+answered in the window, its length, matches finished, the CPU time this process used in the
+window, strikes, forfeits, and the bot-seen latency p50/p99 in ms (a seat's reply sent -> the
+match's next request received, think time excluded). Uses only the generated stubs.
 """
 
 from __future__ import annotations
@@ -62,11 +64,14 @@ class Lanes:
     def __init__(
         self,
         address: str,
+        start: float,
         deadline: float,
         via_front: bool,
         think: tuple[float, float] | None = None,
     ) -> None:
         self.address = address
+        #: The measured window: decisions and latencies count from ``start`` to ``deadline``.
+        self.start = start
         self.deadline = deadline
         self.via_front = via_front
         self.think = think
@@ -93,7 +98,7 @@ class Lanes:
                 break
             if message.HasField("request"):
                 now = time.perf_counter()
-                if last_reply[0] and now < self.deadline:
+                if last_reply[0] and self.start <= now < self.deadline:
                     self.latencies.append(now - last_reply[0])
                 request = message.request
                 if self.think is not None:
@@ -101,7 +106,7 @@ class Lanes:
                 reply = arena_pb2.Reply(request_id=request.request_id, action=_action(request))
                 last_reply[0] = time.perf_counter()
                 await call.write(arena_pb2.PlayRequest(reply=reply))
-                if time.perf_counter() < self.deadline:
+                if self.start <= time.perf_counter() < self.deadline:
                     self.decisions += 1
         await call.done_writing()
 
@@ -153,21 +158,47 @@ async def run(
     seconds: float,
     via_front: bool,
     think: tuple[float, float] | None = None,
+    warmup: float = 0.0,
 ) -> dict[str, float]:
-    """Play for ``seconds`` with ``matches`` lanes; the tally."""
+    """Play with ``matches`` lanes for ``warmup`` then ``seconds`` (the measured window);
+    the tally. A line ``{"window": "start"}`` and one ``{"window": "end"}`` are printed
+    when the window opens and closes, for a parent measuring the server over the same
+    window."""
     started = time.perf_counter()
-    lanes = Lanes(address, started + seconds, via_front, think)
-    await asyncio.gather(*(lanes.lane(seed) for seed in range(1, matches + 1)))
+    lanes = Lanes(address, started + warmup, started + warmup + seconds, via_front, think)
+    cpu: list[float] = []
+
+    async def window() -> None:
+        for edge, at in (("start", lanes.start), ("end", lanes.deadline)):
+            await asyncio.sleep(max(0.0, at - time.perf_counter()))
+            cpu.append(time.process_time())
+            print(json.dumps({"window": edge}), flush=True)
+
+    lag: list[float] = []
+
+    async def ticker() -> None:
+        # This process's own event-loop lateness: a bot process that is itself overloaded
+        # answers late, and that is not the server's doing.
+        while time.perf_counter() < lanes.deadline:
+            due = time.perf_counter() + 0.01
+            await asyncio.sleep(0.01)
+            if time.perf_counter() >= lanes.start:
+                lag.append(time.perf_counter() - due)
+
+    await asyncio.gather(window(), ticker(), *(lanes.lane(seed) for seed in range(1, matches + 1)))
+    lags = sorted(lag) or [float("nan")]
     ordered = sorted(lanes.latencies) or [float("nan")]
     return {
         "decisions": lanes.decisions,
         "seconds": seconds,
         "matches": lanes.matches,
-        "cpu_s": time.process_time(),
+        "cpu_s": cpu[1] - cpu[0],
         "strikes": lanes.strikes,
         "forfeits": lanes.forfeits,
         "p50_ms": ordered[len(ordered) // 2] * 1000,
         "p99_ms": ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1000,
+        "bot_lag_p99_ms": lags[min(len(lags) - 1, int(0.99 * len(lags)))] * 1000,
+        "bot_lag_max_ms": lags[-1] * 1000,
     }
 
 
@@ -179,12 +210,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("seconds", type=float)
     parser.add_argument("--via-front", action="store_true")
     parser.add_argument("--think", metavar="LO-HI", help="think LO to HI ms per decision")
+    parser.add_argument(
+        "--warmup", type=float, default=0.0, metavar="S", help="play S seconds before measuring"
+    )
     args = parser.parse_args(argv)
     think = None
     if args.think is not None:
         lo, hi = (float(x) / 1000 for x in args.think.split("-"))
         think = (lo, hi)
-    tally = asyncio.run(run(args.address, args.matches, args.seconds, args.via_front, think))
+    tally = asyncio.run(
+        run(args.address, args.matches, args.seconds, args.via_front, think, args.warmup)
+    )
     print(json.dumps(tally), flush=True)
     return 0
 

@@ -28,6 +28,8 @@ from bench import quick
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "bench-organiser-token"
 LANES = 16
+#: Seconds the bots play before the measured window opens.
+WARMUP_S = 2.0
 #: Concurrent matches of the thinking rows (issue 10's target: 256 with 0 strikes).
 THINKING = 256
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -91,7 +93,6 @@ async def measure(
         assert server.stdout is not None
         line = (await asyncio.wait_for(server.stdout.readline(), 60)).decode()
         address = line.split()[-1]
-        before = _cpu_s(server.pid)
         bots = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -99,15 +100,27 @@ async def measure(
             address,
             str(lanes),
             str(seconds),
+            "--warmup",
+            str(WARMUP_S),
             *(["--via-front"] if via_front else []),
             *(["--think", think] if think else []),
             stdout=asyncio.subprocess.PIPE,
             env=env,
             cwd=str(ROOT),
         )
-        out, _ = await bots.communicate()
-        after = _cpu_s(server.pid)
-        tally: dict[str, float] = json.loads(out.decode().strip().splitlines()[-1])
+        # The server's CPU is sampled as the bots' measured window opens and closes: not
+        # while the lanes connect, nor while the matches under way play to their end.
+        assert bots.stdout is not None
+        samples: list[tuple[float, float]] = []
+        tally: dict[str, float] = {}
+        async for raw in bots.stdout:
+            line = json.loads(raw)
+            if "window" in line:
+                samples.append(_cpu_s(server.pid))
+            else:
+                tally = line
+        await bots.wait()
+        before, after = samples
     finally:
         server.send_signal(signal.SIGTERM)
         await server.wait()
@@ -123,6 +136,8 @@ async def measure(
         "forfeits": tally["forfeits"],
         "p50_ms": tally["p50_ms"],
         "p99_ms": tally["p99_ms"],
+        "bot_lag_p99_ms": tally["bot_lag_p99_ms"],
+        "bot_lag_max_ms": tally["bot_lag_max_ms"],
     }
 
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import time
 
 import pytest
+from medina.engine import Action
 from medina.referee.clock import SeatClock
 from medina.referee.config import TimeControl
 from medina.referee.record import DecisionSource
@@ -193,3 +196,68 @@ def test_a_late_write_moves_the_deadline_to_the_write() -> None:
     timed_out = next(d for d in sink.decisions if d.seat == 1)
     assert timed_out.source is DecisionSource.FALLBACK  # its one strike forfeited it
     assert timed_out.time_ms < LATE_S * 1000
+
+
+class HeldUpByTheServer(FakeSeat):
+    """The bot answers 20 ms into FAST's 30 ms, and its reply reaches the server's socket in
+    time; but the server's loop is busy (a blocking call) from then until long after the
+    hard deadline, and the reply comes through the transport's callbacks (two hops, as
+    grpc.aio's do) only once the loop runs again. Its fourth request ends the test match."""
+
+    def __init__(self, seat: int) -> None:
+        super().__init__(seat)
+        self.server_side, self.bot_side = socket.socketpair()
+        self.pending: tuple[int, Action] | None = None
+
+    def request(self, request: DecisionRequest) -> bool:  # type: ignore[override]
+        """The write of each request is reported, as a network transport's is."""
+        super().request(request)
+        return True
+
+    def on_request(self, request: DecisionRequest) -> None:
+        if self.asked > 3:
+            self.match.abort("enough decisions")
+            return
+        loop = asyncio.get_running_loop()
+        if self.asked == 1:
+            loop.add_reader(self.server_side, self.readable)
+        self.pending = (request.request_id, request.legal.nth(0))
+
+        def written() -> None:
+            self.match.submit(RequestWrittenSignal(self.seat, request.request_id, self.now()))
+
+        def busy_server() -> None:
+            self.bot_side.send(b"r")  # the reply is in the server's socket, in time
+            time.sleep(LATE_S)  # ...and the server's loop is busy well past the deadline
+
+        loop.call_soon(written)
+        loop.call_later(0.02, busy_server)
+
+    def readable(self) -> None:
+        self.server_side.recv(16)
+        assert self.pending is not None
+        loop = asyncio.get_running_loop()
+        rid, action = self.pending
+        loop.call_soon(lambda: loop.call_soon(self.reply, rid, action))
+
+    def close(self) -> None:
+        """Close both ends of the socket."""
+        self.server_side.close()
+        self.bot_side.close()
+
+
+def test_a_reply_held_up_by_the_servers_own_lateness_is_not_a_timeout() -> None:
+    # The referee notices the deadline LATE_S late, with the reply still on its way through
+    # the transport: it waits as long again instead of striking the seat, and charges the
+    # reply no more than its allowance.
+    settings = make_settings("medina-v2", 2, time=FAST, max_strikes=1)
+    held = HeldUpByTheServer(1)
+    sink = LogSink()
+    try:
+        outcome = run(make_match(settings, [FakeSeat(0), held], sink).run())
+    finally:
+        held.close()
+    assert outcome.seats[1].strikes == 0
+    timed = [d for d in sink.decisions if d.seat == 1]
+    assert len(timed) == 3 and {d.source for d in timed} == {DecisionSource.BOT}
+    assert all(d.time_ms <= FAST.decision_ms for d in timed)

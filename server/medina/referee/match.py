@@ -62,6 +62,10 @@ WRITER = "medina-arena 0.1.0"
 
 #: Least extra wait for a transport to report a request's write (see ``_decide``).
 WRITE_WAIT_MIN_S = 1.0
+#: How late the referee may notice a decision's deadline before it doubts the timeout: a
+#: loop that was busy past the deadline may hold a reply that reached the server in time but
+#: has not yet come through the transport (see ``_next_signal``).
+LAG_TOLERANCE_S = 0.002
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:
@@ -72,7 +76,15 @@ def _wake(waiter: asyncio.Future[None]) -> None:
 class _Awaited:
     """The decision a match is waiting for: when its seat's clock started and runs out."""
 
-    __slots__ = ("allowed_s", "awaiting_write", "grace_s", "request_id", "seat", "sent_at")
+    __slots__ = (
+        "allowed_s",
+        "awaiting_write",
+        "grace_s",
+        "lag_s",
+        "request_id",
+        "seat",
+        "sent_at",
+    )
 
     def __init__(self, seat: int, request_id: int, allowed_s: float, grace_s: float) -> None:
         self.seat = seat
@@ -82,6 +94,8 @@ class _Awaited:
         self.sent_at = 0.0  # set once the request is out
         #: The transport will report the request's write (the clock then restarts from it).
         self.awaiting_write = False
+        #: Extra wait granted because the referee's own loop noticed the deadline late.
+        self.lag_s = 0.0
 
     @property
     def deadline(self) -> float:
@@ -92,7 +106,7 @@ class _Awaited:
     def hard_deadline(self) -> float:
         """When the referee stops waiting: the allowance, the grace, and while the write is
         still to come, another allowance for it (at least ``WRITE_WAIT_MIN_S``)."""
-        end = self.sent_at + self.allowed_s + self.grace_s
+        end = self.sent_at + self.allowed_s + self.grace_s + self.lag_s
         if self.awaiting_write:
             end += max(self.allowed_s, WRITE_WAIT_MIN_S)
         return end
@@ -391,6 +405,10 @@ class Match:
                     assert action is not None  # a reply without an action is always refused
                     self.reply_seconds.append(signal.received_at - awaited.sent_at)
                     used = max(0, int((signal.received_at - awaited.sent_at) * 1000))
+                    if awaited.lag_s:
+                        # Taken in the wait the referee's own lateness bought: it may have
+                        # reached the server in time, so it is charged as if it had.
+                        used = min(used, int(awaited.allowed_s * 1000))
                     clock.charge(used)
                     clock.last_reply_ms = used
                     self.seats[seat].close_request(rid)
@@ -519,7 +537,19 @@ class Match:
                 if by is not None:
                     until = min(until, by)
             if now >= until:
-                return None
+                if awaited is None or until != awaited.hard_deadline:
+                    return None
+                late = now - until
+                if late <= LAG_TOLERANCE_S or awaited.lag_s >= max(
+                    awaited.allowed_s, WRITE_WAIT_MIN_S
+                ):
+                    return None
+                # The loop was busy when the deadline passed, so a reply that reached the
+                # server in time may not have come through the transport yet: the seat is
+                # not timed out for the server's lateness. Wait as long again (at most one
+                # more allowance, or a second, in all), then judge.
+                awaited.lag_s += 2 * late
+                continue
             # One future and one timer per wait, not a Queue.get and a timeout scope: this
             # runs on every decision.
             waiter = loop.create_future()
