@@ -217,6 +217,41 @@ def test_finished_matches_leave_memory_and_answer_from_their_records(tmp_path: P
     run(main())
 
 
+def test_a_match_that_left_memory_is_listed_in_the_state_it_ended_in(tmp_path: Path) -> None:
+    # The server notes how a match ended when it leaves memory, without reading its record
+    # back: an aborted match is listed as aborted, a finished one as finished.
+    async def main() -> None:
+        running = await start_server(
+            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN)
+        )
+        running.arena.keep_finished = 0
+        try:
+            aborted = running.arena.create(MatchSettings("medina-v2", 2, 1))
+            aborted.match.abort("test")
+            assert aborted.task is not None
+            await aborted.task
+            finished = running.arena.create(MatchSettings("medina-v2", 2, 2))
+            await asyncio.gather(*(RawBot(running.address, t).play() for t in finished.tokens))
+            assert finished.task is not None
+            await finished.task
+            assert not running.arena.matches
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                for state, hosted in (
+                    (admin_pb2.MATCH_STATE_ABORTED, aborted),
+                    (admin_pb2.MATCH_STATE_FINISHED, finished),
+                ):
+                    listed = await stub.ListMatches(
+                        admin_pb2.ListMatchesRequest(states=[state]), metadata=AUTH
+                    )
+                    assert [m.match_id for m in listed.matches] == [hosted.match_id]
+                    assert listed.matches[0].from_record and listed.matches[0].state == state
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
 def test_a_match_that_left_memory_is_freed_without_a_garbage_collection(tmp_path: Path) -> None:
     # A reference cycle (match -> seats -> match) would keep every finished match until a
     # full collection, which a busy server runs rarely: memory grew with every match.

@@ -238,6 +238,12 @@ class Catalog:
         self._entries[stored.match_id] = Entry(stored.match_id, stored.state, stored.mtime)
         self._remember(stored)
 
+    def note(self, match_id: str, state: StoredState, mtime: float) -> None:
+        """A record that is complete now, known without reading it (the server that wrote
+        it knows how its match ended); its header and result are read when first asked for,
+        and a record whose state on disk differs is corrected then (``get``)."""
+        self._entries[match_id] = Entry(match_id, state, mtime)
+
     def entries(self) -> Iterable[Entry]:
         """Every record's entry."""
         return self._entries.values()

@@ -77,6 +77,13 @@ class HostedMatch:
         return self.match.match_id
 
 
+#: How a match that ended is listed once only its record remains.
+_STORED_STATES = {
+    MatchPhase.FINISHED: StoredState.FINISHED,
+    MatchPhase.ABORTED: StoredState.ABORTED,
+    MatchPhase.ABANDONED: StoredState.ABANDONED,
+}
+
 #: Finished matches a server keeps in memory (for late spectators and bots reading the end)
 #: before only their record remains; memory stays bounded however many matches are played.
 KEEP_FINISHED = 256
@@ -188,12 +195,16 @@ class Arena:
                 continue
             for token in old.tokens:
                 self._by_token.pop(token_key(token), None)
+            # The record is not read back here (that is file reading and JSON parsing on
+            # the event loop, once a match): this server knows how the match ended.
             try:
-                self.stored.add(catalog.inspect(old.record_path))
+                mtime = old.record_path.stat().st_mtime
             except OSError as exc:  # its record went away: nothing is left to show
                 log.warning(
                     "match %s left memory; its record cannot be read: %s", old.match_id, exc
                 )
+                continue
+            self.stored.note(old.match_id, _STORED_STATES[old.match.phase], mtime)
 
     def find_seat(self, token: str) -> tuple[HostedMatch, int] | None:
         """The match and seat a seat token opens (constant-time on the secret)."""
