@@ -596,6 +596,32 @@ def test_open_streams_are_limited_per_client(tmp_path: Path) -> None:
     run(main())
 
 
+def test_a_burst_of_new_calls_is_taken_up_not_cancelled(tmp_path: Path) -> None:
+    # gRPC holds at most 1,000 new calls waiting for the server by default and cancels some
+    # beyond that: a tournament starting 512 four-player matches at once (over 2,000 streams)
+    # had bots cancelled before they could say Hello. 2,500 calls at once, 50 connections.
+    async def main() -> None:
+        running = await serve(tmp_path)
+        options = [("grpc.use_local_subchannel_pool", 1)]
+        channels = [grpc.aio.insecure_channel(running.address, options=options) for _ in range(50)]
+        try:
+            stubs = [health_pb2_grpc.HealthStub(channel) for channel in channels]
+            calls = [
+                stub.Check(health_pb2.HealthCheckRequest(), timeout=60)  # type: ignore[attr-defined]
+                for stub in stubs
+                for _ in range(50)
+            ]
+            answers = await asyncio.gather(*calls, return_exceptions=True)
+            failed = [a for a in answers if isinstance(a, BaseException)]
+            assert not failed, f"{len(failed)} of {len(answers)} calls failed: {failed[0]!r}"
+        finally:
+            for channel in channels:
+                await channel.close()
+            await running.stop(1)
+
+    run(main())
+
+
 def test_silent_tcp_connections_hold_nothing_and_are_closed(tmp_path: Path) -> None:
     async def main(running: RunningServer, by: Bystander) -> None:
         host, port = running.address.rsplit(":", 1)

@@ -75,6 +75,10 @@ class RunningServer:
         await self.lag.stop()
 
 
+#: New calls the server holds before gRPC cancels some (three times as many: all).
+PENDING_CALLS = 10_000
+
+
 def server_options(config: ServerConfig) -> list[tuple[str, int]]:
     """The gRPC server options: the limits, then ``config.options`` (which override)."""
     options = {
@@ -90,6 +94,12 @@ def server_options(config: ServerConfig) -> list[tuple[str, int]]:
         "grpc.max_connection_idle_ms": 300_000,
         # Streams per HTTP/2 connection; the per-client limit counts across connections.
         "grpc.max_concurrent_streams": 64,
+        # New calls that wait for the server to take them up. gRPC's defaults (1,000, and
+        # 3,000 at which every further call is refused) cancel calls of an ordinary burst:
+        # a tournament starting 512 four-player matches at once opens over 2,000 streams,
+        # and some of its bots were cancelled before they could say Hello.
+        "grpc.server.max_pending_requests": PENDING_CALLS,
+        "grpc.server.max_pending_requests_hard_limit": 3 * PENDING_CALLS,
     }
     options.update(dict(config.options))
     return list(options.items())
