@@ -12,8 +12,9 @@ match's strikes and forfeits are counted (GetMatch). The measured window is the 
 after the warm-up: ``{"window": "start"}`` and ``{"window": "end"}`` are printed as it opens
 and closes (a parent samples the server's CPU then), and at the end one JSON line: decisions
 answered in the window, its length, matches finished, the CPU time this process used in the
-window, strikes, forfeits, and the bot-seen latency p50/p99 in ms (a seat's reply sent -> the
-match's next request received, think time excluded). Uses only the generated stubs.
+window, strikes, forfeits, seats whose stream failed, and the bot-seen latency p50/p99 in
+ms (a seat's reply sent -> the match's next request received, think time excluded). Uses only
+the generated stubs.
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ class Lanes:
         self.matches = 0
         self.strikes = 0
         self.forfeits = 0
+        #: Seats whose stream failed (a gRPC error) instead of playing to the end.
+        self.errors = 0
         self.latencies: list[float] = []
         token = os.environ.get("MEDINA_ORGANISER_TOKEN", "")
         self.auth = (("authorization", f"Bearer {token}"),) if token else ()
@@ -137,9 +140,15 @@ class Lanes:
                 use_front = self.via_front or not created.HasField("endpoint")
                 where = channel(self.address if use_front else created.endpoint)
                 last_reply = [0.0]
-                await asyncio.gather(
-                    *(self.seat(where, t.token, last_reply, rng) for t in created.tokens)
+                played = await asyncio.gather(
+                    *(self.seat(where, t.token, last_reply, rng) for t in created.tokens),
+                    return_exceptions=True,
                 )
+                # A seat whose stream failed is counted, not fatal: the benchmark reports.
+                self.errors += sum(isinstance(p, grpc.aio.AioRpcError) for p in played)
+                for p in played:
+                    if isinstance(p, BaseException) and not isinstance(p, grpc.aio.AioRpcError):
+                        raise p
                 self.matches += 1
                 got = await stub.GetMatch(
                     admin_pb2.GetMatchRequest(match_id=created.match_id), metadata=self.auth
@@ -195,6 +204,7 @@ async def run(
         "cpu_s": cpu[1] - cpu[0],
         "strikes": lanes.strikes,
         "forfeits": lanes.forfeits,
+        "errors": lanes.errors,
         "p50_ms": ordered[len(ordered) // 2] * 1000,
         "p99_ms": ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1000,
         "bot_lag_p99_ms": lags[min(len(lags) - 1, int(0.99 * len(lags)))] * 1000,

@@ -134,6 +134,7 @@ async def measure(
         "bot_us": tally["cpu_s"] * 1e6 / decisions,
         "strikes": tally["strikes"],
         "forfeits": tally["forfeits"],
+        "errors": tally["errors"],
         "p50_ms": tally["p50_ms"],
         "p99_ms": tally["p99_ms"],
         "bot_lag_p99_ms": tally["bot_lag_p99_ms"],
@@ -170,7 +171,8 @@ async def run(seconds: float) -> None:
     )
     print(
         f"{'server':<12} {'bots connect to':<16} {'decisions/s':>11} {'server µs/dec':>13} "
-        f"{'added p50 ms':>12} {'added p99 ms':>12} {'strikes':>7} {'forfeits':>8} {'matches':>7}"
+        f"{'added p50 ms':>12} {'added p99 ms':>12} {'strikes':>7} {'forfeits':>8} {'errors':>6} "
+        f"{'matches':>7}"
     )
     for label, workers, via_front, where in rows[:2]:
         with tempfile.TemporaryDirectory() as tmp:
@@ -178,7 +180,7 @@ async def run(seconds: float) -> None:
         print(
             f"{label:<12} {where:<16} {got['rate']:>11.0f} {got['cpu_us']:>13.0f} "
             f"{got['p50_ms']:>12.2f} {got['p99_ms']:>12.2f} {got['strikes']:>7.0f} "
-            f"{got['forfeits']:>8.0f} {got['matches']:>7.0f}",
+            f"{got['forfeits']:>8.0f} {got['errors']:>6.0f} {got['matches']:>7.0f}",
             flush=True,
         )
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
