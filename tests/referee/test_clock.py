@@ -111,15 +111,24 @@ def test_the_extra_applies_once() -> None:
     assert clock.allowed_ms() == 1_000
 
 
-class SlowTransport(FakeSeat):
+class ReportsWrites(FakeSeat):
+    """A seat whose transport reports the write of each request, as a network transport's
+    does (the seat's clock then starts at the reported write)."""
+
+    def request(self, request: DecisionRequest) -> bool:  # type: ignore[override]
+        """Record the request as FakeSeat does; its write will be reported."""
+        super().request(request)
+        return True
+
+    def written(self, request_id: int) -> None:
+        """Report the write of request ``request_id`` now."""
+        self.match.submit(RequestWrittenSignal(self.seat, request_id, self.now()))
+
+
+class SlowTransport(ReportsWrites):
     """A seat whose transport writes each request LATE_S after the referee queued it (a
     backlogged server); the bot then answers within a few milliseconds. Its fourth request
     ends the test match."""
-
-    def request(self, request: DecisionRequest) -> bool:  # type: ignore[override]
-        """Like every network transport here: the write of each request is reported."""
-        super().request(request)
-        return True
 
     def on_request(self, request: DecisionRequest) -> None:
         if self.asked > 3:
@@ -129,7 +138,7 @@ class SlowTransport(FakeSeat):
         action = request.legal.nth(0)
 
         def written() -> None:
-            self.match.submit(RequestWrittenSignal(self.seat, request.request_id, self.now()))
+            self.written(request.request_id)
             loop.call_later(0.005, self.reply, request.request_id, action)
 
         loop.call_later(LATE_S, written)
@@ -148,12 +157,8 @@ def test_time_a_request_waited_in_the_servers_queue_is_not_charged() -> None:
     assert all(d.time_ms < LATE_S * 1000 for d in timed)  # the queueing is not in it
 
 
-class NeverWritten(FakeSeat):
+class NeverWritten(ReportsWrites):
     """A transport that never gets its requests out (a bot that stopped reading its stream)."""
-
-    def request(self, request: DecisionRequest) -> bool:  # type: ignore[override]
-        super().request(request)
-        return True
 
     def on_request(self, request: DecisionRequest) -> None:
         pass
@@ -167,21 +172,11 @@ def test_a_request_never_written_still_times_out() -> None:
     assert outcome.seats[1].termination.name == "TIMEOUT" and outcome.seats[1].strikes == 1
 
 
-class WrittenLateNeverAnswers(FakeSeat):
+class WrittenLateNeverAnswers(ReportsWrites):
     """A transport that writes each request LATE_S after it was queued; the bot never answers."""
 
-    def request(self, request: DecisionRequest) -> bool:  # type: ignore[override]
-        super().request(request)
-        return True
-
     def on_request(self, request: DecisionRequest) -> None:
-        loop = asyncio.get_running_loop()
-        loop.call_later(
-            LATE_S,
-            lambda: self.match.submit(
-                RequestWrittenSignal(self.seat, request.request_id, self.now())
-            ),
-        )
+        asyncio.get_running_loop().call_later(LATE_S, self.written, request.request_id)
 
 
 def test_a_late_write_moves_the_deadline_to_the_write() -> None:
@@ -198,7 +193,7 @@ def test_a_late_write_moves_the_deadline_to_the_write() -> None:
     assert timed_out.time_ms < LATE_S * 1000
 
 
-class HeldUpByTheServer(FakeSeat):
+class HeldUpByTheServer(ReportsWrites):
     """The bot answers 20 ms into FAST's 30 ms, and its reply reaches the server's socket in
     time; but the server's loop is busy (a blocking call) from then until long after the
     hard deadline, and the reply comes through the transport's callbacks (two hops, as
@@ -209,11 +204,6 @@ class HeldUpByTheServer(FakeSeat):
         self.server_side, self.bot_side = socket.socketpair()
         self.pending: tuple[int, Action] | None = None
 
-    def request(self, request: DecisionRequest) -> bool:  # type: ignore[override]
-        """The write of each request is reported, as a network transport's is."""
-        super().request(request)
-        return True
-
     def on_request(self, request: DecisionRequest) -> None:
         if self.asked > 3:
             self.match.abort("enough decisions")
@@ -223,14 +213,11 @@ class HeldUpByTheServer(FakeSeat):
             loop.add_reader(self.server_side, self.readable)
         self.pending = (request.request_id, request.legal.nth(0))
 
-        def written() -> None:
-            self.match.submit(RequestWrittenSignal(self.seat, request.request_id, self.now()))
-
         def busy_server() -> None:
             self.bot_side.send(b"r")  # the reply is in the server's socket, in time
             time.sleep(LATE_S)  # ...and the server's loop is busy well past the deadline
 
-        loop.call_soon(written)
+        loop.call_soon(self.written, request.request_id)
         loop.call_later(0.02, busy_server)
 
     def readable(self) -> None:
