@@ -131,3 +131,18 @@ class RawBot:
     def of_kind(self, kind: str) -> list[arena_pb2.PlayResponse]:
         """Received messages of one oneof kind."""
         return [m for m in self.received if m.WhichOneof("message") == kind]
+
+
+def collect_tasks(into: set[asyncio.Task[object]], qualname: str) -> Hook:
+    """A hook that adds to ``into`` the running tasks whose coroutine is ``qualname`` (say
+    ``"ArenaServicer._read"``), each time the bot receives a message; it skips nothing."""
+
+    def hook(_bot: RawBot, _message: arena_pb2.PlayResponse) -> bool:
+        into.update(
+            t
+            for t in asyncio.all_tasks()
+            if t.get_coro().__qualname__ == qualname  # type: ignore[union-attr]
+        )
+        return False
+
+    return hook

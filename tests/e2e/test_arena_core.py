@@ -18,7 +18,7 @@ from medina.referee.outcome import MatchOutcome, Termination
 from medina.rpc.server import RunningServer, ServerConfig, start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, arena_pb2_grpc, common_pb2, game_pb2
 
-from .rawbot import RawBot, first_legal
+from .rawbot import RawBot, collect_tasks, first_legal
 
 T = TypeVar("T")
 FAST = TimeControl(decision_ms=150, bank_ms=0, first_decision_extra_ms=0, grace_ms=20)
@@ -103,15 +103,7 @@ def test_a_session_reader_ends_with_its_call_and_is_never_cancelled(tmp_path: Pa
     async def main() -> None:
         running = await serve(tmp_path)
         readers: set[asyncio.Task[object]] = set()
-
-        def collect(_bot: RawBot, _message: arena_pb2.PlayResponse) -> bool:
-            readers.update(
-                t
-                for t in asyncio.all_tasks()
-                if t.get_coro().__qualname__ == "ArenaServicer._read"  # type: ignore[union-attr]
-            )
-            return False
-
+        collect = collect_tasks(readers, "ArenaServicer._read")
         try:
             settings = MatchSettings("medina-v2", 3, 8, policies=Policies(reconnect_grace_ms=0))
             hosted = running.arena.create(settings)

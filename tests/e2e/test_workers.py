@@ -28,9 +28,9 @@ from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.rpc.front import start_front
 from medina.rpc.server import ServerConfig
-from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, match_pb2
+from medina.v1 import admin_pb2, admin_pb2_grpc, match_pb2
 
-from .rawbot import RawBot
+from .rawbot import RawBot, collect_tasks
 
 TOKEN = "workers-organiser-secret"
 AUTH = (("authorization", f"Bearer {TOKEN}"),)
@@ -375,15 +375,7 @@ def test_matches_and_seats_the_front_forgot_are_found_by_asking_every_worker(
                 spectator = asyncio.create_task(watch(front.address, second.match_id))
                 # The second match's worker is not the first asked about its tokens.
                 pumps: set[asyncio.Task[object]] = set()
-
-                def collect(_bot: RawBot, _message: arena_pb2.PlayResponse) -> bool:
-                    pumps.update(
-                        t
-                        for t in asyncio.all_tasks()
-                        if t.get_coro().__qualname__ == "_pump"  # type: ignore[union-attr]
-                    )
-                    return False
-
+                collect = collect_tasks(pumps, "_pump")
                 bots = [RawBot(front.address, t.token, hook=collect) for t in second.tokens]
                 async with asyncio.timeout(120):
                     await asyncio.gather(*(b.play() for b in bots))
