@@ -195,8 +195,6 @@ async def run(
                 lag.append(time.perf_counter() - due)
 
     await asyncio.gather(window(), ticker(), *(lanes.lane(seed) for seed in range(1, matches + 1)))
-    lags = sorted(lag) or [float("nan")]
-    ordered = sorted(lanes.latencies) or [float("nan")]
     return {
         "decisions": lanes.decisions,
         "seconds": seconds,
@@ -205,11 +203,19 @@ async def run(
         "strikes": lanes.strikes,
         "forfeits": lanes.forfeits,
         "errors": lanes.errors,
-        "p50_ms": ordered[len(ordered) // 2] * 1000,
-        "p99_ms": ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1000,
-        "bot_lag_p99_ms": lags[min(len(lags) - 1, int(0.99 * len(lags)))] * 1000,
-        "bot_lag_max_ms": lags[-1] * 1000,
+        "p50_ms": _quantile_ms(lanes.latencies, 0.5),
+        "p99_ms": _quantile_ms(lanes.latencies, 0.99),
+        "bot_lag_p99_ms": _quantile_ms(lag, 0.99),
+        "bot_lag_max_ms": _quantile_ms(lag, 1.0),
     }
+
+
+def _quantile_ms(seconds: list[float], q: float) -> float:
+    """The q-quantile (nearest rank) of durations in seconds, in ms; NaN for none."""
+    ordered = sorted(seconds)
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
 def main(argv: list[str]) -> int:
