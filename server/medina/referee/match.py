@@ -97,6 +97,17 @@ class _Awaited:
         #: Extra wait granted because the referee's own loop noticed the deadline late.
         self.lag_s = 0.0
 
+    def excuse_lateness(self, late: float) -> bool:
+        """Whether the referee, noticing the hard deadline ``late`` seconds after it passed,
+        waits longer. Its loop was busy when the deadline passed, so a reply that reached the
+        server in time may not have come through the transport yet: the seat is not timed
+        out for the server's lateness. The wait is extended as long again, at most one more
+        allowance (or ``WRITE_WAIT_MIN_S``) in all."""
+        if late <= LAG_TOLERANCE_S or self.lag_s >= max(self.allowed_s, WRITE_WAIT_MIN_S):
+            return False
+        self.lag_s += 2 * late
+        return True
+
     @property
     def deadline(self) -> float:
         """When the seat's allowance runs out."""
@@ -532,24 +543,15 @@ class Match:
             if seat >= 0 and self.forfeits[seat] is not None:
                 return None
             awaited = self._awaited
-            until = awaited.hard_deadline if awaited is not None else deadline
+            due = awaited.hard_deadline if awaited is not None else deadline
+            until = due
             for by in self._reconnect_by:
                 if by is not None:
                     until = min(until, by)
             if now >= until:
-                if awaited is None or until != awaited.hard_deadline:
-                    return None
-                late = now - until
-                if late <= LAG_TOLERANCE_S or awaited.lag_s >= max(
-                    awaited.allowed_s, WRITE_WAIT_MIN_S
-                ):
-                    return None
-                # The loop was busy when the deadline passed, so a reply that reached the
-                # server in time may not have come through the transport yet: the seat is
-                # not timed out for the server's lateness. Wait as long again (at most one
-                # more allowance, or a second, in all), then judge.
-                awaited.lag_s += 2 * late
-                continue
+                if awaited is not None and until == due and awaited.excuse_lateness(now - due):
+                    continue
+                return None
             # One future and one timer per wait, not a Queue.get and a timeout scope: this
             # runs on every decision.
             waiter = loop.create_future()
