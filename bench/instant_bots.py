@@ -12,9 +12,10 @@ match's strikes and forfeits are counted (GetMatch). The measured window is the 
 after the warm-up: ``{"window": "start"}`` and ``{"window": "end"}`` are printed as it opens
 and closes (a parent samples the server's CPU then), and at the end one JSON line: decisions
 answered in the window, its length, matches finished, the CPU time this process used in the
-window, strikes, forfeits, seats whose stream failed, and the bot-seen latency p50/p99 in
-ms (a seat's reply sent -> the match's next request received, think time excluded). Uses only
-the generated stubs.
+window, strikes, forfeits, seats whose stream failed, matches whose result could not be
+read, CreateMatch calls refused, the bot-seen latency p50/p99 in ms (a seat's reply sent ->
+the match's next request received, think time excluded) and this process's own loop lag.
+Uses only the generated stubs.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from medina.v1 import (
     match_pb2,
 )
 
+#: What a seat's stream raises when it fails under the seat.
+STREAM_FAILED = (grpc.aio.AioRpcError, asyncio.InvalidStateError)
 CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1)]  # a connection per lane
 
 
@@ -82,6 +85,10 @@ class Lanes:
         self.forfeits = 0
         #: Seats whose stream failed (a gRPC error) instead of playing to the end.
         self.errors = 0
+        #: Matches whose result could not be read (lost with a worker that died).
+        self.lost = 0
+        #: CreateMatch calls refused, by status code.
+        self.refusals: dict[str, int] = {}
         self.latencies: list[float] = []
         token = os.environ.get("MEDINA_ORGANISER_TOKEN", "")
         self.auth = (("authorization", f"Bearer {token}"),) if token else ()
@@ -134,9 +141,15 @@ class Lanes:
                     ruleset=common_pb2.RULESET_MEDINA_V2, players=4, seed=seed, time_control=clock
                 )
                 seed += 1000
-                created = await stub.CreateMatch(
-                    admin_pb2.CreateMatchRequest(config=config), metadata=self.auth
-                )
+                try:
+                    created = await stub.CreateMatch(
+                        admin_pb2.CreateMatchRequest(config=config), metadata=self.auth
+                    )
+                except grpc.aio.AioRpcError as exc:
+                    # Refused or unavailable (a worker being replaced): counted, tried again.
+                    self.refusals[exc.code().name] = self.refusals.get(exc.code().name, 0) + 1
+                    await asyncio.sleep(0.1)
+                    continue
                 use_front = self.via_front or not created.HasField("endpoint")
                 where = channel(self.address if use_front else created.endpoint)
                 last_reply = [0.0]
@@ -144,15 +157,20 @@ class Lanes:
                     *(self.seat(where, t.token, last_reply, rng) for t in created.tokens),
                     return_exceptions=True,
                 )
-                # A seat whose stream failed is counted, not fatal: the benchmark reports.
-                self.errors += sum(isinstance(p, grpc.aio.AioRpcError) for p in played)
+                # A seat whose stream failed (an error status, or a write to a call that had
+                # already ended) is counted, not fatal: the benchmark reports.
+                self.errors += sum(isinstance(p, STREAM_FAILED) for p in played)
                 for p in played:
-                    if isinstance(p, BaseException) and not isinstance(p, grpc.aio.AioRpcError):
+                    if isinstance(p, BaseException) and not isinstance(p, STREAM_FAILED):
                         raise p
+                try:
+                    got = await stub.GetMatch(
+                        admin_pb2.GetMatchRequest(match_id=created.match_id), metadata=self.auth
+                    )
+                except grpc.aio.AioRpcError:
+                    self.lost += 1  # the server says why (a worker that died, say); go on
+                    continue
                 self.matches += 1
-                got = await stub.GetMatch(
-                    admin_pb2.GetMatchRequest(match_id=created.match_id), metadata=self.auth
-                )
                 strikes, forfeits = strikes_and_forfeits(got.match.result)
                 self.strikes += strikes
                 self.forfeits += forfeits
@@ -203,6 +221,8 @@ async def run(
         "strikes": lanes.strikes,
         "forfeits": lanes.forfeits,
         "errors": lanes.errors,
+        "lost": lanes.lost,
+        "refused": sum(lanes.refusals.values()),
         "p50_ms": _quantile_ms(lanes.latencies, 0.5),
         "p99_ms": _quantile_ms(lanes.latencies, 0.99),
         "bot_lag_p99_ms": _quantile_ms(lag, 0.99),
