@@ -23,6 +23,7 @@ FLOORS = [
     "protobuf==7.35.1",
     "grpcio-health-checking==1.85.1",
     "grpcio-reflection==1.85.1",
+    "googleapis-common-protos==1.76.0",
     "starlette==0.40.0",
     "uvicorn==0.30.0",
     "prometheus-client==0.20.0",

@@ -14,6 +14,7 @@ from medina.referee.record import DecisionEntry, DecisionSource, Header, Inciden
 from medina.referee.seat import (
     ConnectionSignal,
     DecisionRequest,
+    ForfeitNotice,
     MatchEnd,
     RejectionNotice,
     ReplySignal,
@@ -156,6 +157,7 @@ class FakeSeat:
         self.closed: list[int] = []
         self.updates: list[tuple[int, list[Event]]] = []
         self.ends: list[MatchEnd] = []
+        self.forfeits: list[ForfeitNotice] = []
         self.bot_name = f"bot{seat}"
 
     # -- the Seat protocol ----------------------------------------------------------------
@@ -178,6 +180,10 @@ class FakeSeat:
     def update(self, first_index: int, events: Sequence[Event]) -> None:
         """Record the events."""
         self.updates.append((first_index, list(events)))
+
+    def forfeited(self, notice: ForfeitNotice) -> None:
+        """Record the forfeit notice."""
+        self.forfeits.append(notice)
 
     def end(self, end: MatchEnd) -> None:
         """Record the end."""

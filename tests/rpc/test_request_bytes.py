@@ -13,11 +13,12 @@ from medina.v1 import arena_pb2
 from medina.wire import convert
 
 CLOCKS = [
-    ClockView(100, 0, None, 0),  # before the first reply: last_reply_ms absent
-    ClockView(0, 0, 0, 0),  # everything zero but present: the clock is still sent
-    ClockView(0, 0, None, 0),  # an all-default clock is present too
-    ClockView(250, 60_000, 17, 2),
-    ClockView(2**31, 2**32 - 1, 2**32 - 1, 300),
+    ClockView(100, 0, None, 0, has_bank=False),  # no bank: bank_left_ms absent
+    ClockView(100, 0, None, 0, has_bank=True),  # an empty bank: bank_left_ms present, 0
+    ClockView(0, 0, 0, 0, has_bank=False),  # everything zero but present: still sent
+    ClockView(0, 0, None, 0, has_bank=False),  # an all-default clock is present too
+    ClockView(250, 60_000, 17, 2, has_bank=True, strikes_left=1),
+    ClockView(2**31, 2**32 - 1, 2**32 - 1, 300, has_bank=True, strikes_left=2**32 - 1),
 ]
 
 
@@ -27,7 +28,10 @@ def reference(request: DecisionRequest, with_legal: bool) -> arena_pb2.PlayRespo
         time_left_ms=request.clock.time_left_ms,
         bank_ms=request.clock.bank_ms,
         strikes=request.clock.strikes,
+        strikes_left=request.clock.strikes_left,
     )
+    if request.clock.has_bank:
+        clock.bank_left_ms = request.clock.bank_ms
     if request.clock.last_reply_ms is not None:
         clock.last_reply_ms = request.clock.last_reply_ms
     msg = arena_pb2.DecisionRequest(

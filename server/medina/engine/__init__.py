@@ -20,11 +20,11 @@ from .errors import (
 from .follow import FollowError, GameFollower
 from .geometry import Geometry, Mask, Square, squares
 from .movegen import LegalMoves, legal_actions, legal_moves
-from .notation import parse_square, render, square_name
+from .notation import parse_square, render, square_name, squares_named
 from .observe import Observation, PalaceView, PlayerView, observe
 from .position import from_picture
 from .scoring import Breakdown, PalaceScore, Result, ranks, result
-from .setup import new_game
+from .setup import initial_supplies, new_game
 from .state import GameState, Phase
 from .turn import apply_action, is_legal
 from .types import NEUTRAL, NOBODY, UNCLAIMED, Action, ActionKind, Event, EventKind, Palace, Supply
@@ -75,6 +75,7 @@ __all__ = [
     "apply_action",
     "from_picture",
     "get_ruleset",
+    "initial_supplies",
     "is_legal",
     "legal_actions",
     "legal_moves",
@@ -86,4 +87,5 @@ __all__ = [
     "result",
     "square_name",
     "squares",
+    "squares_named",
 ]

@@ -19,6 +19,7 @@ Board pictures use one two-character token per square, separated by spaces:
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from .errors import NotationError
@@ -46,6 +47,26 @@ def square_name(g: Geometry, sq: Square) -> str:
     """``B2``-style name of a square."""
     row, col = divmod(sq, g.cols)
     return f"{COLUMN_LETTERS[col]}{row + 1}"
+
+
+_SQUARE_NAME = re.compile(r"\b([A-Z])([1-9][0-9]?)\b")
+
+
+def squares_named(g: Geometry, text: str) -> tuple[Square, ...]:
+    """The squares a message names in A1 notation, in the order it names them (each once).
+
+    Rule messages name squares only through ``square_name``, so this recovers them as data
+    (a refusal's ``squares``).
+    """
+    out: list[Square] = []
+    for m in _SQUARE_NAME.finditer(text):
+        col = COLUMN_LETTERS.find(m.group(1))
+        row = int(m.group(2)) - 1
+        if 0 <= col < g.cols and 0 <= row < g.rows:
+            sq = row * g.cols + col
+            if sq not in out:
+                out.append(sq)
+    return tuple(out)
 
 
 def parse_square(g: Geometry, text: str) -> Square:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .geometry import Mask
+from .scoring import Breakdown, breakdown
 from .state import GameState, Phase
 from .types import Event, Supply
 
@@ -42,6 +43,9 @@ class PlayerView:
     out_of_pieces: bool
     revealed: bool  # [v1-2p] supply shown after running low
     supply: Supply | None  # own seat, revealed, or full view; else None
+    #: Its score if the game ended now. Scoring reads public facts only (palaces, walls,
+    #: merchants, the well, tiles held), so every viewer may see every seat's.
+    score: Breakdown | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +103,7 @@ def observe(s: GameState, seat: int | None, *, full: bool = False, since: int = 
                 out_of_pieces=s.pieces_left(p) == 0,
                 revealed=revealed,
                 supply=s.supply_of(p) if visible else None,
+                score=breakdown(s, p),
             )
         )
     return Observation(

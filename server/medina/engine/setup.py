@@ -10,7 +10,7 @@ from .geometry import Square, squares
 from .movegen import decide, placements
 from .notation import square_name
 from .state import SLOTS, GameState, Phase
-from .types import NOBODY, Event, EventKind
+from .types import NOBODY, Event, EventKind, Supply
 from .variants import Ruleset, get_ruleset, with_colours
 
 
@@ -149,3 +149,9 @@ def _check_inner(s: GameState, what: str, sq: Square) -> Square:
         where = square_name(g, sq) if 0 <= sq < g.size else str(sq)
         raise SetupError(f"the {what} must go on an inner-city square; {where} is not one")
     return sq
+
+
+def initial_supplies(rules: Ruleset) -> tuple[Supply, ...]:
+    """Every seat's supply before the first placement (the ruleset's pieces), in seat order."""
+    s = empty_state(rules, 0, 0)
+    return tuple(s.supply_of(p) for p in range(rules.players))

@@ -36,9 +36,11 @@ def is_legal(s: GameState, a: Action) -> bool:
     return bool((moves.mask(kind, a.colour) >> sq) & 1)
 
 
-def apply_action(s: GameState, a: Action) -> GameState:
+def apply_action(s: GameState, a: Action, *, by_referee: bool = False) -> GameState:
     """The state after ``a``; ``s`` is left untouched.
 
+    ``by_referee`` marks the history entry of an action the referee chose for the seat (a
+    timeout's random action, a forfeited seat played on): a public fact, as at the table.
     Raises IllegalActionError naming the broken rule when ``a`` is not legal.
     """
     if not is_legal(s, a):
@@ -49,13 +51,17 @@ def apply_action(s: GameState, a: Action) -> GameState:
     kind = a.kind
     if kind is ActionKind.TEA:
         t.tea[seat] -= 1
-        t.emit(Event(EventKind.TEA_SPENT, seat=seat))
+        t.emit(Event(EventKind.TEA_SPENT, seat=seat, by_referee=by_referee))
         _end_turn(t)
         return t
     if kind is ActionKind.START_MERCHANT:
         t.merchants |= 1 << a.square
         t.street = 1 << a.square
-        t.emit(Event(EventKind.PLACED, seat=seat, piece=int(kind), square=a.square))
+        t.emit(
+            Event(
+                EventKind.PLACED, seat=seat, piece=int(kind), square=a.square, by_referee=by_referee
+            )
+        )
         t.phase = Phase.PLACING
         if t.rules.two_colour_roofs:
             _end_turn(t)  # [v1-2p] the start merchant is the whole opening turn
@@ -66,7 +72,12 @@ def apply_action(s: GameState, a: Action) -> GameState:
     # The placement is announced before its consequences (tiles, tea, removals).
     t.emit(
         Event(
-            EventKind.PLACED, seat=seat, piece=int(kind), square=a.square, colour=_colour_of(t, a)
+            EventKind.PLACED,
+            seat=seat,
+            piece=int(kind),
+            square=a.square,
+            colour=_colour_of(t, a),
+            by_referee=by_referee,
         )
     )
     _place(t, seat, a)

@@ -107,6 +107,8 @@ class Event:
     target: int = NOBODY
     count: int = 0
     supply: Supply | None = None
+    #: A placement or tea break the referee chose for the seat (a timeout, a forfeited seat).
+    by_referee: bool = False
 
 
 @dataclass(frozen=True, slots=True)

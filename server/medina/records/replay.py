@@ -16,11 +16,15 @@ from medina.engine import (
 from medina.engine.notation import COLOUR_LETTERS
 from medina.referee.config import MatchSettings
 from medina.referee.errors import ConfigError
+from medina.v1 import record_pb2
 from medina.wire.convert import MalformedActionError, action_from_proto
 from medina.wire.settings import settings_from_proto
 
 from .errors import RecordError
 from .reader import Record
+
+#: Decisions the referee made for a seat.
+_REFEREE_SOURCES = (record_pb2.DECISION_SOURCE_TIMEOUT, record_pb2.DECISION_SOURCE_FALLBACK)
 
 
 class ReplayError(RecordError):
@@ -106,7 +110,8 @@ def replay(record: Record) -> Iterator[Step]:
         except MalformedActionError as exc:
             raise ReplayError(line, f"decision {index}: malformed action: {exc}", index) from None
         try:
-            after = apply_action(s, action)
+            # The referee's own choices are marked in the history, as they were live.
+            after = apply_action(s, action, by_referee=entry.source in _REFEREE_SOURCES)
         except IllegalActionError as exc:
             raise ReplayError(
                 line, f"decision {index} ({describe(s, action)}) is illegal: {exc.message}", index

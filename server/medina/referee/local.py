@@ -11,7 +11,14 @@ from medina.engine import Action, Event, GameState, legal_moves
 from .config import MatchSettings
 from .match import Match
 from .record import RecordSink
-from .seat import DecisionRequest, MatchEnd, RejectionNotice, ReplySignal, Signal
+from .seat import (
+    DecisionRequest,
+    ForfeitNotice,
+    MatchEnd,
+    RejectionNotice,
+    ReplySignal,
+    Signal,
+)
 
 #: A policy sees the referee's full state (in-process bots are trusted code).
 Policy = Callable[[GameState, DecisionRequest], Action]
@@ -28,6 +35,7 @@ class LocalSeat:
         self.rejections: list[RejectionNotice] = []
         self.ended: MatchEnd | None = None
         self.events_seen = 0
+        self.forfeits: list[ForfeitNotice] = []
 
     def request(self, request: DecisionRequest) -> None:
         """Decide at once and hand the reply to the referee."""
@@ -45,6 +53,10 @@ class LocalSeat:
     def update(self, first_index: int, events: Sequence[Event]) -> None:
         """Count the events seen."""
         self.events_seen = first_index + len(events)
+
+    def forfeited(self, notice: ForfeitNotice) -> None:
+        """Keep the notice (tests read it)."""
+        self.forfeits.append(notice)
 
     def end(self, end: MatchEnd) -> None:
         """Keep the end."""

@@ -22,6 +22,7 @@ from medina.engine import (
     observe,
     result,
 )
+from medina.engine.notation import squares_named
 from medina.engine.turn import explain
 
 from .clock import SeatClock
@@ -42,6 +43,7 @@ from .seat import (
     AbortSignal,
     ClockView,
     DecisionRequest,
+    ForfeitNotice,
     MatchEnd,
     MatchObserver,
     ProcessExitSignal,
@@ -326,7 +328,9 @@ class Match:
             # critical path (so a turn reaches the others with the next turn's first reply).
             if self._broadcast(exclude=seat):
                 await asyncio.sleep(0)  # let the updates go out before the next request
-        self.state = apply_action(s, entry.action)
+        self.state = apply_action(
+            s, entry.action, by_referee=entry.source is not DecisionSource.BOT
+        )
         self.sink.decision(entry)
 
     def _broadcast(self, exclude: int) -> bool:
@@ -352,6 +356,13 @@ class Match:
                 sent = True
         return sent
 
+    def _strikes_left(self, seat: int) -> int:
+        """Timeouts ``seat`` may still take before the next one forfeits it."""
+        policies = self.settings.policies
+        if policies.on_timeout is TimeoutPolicy.FORFEIT:
+            return 0
+        return max(0, policies.max_strikes - self.strikes[seat] - 1)
+
     def _random_action(self) -> Action:
         moves = legal_moves(self.state)
         return moves.nth(self._rng.randrange(len(moves)))
@@ -370,16 +381,28 @@ class Match:
         observation = observe(s, seat, since=first)
         awaited = _Awaited(seat, rid, allowed / 1000, self.settings.time.grace_ms / 1000)
 
+        has_bank = self.settings.time.bank_ms > 0
+        strikes_left = self._strikes_left(seat)
+
         def view(now: float) -> ClockView:
             left = max(0, int((awaited.deadline - now) * 1000))
-            return ClockView(left, clock.bank_ms, clock.last_reply_ms, self.strikes[seat])
+            return ClockView(
+                left, clock.bank_ms, clock.last_reply_ms, self.strikes[seat], has_bank, strikes_left
+            )
 
         request = DecisionRequest(
             rid,
             seat,
             observation,
             legal,
-            ClockView(allowed, clock.bank_ms, clock.last_reply_ms, self.strikes[seat]),
+            ClockView(
+                allowed,
+                clock.bank_ms,
+                clock.last_reply_ms,
+                self.strikes[seat],
+                has_bank,
+                strikes_left,
+            ),
         )
         awaited.awaiting_write = bool(self.seats[seat].request(request))
         # The seat's clock starts once the request is handed to the transport: building and
@@ -440,6 +463,7 @@ class Match:
                         rejection.message,
                         left,
                         view(loop.time()),
+                        self._squares_of(rejection),
                     )
                 )
                 continue
@@ -469,6 +493,15 @@ class Match:
             log.exception("match %s: explaining %r failed", self.match_id, action)
             exc = IllegalActionError("illegal", f"illegal action ({bad.__class__.__name__})")
         return Rejection(action, ErrorCode.ILLEGAL_ACTION, exc.rule, exc.message)
+
+    def _squares_of(self, rejection: Rejection) -> tuple[int, ...]:
+        """The squares a refusal names: the action's own first, then those of its message."""
+        g = self.state.rules.geometry
+        named = squares_named(g, rejection.message)
+        action = rejection.action
+        if action is None or not 0 <= action.square < g.size:
+            return named
+        return (action.square, *(sq for sq in named if sq != action.square))
 
     def _timeout(
         self,
@@ -637,6 +670,9 @@ class Match:
         log.info("match %s seat %d forfeits: %s (%s)", self.match_id, seat, cause.name, detail)
         if self.phase is not MatchPhase.WAITING:
             self._incident(IncidentKind.FORFEIT, seat, detail, cause)
+        notice = ForfeitNotice(seat, cause, detail, self.strikes[seat])
+        for obj in self.seats:
+            obj.forfeited(notice)
 
     def _incident(
         self, kind: IncidentKind, seat: int, detail: str, termination: Termination | None = None

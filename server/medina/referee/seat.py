@@ -8,7 +8,7 @@ from typing import Protocol
 
 from medina.engine import Action, Event, LegalMoves, Observation
 
-from .outcome import MatchOutcome
+from .outcome import MatchOutcome, Termination
 from .record import ErrorCode
 
 
@@ -17,9 +17,13 @@ class ClockView:
     """The clock of one decision as the seat is told it."""
 
     time_left_ms: int
-    bank_ms: int
+    bank_ms: int  # bank left; 0 both without a bank and with an empty one (see has_bank)
     last_reply_ms: int | None  # None before the seat's first reply
     strikes: int
+    #: Whether the match has a bank at all (``bank_ms`` 0 is then an empty bank).
+    has_bank: bool = True
+    #: Further timeouts the seat may take before the next one forfeits it.
+    strikes_left: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +47,18 @@ class RejectionNotice:
     message: str
     rejections_left: int
     clock: ClockView
+    #: The squares the refusal names, as data (the action's square first when it has one).
+    squares: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ForfeitNotice:
+    """``seat`` forfeited: from now on the referee plays it. Every seat is told at once."""
+
+    seat: int
+    termination: Termination
+    detail: str
+    strikes: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +91,9 @@ class Seat(Protocol):
         False: nothing was sent now (the seat holds them for its next request), so the
         referee need not let the transport run before asking the next seat.
         """
+
+    def forfeited(self, notice: ForfeitNotice) -> None:
+        """A seat (this one or another) forfeited."""
 
     def end(self, end: MatchEnd) -> None:
         """The match is over."""

@@ -21,6 +21,7 @@ from medina.wire import convert
 from .admission import AdmissionLimits, LoopLag, refusal
 from .auth import require_organiser
 from .host import Arena, ArenaClosedError, HostedMatch
+from .idempotency import CreatedMatches, RequestIdError
 from .limits import ClientSlots, stream_slot
 from .listing import (
     SORT_KEYS_METADATA,
@@ -30,6 +31,7 @@ from .listing import (
     page_size,
     paginate,
 )
+from .status import Reason, abort
 
 Context = grpc.aio.ServicerContext[Any, Any]
 log = logging.getLogger("medina.rpc")
@@ -107,29 +109,52 @@ class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
         self.token = organiser_token
         self.admission = admission or AdmissionLimits(max_loop_lag_ms=None)
         self.lag = lag or LoopLag()
+        self.created = CreatedMatches()
 
     async def CreateMatch(
         self, request: admin_pb2.CreateMatchRequest, context: Context
     ) -> admin_pb2.CreateMatchResponse:
-        """Create a match from a configuration."""
+        """Create a match from a configuration (once per request id)."""
         await require_organiser(context, self.token)
+        try:
+            return await self.created.once(request, lambda: self._create(request, context))
+        except RequestIdError as exc:
+            await abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                Reason.REQUEST_ID_REUSED if exc.reused else Reason.REQUEST_INVALID,
+                str(exc),
+                field="request_id",
+            )
+
+    async def _create(
+        self, request: admin_pb2.CreateMatchRequest, context: Context
+    ) -> admin_pb2.CreateMatchResponse:
         try:
             settings = convert.settings_from_proto(request.config)
         except ConfigError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"bad match config: {exc}")
+            await abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                Reason.MATCH_CONFIG_INVALID,
+                f"bad match config: {exc}",
+            )
         refused = refusal(self.admission, len(self.arena.running()), self.lag.ms)
         if refused is not None:
             log.warning("CreateMatch refused: %s", refused)
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, Reason.SERVER_FULL, refused)
         try:
             hosted = self.arena.create(settings)
         except ArenaClosedError as exc:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
+            await abort(context, grpc.StatusCode.UNAVAILABLE, Reason.SHUTTING_DOWN, str(exc))
         except (RecordError, OSError) as exc:
             # No record, no match: a full or read-only disk is the operator's to fix.
             log.error("cannot create a match: %s", exc)
-            await context.abort(
-                grpc.StatusCode.UNAVAILABLE, f"cannot create the match record: {exc}"
+            await abort(
+                context,
+                grpc.StatusCode.UNAVAILABLE,
+                Reason.RECORD_UNWRITABLE,
+                f"cannot create the match record: {exc}",
             )
         return admin_pb2.CreateMatchResponse(
             match_id=hosted.match_id,
@@ -158,7 +183,7 @@ class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
             size = page_size(request.page_size if request.HasField("page_size") else None)
             page = paginate(entries, size, request.page_token)
         except ListingError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, Reason.REQUEST_INVALID, str(exc))
         if _wants_keys(context):
             context.set_trailing_metadata(((SORT_KEYS_METADATA, encode_keys(page.keys)),))
         return admin_pb2.ListMatchesResponse(
@@ -219,13 +244,22 @@ async def _find(arena: Arena, match_id: str, context: Context) -> HostedMatch:
     entry = arena.stored.entry(match_id) if hosted is None else None
     if entry is not None:
         state = entry.state.value
-        await context.abort(
+        await abort(
+            context,
             grpc.StatusCode.FAILED_PRECONDITION,
+            Reason.MATCH_ENDED,
             f"match {match_id} has ended ({state}); only its record remains",
+            match_id=match_id,
+            state=state,
         )
     if hosted is None:
-        await context.abort(grpc.StatusCode.NOT_FOUND, f"no match with id {match_id!r}")
-    assert hosted is not None
+        await abort(
+            context,
+            grpc.StatusCode.NOT_FOUND,
+            Reason.MATCH_NOT_FOUND,
+            f"no match with id {match_id!r}",
+            match_id=match_id,
+        )
     return hosted
 
 

@@ -10,19 +10,19 @@ from collections.abc import AsyncIterator
 import grpc
 from google.protobuf.message import DecodeError
 
-from medina.engine import observe
+from medina.engine import initial_supplies, observe
 from medina.referee.seat import ConnectionSignal
 from medina.v1 import arena_pb2, common_pb2
 from medina.wire import convert
+from medina.wire.protocol import PROTOCOL_MINOR, PROTOCOL_VERSION, features_for
 
 from .grpc_seat import Connection, GrpcSeat
 from .host import Arena, HostedMatch
-from .limits import ClientSlots, FloodGuard, Limits, stream_slot
+from .limits import ClientSlots, FloodGuard, Limits, Oversize, sized, stream_slot
+from .status import Reason, abort
 from .tokens import same_token
 
 log = logging.getLogger("medina.rpc")
-
-PROTOCOL_VERSION = 1
 
 
 class ArenaServicer:
@@ -54,7 +54,8 @@ class ArenaServicer:
     ) -> AsyncIterator[arena_pb2.PlayResponse | bytes]:
         hosted, seat, hello = await self._handshake(request_iterator, context)
         grpc_seat = hosted.seats[seat]
-        conn = grpc_seat.attach(hello.omit_legal_actions, hello.omit_updates)
+        features, opted = features_for(hello.features)
+        conn = grpc_seat.attach(hello.omit_legal_actions, hello.omit_updates, opted)
         match = hosted.match
         clean = False  # stays False when the handler is cancelled (the bot vanished)
         try:
@@ -65,6 +66,11 @@ class ArenaServicer:
                 config=convert.settings_to_proto(match.settings),
                 resume_token=hosted.resume_tokens[seat],
                 observation=convert.observation_to_proto(observe(match.state, seat)),
+                protocol_minor=PROTOCOL_MINOR,
+                features=features,
+                initial_supplies=[
+                    convert.supply_to_proto(x) for x in initial_supplies(match.state.rules)
+                ],
             )
             yield arena_pb2.PlayResponse(welcome=welcome)
             log.info(
@@ -88,7 +94,8 @@ class ArenaServicer:
                 yield message
                 grpc_seat.written(conn, message)
             if conn.status is not None:
-                await context.abort(*conn.status)
+                code, reason, text = conn.status
+                await abort(context, code, reason, text, match_id=match.match_id, seat=seat)
         finally:
             # The reader is not cancelled: cancelling a pending gRPC read leaks the read's
             # state in grpc.aio (about 80 bytes a stream, never freed). Once this handler
@@ -110,39 +117,74 @@ class ArenaServicer:
             async with asyncio.timeout(self.limits.handshake_timeout_s):
                 first = await anext(request_iterator)
         except TimeoutError:
-            await context.abort(
+            await abort(
+                context,
                 grpc.StatusCode.DEADLINE_EXCEEDED,
+                Reason.HELLO_TIMEOUT,
                 f"no Hello within {self.limits.handshake_timeout_s:g} s of opening the stream",
+                timeout_ms=int(self.limits.handshake_timeout_s * 1000),
             )
         except StopAsyncIteration:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "stream closed before Hello")
-        except DecodeError as exc:
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, f"the first message is not a PlayRequest: {exc}"
+            await abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                Reason.HELLO_MISSING,
+                "stream closed before Hello",
             )
+        except DecodeError as exc:
+            await abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                Reason.MESSAGE_MALFORMED,
+                f"the first message is not a PlayRequest: {exc}",
+            )
+        if isinstance(first, Oversize):
+            await first.refuse(context)
         if not first.HasField("hello"):
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, "the first message of a stream must be Hello"
+            await abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                Reason.HELLO_MISSING,
+                "the first message of a stream must be Hello",
             )
         hello = first.hello
         if hello.protocol_version != PROTOCOL_VERSION:
-            await context.abort(
+            await abort(
+                context,
                 grpc.StatusCode.FAILED_PRECONDITION,
+                Reason.PROTOCOL_VERSION_UNSUPPORTED,
                 f"protocol version {hello.protocol_version} is not supported; "
                 f"this server speaks version {PROTOCOL_VERSION}",
+                supported=PROTOCOL_VERSION,
+                minor=PROTOCOL_MINOR,
             )
         found = self.arena.find_seat(hello.token)
         if found is None:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown seat token")
-        assert found is not None  # abort() raised otherwise
+            await abort(
+                context,
+                grpc.StatusCode.UNAUTHENTICATED,
+                Reason.SEAT_TOKEN_UNKNOWN,
+                "unknown seat token",
+            )
         hosted, seat = found
         match = hosted.match
         if match.outcome is not None:
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "the match is over")
-        if match.is_forfeited(seat):
-            await context.abort(
+            await abort(
+                context,
                 grpc.StatusCode.FAILED_PRECONDITION,
+                Reason.MATCH_OVER,
+                "the match is over",
+                match_id=match.match_id,
+                seat=seat,
+            )
+        if match.is_forfeited(seat):
+            await abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                Reason.SEAT_FORFEITED,
                 f"seat {seat} has forfeited and cannot be taken up again",
+                match_id=match.match_id,
+                seat=seat,
             )
         grpc_seat: GrpcSeat = hosted.seats[seat]
         # The seat token opens its seat whenever no stream holds it (a bot that restarted
@@ -151,11 +193,15 @@ class ArenaServicer:
         if grpc_seat.connection is not None and not same_token(
             hello.resume_token, hosted.resume_tokens[seat]
         ):
-            await context.abort(
+            await abort(
+                context,
                 grpc.StatusCode.ALREADY_EXISTS,
+                Reason.SEAT_TAKEN,
                 f"seat {seat} is held by another live stream; to take it over (a connection "
                 "that broke without the server noticing), send the resume token from that "
                 "stream's Welcome, or connect again once that stream has ended",
+                match_id=match.match_id,
+                seat=seat,
             )
         return hosted, seat, hello
 
@@ -171,6 +217,10 @@ class ArenaServicer:
             async for message in request_iterator:
                 if grpc_seat.connection is not conn:
                     return  # superseded by a reconnect
+                if isinstance(message, Oversize):
+                    conn.crashed = True
+                    conn.status = message.status()
+                    return
                 is_reply = message.HasField("reply")
                 if is_reply and grpc_seat.expects(message.reply.request_id):
                     grpc_seat.on_reply(conn, message.reply)
@@ -187,6 +237,7 @@ class ArenaServicer:
                     conn.crashed = True
                     conn.status = (
                         grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        Reason.FLOODING,
                         f"closed after {self.limits.flood_disconnect_after} unsolicited messages "
                         f"beyond the limit ({self.limits.unsolicited_per_second:g} per second, "
                         f"bursts of {self.limits.unsolicited_burst})",
@@ -197,6 +248,7 @@ class ArenaServicer:
             conn.crashed = True
             conn.status = (
                 grpc.StatusCode.INVALID_ARGUMENT,
+                Reason.MESSAGE_MALFORMED,
                 f"a message from the bot is not a PlayRequest: {exc}",
             )
         except grpc.aio.AioRpcError:
@@ -217,7 +269,9 @@ def add_arena_service(servicer: ArenaServicer, server: grpc.aio.Server) -> None:
     handlers = {
         "Play": grpc.stream_stream_rpc_method_handler(
             servicer.Play,
-            request_deserializer=arena_pb2.PlayRequest.FromString,
+            request_deserializer=sized(
+                arena_pb2.PlayRequest.FromString, servicer.limits.max_message_bytes
+            ),
             response_serializer=_serialize,
         )
     }

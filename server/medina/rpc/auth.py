@@ -6,6 +6,7 @@ from typing import Any
 
 import grpc
 
+from .status import Reason, abort
 from .tokens import same_token
 
 
@@ -18,7 +19,9 @@ async def require_organiser(context: grpc.aio.ServicerContext[Any, Any], token: 
         if key == "authorization" and isinstance(value, str):
             given = value.removeprefix("Bearer ").strip()
     if not same_token(given, token):
-        await context.abort(
+        await abort(
+            context,
             grpc.StatusCode.UNAUTHENTICATED,
+            Reason.ORGANISER_TOKEN_INVALID,
             "organiser calls need 'authorization: Bearer <organiser token>' metadata",
         )

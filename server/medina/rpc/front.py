@@ -31,6 +31,7 @@ from .front_admin import FrontCatalog, FrontMatchServicer, relay
 from .limits import ClientSlots, Limits, stream_slot
 from .routes import ROUTES_KEPT, Route, Routes
 from .server import ServerConfig, server_options, start_serving, tune_gc
+from .status import Reason, abort
 from .workers import Worker, WorkerPool
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -103,13 +104,20 @@ class Forwarder:
             async with asyncio.timeout(self.limits.handshake_timeout_s):
                 return await anext(requests)
         except TimeoutError:
-            await context.abort(
+            await abort(
+                context,
                 grpc.StatusCode.DEADLINE_EXCEEDED,
+                Reason.HELLO_TIMEOUT,
                 f"no Hello within {self.limits.handshake_timeout_s:g} s of opening the stream",
+                timeout_ms=int(self.limits.handshake_timeout_s * 1000),
             )
         except StopAsyncIteration:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "stream closed before Hello")
-        raise AssertionError("abort returned")
+            await abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                Reason.HELLO_MISSING,
+                "stream closed before Hello",
+            )
 
     async def _open(
         self, first: bytes, context: Context
@@ -133,8 +141,11 @@ class Forwarder:
         else:
             candidates = candidates[:1]
         if not candidates:
-            await context.abort(
-                grpc.StatusCode.UNAVAILABLE, "no worker process is running; try again shortly"
+            await abort(
+                context,
+                grpc.StatusCode.UNAVAILABLE,
+                Reason.NO_WORKER,
+                "no worker process is running; try again shortly",
             )
         for n, worker in enumerate(candidates):
             call = worker.play()

@@ -20,6 +20,7 @@ from medina.v1 import admin_pb2, admin_pb2_grpc
 from .admin_servicer import STORED_STATE, stored_summary
 from .admission import AdmissionLimits, LoopLag, refusal
 from .auth import require_organiser
+from .idempotency import CreatedMatches, RequestIdError
 from .listing import (
     SORT_KEYS_METADATA,
     ListingError,
@@ -32,6 +33,7 @@ from .listing import (
     paginate,
 )
 from .routes import Route, Routes
+from .status import Reason, abort
 from .workers import Worker, WorkerPool
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -107,26 +109,48 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
         #: Whether CreateMatch tells bots the worker's own address (see the proto's endpoint).
         self.advertise = advertise
         self.accepting = True
+        self.created = CreatedMatches()
 
     async def CreateMatch(
         self, request: admin_pb2.CreateMatchRequest, context: Context
     ) -> admin_pb2.CreateMatchResponse:
-        """Create the match on the worker with the fewest matches waiting or running."""
+        """Create the match on the worker with the fewest matches waiting or running (once
+        per request id: the front remembers, as a retry may reach another worker)."""
         await require_organiser(context, self.token)
+        try:
+            return await self.created.once(request, lambda: self._create(request, context))
+        except RequestIdError as exc:
+            await abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                Reason.REQUEST_ID_REUSED if exc.reused else Reason.REQUEST_INVALID,
+                str(exc),
+                field="request_id",
+            )
+
+    async def _create(
+        self, request: admin_pb2.CreateMatchRequest, context: Context
+    ) -> admin_pb2.CreateMatchResponse:
         if not self.accepting:
-            await context.abort(
-                grpc.StatusCode.UNAVAILABLE, "the server is shutting down and takes no new matches"
+            await abort(
+                context,
+                grpc.StatusCode.UNAVAILABLE,
+                Reason.SHUTTING_DOWN,
+                "the server is shutting down and takes no new matches",
             )
         workers = self.pool.live()
         if not workers:
-            await context.abort(
-                grpc.StatusCode.UNAVAILABLE, "no worker process is running; try again shortly"
+            await abort(
+                context,
+                grpc.StatusCode.UNAVAILABLE,
+                Reason.NO_WORKER,
+                "no worker process is running; try again shortly",
             )
         counted = await asyncio.gather(*(self._load(w) for w in workers))
         refused = refusal(self.admission, sum(n for n in counted if n is not None), self.lag.ms)
         if refused is not None:
             log.warning("CreateMatch refused: %s", refused)
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, Reason.SERVER_FULL, refused)
         # Counted now, with the creations other calls have under way (no await in between);
         # a worker that did not answer is tried last.
         loads = [UNKNOWN_LOAD if n is None else n for n in counted]
@@ -181,7 +205,7 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
             size = page_size(request.page_size if request.HasField("page_size") else None)
             decode_token(request.page_token)
         except ListingError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, Reason.REQUEST_INVALID, str(exc))
         states = {int(s) for s in request.states}
         own = [
             ((0, m.mtime, m.match_id), stored_summary(m))
@@ -240,10 +264,14 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
         await self.refuse_lost(request.match_id, context)
         stored = self.records.stored.get(request.match_id)
         if stored is not None:
-            await context.abort(
+            await abort(
+                context,
                 grpc.StatusCode.FAILED_PRECONDITION,
+                Reason.MATCH_ENDED,
                 f"match {request.match_id} has ended ({stored.state.value}); "
                 "only its record remains",
+                match_id=request.match_id,
+                state=stored.state.value,
             )
 
         async def ask(w: Worker) -> admin_pb2.AbortMatchResponse:
@@ -258,10 +286,13 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
         """UNAVAILABLE, naming the worker, for a match whose worker died."""
         route = self.routes.match(match_id)
         if route is not None and self.pool.find(route.slot, route.generation) is None:
-            await context.abort(
+            await abort(
+                context,
                 grpc.StatusCode.UNAVAILABLE,
+                Reason.WORKER_LOST,
                 f"match {match_id} was lost: {self.pool.describe(route.slot, route.generation)}, "
                 "which held it, died; its record ends where it stopped",
+                match_id=match_id,
             )
 
     async def locate(self, match_id: str, context: Context) -> Worker:
@@ -270,9 +301,13 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
         await self.refuse_lost(match_id, context)
         stored = self.records.stored.get(match_id)
         if stored is not None:
-            await context.abort(
+            await abort(
+                context,
                 grpc.StatusCode.FAILED_PRECONDITION,
+                Reason.MATCH_ENDED,
                 f"match {match_id} has ended ({stored.state.value}); only its record remains",
+                match_id=match_id,
+                state=stored.state.value,
             )
         route = self.routes.match(match_id)
         if route is not None:
@@ -346,8 +381,11 @@ async def _pick(
     """The answer of the worker holding the match: a live one's, then one known from its
     record; else the call ends with the most telling error (NOT_FOUND when nobody knows it)."""
     if not answers:
-        await context.abort(
-            grpc.StatusCode.UNAVAILABLE, "no worker process is running; try again shortly"
+        await abort(
+            context,
+            grpc.StatusCode.UNAVAILABLE,
+            Reason.NO_WORKER,
+            "no worker process is running; try again shortly",
         )
 
     def rank(item: tuple[Worker, Any]) -> int:
@@ -369,7 +407,13 @@ async def relay(context: Context, worker: Worker, exc: grpc.aio.AioRpcError) -> 
     if not worker.alive and code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
         # Whether the dropped connection or the front's own clean-up of the dead worker's
         # calls (CANCELLED) came first, the client's answer is the same: the worker is gone.
-        code = grpc.StatusCode.UNAVAILABLE
-        details = f"{worker.name} died: {details}"
+        await abort(
+            context,
+            grpc.StatusCode.UNAVAILABLE,
+            Reason.WORKER_LOST,
+            f"{worker.name} died: {details}",
+            worker=worker.name,
+        )
+    # The worker's trailers carry its status details (the ErrorInfo) to the client.
     await context.abort(code, details, exc.trailing_metadata() or ())
     raise AssertionError("abort returned")

@@ -13,6 +13,7 @@ from medina.referee.record import ErrorCode
 from medina.referee.seat import (
     ClockView,
     DecisionRequest,
+    ForfeitNotice,
     MatchEnd,
     RejectionNotice,
     ReplySignal,
@@ -22,6 +23,8 @@ from medina.referee.seat import (
 from medina.v1 import arena_pb2
 from medina.wire import convert
 from medina.wire.packed import field, key, scalar, varint
+
+from .status import Reason
 
 #: What the writer side of a stream consumes: a message, or a ``PlayResponse`` already
 #: serialized (decision requests, built as wire bytes); None closes the stream.
@@ -36,15 +39,24 @@ _TIME_LEFT = key(arena_pb2.Clock, "time_left_ms")[1]
 _BANK = key(arena_pb2.Clock, "bank_ms")[1]
 _LAST_REPLY = key(arena_pb2.Clock, "last_reply_ms")[1]
 _STRIKES = key(arena_pb2.Clock, "strikes")[1]
+_BANK_LEFT = key(arena_pb2.Clock, "bank_left_ms")[1]
+_STRIKES_LEFT = key(arena_pb2.Clock, "strikes_left")[1]
+
+#: The opt-in feature that sends ``SeatForfeited`` messages (docs/protocol.md, "Features").
+FORFEIT_NOTICES = "forfeit-notices"
 
 
 class Connection:
     """One live stream of a seat."""
 
-    def __init__(self, omit_legal: bool, omit_updates: bool = False) -> None:
+    def __init__(
+        self, omit_legal: bool, omit_updates: bool = False, features: frozenset[str] = frozenset()
+    ) -> None:
         self.queue: Outgoing = asyncio.Queue()
         self.omit_legal = omit_legal
         self.omit_updates = omit_updates
+        #: The opt-in features in effect on this stream (message kinds a 1.0 bot lacks).
+        self.features = features
         #: With omit_updates: the events held back since the seat's last request (engine
         #: events, converted only if the match ends before the next request carries them),
         #: and the history index of the first.
@@ -55,8 +67,8 @@ class Connection:
         self.timed: bytes | None = None
         self.timed_request = 0
         self.crashed = False  # the bot's side failed rather than closing cleanly
-        #: Set to end the stream with this status instead of OK.
-        self.status: tuple[grpc.StatusCode, str] | None = None
+        #: Set to end the stream with this status (and ErrorInfo reason) instead of OK.
+        self.status: tuple[grpc.StatusCode, Reason, str] | None = None
 
     def send(self, message: arena_pb2.PlayResponse | bytes) -> None:
         """Queue a message for the stream."""
@@ -114,6 +126,7 @@ class GrpcSeat:
                         message=notice.message,
                         rejections_left=max(0, notice.rejections_left),
                         clock=_clock(notice.clock),
+                        squares=notice.squares,
                     )
                 )
             )
@@ -139,6 +152,21 @@ class GrpcSeat:
         conn.send(arena_pb2.PlayResponse(update=update))
         return True
 
+    def forfeited(self, notice: ForfeitNotice) -> None:
+        """Tell a bot that asked for forfeit notices."""
+        conn = self.connection
+        if conn is not None and FORFEIT_NOTICES in conn.features:
+            conn.send(
+                arena_pb2.PlayResponse(
+                    forfeited=arena_pb2.SeatForfeited(
+                        seat=notice.seat,
+                        termination=int(notice.termination),  # type: ignore[arg-type]
+                        detail=notice.detail,
+                        strikes=notice.strikes,
+                    )
+                )
+            )
+
     def end(self, end: MatchEnd) -> None:
         """Send the result and close the stream."""
         self.ended = True
@@ -157,12 +185,14 @@ class GrpcSeat:
 
     # -- transport side (called by the servicer) ---------------------------------------
 
-    def attach(self, omit_legal: bool, omit_updates: bool = False) -> Connection:
+    def attach(
+        self, omit_legal: bool, omit_updates: bool = False, features: frozenset[str] = frozenset()
+    ) -> Connection:
         """A new stream takes the seat; an older one is closed."""
         old = self.connection
         if old is not None:
             old.close()
-        conn = Connection(omit_legal, omit_updates)
+        conn = Connection(omit_legal, omit_updates, features)
         self.connection = conn
         self.ever_connected = True
         return conn
@@ -245,7 +275,9 @@ def request_bytes(request: DecisionRequest, *, with_legal: bool) -> bytes:
                 scalar(_TIME_LEFT, clock.time_left_ms)
                 + scalar(_BANK, clock.bank_ms)
                 + (b"" if last is None else _LAST_REPLY + varint(last))
-                + scalar(_STRIKES, clock.strikes),
+                + scalar(_STRIKES, clock.strikes)
+                + (_BANK_LEFT + varint(clock.bank_ms) if clock.has_bank else b"")
+                + scalar(_STRIKES_LEFT, clock.strikes_left),
             ),
         )
     )
@@ -263,4 +295,6 @@ def _clock(view: ClockView) -> arena_pb2.Clock:
         bank_ms=view.bank_ms,
         last_reply_ms=view.last_reply_ms,
         strikes=view.strikes,
+        bank_left_ms=view.bank_ms if view.has_bank else None,
+        strikes_left=view.strikes_left,
     )

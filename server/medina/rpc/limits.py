@@ -15,11 +15,18 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 import grpc
 
+from .status import Reason, abort
+
 Context = grpc.aio.ServicerContext[Any, Any]
+T = TypeVar("T")
+
+#: gRPC's own ceiling on a received message. The server's limit (``max_message_bytes``) is
+#: enforced on bot streams by ``sized`` instead, so that the refusal can carry its reason.
+CORE_MESSAGE_CEILING = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -147,6 +154,39 @@ class ClientSlots:
             self.open.pop(client, None)
 
 
+@dataclass(frozen=True, slots=True)
+class Oversize:
+    """A message over the size limit, in place of the message (see ``sized``)."""
+
+    size: int
+    limit: int
+
+    def status(self) -> tuple[grpc.StatusCode, Reason, str]:
+        """The status that ends the stream."""
+        return (
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            Reason.MESSAGE_TOO_LARGE,
+            f"a message of {self.size} bytes is over the limit of {self.limit} bytes",
+        )
+
+    async def refuse(self, context: Context) -> NoReturn:
+        """End the call with that status."""
+        code, reason, text = self.status()
+        await abort(context, code, reason, text, limit=self.limit, size=self.size)
+
+
+def sized(parse: Callable[[bytes], T], limit: int) -> Callable[[bytes], T | Oversize]:
+    """A request deserializer that yields ``Oversize`` for a message over ``limit`` bytes
+    instead of parsing it (gRPC's own limit would end the call without a reason)."""
+
+    def deserialize(data: bytes) -> T | Oversize:
+        if len(data) > limit:
+            return Oversize(len(data), limit)
+        return parse(data)
+
+    return deserialize
+
+
 @asynccontextmanager
 async def stream_slot(slots: ClientSlots, context: Context) -> AsyncIterator[None]:
     """Hold one of the calling client's stream slots for the body; a client at its limit
@@ -154,7 +194,13 @@ async def stream_slot(slots: ClientSlots, context: Context) -> AsyncIterator[Non
     try:
         client = slots.acquire(context.peer())
     except StreamSlotsExhausted as exc:
-        await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+        await abort(
+            context,
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            Reason.TOO_MANY_STREAMS,
+            str(exc),
+            limit=slots.limit,
+        )
     try:
         yield
     finally:

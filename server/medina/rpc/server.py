@@ -20,7 +20,7 @@ from .admin_servicer import MatchServicer, SpectatorServicer
 from .admission import AdmissionLimits, LoopLag
 from .arena_servicer import ArenaServicer, add_arena_service
 from .host import Arena
-from .limits import ClientSlots, Limits
+from .limits import CORE_MESSAGE_CEILING, ClientSlots, Limits
 from .reflection import enable_reflection
 
 log = logging.getLogger("medina.rpc")
@@ -82,7 +82,10 @@ PENDING_CALLS = 10_000
 def server_options(config: ServerConfig) -> list[tuple[str, int]]:
     """The gRPC server options: the limits, then ``config.options`` (which override)."""
     options = {
-        "grpc.max_receive_message_length": config.limits.max_message_bytes,
+        # The limit on bot streams is enforced by `limits.sized` (its refusal names a reason).
+        "grpc.max_receive_message_length": max(
+            config.limits.max_message_bytes, CORE_MESSAGE_CEILING
+        ),
         "grpc.max_send_message_length": 4 * 1024 * 1024,
         "grpc.keepalive_time_ms": 20_000,
         "grpc.keepalive_timeout_ms": 10_000,

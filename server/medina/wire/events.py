@@ -69,6 +69,7 @@ def _placed(e: Event, m: game_pb2.Event) -> None:
     m.placed.piece = e.piece  # type: ignore[assignment]
     m.placed.square = e.square
     m.placed.colour = colour_to_proto(e.colour)  # type: ignore[assignment]
+    m.placed.by_referee = e.by_referee
 
 
 def _passed(e: Event, m: game_pb2.Event) -> None:
@@ -77,6 +78,7 @@ def _passed(e: Event, m: game_pb2.Event) -> None:
 
 def _tea_spent(e: Event, m: game_pb2.Event) -> None:
     m.tea_spent.seat = e.seat
+    m.tea_spent.by_referee = e.by_referee
 
 
 def _tea_received(e: Event, m: game_pb2.Event) -> None:
@@ -180,7 +182,8 @@ def update_to_proto(first_index: int, events: Sequence[Event]) -> game_pb2.Updat
 
 
 def event_from_proto(msg: game_pb2.Event) -> Event:
-    """Protobuf event -> engine event; ValueError when no event is set."""
+    """Protobuf event -> engine event; ValueError when no event is set (or its kind is newer
+    than this code: a receiver skips those, docs/protocol.md)."""
     which = msg.WhichOneof("event")
     if which == "turn_started":
         t = msg.turn_started
@@ -193,11 +196,13 @@ def event_from_proto(msg: game_pb2.Event) -> Event:
             piece=int(p.piece),
             square=p.square,
             colour=colour_from_proto(p.colour),
+            by_referee=p.by_referee,
         )
     if which == "passed":
         return Event(EventKind.PASSED, seat=msg.passed.seat)
     if which == "tea_spent":
-        return Event(EventKind.TEA_SPENT, seat=msg.tea_spent.seat)
+        tea = msg.tea_spent
+        return Event(EventKind.TEA_SPENT, seat=tea.seat, by_referee=tea.by_referee)
     if which == "tea_received":
         r = msg.tea_received
         return Event(EventKind.TEA_RECEIVED, seat=seat_from_optional(r, "seat"), count=r.count)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from functools import cache, lru_cache
 
 from medina.engine import (
+    Breakdown,
     Event,
     Observation,
     PalaceView,
@@ -36,6 +37,7 @@ from .enums import (
 )
 from .events import event_bytes, supply_to_proto
 from .packed import board_bytes, field, key, optional, packed, scalar
+from .scores import breakdown_to_proto
 
 __all__ = ["observation_bytes", "observation_to_proto", "seat_to_proto"]
 
@@ -160,6 +162,7 @@ def _seat_field(v: PlayerView) -> bytes:
         v.tea,
         v.out_of_pieces,
         v.revealed,
+        v.score,
     )
 
 
@@ -182,6 +185,7 @@ def _public_seat_field(
     tea: int,
     out_of_pieces: bool,
     revealed: bool,
+    score: Breakdown | None,
 ) -> bytes:
     """A seat view without supply: these change rarely, so they are cached by value."""
     view = PlayerView(
@@ -195,6 +199,7 @@ def _public_seat_field(
         out_of_pieces,
         revealed,
         supply=None,
+        score=score,
     )
     return field(_SEATS, seat_to_proto(view).SerializeToString())
 
@@ -271,4 +276,5 @@ def seat_to_proto(v: PlayerView) -> game_pb2.SeatView:
         out_of_pieces=v.out_of_pieces,
         revealed=v.revealed,
         supply=supply_to_proto(v.supply) if v.supply is not None else None,
+        score=breakdown_to_proto(v.score) if v.score is not None else None,
     )

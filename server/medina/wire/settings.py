@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
-from medina.engine import Breakdown, EngineError, PalaceScore, get_ruleset
+from medina.engine import EngineError, get_ruleset
 from medina.referee.config import (
     DEFAULT_CONNECT_TIMEOUT_MS,
     MatchSettings,
@@ -14,17 +14,16 @@ from medina.referee.config import (
 )
 from medina.referee.errors import ConfigError
 from medina.referee.outcome import MatchOutcome, SeatOutcome, Termination
-from medina.v1 import common_pb2, game_pb2, match_pb2
+from medina.v1 import common_pb2, match_pb2
 
 from .enums import (
     RULESET_IDS,
     RULESET_NAMES,
-    colour_from_proto,
-    colour_to_proto,
     enum_from_proto,
     rooftop_colour_from_proto,
     rooftop_colour_to_proto,
 )
+from .scores import breakdown_from_proto, breakdown_to_proto
 
 
 def settings_to_proto(s: MatchSettings) -> match_pb2.MatchConfig:
@@ -148,57 +147,6 @@ def _colours(
         out.append(rooftop_colour_from_proto(value) if value else defaults[seat])
     # The defaults written out (as settings_to_proto does) are no choice of the match.
     return () if tuple(out) == tuple(defaults) else tuple(out)
-
-
-def breakdown_to_proto(b: Breakdown) -> game_pb2.ScoreBreakdown:
-    """Engine score breakdown -> protobuf."""
-    return game_pb2.ScoreBreakdown(
-        buildings=b.buildings,
-        stables=b.stables,
-        walls=b.walls,
-        merchants=b.merchants,
-        well_bonus=b.well_bonus,
-        palace_tiles=b.palace_tiles,
-        tower_tiles=b.tower_tiles,
-        palaces=[
-            game_pb2.PalaceScore(
-                colour=colour_to_proto(p.colour),  # type: ignore[arg-type]
-                rooftop_square=p.square,
-                buildings=p.buildings,
-                stables=p.stables,
-                walls=p.walls,
-                merchants=p.merchants,
-                well_bonus=p.well_bonus,
-                total=p.total,
-            )
-            for p in b.palaces
-        ],
-    )
-
-
-def breakdown_from_proto(msg: game_pb2.ScoreBreakdown) -> Breakdown:
-    """Protobuf score breakdown -> engine."""
-    return Breakdown(
-        buildings=msg.buildings,
-        stables=msg.stables,
-        walls=msg.walls,
-        merchants=msg.merchants,
-        well_bonus=msg.well_bonus,
-        palace_tiles=msg.palace_tiles,
-        tower_tiles=msg.tower_tiles,
-        palaces=tuple(
-            PalaceScore(
-                colour=colour_from_proto(p.colour),
-                square=p.rooftop_square,
-                buildings=p.buildings,
-                stables=p.stables,
-                walls=p.walls,
-                merchants=p.merchants,
-                well_bonus=p.well_bonus,
-            )
-            for p in msg.palaces
-        ),
-    )
 
 
 def outcome_to_proto(o: MatchOutcome) -> match_pb2.MatchResult:

@@ -1,0 +1,109 @@
+"""Statuses a program can act on: every status that ends a stream or refuses a call carries a
+``google.rpc.ErrorInfo`` (reason, domain ``medina.v1``, metadata) in its details.
+
+The reasons are a closed table (``Reason``, documented in docs/protocol.md, "Errors"): a
+client switches on the reason, never on the English text, which may change. The details
+travel the standard way, as a serialized ``google.rpc.Status`` in the
+``grpc-status-details-bin`` trailing metadata, so every gRPC library's status helpers read them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any, NoReturn
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc.error_details_pb2 import ErrorInfo
+from google.rpc.status_pb2 import Status
+
+__all__ = ["DETAILS_KEY", "DOMAIN", "Reason", "abort", "error_info", "trailers"]
+
+#: The error domain of every ErrorInfo this server sends.
+DOMAIN = "medina.v1"
+#: The trailing metadata key of a status's details (the gRPC convention).
+DETAILS_KEY = "grpc-status-details-bin"
+
+
+class Reason(StrEnum):
+    """Why a stream ended or a call was refused: one reason per cause (docs/protocol.md)."""
+
+    # -- bot streams (ArenaService.Play) --------------------------------------------------
+    #: No Hello within the handshake timeout.
+    HELLO_TIMEOUT = "HELLO_TIMEOUT"
+    #: The stream closed before Hello, or its first message was not Hello.
+    HELLO_MISSING = "HELLO_MISSING"
+    #: Hello.protocol_version is not one this server speaks.
+    PROTOCOL_VERSION_UNSUPPORTED = "PROTOCOL_VERSION_UNSUPPORTED"
+    #: No match has a seat with this token.
+    SEAT_TOKEN_UNKNOWN = "SEAT_TOKEN_UNKNOWN"
+    #: The match has ended: there is nothing left to play.
+    MATCH_OVER = "MATCH_OVER"
+    #: The seat has forfeited and cannot be taken up again.
+    SEAT_FORFEITED = "SEAT_FORFEITED"
+    #: Another live stream holds the seat and no valid resume token was given.
+    SEAT_TAKEN = "SEAT_TAKEN"
+    #: A message is not a PlayRequest (corrupt bytes).
+    MESSAGE_MALFORMED = "MESSAGE_MALFORMED"
+    #: A message is over the server's size limit.
+    MESSAGE_TOO_LARGE = "MESSAGE_TOO_LARGE"
+    #: The stream kept sending unsolicited messages past the rate limit.
+    FLOODING = "FLOODING"
+    #: The client address already holds the most open streams allowed.
+    TOO_MANY_STREAMS = "TOO_MANY_STREAMS"
+    # -- the server -------------------------------------------------------------------------
+    #: No worker process is running (a multi-worker server restarting one).
+    NO_WORKER = "NO_WORKER"
+    #: The worker process holding the match died; the match is lost.
+    WORKER_LOST = "WORKER_LOST"
+    #: The server is shutting down.
+    SHUTTING_DOWN = "SHUTTING_DOWN"
+    # -- organiser calls (MatchService) and spectators --------------------------------------
+    #: The organiser credential is missing or wrong.
+    ORGANISER_TOKEN_INVALID = "ORGANISER_TOKEN_INVALID"
+    #: The match configuration is invalid (the message names the field).
+    MATCH_CONFIG_INVALID = "MATCH_CONFIG_INVALID"
+    #: The server takes no more matches now (its limit, or its load).
+    SERVER_FULL = "SERVER_FULL"
+    #: The match record cannot be created (the records directory).
+    RECORD_UNWRITABLE = "RECORD_UNWRITABLE"
+    #: No match with this id.
+    MATCH_NOT_FOUND = "MATCH_NOT_FOUND"
+    #: The match has already ended (it cannot be aborted).
+    MATCH_ENDED = "MATCH_ENDED"
+    #: A request field other than the config is invalid (page token, page size, request id).
+    REQUEST_INVALID = "REQUEST_INVALID"
+    #: CreateMatchRequest.request_id was used before with another configuration.
+    REQUEST_ID_REUSED = "REQUEST_ID_REUSED"
+
+
+def error_info(reason: Reason, **metadata: object) -> ErrorInfo:
+    """An ErrorInfo of this server's domain; metadata values are written as strings."""
+    return ErrorInfo(
+        reason=reason.value,
+        domain=DOMAIN,
+        metadata={k: str(v) for k, v in metadata.items()},
+    )
+
+
+def trailers(
+    code: grpc.StatusCode, message: str, reason: Reason, metadata: Mapping[str, object]
+) -> tuple[tuple[str, bytes], ...]:
+    """The trailing metadata carrying the status details."""
+    detail = any_pb2.Any()
+    detail.Pack(error_info(reason, **metadata))
+    status = Status(code=code.value[0], message=message, details=[detail])
+    return ((DETAILS_KEY, status.SerializeToString()),)
+
+
+async def abort(
+    context: grpc.aio.ServicerContext[Any, Any],
+    code: grpc.StatusCode,
+    reason: Reason,
+    message: str,
+    **metadata: object,
+) -> NoReturn:
+    """End the call with ``code``, ``message`` and an ErrorInfo naming ``reason``."""
+    await context.abort(code, message, trailers(code, message, reason, metadata))
+    raise AssertionError("context.abort returned")  # it always raises
