@@ -68,7 +68,12 @@ def test_a_scripted_match_with_a_refusal_and_a_retry() -> None:
     async def script(stream: FakeStream) -> None:
         hello = await stream.hello()
         assert hello == arena_pb2.Hello(
-            protocol_version=1, bot_name="recorder", bot_version="2.5", token="tok"
+            protocol_version=1,
+            bot_name="recorder",
+            bot_version="2.5",
+            token="tok",
+            protocol_minor=1,
+            features=["forfeit-notices"],
         )
         stream.send(welcome(s, 0))
         stream.send(request(s, 7))

@@ -20,7 +20,7 @@ from medina.wire.convert import action_from_proto
 from medina_client.__main__ import main as cli_main
 from medina_client.stdio import EXIT_ARENA, EXIT_BOT, EXIT_ENDED, default_name, log_file_name
 from medina_client.stdio import main as stdio_main
-from medina_client.stdio_lines import LineError, decode_action, encode_line
+from medina_client.stdio_lines import LineError, decode_action, decode_answer, encode_line
 
 from .fake_arena import FakeStream, Script, ended, fake_server, request, run, welcome
 
@@ -69,12 +69,34 @@ def test_answer_lines_are_actions_in_the_json_mapping(
 
 
 @pytest.mark.parametrize(
+    ("line", "rid", "ignored"),
+    [
+        ('{"kind":"ACTION_KIND_TEA"}', None, []),
+        ('{"requestId":3,"action":{"kind":"ACTION_KIND_TEA"}}', 3, []),
+        ('{"requestId":"3","action":{"kind":"ACTION_KIND_TEA"}}', 3, []),  # uint32 as a string
+        ('{"requestId":3,"kind":"ACTION_KIND_TEA"}', 3, []),  # flat: the id beside the action
+        ('{"kind":"ACTION_KIND_TEA","why":"tea time"}', None, ["why"]),
+        ('{"requestId":3,"action":{"kind":9,"x":1},"eval":0.5}', 3, ["eval", "action.x"]),
+    ],
+)
+def test_an_answer_may_name_its_request_and_unknown_fields_are_ignored(
+    line: str, rid: int | None, ignored: list[str]
+) -> None:
+    answer = decode_answer(line)
+    assert answer.action == game_pb2.Action(kind=game_pb2.ACTION_KIND_TEA)
+    assert answer.request_id == rid
+    assert answer.ignored == ignored
+
+
+@pytest.mark.parametrize(
     ("line", "message"),
     [
         ("hello", "not JSON (Expecting value at column 1): 'hello'"),
         ("[1, 2]", "a JSON list, not an object"),
         ("17", "a JSON number, not an object"),
-        ('{"requestId":"3","action":{}}', 'no field named "requestId"'),
+        ('{"requestId":0,"action":{}}', "requestId must be a request's id"),
+        ('{"requestId":"three","action":{}}', "requestId must be a request's id"),
+        ('{"requestId":3,"action":[7]}', "'action' must be an object"),
         ('{"kind":"WALL","square":3}', "Invalid enum value WALL"),
         ('{"kind":7,"square":"F6"}', "Failed to parse square field"),
         ('{"kind":7} {"kind":7}', "not JSON (Extra data at column 12)"),

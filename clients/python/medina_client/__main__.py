@@ -20,7 +20,7 @@ from pathlib import Path
 from .bot import Bot
 from .bots import BOTS, SearchBot
 from .connection import channel_credentials
-from .errors import MedinaClientError
+from .errors import MedinaClientError, SessionOver
 from .runner import play
 from .search import DEFAULT_LEVEL, SearchLevelError
 from .stdio import FREE_VALUES, glue_values
@@ -111,6 +111,11 @@ def main(argv: list[str] | None = None) -> int:
                 credentials=credentials,
             )
         )
+    except SessionOver as exc:
+        # Nothing left to play on this seat (the match is over, the seat forfeited, its
+        # worker died): said, and not an error of this bot's making.
+        print(f"medina_client: {exc}", file=sys.stderr)
+        return 0 if exc.reason == "MATCH_OVER" else 1
     except (MedinaClientError, OSError, ValueError) as exc:
         print(f"medina_client: {exc}", file=sys.stderr)
         return 1

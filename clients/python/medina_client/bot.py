@@ -164,5 +164,8 @@ class Bot:
     def on_notice(self, notice: arena_pb2.Notice) -> None:
         """Called when the server ignored a message (stale id, ...)."""
 
+    def on_forfeit(self, forfeited: arena_pb2.SeatForfeited) -> None:
+        """Called when a seat (this one or another) forfeits; the referee plays it from now on."""
+
     def on_end(self, result: match_pb2.MatchResult) -> None:
         """Called with the result."""

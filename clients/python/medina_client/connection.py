@@ -9,7 +9,8 @@ from types import TracebackType
 import grpc
 from medina.v1 import arena_pb2, arena_pb2_grpc
 
-from .errors import ConnectionLost, HandshakeError, ProtocolError
+from .errors import ConnectionLost, HandshakeError, ProtocolError, SessionOver
+from .status import FINAL, RETRY, status_info
 
 #: Statuses that end a handshake for a reason retrying cannot fix.
 HANDSHAKE_CODES = frozenset(
@@ -112,22 +113,35 @@ class Connection:
         try:
             message = await self._call.read()
         except grpc.aio.AioRpcError as exc:
-            raise self._error(exc.code(), exc.details() or "") from None
+            info = status_info(exc.trailing_metadata())
+            raise self._error(exc.code(), exc.details() or "", info.reason) from None
         if message is grpc.aio.EOF:
             code = await self._call.code()
             if code is not grpc.StatusCode.OK:
-                raise self._error(code, await self._call.details() or "")
+                info = status_info(await self._call.trailing_metadata())
+                raise self._error(code, await self._call.details() or "", info.reason)
             return None
         assert isinstance(message, arena_pb2.PlayResponse)
         return message
 
-    def _error(self, code: grpc.StatusCode, details: str) -> Exception:
+    def _error(self, code: grpc.StatusCode, details: str, reason: str = "") -> Exception:
+        """The error a failed stream raises: the reason decides (docs/protocol.md, "Errors");
+        a server without reasons (1.0) is judged by the status code."""
+        if reason in RETRY:
+            return ConnectionLost(
+                f"stream to {self.address} refused ({code.name}, {reason}): {details}", reason
+            )
+        if reason in FINAL:
+            if not self._welcomed:
+                return HandshakeError(code, details, reason)
+            return SessionOver(f"stream to {self.address} ended ({reason}): {details}", reason)
         if not self._welcomed and code in HANDSHAKE_CODES:
             return HandshakeError(code, details)
         hint = ""
         if code is grpc.StatusCode.UNAVAILABLE and not self._welcomed:
             hint = f" (is a Medina Arena server running at {self.address}?)"
-        return ConnectionLost(f"stream to {self.address} failed ({code.name}): {details}{hint}")
+        why = f"{code.name}, {reason}" if reason else code.name
+        return ConnectionLost(f"stream to {self.address} failed ({why}): {details}{hint}", reason)
 
     async def messages(self) -> AsyncIterator[arena_pb2.PlayResponse]:
         """Server messages until the stream ends cleanly; ConnectionLost if it fails."""

@@ -10,16 +10,33 @@ class MedinaClientError(Exception):
 
 
 class HandshakeError(MedinaClientError):
-    """The server refused the handshake; ``code`` is the gRPC status, ``details`` its message."""
+    """The server refused the seat for good; ``code`` is the gRPC status, ``details`` its
+    message and ``reason`` its ErrorInfo reason (docs/protocol.md; empty from a 1.0 server)."""
 
-    def __init__(self, code: grpc.StatusCode, details: str) -> None:
-        super().__init__(f"handshake refused ({code.name}): {details}")
+    def __init__(self, code: grpc.StatusCode, details: str, reason: str = "") -> None:
+        why = f"{code.name}, {reason}" if reason else code.name
+        super().__init__(f"handshake refused ({why}): {details}")
         self.code = code
         self.details = details
+        self.reason = reason
 
 
 class ConnectionLost(MedinaClientError):
-    """The stream ended before the match did (the runner reconnects)."""
+    """The stream ended before the match did (the runner reconnects); ``reason`` is the
+    status's ErrorInfo reason, empty when there was none."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class SessionOver(MedinaClientError):
+    """The stream ended for a reason no retry can fix (the match is over, the seat forfeited,
+    the worker holding the match died): ``reason`` names it."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class ProtocolError(MedinaClientError):

@@ -7,10 +7,16 @@ engine from 0; ``_colour`` and ``_engine_colour`` are the SDK's one place for th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from medina.engine import Action, ActionKind, GameState, new_game
 from medina.v1 import arena_pb2, common_pb2, game_pb2, match_pb2
 
 PROTOCOL_VERSION = 1
+#: The minor version this SDK speaks (protocol 1.1).
+PROTOCOL_MINOR = 1
+#: Opt-in features the SDK handles (docs/protocol.md, "Versions and features").
+FEATURES = ("forfeit-notices",)
 
 #: Ruleset enum value -> engine ruleset name.
 RULESET_NAMES: dict[int, str] = {
@@ -110,8 +116,10 @@ def hello(
     resume_token: str = "",
     omit_legal_actions: bool = False,
     omit_updates: bool = False,
+    features: Sequence[str] = FEATURES,
 ) -> arena_pb2.PlayRequest:
-    """The handshake message (protocol version 1)."""
+    """The handshake message (protocol 1.1; by default asking for the opt-in features the
+    SDK's play loop handles)."""
     return arena_pb2.PlayRequest(
         hello=arena_pb2.Hello(
             protocol_version=PROTOCOL_VERSION,
@@ -121,6 +129,8 @@ def hello(
             resume_token=resume_token,
             omit_legal_actions=omit_legal_actions,
             omit_updates=omit_updates,
+            protocol_minor=PROTOCOL_MINOR,
+            features=features,
         )
     )
 

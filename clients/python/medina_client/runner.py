@@ -40,7 +40,8 @@ async def play(
     resume token from Welcome, with exponential backoff (``first_backoff_s``
     doubling up to ``max_backoff_s``) for up to ``reconnect_for_s`` seconds
     from the break; the same holds for a server that is not listening yet.
-    HandshakeError and ProtocolError are raised at once: retrying would not help.
+    HandshakeError, SessionOver and ProtocolError are raised at once: retrying would not
+    help (their ``reason`` says why, docs/protocol.md "Errors").
     ConnectionLost is raised when the time is up. With ``omit_updates`` the server sends no
     Update messages (``Bot.on_update`` is not called); every request carries the events
     since the previous one, so ``turn.state()`` is the same.
@@ -140,6 +141,8 @@ class _Session:
                     self._retry(conn, message.rejected)
                 elif kind == "notice":
                     bot.on_notice(message.notice)
+                elif kind == "forfeited":
+                    bot.on_forfeit(message.forfeited)
                 elif kind == "ended":
                     ended = message.ended
                     tracker.feed(ended.observation.events)

@@ -30,7 +30,7 @@ from . import messages
 from .connection import Connection, channel_credentials
 from .errors import ConnectionLost, MedinaClientError
 from .runner import reconnecting
-from .stdio_lines import LineError, decode_action, encode_line, excerpt
+from .stdio_lines import LineError, decode_answer, encode_line, excerpt
 from .stdio_process import (
     BotProcess,
     BotStartError,
@@ -87,6 +87,9 @@ class BridgeConfig:
     reconnect_for_s: float = 10.0
     first_backoff_s: float = 0.05
     max_backoff_s: float = 1.0
+    #: Opt-in protocol features the program asked for (its new line kinds); none by default,
+    #: so a program written for protocol 1.0 never gets a line kind it does not know.
+    features: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.command:
@@ -189,7 +192,12 @@ class StdioBridge:
         """One stream: handshake, then forward its messages until MatchEnded or a break."""
         cfg = self.config
         hello = messages.hello(
-            cfg.token, cfg.name, cfg.version, self.resume_token, cfg.omit_legal_actions
+            cfg.token,
+            cfg.name,
+            cfg.version,
+            self.resume_token,
+            cfg.omit_legal_actions,
+            features=cfg.features,
         )
         async with Connection(cfg.server, cfg.credentials) as conn:
             welcome = await conn.handshake(hello)
@@ -306,14 +314,21 @@ class StdioBridge:
                 excerpt(text),
             )
             return
-        rid = self.pending.popleft()
         try:
             if line is None:
                 raise LineError("longer than the bridge reads (1 MiB)")
-            action = decode_action(line)
+            answer = decode_answer(line)
         except LineError as exc:
-            self._unreadable(number, rid, str(exc))
+            self._unreadable(number, self.pending.popleft(), str(exc))
             return
+        if answer.ignored:
+            log.warning(
+                "line %d from the bot: ignored the field(s) this bridge does not know: %s",
+                number,
+                ", ".join(answer.ignored),
+            )
+        rid = self._pair(number, answer.request_id)
+        action = answer.action
         conn = self.conn
         if conn is None:
             log.info(
@@ -323,6 +338,33 @@ class StdioBridge:
             )
             return
         conn.send(arena_pb2.PlayRequest(reply=arena_pb2.Reply(request_id=rid, action=action)))
+
+    def _pair(self, number: int, named: int | None) -> int:
+        """The request line ``number`` answers: the one it names (the lines owed before it
+        were skipped: the server's timeout policy decides those), else the oldest owed."""
+        if named is None:
+            return self.pending.popleft()
+        if named not in self.pending:
+            log.warning(
+                "line %d from the bot names request %d, which is not awaiting an answer (owed: "
+                "%s); sent as it is, the server judges it",
+                number,
+                named,
+                ", ".join(str(r) for r in self.pending),
+            )
+            return named
+        skipped = []
+        while (rid := self.pending.popleft()) != named:
+            skipped.append(rid)
+        if skipped:
+            log.warning(
+                "line %d from the bot answers request %d; the line(s) owed before it (requests "
+                "%s) are skipped",
+                number,
+                named,
+                ", ".join(str(r) for r in skipped),
+            )
+        return named
 
     def _unreadable(self, number: int, rid: int, reason: str) -> None:
         """Say so on the log and to the program; the request stays open for the server."""
@@ -388,6 +430,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--bot-version", default="0", help="bot version sent in the handshake")
     p.add_argument("--no-legal-actions", action="store_true", help="ask the server to omit them")
+    p.add_argument(
+        "--feature",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="ask for an opt-in protocol feature, e.g. forfeit-notices (its lines then reach "
+        "the program); repeatable",
+    )
     p.add_argument("--tls-ca", help="CA certificate (PEM) to verify the server")
     p.add_argument("--tls-cert", help="client certificate (PEM) for mutual TLS")
     p.add_argument("--tls-key", help="client private key (PEM) for mutual TLS")
@@ -490,6 +540,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             name=name,
             version=args.bot_version,
             omit_legal_actions=args.no_legal_actions,
+            features=tuple(args.feature),
             credentials=channel_credentials(
                 _read(args.tls_ca), _read(args.tls_cert), _read(args.tls_key)
             ),

@@ -1,15 +1,17 @@
 """The stdio line codec: server messages as JSON lines for a bot program, its answers back.
 
 Each line to the bot is the protobuf JSON mapping of one ``medina.v1.PlayResponse``;
-each answer line is the JSON mapping of one ``medina.v1.Action`` (docs/protocol.md,
-"stdio bots").
+each answer line is the JSON mapping of one ``medina.v1.Action``, or (protocol 1.1) of one
+``medina.v1.Reply`` naming the request it answers (docs/protocol.md, "stdio bots").
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 
 from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor
 from medina.v1 import arena_pb2, game_pb2
 
 #: The kinds of server line that the bot must answer with exactly one line each.
@@ -32,12 +34,73 @@ def encode_line(message: arena_pb2.PlayResponse) -> bytes:
     return (json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
 
 
-def decode_action(line: str | bytes) -> game_pb2.Action:
-    """Parse one answer line (surrounding whitespace ignored) into an Action.
+@dataclass
+class Answer:
+    """One answer line: the action, the request it names (None: the oldest line owed one),
+    and the names of fields the bridge did not know and ignored."""
 
-    Raises LineError saying what is wrong and quoting the start of the line. A
-    well-formed Action that breaks a rule is not an error here: the server judges it.
+    action: game_pb2.Action
+    request_id: int | None = None
+    ignored: list[str] = field(default_factory=list)
+
+
+def decode_action(line: str | bytes) -> game_pb2.Action:
+    """Parse one answer line into an Action (see ``decode_answer``)."""
+    return decode_answer(line).action
+
+
+def decode_answer(line: str | bytes) -> Answer:
+    """Parse one answer line (surrounding whitespace ignored).
+
+    The line is an Action (``{"kind":...,"square":...}``), or a Reply naming the request it
+    answers (``{"requestId":7,"action":{...}}``; ``"requestId"`` beside the action's own
+    fields is taken too). Fields the bridge does not know are ignored and listed in
+    ``ignored`` (a newer program's extras must not void its answer). Raises LineError saying
+    what is wrong and quoting the start of the line. A well-formed Action that breaks a
+    rule is not an error here: the server judges it.
     """
+    data = _object(line)
+    text = excerpt(json.dumps(data, separators=(",", ":")))
+    ignored: list[str] = []
+    request_id: int | None = None
+    rid = data.pop("requestId", data.pop("request_id", None))
+    if isinstance(rid, str) and rid.isdigit():
+        rid = int(rid)  # the JSON mapping writes and reads uint32 either way
+    if rid is not None:
+        if isinstance(rid, bool) or not isinstance(rid, int) or not 0 < rid < 2**32:
+            raise LineError(f"requestId must be a request's id (a positive integer): {text}")
+        request_id = rid
+    nested = "action" in data
+    if nested:
+        body = data.pop("action")
+        ignored += _unknown(data, arena_pb2.Reply.DESCRIPTOR, "")
+        if not isinstance(body, dict):
+            raise LineError(f"'action' must be an object such as {_EXAMPLE}: {text}")
+        data = body
+    ignored += _unknown(data, game_pb2.Action.DESCRIPTOR, "action." if nested else "")
+    action = game_pb2.Action()
+    try:
+        json_format.ParseDict(data, action)
+    except json_format.ParseError as exc:
+        reason = " ".join(str(exc).split())  # the library's message spans lines
+        raise LineError(f"not a medina.v1.Action ({reason}): {text}") from None
+    return Answer(action, request_id, ignored)
+
+
+_EXAMPLE = '{"kind":"ACTION_KIND_WALL","square":17}'
+
+
+def _unknown(data: dict[str, object], descriptor: Descriptor, prefix: str) -> list[str]:
+    """Remove the keys ``descriptor`` has no field for; their names."""
+    known = {f.json_name for f in descriptor.fields} | {f.name for f in descriptor.fields}
+    extra = [k for k in data if k not in known]
+    for k in extra:
+        del data[k]
+    return [prefix + k for k in extra]
+
+
+def _object(line: str | bytes) -> dict[str, object]:
+    """The JSON object a line holds; LineError otherwise."""
     if isinstance(line, bytes):
         try:
             line = line.decode("utf-8")
@@ -50,16 +113,9 @@ def decode_action(line: str | bytes) -> game_pb2.Action:
         raise LineError(f"not JSON ({exc.msg} at column {exc.colno}): {excerpt(text)}") from None
     if not isinstance(data, dict):
         raise LineError(
-            f"a JSON {_json_type(data)}, not an object such as "
-            f'{{"kind":"ACTION_KIND_WALL","square":17}}: {excerpt(text)}'
+            f"a JSON {_json_type(data)}, not an object such as {_EXAMPLE}: {excerpt(text)}"
         )
-    action = game_pb2.Action()
-    try:
-        json_format.ParseDict(data, action)
-    except json_format.ParseError as exc:
-        reason = " ".join(str(exc).split())  # the library's message spans lines
-        raise LineError(f"not a medina.v1.Action ({reason}): {excerpt(text)}") from None
-    return action
+    return data
 
 
 def excerpt(text: str) -> str:
