@@ -7,12 +7,34 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 import grpc
+from google.rpc.error_details_pb2 import ErrorInfo
+from google.rpc.status_pb2 import Status
+from medina.rpc.status import Reason
 from medina.v1 import arena_pb2, arena_pb2_grpc, game_pb2
 
 #: Chooses a reply for a request; None means "do not answer this request".
 Chooser = Callable[[arena_pb2.DecisionRequest, int], game_pb2.Action | None]
 #: Sees each message first; returning True skips the default handling.
 Hook = Callable[["RawBot", arena_pb2.PlayResponse], bool]
+
+
+def reason_of(code: grpc.StatusCode, metadata: object) -> str:
+    """The ErrorInfo reason of an error status's trailing metadata, checked to be well formed:
+    a google.rpc.Status with the same code, one ErrorInfo of domain medina.v1 whose reason
+    is in the documented table. Raises AssertionError otherwise."""
+    details = [v for k, v in metadata or () if k == "grpc-status-details-bin"]  # type: ignore[attr-defined]
+    assert len(details) == 1, f"{code.name}: no status details in {metadata!r}"
+    status = Status.FromString(details[0])
+    assert status.code == code.value[0]
+    infos = []
+    for detail in status.details:
+        info = ErrorInfo()
+        assert detail.Unpack(info), detail.type_url
+        infos.append(info)
+    assert len(infos) == 1 and infos[0].domain == "medina.v1", infos
+    reason = infos[0].reason
+    assert reason in Reason.__members__, reason
+    return reason
 
 
 def first_legal(request: arena_pb2.DecisionRequest, _attempt: int) -> game_pb2.Action:
@@ -35,6 +57,9 @@ class RawBot:
     resume_token: str = ""
     protocol_version: int = 1
     omit_updates: bool = False
+    #: Protocol 1.1 opt-in features to ask for (none: a 1.0 bot).
+    features: tuple[str, ...] = ()
+    protocol_minor: int = 0
     received: list[arena_pb2.PlayResponse] = field(default_factory=list)
     welcome: arena_pb2.Welcome | None = None
     #: Set once the Welcome has arrived.
@@ -48,6 +73,8 @@ class RawBot:
     #: The gRPC status the stream ended with (None: ended by MatchEnded or by leaving).
     status: grpc.StatusCode | None = None
     details: str = ""
+    #: The ErrorInfo reason of that status.
+    reason: str = ""
     #: Keep a failing status in ``status``/``details`` instead of raising it from ``play``.
     keep_status: bool = False
 
@@ -76,6 +103,8 @@ class RawBot:
             token=self.token,
             resume_token=self.resume_token,
             omit_updates=self.omit_updates,
+            features=self.features,
+            protocol_minor=self.protocol_minor,
         )
         outgoing.put_nowait(arena_pb2.PlayRequest(hello=hello))
         attempts: dict[int, int] = {}
@@ -86,6 +115,10 @@ class RawBot:
             except grpc.aio.AioRpcError as exc:
                 self.status = exc.code()
                 self.details = exc.details() or ""
+                # Statuses gRPC makes itself (a dead server, the client's own failed write)
+                # carry none; the tests assert the reason wherever the server ends the call.
+                if any(k == "grpc-status-details-bin" for k, _ in exc.trailing_metadata() or ()):
+                    self.reason = reason_of(exc.code(), exc.trailing_metadata())
                 if not self.keep_status:
                     raise
             finally:

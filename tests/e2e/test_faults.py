@@ -27,7 +27,7 @@ from medina.rpc.limits import Limits
 from medina.rpc.server import RunningServer, ServerConfig, start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, common_pb2, game_pb2, record_pb2
 
-from .rawbot import RawBot, first_legal
+from .rawbot import RawBot, first_legal, reason_of
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]
@@ -266,7 +266,8 @@ def test_a_bot_that_keeps_reconnecting_finishes_its_match(tmp_path: Path) -> Non
 async def raw_play(
     address: str, frames: list[bytes], hold: asyncio.Event | None = None
 ) -> tuple[grpc.StatusCode, str, list[bytes]]:
-    """Send raw frames on a Play stream; returns the final status, details and replies."""
+    """Send raw frames on a Play stream; returns the final status, details (followed by
+    " [REASON]", the status's ErrorInfo reason) and replies."""
 
     async def frames_then_hold() -> object:
         for frame in frames:
@@ -283,7 +284,8 @@ async def raw_play(
             async for message in call:
                 got.append(message)
         except grpc.aio.AioRpcError as exc:
-            return exc.code(), exc.details() or "", got
+            reason = reason_of(exc.code(), exc.trailing_metadata())
+            return exc.code(), f"{exc.details() or ''} [{reason}]", got
         return grpc.StatusCode.OK, "", got
 
 
@@ -307,12 +309,13 @@ def test_garbage_bytes_and_malformed_protobuf(tmp_path: Path) -> None:
         # gRPC framing around bytes that are not a PlayRequest.
         code, details, _ = await raw_play(running.address, [b"\xff\xff\xff\xff\x0fjunk"])
         assert code is grpc.StatusCode.INVALID_ARGUMENT
-        assert "not a PlayRequest" in details
+        assert "not a PlayRequest" in details and details.endswith("[MESSAGE_MALFORMED]")
         # A good Hello, then garbage: the stream ends, the seat is only disconnected ...
         code, details, got = await raw_play(
             running.address, [hello_bytes(hosted.tokens[0]), b"\x0a\xff\xff\xff"]
         )
         assert code is grpc.StatusCode.INVALID_ARGUMENT and "not a PlayRequest" in details
+        assert details.endswith("[MESSAGE_MALFORMED]")
         welcome = arena_pb2.PlayResponse.FromString(got[0]).welcome
         # ... and comes back with its resume token to finish the match.
         bot = RawBot(running.address, hosted.tokens[0], resume_token=welcome.resume_token)
@@ -330,7 +333,7 @@ def test_oversize_messages_are_refused(tmp_path: Path) -> None:
         big = hello_bytes(hosted.tokens[0], bot_name="x" * 10_000)
         code, details, _ = await raw_play(running.address, [big])
         assert code is grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert "4096" in details  # gRPC names the limit
+        assert "4096" in details and details.endswith("[MESSAGE_TOO_LARGE]")
         # Mid-match: the oversize message ends the stream; the bot resumes.
         sent: list[int] = []
 
@@ -347,6 +350,7 @@ def test_oversize_messages_are_refused(tmp_path: Path) -> None:
         good_task = asyncio.create_task(good.play())
         await bot.play()
         assert bot.status is grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert bot.reason == "MESSAGE_TOO_LARGE"
         bot.keep_status = False
         await play_to_the_end(bot)
         await good_task
@@ -386,7 +390,7 @@ def test_a_flooding_bot_is_rate_limited_then_cut_off(
         assert bot.status is not None
         if bot.status is not grpc.StatusCode.INTERNAL:
             assert bot.status is grpc.StatusCode.RESOURCE_EXHAUSTED
-            assert "unsolicited" in bot.details
+            assert "unsolicited" in bot.details and bot.reason == "FLOODING"
         assert "seat 0: stream closed for flooding" in caplog.text
         assert len(notices(bot, common_pb2.ERROR_CODE_UNKNOWN_REQUEST)) == 5
         limited = notices(bot, common_pb2.ERROR_CODE_RATE_LIMITED)
@@ -484,6 +488,7 @@ def test_after_the_end_the_seat_is_closed(tmp_path: Path) -> None:
             late = RawBot(running.address, token, resume_token=resume, keep_status=True)
             await late.play()
             assert late.status is grpc.StatusCode.FAILED_PRECONDITION
+            assert late.reason == "MATCH_OVER"
             assert "over" in late.details
         verified(hosted)
 
@@ -499,6 +504,7 @@ def test_token_misuse_is_refused_with_clear_statuses(tmp_path: Path) -> None:
         wrong = RawBot(running.address, hosted.tokens[0] + "x", keep_status=True)
         await wrong.play()
         assert wrong.status is grpc.StatusCode.UNAUTHENTICATED
+        assert wrong.reason == "SEAT_TOKEN_UNKNOWN"
         assert hosted.tokens[0] not in wrong.details  # never echoed
         # Two connections race for seat 0: exactly one wins it.
         racers = [RawBot(running.address, hosted.tokens[0], keep_status=True) for _ in "ab"]
@@ -515,7 +521,7 @@ def test_token_misuse_is_refused_with_clear_statuses(tmp_path: Path) -> None:
         # A used token with a wrong resume token: still refused.
         thief = RawBot(running.address, hosted.tokens[0], resume_token="guess", keep_status=True)
         await thief.play()
-        assert thief.status is grpc.StatusCode.ALREADY_EXISTS
+        assert thief.status is grpc.StatusCode.ALREADY_EXISTS and thief.reason == "SEAT_TAKEN"
         rest = [RawBot(running.address, t) for t in hosted.tokens[1:]]
         await asyncio.gather(*(b.play() for b in rest), *(t for t in tasks if not t.done()))
         outcome = await outcome_of(hosted)
@@ -524,6 +530,7 @@ def test_token_misuse_is_refused_with_clear_statuses(tmp_path: Path) -> None:
         expired = RawBot(running.address, hosted.tokens[2], keep_status=True)
         await expired.play()
         assert expired.status is grpc.StatusCode.FAILED_PRECONDITION
+        assert expired.reason == "MATCH_OVER"
         verified(hosted)
 
     with_bystander(tmp_path, main)
@@ -533,7 +540,7 @@ def test_a_stream_without_hello_meets_the_handshake_deadline(tmp_path: Path) -> 
     async def main(running: RunningServer, by: Bystander) -> None:
         hold = asyncio.Event()
         code, details, _ = await raw_play(running.address, [], hold)
-        assert code is grpc.StatusCode.DEADLINE_EXCEEDED
+        assert code is grpc.StatusCode.DEADLINE_EXCEEDED and details.endswith("[HELLO_TIMEOUT]")
         assert "no Hello within 0.3 s" in details
 
     with_bystander(tmp_path, main, handshake_timeout_s=0.3)
@@ -573,11 +580,13 @@ def test_open_streams_are_limited_per_client(tmp_path: Path) -> None:
                             )
             code, details, _ = await raw_play(running.address, [b""])
             assert code is grpc.StatusCode.RESOURCE_EXHAUSTED and "127.0.0.1" in details
+            assert details.endswith("[TOO_MANY_STREAMS]")
             # Closing one idle stream (the client half-closes: the server refuses it)
             # frees its slot.
             holds[0].set()
             code, _, _ = await idle[0]
             assert code is grpc.StatusCode.INVALID_ARGUMENT  # "stream closed before Hello"
+            assert details.endswith("[HELLO_MISSING]")
             hosted = running.arena.create(MatchSettings("medina-v2", 2, 14))
             first = RawBot(running.address, hosted.tokens[0])
             first_task = asyncio.create_task(first.play())
