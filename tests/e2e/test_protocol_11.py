@@ -81,7 +81,7 @@ def test_a_1_0_bot_plays_and_a_1_1_bot_learns_the_new_facts(tmp_path: Path) -> N
         assert list(new.welcome.features) == [*ALWAYS_ON, "forfeit-notices"]
         rules = get_ruleset("medina-v2", 2)
         supplies = [convert.supply_to_proto(x) for x in initial_supplies(rules)]
-        assert list(new.welcome.initial_supplies) == supplies  # type: ignore[union-attr]
+        assert list(new.welcome.initial_supplies) == supplies
         # The seat's own supply before its first placement is the initial one.
         first = new.of_kind("request")[0].request.observation
         assert first.seats[1].supply == supplies[1]
