@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
+import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from medina.cli import build_parser
 from medina.cli.serve_cmd import worker_argv
@@ -30,7 +31,7 @@ from medina.rpc.front import start_front
 from medina.rpc.server import ServerConfig
 from medina.v1 import admin_pb2, admin_pb2_grpc, match_pb2
 
-from .rawbot import RawBot, collect_tasks
+from .rawbot import RawBot, collect_tasks, reason_of
 
 TOKEN = "workers-organiser-secret"
 AUTH = (("authorization", f"Bearer {TOKEN}"),)
@@ -429,3 +430,41 @@ def test_max_matches_counts_the_matches_of_every_worker(tmp_path: Path) -> None:
             assert total == 4 and len(listed) == 4
 
     asyncio.run(main())
+
+
+def test_the_front_relays_reasons_and_creates_a_match_once_per_request_id(
+    tmp_path: Path,
+) -> None:
+    async def main() -> None:
+        async with (
+            front_process(tmp_path) as front,
+            grpc.aio.insecure_channel(front.address) as channel,
+        ):
+            stub = admin_pb2_grpc.MatchServiceStub(channel)
+            ask = config(5)
+            ask.request_id = "ladder-42"
+            # Retries may reach the front while the first is under way, or after: one match.
+            answers = await asyncio.gather(
+                *(stub.CreateMatch(ask, metadata=AUTH) for _ in range(3))
+            )
+            again = await stub.CreateMatch(ask, metadata=AUTH)
+            assert answers[0] == answers[1] == answers[2] == again
+            _matches, _pages, total = await list_all(stub, 10)
+            assert total == 1
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await stub.CreateMatch(ask, metadata=(("authorization", "Bearer wrong"),))
+            assert reason_of(info.value.code(), info.value.trailing_metadata()) == (
+                "ORGANISER_TOKEN_INVALID"
+            )
+            # Statuses made by a worker reach the bot through the front with their reason.
+            bot = RawBot(front.address, "f" * 48, keep_status=True)
+            await bot.play()
+            assert bot.status is grpc.StatusCode.UNAUTHENTICATED
+            assert bot.reason == "SEAT_TOKEN_UNKNOWN"
+            big = RawBot(front.address, answers[0].tokens[0].token, keep_status=True)
+            big.name = "x" * 70_000  # over the 64 KiB default
+            await big.play()
+            assert big.status is grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert big.reason == "MESSAGE_TOO_LARGE"
+
+    asyncio.run(asyncio.wait_for(main(), 120))

@@ -91,7 +91,7 @@ class Forwarder:
                             yield message
                 except grpc.aio.AioRpcError as exc:
                     await relay(context, worker, exc)
-                context.set_trailing_metadata(await call.trailing_metadata() or ())
+                context.set_trailing_metadata(tuple(await call.trailing_metadata() or ()))
             finally:
                 # The pump is not cancelled (cancelling a pending gRPC read leaks its state in
                 # grpc.aio): once this handler returns, the bot's call ends and the pump's

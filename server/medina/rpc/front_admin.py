@@ -415,5 +415,5 @@ async def relay(context: Context, worker: Worker, exc: grpc.aio.AioRpcError) -> 
             worker=worker.name,
         )
     # The worker's trailers carry its status details (the ErrorInfo) to the client.
-    await context.abort(code, details, exc.trailing_metadata() or ())
+    await context.abort(code, details, tuple(exc.trailing_metadata() or ()))
     raise AssertionError("abort returned")
