@@ -1,0 +1,76 @@
+"""The closed tables of protocol 1.1 are one list each, in code and in docs/protocol.md: the
+rule codes a refusal carries, the ErrorInfo reasons, and the features."""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import pytest
+from medina.engine import (
+    CONFIGURATIONS,
+    Action,
+    ActionKind,
+    apply_action,
+    is_legal,
+    legal_moves,
+    new_game,
+    squares_named,
+)
+from medina.engine.errors import RULE_CODES
+from medina.engine.turn import explain
+from medina.rpc.status import Reason
+from medina.wire.protocol import ALWAYS_ON, OPT_IN
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = (ROOT / "docs" / "protocol.md").read_text()
+
+
+def doc_table(heading: str) -> list[str]:
+    """The first column (a `code`) of the first table after ``heading``."""
+    section = DOC[DOC.index(heading) :]
+    table = section[section.index("\n|") + 1 :]
+    lines = table[: table.index("\n\n")].splitlines()
+    rows = [m[1] for line in lines if (m := re.match(r"\| `([^`]+)` \|", line))]
+    assert rows, heading
+    return rows
+
+
+def test_every_rule_code_raised_is_in_the_table_and_every_entry_is_used() -> None:
+    used: set[str] = set()
+    for path in (ROOT / "server" / "medina").rglob("*.py"):
+        text = path.read_text()
+        used |= set(re.findall(r'IllegalActionError\(\s*"([a-z-]+)"', text))
+        used |= set(re.findall(r'Rejection\([^)]*?"([a-z-]+)"', text))
+    assert used == set(RULE_CODES)
+
+
+def test_the_docs_list_every_rule_code_reason_and_feature() -> None:
+    assert doc_table("### Rule codes") == sorted(RULE_CODES)
+    assert doc_table("## Errors") == [r.value for r in Reason]
+    assert doc_table("## Versions and features") == [*ALWAYS_ON, *OPT_IN]
+
+
+@pytest.mark.parametrize(("ruleset", "players"), CONFIGURATIONS)
+def test_refusals_carry_a_listed_code_and_name_squares_on_the_board(
+    ruleset: str, players: int
+) -> None:
+    rng = random.Random(11)
+    s = new_game(ruleset, players, 11)
+    g = s.rules.geometry
+    seen: set[str] = set()
+    while not s.over:
+        for _ in range(12):  # random attempts, most of them illegal
+            kind = rng.choice(list(ActionKind))
+            action = Action(kind, rng.randrange(-2, g.size + 2), rng.randrange(-1, 5))
+            if is_legal(s, action):
+                continue
+            error = explain(s, action)
+            assert error.rule in RULE_CODES, error
+            named = squares_named(g, error.message)
+            assert all(0 <= sq < g.size for sq in named)
+            seen.add(error.rule)
+        moves = legal_moves(s)
+        s = apply_action(s, moves.nth(rng.randrange(len(moves))))
+    assert len(seen) >= 8  # the attempts reached many different rules
