@@ -73,6 +73,11 @@ def main(behaviour: str, transcript: str) -> int:
                 sent -= 1
             elif behaviour == "twice":
                 answer += answer
+            elif behaviour == "named":  # skips request 1, names the request it answers
+                if requests == 1:
+                    continue
+                named = {"requestId": request["requestId"], "action": legal(request)[0]}
+                answer = json.dumps({**named, "eval": 0.5}) + "\n"
             sys.stdout.write(answer)
             sys.stdout.flush()
     print("stdio_bot: stdin closed", file=sys.stderr)

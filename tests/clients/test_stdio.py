@@ -259,6 +259,29 @@ def test_a_line_beyond_the_answers_owed_is_reported_and_ignored(tmp_path: Path) 
     assert "line 2 from the bot answers nothing (write one line per request or" in log
 
 
+def test_an_answer_naming_its_request_skips_the_lines_owed_before_it(tmp_path: Path) -> None:
+    s = new_game("medina-v2", 2, 5)
+    after = apply_action(s, legal_actions(s)[0])
+
+    async def script(stream: FakeStream) -> None:
+        await stream.hello()
+        stream.send(welcome(s, s.to_move))
+        stream.send(request(s, 1))
+        # The program skips request 1; the next request comes, as after a timeout.
+        stream.send(request(after, 2, since=s.n_events))
+        reply = await stream.reply()
+        assert reply.request_id == 2  # not paired with the older line still owed
+        assert is_legal(after, action_from_proto(reply.action, after.rules.geometry))
+        stream.send(request(after, 3))  # the same position asked again: paired by id too
+        assert (await stream.reply()).request_id == 3
+        stream.send(ended(2))
+
+    assert bridge([script], tmp_path, "named") == (0, 1)
+    log = (tmp_path / "bot.log").read_text()
+    assert "line 1 from the bot answers request 2; the line(s) owed before it (requests 1)" in log
+    assert "ignored the field(s) this bridge does not know: eval" in log
+
+
 def early_end(stream_closed: list[bool]) -> Script:
     """Welcome and one request, then expect the bot's side to close without a reply."""
 
