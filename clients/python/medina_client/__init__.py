@@ -13,6 +13,7 @@ from .errors import (
     LocalStateError,
     MedinaClientError,
     ProtocolError,
+    SessionOver,
 )
 from .runner import play
 
@@ -23,6 +24,7 @@ __all__ = [
     "LocalStateError",
     "MedinaClientError",
     "ProtocolError",
+    "SessionOver",
     "Turn",
     "play",
 ]

@@ -28,7 +28,7 @@ from medina.v1 import arena_pb2, common_pb2, match_pb2
 
 from . import messages
 from .connection import Connection, channel_credentials
-from .errors import ConnectionLost, MedinaClientError
+from .errors import ConnectionLost, MedinaClientError, SessionOver
 from .runner import reconnecting
 from .stdio_lines import LineError, decode_answer, encode_line, excerpt
 from .stdio_process import (
@@ -405,8 +405,9 @@ bot-<name>-<pid>.log (pid: the bridge's) in --log-dir, by default $MEDINA_LOG_DI
 medina-arena match and check-bot to where they keep the seat's log) or the current directory.
 The bot does not get MEDINA_TOKEN in its environment.
 
-exit status: 0 the match ended and the bot exited; 1 the server refused the seat or could
-not be reached, or a file could not be read or written; 2 bad usage; 3 the bot failed: it
+exit status: 0 the match ended and the bot exited (or had ended before: MATCH_OVER); 1 the
+server refused the seat (its reason is printed) or could not be reached, or a file could not
+be read or written; 2 bad usage; 3 the bot failed: it
 could not start, exited or closed its stdout before the match ended (the stream is closed
 at once), or did not exit within --exit-wait seconds after the end (it is terminated).
 With medina-arena match, pass the seat in the command:
@@ -552,6 +553,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (BotStartError, BotFailed) as exc:
         print(f"medina_client stdio: {exc}", file=sys.stderr)
         return EXIT_BOT
+    except SessionOver as exc:  # nothing left to play on this seat: said, with the reason
+        print(f"medina_client stdio: {exc}", file=sys.stderr)
+        return EXIT_ENDED if exc.reason == "MATCH_OVER" else EXIT_ARENA
     except (MedinaClientError, OSError, ValueError) as exc:
         print(f"medina_client stdio: {exc}", file=sys.stderr)
         return EXIT_ARENA
