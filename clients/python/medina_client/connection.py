@@ -132,7 +132,7 @@ class Connection:
                 f"stream to {self.address} refused ({code.name}, {reason}): {details}", reason
             )
         if reason in FINAL:
-            if not self._welcomed:
+            if not self._welcomed and reason != "MATCH_OVER":
                 return HandshakeError(code, details, reason)
             return SessionOver(f"stream to {self.address} ended ({reason}): {details}", reason)
         if not self._welcomed and code in HANDSHAKE_CODES:
