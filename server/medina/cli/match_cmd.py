@@ -39,9 +39,11 @@ def add_parser(sub: Any) -> None:
         action="append",
         default=[],
         metavar="CMD",
-        help="command of one bot process (repeat per seat); it gets --server HOST:PORT "
-        "--token T appended (or put {server} and {token} in CMD); a leading 'python' "
-        "means this interpreter",
+        help="command of one bot process (repeat per seat, in seat order); it gets "
+        "--server HOST:PORT appended (before a '--' word if there is one), or {server} "
+        "in CMD filled in instead; the seat token is never on its command line but in "
+        "the environment variable MEDINA_TOKEN (MEDINA_SERVER holds the address too); "
+        "a leading 'python' means this interpreter",
     )
     p.add_argument("--server", help="use a running server at HOST:PORT instead of starting one")
     p.add_argument(
