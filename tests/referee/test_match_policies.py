@@ -13,6 +13,7 @@ from medina.referee.record import DecisionSource, ErrorCode, IncidentKind, Rejec
 
 from .fakes import (
     ILLEGAL,
+    MALFORMED_RAW,
     FakeSeat,
     Illegal,
     Late,
@@ -234,8 +235,10 @@ def test_malformed_replies_are_rejected_as_such() -> None:
     first = sink.decisions[0]
     assert first.source is B
     assert first.rejections == (
-        Rejection(None, ErrorCode.MALFORMED_ACTION, "malformed", "could not decode action"),
-    )
+        Rejection(
+            None, ErrorCode.MALFORMED_ACTION, "malformed", "could not decode action", MALFORMED_RAW
+        ),
+    )  # the action as the bot sent it is kept for the record
     assert outcome.seats[0].termination is Termination.NORMAL
     check_record(settings, sink, outcome)
 
