@@ -3,6 +3,8 @@ matches what ``launch.botproc`` does with it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from medina.cli import main
 from medina.launch.botproc import bot_argv
@@ -25,3 +27,8 @@ def test_the_help_puts_the_token_in_the_environment_not_on_the_command_line(
     assert "--token" not in text and "{token}" not in text
     assert "--server HOST:PORT appended" in text and "{server}" in text
     assert "MEDINA_TOKEN" in text
+
+
+def test_the_check_bot_guide_tells_authors_to_read_the_token_from_the_environment() -> None:
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "check-bot.md").read_text()
+    assert "`--token`" not in guide and "`MEDINA_TOKEN`" in guide

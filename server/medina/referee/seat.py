@@ -47,7 +47,7 @@ class RejectionNotice:
 
 @dataclass(frozen=True, slots=True)
 class MatchEnd:
-    """The end of the match, with the seat's own final view (no other supply: RULES.md 9)."""
+    """The end of the match, with the seat's own final view (no other supply: docs/rules.md 9)."""
 
     outcome: MatchOutcome
     observation: Observation
