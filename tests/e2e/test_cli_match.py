@@ -103,3 +103,26 @@ def test_the_progress_lines_show_the_start_seats_first_turn(tmp_path: Path) -> N
     turns = [line for line in done.stdout.splitlines() if line.startswith("turn ")]
     assert re.match(r"turn +1  seat 1: [^,]+ score", turns[0]), turns[0]
     assert turns[1].startswith("turn   2  seat 0: ") and ", " in turns[1]
+
+
+def test_the_match_seed_seeds_the_bundled_bots_in_a_first_edition(tmp_path: Path) -> None:
+    # `SEED=N make run`: medina-v1 has no random setup; the bots, started without --seed,
+    # seed themselves from the match (its seed and their seat).
+    def game(seed: int) -> list[str]:
+        bot = "python -m medina_client --bot random"
+        done = subprocess.run(
+            [*ARENA, "match", "--ruleset", "medina-v1", "--players", "3", "--seed", str(seed),
+             "--bot", bot, "--bot", bot, "--bot", bot, "--records", str(tmp_path), "--quiet"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        record = Path(done.stdout.rsplit("record: ", 1)[1].strip()).read_text().splitlines()
+        return [
+            json.dumps(json.loads(line)["decision"]["action"])
+            for line in record
+            if '"decision"' in line
+        ]
+
+    one, two, one_again = game(1), game(2), game(1)
+    assert one == one_again
+    assert one != two
