@@ -23,6 +23,7 @@ from medina.referee.record import DecisionSource, ErrorCode, MemorySink
 from medina.referee.seat import DecisionRequest, RejectionNotice, Signal
 from medina.rpc.admin_servicer import summary
 from medina.rpc.host import Arena
+from medina.wire.convert import action_to_proto
 from medina_client.strategies import random_action
 
 T = TypeVar("T")
@@ -50,15 +51,17 @@ def opening_of(settings: MatchSettings, length: int, seed: int = 3) -> list[Acti
 
 
 class Recorder:
-    """A local seat's policy that keeps every request it was sent."""
+    """A local seat's policy that keeps every request it was sent and its answers."""
 
     def __init__(self, seed: int) -> None:
         self.requests: list[DecisionRequest] = []
+        self.answers: list[Action] = []
         self.policy = random_policy(seed)
 
     def __call__(self, state: Any, request: DecisionRequest) -> Action:
         self.requests.append(request)
-        return self.policy(state, request)
+        self.answers.append(self.policy(state, request))
+        return self.answers[-1]
 
 
 class RetryingSeat(LocalSeat):
@@ -131,7 +134,8 @@ def test_a_drill_refuses_a_legal_reply_once_and_the_seat_answers_again() -> None
         drills.append(Drills(1, 2, 0, submit, lambda: None))
         return drills[0]
 
-    match, seats = local_match(SETTINGS, [Recorder(1), Recorder(2)], wrap)
+    bot = Recorder(2)
+    match, seats = local_match(SETTINGS, [Recorder(1), bot], wrap)
     outcome = run(match.run())
     assert outcome.complete
     sink = match.sink
@@ -142,6 +146,8 @@ def test_a_drill_refuses_a_legal_reply_once_and_the_seat_answers_again() -> None
     refusal = drilled[0].rejections[0]
     assert refusal.code is ErrorCode.MALFORMED_ACTION
     assert refusal.message == drill_message(drilled[0].request_id)
+    first = [r.request_id for r in bot.requests].index(drilled[0].request_id)
+    assert refusal.raw == action_to_proto(bot.answers[first]).SerializeToString()  # as sent
     assert drilled[0].source is DecisionSource.BOT  # the bot's retry was taken
     assert [n.message for n in seats[1].rejections] == [refusal.message]
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
+import pytest
 from medina.engine import (
     Action,
     ActionKind,
@@ -17,10 +19,10 @@ from medina.engine import (
     result,
 )
 from medina_client import LocalStateError, Turn
-from medina_client.bots import BOTS, GreedyBot, RandomBot
+from medina_client.bots import BOTS, GreedyBot, RandomBot, SearchBot, SeededBot, match_seed
 from medina_client.strategies import scored_actions
 
-from .fake_arena import request
+from .fake_arena import request, welcome
 
 # Seat 0 (red) to move in a 4-player medina-v2 game: claiming the orange palace at G7-I7
 # (3 buildings + a stable + the orange tile) earns 8, the grey one at C3 earns 2, the
@@ -129,3 +131,30 @@ def test_random_plays_legal_seeded_actions() -> None:
 def test_the_cli_knows_every_example_bot() -> None:
     assert sorted(BOTS) == ["greedy", "random", "search"]
     assert isinstance(BOTS["greedy"](1), GreedyBot)
+
+
+def welcomed(bot: SeededBot, seed: int, seat: int) -> SeededBot:
+    bot.on_start(welcome(new_game("medina-v1", 3, seed), seat).welcome)
+    return bot
+
+
+@pytest.mark.parametrize("make", [RandomBot, GreedyBot, SearchBot])
+def test_a_bot_without_a_seed_is_seeded_by_the_match_and_its_seat(
+    make: Callable[..., SeededBot],
+) -> None:
+    def draws(bot: SeededBot) -> list[float]:
+        return [bot.rng.random() for _ in range(3)]
+
+    assert draws(welcomed(make(), 7, 1)) == draws(welcomed(make(), 7, 1))
+    assert draws(welcomed(make(), 7, 1)) == draws(SeededBot(match_seed(7, 1)))
+    others = {tuple(draws(welcomed(make(), seed, seat))) for seed in (7, 8) for seat in range(4)}
+    assert len(others) == 8  # every match seed and seat its own
+    assert draws(welcomed(make(5), 7, 1)) == draws(make(5))  # a given seed stays
+
+
+def test_a_reconnect_does_not_seed_the_bot_again() -> None:
+    expected = random.Random(match_seed(7, 1))
+    bot = welcomed(RandomBot(), 7, 1)
+    assert bot.rng.random() == expected.random()
+    welcomed(bot, 7, 1)  # the Welcome of a new stream
+    assert bot.rng.random() == expected.random()  # it goes on, it does not start over

@@ -11,9 +11,10 @@ from typing import TypeVar
 import grpc
 import pytest
 from medina.engine import Action, ActionKind, apply_action, legal_moves, new_game, result
+from medina.records.reader import read_record
 from medina.referee.config import MatchSettings
 from medina.rpc.server import RunningServer, ServerConfig, start_server
-from medina.v1 import game_pb2, match_pb2
+from medina.v1 import game_pb2, match_pb2, record_pb2
 from medina.wire.convert import events_to_proto, settings_to_proto
 from medina_client import Bot, HandshakeError, LocalStateError, Turn, play
 from medina_client.bots import GreedyBot, RandomBot
@@ -204,3 +205,33 @@ class StateChecker(Bot):
         except (LocalStateError, AssertionError) as exc:
             self.problems.append(str(exc))
         return turn.legal[0]
+
+
+def test_the_example_bots_play_another_first_edition_game_for_another_match_seed(
+    tmp_path: Path,
+) -> None:
+    # medina-v1's setup draws nothing from the seed: only the bots, seeded by the match
+    # (no seed of their own), make seed 2 another game than seed 1.
+    async def game(running: RunningServer, seed: int) -> list[tuple[int, str]]:
+        hosted = running.arena.create(MatchSettings("medina-v1", 3, seed))
+        bots = [RandomBot(), GreedyBot(), RandomBot()]
+        await asyncio.gather(
+            *(play(b, running.address, t) for b, t in zip(bots, hosted.tokens, strict=True))
+        )
+        assert hosted.task is not None
+        assert (await hosted.task).complete
+        record = read_record(hosted.record_path)
+        decisions = [e.decision for _, e in record.entries if e.HasField("decision")]
+        assert {d.source for d in decisions} == {record_pb2.DECISION_SOURCE_BOT}
+        return [(d.seat, d.action.SerializeToString(deterministic=True).hex()) for d in decisions]
+
+    async def main() -> list[list[tuple[int, str]]]:
+        running = await server(tmp_path)
+        try:
+            return [await game(running, seed) for seed in (1, 2, 1)]
+        finally:
+            await running.stop(1)
+
+    one, two, one_again = run(main(), timeout=120)
+    assert one == one_again
+    assert one != two

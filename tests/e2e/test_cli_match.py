@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -87,3 +88,41 @@ def test_a_bot_that_exits_mid_match_is_reported_and_forfeited_then(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     assert "seat 0's bot exited with code 3 during the match; its log: " in done.stderr
     assert "crashed (its bot exited with code 3 during the match)" in done.stdout
+
+
+def test_the_progress_lines_show_the_start_seats_first_turn(tmp_path: Path) -> None:
+    # medina-v2's first turn (one placement) starts at setup: its TurnStarted is in the
+    # spectator's snapshot, not in an update.
+    bot = "python -m medina_client --bot random"
+    done = subprocess.run(
+        [*ARENA, "match", "--ruleset", "medina-v2", "--players", "2", "--seed", "3",
+         "--start-seat", "1", "--bot", bot, "--bot", bot, "--records", str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    turns = [line for line in done.stdout.splitlines() if line.startswith("turn ")]
+    assert re.match(r"turn +1  seat 1: [^,]+ score", turns[0]), turns[0]
+    assert turns[1].startswith("turn   2  seat 0: ") and ", " in turns[1]
+
+
+def test_the_match_seed_seeds_the_bundled_bots_in_a_first_edition(tmp_path: Path) -> None:
+    # `SEED=N make run`: medina-v1 has no random setup; the bots, started without --seed,
+    # seed themselves from the match (its seed and their seat).
+    def game(seed: int) -> list[str]:
+        bot = "python -m medina_client --bot random"
+        done = subprocess.run(
+            [*ARENA, "match", "--ruleset", "medina-v1", "--players", "3", "--seed", str(seed),
+             "--bot", bot, "--bot", bot, "--bot", bot, "--records", str(tmp_path), "--quiet"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        record = Path(done.stdout.rsplit("record: ", 1)[1].strip()).read_text().splitlines()
+        return [
+            json.dumps(json.loads(line)["decision"]["action"])
+            for line in record
+            if '"decision"' in line
+        ]
+
+    one, two, one_again = game(1), game(2), game(1)
+    assert one == one_again
+    assert one != two

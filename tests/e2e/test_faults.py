@@ -467,6 +467,20 @@ def test_bad_replies_get_in_band_errors_and_cost_nothing_else(tmp_path: Path) ->
         assert [s.termination for s in outcome.seats] == [Termination.NORMAL] * 2
         assert outcome.seats[0].strikes == 0
         verified(hosted)
+        # The record keeps each refused action as the bot sent it, malformed or not.
+        recorded = [
+            (r.code, r.action)
+            for _, e in read_record(hosted.record_path).entries
+            if e.HasField("decision")
+            for r in e.decision.rejections
+        ]
+        assert recorded == [
+            (
+                common_pb2.ERROR_CODE_MALFORMED_ACTION,
+                game_pb2.Action(kind=game_pb2.ACTION_KIND_MERCHANT, square=9999),
+            ),
+            (common_pb2.ERROR_CODE_MALFORMED_ACTION, game_pb2.Action(kind=99, square=0)),  # type: ignore[arg-type]
+        ]
 
     with_bystander(tmp_path, main)
 

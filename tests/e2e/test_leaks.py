@@ -1,6 +1,6 @@
 """No hidden supply leaks: every message sent to every seat and every spectator, in full
 matches of each ruleset and player count, is searched for a supply of another player that
-was not revealed before (RULES.md section 9). The web viewer's live stream (Server-Sent
+was not revealed before (docs/rules.md section 9). The web viewer's live stream (Server-Sent
 Events: the spectator messages as JSON, and the board drawn from them) is checked the same way."""
 
 from __future__ import annotations

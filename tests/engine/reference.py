@@ -1,4 +1,4 @@
-"""A slow, independent model of RULES.md for cross-checking the engine in playouts.
+"""A slow, independent model of docs/rules.md for cross-checking the engine in playouts.
 
 It reads the board only from ``render`` (the ASCII picture) and the supplies and turn
 counters only through the public state API, and recomputes from scratch, square by
@@ -173,7 +173,7 @@ def owner_of(s: GameState, letter: str) -> tuple[int, str]:
 
 
 def building_sites(board: Board, colour: int) -> set[Cell]:
-    """RULES.md 6.2 for one colour, square by square."""
+    """docs/rules.md 6.2 for one colour, square by square."""
     g = board.g
     ring = board.well_ring()
     palaces = board.palaces()
@@ -201,7 +201,7 @@ def building_sites(board: Board, colour: int) -> set[Cell]:
 
 
 def stable_sites(board: Board) -> set[Cell]:
-    """RULES.md 6.4."""
+    """docs/rules.md 6.4."""
     g = board.g
     ring = board.well_ring()
     palaces = board.palaces()
@@ -219,7 +219,7 @@ def stable_sites(board: Board) -> set[Cell]:
 
 
 def merchant_sites(board: Board) -> set[Cell]:
-    """RULES.md 6.5: next to an end of the current street, else anywhere; never beside two."""
+    """docs/rules.md 6.5: next to an end of the current street, else anywhere; never beside two."""
     g = board.g
     merchants = board.merchants()
     street = {c for c in merchants if board.tok[c] == "MM"}
@@ -234,7 +234,7 @@ def merchant_sites(board: Board) -> set[Cell]:
 
 
 def wall_sites(board: Board) -> set[Cell]:
-    """RULES.md 6.1: an empty wall space with exactly one wall or tower next to it."""
+    """docs/rules.md 6.1: an empty wall space with exactly one wall or tower next to it."""
     g = board.g
     out = set()
     for c in board.cells():
@@ -281,7 +281,7 @@ def placements(
 
 
 def legal_actions(s: GameState) -> set[Action]:
-    """The legal actions of the decision ``s`` is at (RULES.md 5 and 12)."""
+    """The legal actions of the decision ``s`` is at (docs/rules.md 5 and 12)."""
     board = Board.of(s)
     if s.phase is Phase.OVER:
         return set()
@@ -309,7 +309,7 @@ def forced(s: GameState, seat: int) -> bool:
 
 
 def palace_points(board: Board, p: RefPalace) -> int:
-    """RULES.md 8 for one palace, from the picture."""
+    """docs/rules.md 8 for one palace, from the picture."""
     walls = board.walls()
     merchants = board.merchants()
     near = {y for x in p.pieces for y in board.g.ortho[x]}

@@ -1,4 +1,4 @@
-"""Buildings and palaces (RULES.md 6.2): grow the open palace, else start apart from all."""
+"""Buildings and palaces (docs/rules.md 6.2): grow the open palace, else start apart from all."""
 
 from __future__ import annotations
 

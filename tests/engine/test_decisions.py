@@ -1,4 +1,4 @@
-"""One test (or more) per decision D1-D20 of RULES.md section 10, named by its number."""
+"""One test (or more) per decision D1-D20 of docs/rules.md section 10, named by its number."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Board geometry (RULES.md section 2): sizes, ring, towers, edge ring, adjacency."""
+"""Board geometry (docs/rules.md section 2): sizes, ring, towers, edge ring, adjacency."""
 
 from __future__ import annotations
 

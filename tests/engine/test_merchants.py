@@ -1,4 +1,4 @@
-"""Merchants (RULES.md 6.5 and 12): extend the current street at an end, never beside two."""
+"""Merchants (docs/rules.md 6.5 and 12): extend the current street at an end, never beside two."""
 
 from __future__ import annotations
 

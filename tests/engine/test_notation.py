@@ -1,4 +1,4 @@
-"""A1 notation and the ASCII board picture (RULES.md section 2, notation.py)."""
+"""A1 notation and the ASCII board picture (docs/rules.md section 2, notation.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Observations (RULES.md 9): own supply exact, others only what is public."""
+"""Observations (docs/rules.md 9): own supply exact, others only what is public."""
 
 from __future__ import annotations
 

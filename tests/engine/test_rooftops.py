@@ -1,4 +1,4 @@
-"""Rooftops (RULES.md 6.3): claiming palaces, neutral and blocking rooftops, removal."""
+"""Rooftops (docs/rules.md 6.3): claiming palaces, neutral and blocking rooftops, removal."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Scoring (RULES.md 8, 11, 12): palaces, walls, merchants, the well bonus, tiles and ranks."""
+"""Scoring (docs/rules.md 8, 11, 12): palaces, walls, merchants, the well bonus, tiles and ranks."""
 
 from __future__ import annotations
 

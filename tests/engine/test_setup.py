@@ -1,4 +1,4 @@
-"""Setup (RULES.md sections 3 and 4): components, seeded draws, overrides and typed errors."""
+"""Setup (docs/rules.md sections 3 and 4): components, seeded draws, overrides and typed errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stables (RULES.md 6.4): next to a building, joining exactly one palace, apart from others."""
+"""Stables (docs/rules.md 6.4): next to a building, in exactly one palace, apart from others."""
 
 from __future__ import annotations
 

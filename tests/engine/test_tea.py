@@ -1,4 +1,4 @@
-"""Tea tiles [v2] (RULES.md 5, 7.3, 12): purple claims hand them out; a tea break ends a turn."""
+"""Tea tiles [v2] (docs/rules.md 5, 7.3, 12): purple claims give them; a tea break ends a turn."""
 
 from __future__ import annotations
 

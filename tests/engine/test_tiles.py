@@ -1,4 +1,4 @@
-"""Palace tiles and tower tiles (RULES.md 7.1, 7.2, 12): holders, ties, contacts, merchants."""
+"""Palace tiles and tower tiles (docs/rules.md 7.1, 7.2, 12): holders, ties, contacts, merchants."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Turns (RULES.md 5 and 12): quotas, early ends, passes, the end, forced rooftops, limits."""
+"""Turns (docs/rules.md 5 and 12): quotas, early ends, passes, the end, forced rooftops, limits."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Walls (RULES.md 6.1): arms grow from the towers and every side keeps its gate."""
+"""Walls (docs/rules.md 6.1): arms grow from the towers and every side keeps its gate."""
 
 from __future__ import annotations
 

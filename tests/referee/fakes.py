@@ -210,9 +210,11 @@ class FakeSeat:
         """The loop's clock (the referee's time base)."""
         return asyncio.get_running_loop().time()
 
-    def reply(self, request_id: int, action: Action | None, error: str = "") -> None:
+    def reply(
+        self, request_id: int, action: Action | None, error: str = "", raw: bytes | None = None
+    ) -> None:
         """Answer ``request_id`` now."""
-        self.match.submit(ReplySignal(self.seat, request_id, action, self.now(), error))
+        self.match.submit(ReplySignal(self.seat, request_id, action, self.now(), error, raw))
 
     def connection(self, connected: bool, *, crashed: bool = False) -> None:
         """Report a connection change now."""
@@ -280,6 +282,10 @@ class Late(FakeSeat):
         asyncio.get_running_loop().call_later(self.delay_s, self.reply, request.request_id, action)
 
 
+#: What ``Illegal`` sends as a malformed reply's action: medina.v1.Action{kind: 99}, serialized.
+MALFORMED_RAW = b"\x08\x63"
+
+
 class Illegal(FakeSeat):
     """On its request number ``on`` (1-based), sends ``count`` illegal replies before a legal
     one; ``None`` as the action sends malformed replies instead."""
@@ -310,7 +316,10 @@ class Illegal(FakeSeat):
         assert self.current is not None and self.current.request_id == request_id
         if self.sent < self.count:
             self.sent += 1
-            self.reply(request_id, self.action, "" if self.action else "could not decode action")
+            if self.action is None:
+                self.reply(request_id, None, "could not decode action", MALFORMED_RAW)
+            else:
+                self.reply(request_id, self.action)
         else:
             self.reply(request_id, self.current.legal.nth(0))
 

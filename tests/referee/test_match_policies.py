@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from medina.engine import new_game
+from medina.engine import EventKind, new_game
 from medina.engine.turn import explain
 from medina.referee.config import TimeControl, TimeoutPolicy
 from medina.referee.outcome import MatchOutcome, Termination
@@ -13,6 +13,7 @@ from medina.referee.record import DecisionSource, ErrorCode, IncidentKind, Rejec
 
 from .fakes import (
     ILLEGAL,
+    MALFORMED_RAW,
     FakeSeat,
     Illegal,
     Late,
@@ -101,12 +102,18 @@ def test_two_player_forfeit_makes_the_opponent_first(ruleset: str) -> None:
 
 def test_forfeit_policy_forfeits_on_the_first_timeout() -> None:
     settings = make_settings("medina-v2", 3, on_timeout=TimeoutPolicy.FORFEIT, max_strikes=3)
-    outcome, sink, _ = play_sync(settings, [FakeSeat(0), FakeSeat(1), Skip(2, {2})])
+    seats = [FakeSeat(0), FakeSeat(1), Skip(2, {2})]
+    outcome, sink, _ = play_sync(settings, seats)
     assert sink.sources(2)[:2] == [B, F] and set(sink.sources(2)[2:]) == {F}
     assert (outcome.seats[2].termination, outcome.seats[2].strikes) == (Termination.TIMEOUT, 1)
     assert outcome.seats[2].rank == 3
     assert sink.kinds(2) == [IncidentKind.CONNECTED, IncidentKind.TIMEOUT, IncidentKind.FORFEIT]
     others_unaffected(outcome, sink, 2)
+    # Not told of its forfeit, the seat is asked nothing more but still follows the game to
+    # its end and gets the result (docs/bot-authors.md, "To the end of the stream").
+    assert len(seats[2].requests) == 2
+    assert seats[2].updates[-1][1][-1].kind is EventKind.GAME_OVER
+    assert [end.outcome for end in seats[2].ends] == [outcome]
 
 
 def test_a_reply_after_the_grace_is_a_timeout_and_is_then_ignored() -> None:
@@ -234,8 +241,10 @@ def test_malformed_replies_are_rejected_as_such() -> None:
     first = sink.decisions[0]
     assert first.source is B
     assert first.rejections == (
-        Rejection(None, ErrorCode.MALFORMED_ACTION, "malformed", "could not decode action"),
-    )
+        Rejection(
+            None, ErrorCode.MALFORMED_ACTION, "malformed", "could not decode action", MALFORMED_RAW
+        ),
+    )  # the action as the bot sent it is kept for the record
     assert outcome.seats[0].termination is Termination.NORMAL
     check_record(settings, sink, outcome)
 

@@ -10,13 +10,13 @@ F, P = True, False  # forfeited, played on
 
 # name, totals, forfeited, expected ranks
 TABLE = [
-    ("RULES.md example", (18, 14, 16, 18), (P, P, P, P), (1, 4, 3, 1)),
+    ("docs/rules.md example", (18, 14, 16, 18), (P, P, P, P), (1, 4, 3, 1)),
     ("all equal", (10, 10, 10), (P, P, P), (1, 1, 1)),
     ("2p, no forfeit", (30, 31), (P, P), (2, 1)),
     ("2p, the winner forfeits", (40, 10), (F, P), (2, 1)),
     ("2p, the loser forfeits", (10, 40), (F, P), (2, 1)),
     ("forfeit ranks last despite the best total", (18, 14, 16, 30), (P, P, P, F), (1, 3, 2, 4)),
-    ("RULES.md totals, seat 1 forfeits", (18, 14, 16, 18), (F, P, P, P), (4, 3, 2, 1)),
+    ("docs/rules.md totals, seat 0 forfeits", (18, 14, 16, 18), (F, P, P, P), (4, 3, 2, 1)),
     ("two forfeits tie with each other", (5, 5, 1, 9), (F, F, P, P), (3, 3, 2, 1)),
     ("forfeits ordered by total among themselves", (7, 3, 9), (F, F, P), (2, 3, 1)),
     ("everyone forfeits", (7, 3, 7), (F, F, F), (1, 3, 1)),

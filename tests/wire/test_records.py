@@ -19,12 +19,15 @@ from medina.referee.record import (
     Rejection,
     SeatInfo,
 )
-from medina.v1 import common_pb2, match_pb2, record_pb2
+from medina.v1 import common_pb2, game_pb2, match_pb2, record_pb2
 from medina.wire import records
 from medina.wire.convert import MalformedActionError, outcome_from_proto, outcome_to_proto
 from medina.wire.enums import enum_from_proto
 
 G = geometry(18, 13)
+#: A malformed action as a bot sent it: no engine action can say it.
+WIRE = game_pb2.Action(kind=99, square=500, colour=9)  # type: ignore[arg-type]
+RAW = WIRE.SerializeToString(deterministic=True)
 
 
 def json_round_trip(entry: record_pb2.RecordEntry) -> record_pb2.RecordEntry:
@@ -70,6 +73,7 @@ def test_a_header_without_setup_has_no_well() -> None:
             (
                 Rejection(Action(ActionKind.ROOFTOP, 60), ErrorCode.ILLEGAL_ACTION, "r", "m"),
                 Rejection(None, ErrorCode.MALFORMED_ACTION, "malformed", "no kind"),
+                Rejection(None, ErrorCode.MALFORMED_ACTION, "malformed", "kind 99", RAW),
             ),
             DecisionSource.FALLBACK,
         ),
@@ -78,6 +82,18 @@ def test_a_header_without_setup_has_no_well() -> None:
 def test_decisions_round_trip(decision: DecisionEntry) -> None:
     entry = json_round_trip(records.decision_entry(decision))
     assert records.decision_from_proto(entry.decision, G) == decision
+
+
+def test_a_malformed_replys_action_is_recorded_as_sent() -> None:
+    refused = Rejection(None, ErrorCode.MALFORMED_ACTION, "malformed", "kind 99", RAW)
+    d = DecisionEntry(3, 0, 4, Action(ActionKind.WALL, 3), 9, (refused,), DecisionSource.BOT)
+    line = json_format.MessageToDict(records.decision_entry(d))
+    assert line["decision"]["rejections"][0]["action"] == {
+        "kind": 99,
+        "square": 500,
+        "colour": 9,
+    }
+    assert json_round_trip(records.decision_entry(d)).decision.rejections[0].action == WIRE
 
 
 @pytest.mark.parametrize(

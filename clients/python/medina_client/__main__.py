@@ -69,7 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--token", default=os.environ.get("MEDINA_TOKEN"), help="seat token")
     p.add_argument("--bot", choices=sorted(BOTS), default="random", help="which example bot")
     p.add_argument("--name", help="bot name shown in results")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bot's own randomness")
+    p.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the bot's own randomness (default: from the match, its seed and this "
+        "seat, so another match seed plays another game)",
+    )
     p.add_argument("--no-legal-actions", action="store_true", help="ask the server to omit them")
     p.add_argument(
         "--no-updates",

@@ -3,7 +3,7 @@
 It sits on the path from the bot's seat to the referee (the seat's ``submit``), so the
 referee needs no hook: a drill reaches it as a reply it cannot take, which it refuses
 and records like any other (``ERROR_CODE_MALFORMED_ACTION``, the message saying it is a
-drill), and the bot is asked again.
+drill, the action the bot sent kept), and the bot is asked again.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Callable
 
 from medina.referee.seat import ReplySignal, Signal
+from medina.wire.convert import action_to_proto
 
 #: Every drill refusal's message starts with this (never an engine message).
 DRILL_PREFIX = "drill: "
@@ -61,7 +62,10 @@ class Drills:
         n = self.requests.index(rid) + 1
         if n == self.drill_at and not self.drilled:
             self.drilled = rid
-            self.submit(ReplySignal(signal.seat, rid, None, signal.received_at, drill_message(rid)))
+            raw = action_to_proto(signal.action).SerializeToString()  # kept in the record
+            self.submit(
+                ReplySignal(signal.seat, rid, None, signal.received_at, drill_message(rid), raw)
+            )
             return
         self.submit(signal)
         if n == self.drop_after and not self.dropped_after:

@@ -34,8 +34,9 @@ def add_parser(sub: Any) -> None:
         "check-bot",
         help="play a gRPC bot through scripted situations and report what it got wrong",
         description="Start a private arena, play the bot command through every check "
-        "(one bot process per check; it gets --server HOST:PORT --token T appended, or put "
-        "{server} and {token} in its arguments) and report PASS or FAIL per check. "
+        "(one bot process per check; it gets --server HOST:PORT appended, or {server} in "
+        "its arguments filled in, and the seat token in the environment variable "
+        "MEDINA_TOKEN) and report PASS or FAIL per check. "
         "Exit status: 0 all passed, 1 a check failed, 2 bad usage. See docs/check-bot.md.",
     )
     p.add_argument(

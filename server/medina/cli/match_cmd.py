@@ -8,17 +8,19 @@ import contextlib
 import os
 import shlex
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import grpc
 
-from medina.engine import GameFollower, render
+from medina.engine import GameFollower, GameState, render
 from medina.launch.botproc import BotStartError, reap, spawn_bot
 from medina.referee.config import MatchSettings
+from medina.referee.outcome import MatchOutcome
 from medina.rpc.host import HostedMatch
 from medina.rpc.server import RunningServer, ServerConfig, start_server, wait_for_signal
-from medina.v1 import admin_pb2, admin_pb2_grpc
+from medina.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 from medina.web import serve_viewer
 from medina.wire import convert
 
@@ -39,9 +41,11 @@ def add_parser(sub: Any) -> None:
         action="append",
         default=[],
         metavar="CMD",
-        help="command of one bot process (repeat per seat); it gets --server HOST:PORT "
-        "--token T appended (or put {server} and {token} in CMD); a leading 'python' "
-        "means this interpreter",
+        help="command of one bot process (repeat per seat, in seat order); it gets "
+        "--server HOST:PORT appended (before a '--' word if there is one), or {server} "
+        "in CMD filled in instead; the seat token is never on its command line but in "
+        "the environment variable MEDINA_TOKEN (MEDINA_SERVER holds the address too); "
+        "a leading 'python' means this interpreter",
     )
     p.add_argument("--server", help="use a running server at HOST:PORT instead of starting one")
     p.add_argument(
@@ -181,28 +185,17 @@ async def _play(
             asyncio.create_task(_report_exit(seat, proc, logs_of[seat], hosted))
             for seat, proc in enumerate(procs)
         ]
-        game = GameFollower(settings.new_game())
-        progress = Progress(game.state, quiet=args.quiet)
-        result = None
+        view = Spectator(settings.new_game(), quiet=args.quiet)
         try:
             async for message in watch:
-                if message.HasField("update"):
-                    for event in message.update.events:
-                        progress.event(convert.event_from_proto(event))
-                        game.feed(
-                            event.index,
-                            convert.action_of_event(event),
-                            str(event.WhichOneof("event")),
-                        )
-                        progress.state = game.state
-                elif message.HasField("result"):
-                    result = convert.outcome_from_proto(message.result)
+                view.message(message)
         finally:
             for watcher in watchers:
                 watcher.cancel()
             await reap(procs)
-        progress.flush()
-        state = game.state
+        view.progress.flush()
+        state = view.game.state
+        result = view.result
         print(render(state))
         if result is None:
             raise CommandError("the spectator stream ended without a result")
@@ -214,6 +207,44 @@ async def _play(
             print(f"replay: {viewer_url}/replay/{match_id}")
         print(f"record: {summary.match.record_path}", flush=True)
         return 0 if result.complete else 1
+
+
+class Spectator:
+    """The match as the console follows it from the spectator stream: a local copy of the
+    game and the progress lines.
+
+    Every history entry is shown once, in index order, from entry 0: the snapshot's history
+    comes first (it holds what happened before the subscription, at least the start seat's
+    first ``TurnStarted``, emitted at setup), then the updates' new entries.
+    """
+
+    def __init__(self, start: GameState, quiet: bool = False) -> None:
+        self.game = GameFollower(start)
+        self.progress = Progress(start, quiet=quiet)
+        self.next_index = 0  # the first history entry not shown yet
+        self.result: MatchOutcome | None = None
+
+    def message(self, message: admin_pb2.WatchResponse) -> None:
+        """Take one message of the spectator stream."""
+        which = message.WhichOneof("message")
+        if which == "snapshot":
+            self.events(message.snapshot.events)
+        elif which == "update":
+            self.events(message.update.events)
+        elif which == "result":
+            self.result = convert.outcome_from_proto(message.result)
+
+    def events(self, events: Iterable[game_pb2.Event]) -> None:
+        """Show and follow the entries not seen yet."""
+        for event in events:
+            if event.index < self.next_index:
+                continue
+            self.progress.event(convert.event_from_proto(event))
+            self.game.feed(
+                event.index, convert.action_of_event(event), str(event.WhichOneof("event"))
+            )
+            self.progress.state = self.game.state
+            self.next_index = event.index + 1
 
 
 async def _report_exit(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from medina.engine import RULESETS
+from medina.engine import RULESETS, EngineError, get_ruleset
 from medina.referee.config import MatchSettings, Policies, TimeControl, TimeoutPolicy
 from medina.referee.errors import ConfigError
 
@@ -17,7 +17,13 @@ def add_match_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ruleset", default="medina-v2", choices=RULESETS, help="rule set")
     p.add_argument("--players", type=int, default=4, help="number of seats")
     p.add_argument("--seed", type=int, default=1, help="seed of all setup randomness")
-    p.add_argument("--start-seat", type=int, default=1, help="seat that moves first (1-based)")
+    p.add_argument(
+        "--start-seat",
+        type=int,
+        default=0,
+        metavar="SEAT",
+        help="seat that moves first, 0 .. players-1 (seats count from 0, as everywhere)",
+    )
     d = TimeControl()
     q = Policies()
     p.add_argument("--decision-ms", type=int, default=d.decision_ms, help="time per decision")
@@ -54,11 +60,20 @@ def add_match_options(p: argparse.ArgumentParser) -> None:
 def settings_from_args(args: argparse.Namespace, names: tuple[str, ...] = ()) -> MatchSettings:
     """Validated match settings from the options; CommandError names a bad value."""
     try:
+        get_ruleset(args.ruleset, args.players)  # a bad player count is named first
+    except EngineError as exc:
+        raise CommandError(str(exc)) from None
+    if not 0 <= args.start_seat < args.players:
+        raise CommandError(
+            f"--start-seat must be a seat of the {args.players}-player match, "
+            f"0..{args.players - 1} (seats count from 0), got {args.start_seat}"
+        )
+    try:
         return MatchSettings(
             ruleset=args.ruleset,
             players=args.players,
             seed=args.seed,
-            start_seat=args.start_seat - 1,
+            start_seat=args.start_seat,
             time=TimeControl(
                 decision_ms=args.decision_ms,
                 bank_ms=args.bank_ms,

@@ -29,12 +29,18 @@ def describe_placement(state: GameState, event: Event) -> str:
 
 
 class Progress:
-    """Prints one line per turn from the public events."""
+    """Prints one line per turn from the public events, fed from event 0 on.
+
+    A turn's line collects its placements and tea break. The medina-v1 start merchant is
+    a decision of its own before the first turn (3-4 players), printed as a ``start`` line,
+    or the whole first turn (2 players).
+    """
 
     def __init__(self, state: GameState, quiet: bool = False) -> None:
         self.state = state
         self.quiet = quiet
         self.seat = -1
+        self.in_turn = False  # the collected actions belong to a started turn
         self.parts: list[str] = []
         self.turns = 0
 
@@ -43,7 +49,12 @@ class Progress:
         if event.kind is EventKind.TURN_STARTED or event.kind is EventKind.GAME_OVER:
             self.flush()
             self.seat = event.seat
+            self.in_turn = event.kind is EventKind.TURN_STARTED
         elif event.kind is EventKind.PLACED:
+            if event.seat != self.seat:  # a decision outside a turn: the v1 start merchant
+                self.flush()
+                self.seat = event.seat
+                self.in_turn = False
             self.parts.append(describe_placement(self.state, event))
         elif event.kind is EventKind.TEA_SPENT:
             self.parts.append("tea break")
@@ -51,11 +62,15 @@ class Progress:
             self._print(f"        seat {event.seat} passes")
 
     def flush(self) -> None:
-        """Print the turn collected so far."""
+        """Print the turn (or the decision outside a turn) collected so far."""
         if self.seat >= 0 and self.parts:
-            self.turns += 1
+            if self.in_turn:
+                self.turns += 1
+                label = f"turn {self.turns:3d}"
+            else:
+                label = "start   "
             scores = " ".join(f"{t:3d}" for t in result(self.state).totals)
-            line = f"turn {self.turns:3d}  seat {self.seat}: {', '.join(self.parts)}"
+            line = f"{label}  seat {self.seat}: {', '.join(self.parts)}"
             self._print(f"{line:<64} score {scores}")
         self.parts = []
 

@@ -71,6 +71,6 @@ def run(args: argparse.Namespace) -> int:
             wins[seat] += 1 / len(winners)
         totals = " ".join(f"{s.total:3d}" for s in outcome.seats)
         print(f"game {k + 1:>3} seed {settings.seed:>6}: totals {totals}  record {writer.path}")
-    table = ", ".join(f"seat {s + 1} ({bots[s]}) {wins[s]:g}" for s in range(args.players))
+    table = ", ".join(f"seat {s} ({bots[s]}) {wins[s]:g}" for s in range(args.players))
     print(f"wins: {table}")
     return 0

@@ -15,7 +15,7 @@ Square: TypeAlias = int
 Mask: TypeAlias = int
 
 #: Tower numbers by corner, in tower index order 0..3: top-left 1, bottom-right 2,
-#: top-right 3, bottom-left 4 (RULES.md section 2, decision D13).
+#: top-right 3, bottom-left 4 (docs/rules.md section 2, decision D13).
 TOWER_NUMBERS = (1, 2, 3, 4)
 
 

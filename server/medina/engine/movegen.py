@@ -187,7 +187,7 @@ def placements(s: GameState, seat: int, colours_used: int = 0, roofs_used: int =
 
 
 def forced_rooftop_active(s: GameState, seat: int) -> bool:
-    """[v1, v1-2p] Whether the forced-rooftop trigger holds for ``seat`` (RULES.md 5)."""
+    """[v1, v1-2p] Whether the forced-rooftop trigger holds for ``seat`` (docs/rules.md 5)."""
     rules = s.rules
     if not rules.forced_rooftop:
         return False

@@ -1,4 +1,4 @@
-"""What a seat (or a spectator, or a record) may see of a game (RULES.md section 9).
+"""What a seat (or a spectator, or a record) may see of a game (docs/rules.md section 9).
 
 The view is built from an allow-list of public facts plus, for a seat, its own
 supply; the full view (``seat=None, full=True``) adds every supply and is for

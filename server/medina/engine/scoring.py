@@ -1,4 +1,4 @@
-"""Final scoring from the board (RULES.md section 8) and shared ranks."""
+"""Final scoring from the board (docs/rules.md section 8) and shared ranks."""
 
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ def breakdown(s: GameState, seat: int) -> Breakdown:
 
 
 def ranks(totals: tuple[int, ...]) -> tuple[int, ...]:
-    """Rank = 1 + players with a strictly higher total (RULES.md 12).
+    """Rank = 1 + players with a strictly higher total (docs/rules.md 12).
 
     >>> ranks((18, 14, 16, 18))
     (1, 4, 3, 1)

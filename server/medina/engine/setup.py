@@ -28,7 +28,7 @@ def new_game(
     """A new game; the same arguments always give the same game.
 
     [v2] The well and the start merchant are drawn from ``random.Random(seed)``
-    over the inner city in square order (RULES.md 12) unless given. The seats' rooftop
+    over the inner city in square order (docs/rules.md 12) unless given. The seats' rooftop
     colours are the ruleset's unless given (``variants.with_colours``).
 
     >>> s = new_game("medina-v2", 4, seed=1)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from .errors import PlayerCountError, SetupError, UnknownRulesetError
 from .geometry import Geometry, geometry
 
-#: Palace colours in index order (RULES.md section 3); tile value = index + 1.
+#: Palace colours in index order (docs/rules.md section 3); tile value = index + 1.
 PALACE_COLOURS = ("grey", "purple", "brown", "orange")
 #: Rooftop colours in the order seats take them.
 ROOFTOP_COLOURS = ("red", "yellow", "blue", "green")

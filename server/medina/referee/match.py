@@ -434,7 +434,7 @@ class Match:
                 return self._timeout(seat, rid, awaited.sent_at, rejections, Termination.TIMEOUT)
             if isinstance(signal, ReplySignal) and signal.seat == seat and signal.request_id == rid:
                 action = signal.action
-                rejection = self._judge_reply(action, signal.error)
+                rejection = self._judge_reply(action, signal.error, signal.raw)
                 if rejection is None:
                     assert action is not None  # a reply without an action is always refused
                     self.reply_seconds.append(signal.received_at - awaited.sent_at)
@@ -478,15 +478,18 @@ class Match:
             elif self.forfeits[seat] is not None:
                 return self._settle_forfeit(seat, rid, awaited.sent_at, rejections)
 
-    def _judge_reply(self, action: Action | None, error: str) -> Rejection | None:
-        """None when the reply is accepted, else why it is refused."""
+    def _judge_reply(
+        self, action: Action | None, error: str, raw: bytes | None = None
+    ) -> Rejection | None:
+        """None when the reply is accepted, else why it is refused (``raw``: the undecodable
+        action as sent, kept in the record)."""
         if action is None or not is_legal(self.state, action):
-            return self._rejection(action, error)
+            return self._rejection(action, error, raw)
         return None
 
-    def _rejection(self, action: Action | None, error: str) -> Rejection:
+    def _rejection(self, action: Action | None, error: str, raw: bytes | None = None) -> Rejection:
         if action is None:
-            return Rejection(None, ErrorCode.MALFORMED_ACTION, "malformed", error)
+            return Rejection(None, ErrorCode.MALFORMED_ACTION, "malformed", error, raw)
         try:
             exc: IllegalActionError = explain(self.state, action)
         except Exception as bad:  # explaining must never kill the match

@@ -75,12 +75,16 @@ class Header:
 
 @dataclass(frozen=True, slots=True)
 class Rejection:
-    """A refused reply. ``action`` is None when the reply could not be decoded."""
+    """A refused reply. ``action`` is None when the reply could not be decoded (code
+    MALFORMED_ACTION); ``raw`` then holds the action as the bot sent it, which no engine
+    action can represent: the serialized protobuf ``medina.v1.Action`` (None when the reply
+    carried none)."""
 
     action: Action | None
     code: ErrorCode
     rule: str
     message: str
+    raw: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)

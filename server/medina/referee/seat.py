@@ -63,7 +63,7 @@ class ForfeitNotice:
 
 @dataclass(frozen=True, slots=True)
 class MatchEnd:
-    """The end of the match, with the seat's own final view (no other supply: RULES.md 9)."""
+    """The end of the match, with the seat's own final view (no other supply: docs/rules.md 9)."""
 
     outcome: MatchOutcome
     observation: Observation
@@ -102,13 +102,16 @@ class Seat(Protocol):
 @dataclass(frozen=True, slots=True)
 class ReplySignal:
     """A seat answered ``request_id``. ``action`` is None when the reply could not be decoded,
-    and then ``error`` says why."""
+    and then ``error`` says why and ``raw`` holds the action as the bot sent it (the
+    serialized protobuf ``medina.v1.Action``; None when the reply carried none), for the
+    record."""
 
     seat: int
     request_id: int
     action: Action | None
     received_at: float  # time.monotonic() when the reply arrived
     error: str = ""
+    raw: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -226,7 +226,8 @@ class GrpcSeat:
                 action = convert.action_from_proto(reply.action, self.geometry)
             except convert.MalformedActionError as exc:
                 self.judging = True
-                self.submit(ReplySignal(self.seat, rid, None, received, str(exc)))
+                raw = reply.action.SerializeToString() if reply.HasField("action") else None
+                self.submit(ReplySignal(self.seat, rid, None, received, str(exc), raw))
                 return
             self.judging = True
             self.submit(ReplySignal(self.seat, rid, action, received))

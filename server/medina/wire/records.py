@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from google.protobuf.message import DecodeError
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from medina.engine import get_ruleset
@@ -118,16 +119,23 @@ def _rejection(r: Rejection) -> record_pb2.RecordRejection:
     )
     if r.action is not None:
         msg.action.CopyFrom(action_to_proto(r.action))
+    elif r.raw is not None:  # a malformed reply's action, as the bot sent it
+        try:
+            msg.action.ParseFromString(r.raw)
+        except DecodeError:
+            msg.ClearField("action")
     return msg
 
 
 def _rejection_from_proto(msg: record_pb2.RecordRejection, geom: Geometry) -> Rejection:
-    return Rejection(
-        action=action_from_proto(msg.action, geom) if msg.HasField("action") else None,
-        code=enum_from_proto(ErrorCode, msg.code, "rejection code"),
-        rule=msg.rule,
-        message=msg.message,
-    )
+    code = enum_from_proto(ErrorCode, msg.code, "rejection code")
+    action = raw = None
+    if msg.HasField("action"):
+        if code is ErrorCode.MALFORMED_ACTION:  # as sent: it may be no engine action at all
+            raw = msg.action.SerializeToString(deterministic=True)
+        else:
+            action = action_from_proto(msg.action, geom)
+    return Rejection(action=action, code=code, rule=msg.rule, message=msg.message, raw=raw)
 
 
 def decision_entry(d: DecisionEntry) -> record_pb2.RecordEntry:

@@ -3,30 +3,28 @@
 from __future__ import annotations
 
 import logging
-import random
 
 from medina.engine import Action
 
-from ..bot import Bot, Turn
+from ..bot import Turn
 from ..errors import LocalStateError
 from ..strategies import greedy_action
+from .seeded import SeededBot
 
 log = logging.getLogger("medina_client.greedy")
 
 
-class GreedyBot(Bot):
+class GreedyBot(SeededBot):
     """For each legal action, apply it to the local engine state and keep the one whose
     position ``medina_client.heuristics.evaluate`` values most.
 
-    Ties are broken by a seeded random number generator. When the local state
-    cannot be rebuilt it plays a random legal action instead.
+    Ties are broken by a seeded random number generator (``seed``, or None: from the match,
+    see ``SeededBot``). When the local state cannot be rebuilt it plays a random legal
+    action instead.
     """
 
     name = "greedy"
     version = "1"
-
-    def __init__(self, seed: int = 0) -> None:
-        self.rng = random.Random(seed)
 
     def choose(self, turn: Turn) -> Action:
         """The legal action leading to the best-valued position (ties: random)."""

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import random
-
 from medina.engine import Action
 
-from ..bot import Bot, Turn
+from ..bot import Turn
 from ..strategies import random_action
+from .seeded import SeededBot
 
 
-class RandomBot(Bot):
-    """Uniform over the legal actions; seeded for reproducible games."""
+class RandomBot(SeededBot):
+    """Uniform over the legal actions; seeded for reproducible games (``seed``, or None: from
+    the match, see ``SeededBot``)."""
 
     name = "random"
     version = "1"
-
-    def __init__(self, seed: int = 0) -> None:
-        self.rng = random.Random(seed)
 
     def choose(self, turn: Turn) -> Action:
         """Any legal action (from the local engine when the server omitted the list)."""

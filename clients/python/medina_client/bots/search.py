@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import logging
-import random
 import time
 
 from medina.engine import Action, GameState, square_name
 
-from ..bot import Bot, Turn
+from ..bot import Turn
 from ..errors import LocalStateError
 from ..search import DEFAULT_LEVEL, SearchLevelError, SearchResult, level_config, search
+from .seeded import SeededBot
 
 log = logging.getLogger("medina_client.search")
 
@@ -37,13 +37,13 @@ def action_text(s: GameState, action: Action) -> str:
     return f"{name} {square_name(g, action.square)}" if action.square >= 0 else name
 
 
-class SearchBot(Bot):
+class SearchBot(SeededBot):
     """Searches each decision at ``level`` (1..5; its iteration cap) for at most
     ``budget_ms`` (default: ``default_budget_ms`` of the time the request allows).
 
     With ``verbose`` it logs the top candidate actions and their values at INFO level
-    on the ``medina_client.search`` logger. Seeded: with a budget too large to bind, the
-    same game gives the same choices.
+    on the ``medina_client.search`` logger. Seeded (``seed``, or None: from the match, see
+    ``SeededBot``): with a budget too large to bind, the same game gives the same choices.
     """
 
     name = "search"
@@ -51,18 +51,18 @@ class SearchBot(Bot):
 
     def __init__(
         self,
-        seed: int = 0,
+        seed: int | None = None,
         level: int = DEFAULT_LEVEL,
         budget_ms: int | None = None,
         verbose: bool = False,
     ) -> None:
+        super().__init__(seed)
         self.config = level_config(level)
         if budget_ms is not None and (isinstance(budget_ms, bool) or budget_ms < 1):
             raise SearchLevelError(f"search budget must be at least 1 ms, got {budget_ms!r}")
         self.level = level
         self.budget_ms = budget_ms
         self.verbose = verbose
-        self.rng = random.Random(seed)
         #: The latest search, and how many searches ran / were stopped by the budget.
         self.last: SearchResult | None = None
         self.searches = 0

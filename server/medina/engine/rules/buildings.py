@@ -17,7 +17,7 @@ def expansion_squares(s: GameState, p: Palace, empty: Mask, once: Mask, twice: M
 
 
 def building_sites(s: GameState, empty: Mask, once: Mask, twice: Mask) -> list[Mask]:
-    """Per palace colour, where a building of that colour may go (RULES.md 6.2)."""
+    """Per palace colour, where a building of that colour may go (docs/rules.md 6.2)."""
     new_sites = empty & ~s.well_ring & ~once
     sites = [new_sites, new_sites, new_sites, new_sites]
     for p in s.palaces:

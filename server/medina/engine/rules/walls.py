@@ -9,7 +9,7 @@ from ..state import GameState
 
 
 def wall_sites(s: GameState) -> Mask:
-    """Empty wall spaces with exactly one adjacent wall or tower (RULES.md 6.1)."""
+    """Empty wall spaces with exactly one adjacent wall or tower (docs/rules.md 6.1)."""
     g = s.rules.geometry
     return g.wall_spaces & ~s.walls & g.exactly_one_adjacent(s.walls | g.tower_mask)
 

@@ -1,0 +1,36 @@
+"""The example bots' own randomness, seeded by the bot's owner or by the match."""
+
+from __future__ import annotations
+
+import random
+
+from medina.v1 import arena_pb2
+
+from ..bot import Bot
+
+
+def match_seed(seed: int, seat: int) -> int:
+    """The seed of an example bot playing ``seat`` of the match seeded ``seed``: a different
+    one for every match seed and seat (seats are 0..3)."""
+    return seed * 4 + seat
+
+
+class SeededBot(Bot):
+    """A bot with a seeded ``rng``.
+
+    ``seed`` given: the bot plays the same way in every match. None: it is seeded from the
+    match at its first ``Welcome`` (``match_seed(config.seed, seat)``), so the same match seed
+    and seat give the same game (barring clock effects), and another match seed another game,
+    also in the rulesets whose setup draws nothing from the seed (the 1st editions).
+    """
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.seed = seed
+        self.rng = random.Random(0 if seed is None else seed)
+        self._seeded = seed is not None
+
+    def on_start(self, welcome: arena_pb2.Welcome) -> None:
+        """Seed from the match on the first Welcome (not again after a reconnect)."""
+        if not self._seeded:
+            self._seeded = True
+            self.rng.seed(match_seed(welcome.config.seed, welcome.seat))

@@ -1,0 +1,48 @@
+"""The match options ``match`` and ``selfplay`` share: seats count from 0, as everywhere."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+from medina.cli import CommandError, build_parser, main
+from medina.cli.options import settings_from_args
+from medina.records.reader import read_record
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    return build_parser().parse_args(["selfplay", *argv])
+
+
+@pytest.mark.parametrize("seat", [0, 1, 2])
+def test_start_seat_is_the_seat_number_itself(seat: int) -> None:
+    args = parse("--ruleset", "medina-v1", "--players", "3", "--start-seat", str(seat))
+    assert settings_from_args(args).start_seat == seat
+
+
+def test_the_first_seat_starts_by_default() -> None:
+    assert settings_from_args(parse("--players", "2")).start_seat == 0
+
+
+@pytest.mark.parametrize("seat", [-1, 3, 4])
+def test_a_start_seat_outside_the_seats_is_refused_by_the_option_name(seat: int) -> None:
+    args = parse("--ruleset", "medina-v1", "--players", "3", "--start-seat", str(seat))
+    with pytest.raises(CommandError, match=rf"--start-seat .*0\.\.2.* got {seat}$"):
+        settings_from_args(args)
+
+
+def test_a_bad_player_count_is_named_before_the_start_seat() -> None:
+    with pytest.raises(CommandError, match="players"):
+        settings_from_args(parse("--players", "7", "--start-seat", "9"))
+
+
+def test_selfplay_starts_with_the_seat_given_and_names_seats_from_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["selfplay", "--ruleset", "medina-v2", "--players", "2", "--start-seat", "1"]
+    assert main([*argv, "--seed", "4", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "wins: seat 0 (greedy)" in out and "seat 1 (random)" in out
+    (path,) = tmp_path.glob("*.jsonl")
+    assert read_record(path).header.config.start_seat == 1
