@@ -1,11 +1,12 @@
 """proto/ generates code that works in other languages, with local protoc plugins from the
-package registries:
+package registries, by the recipes of docs/codegen.md run as printed there:
 
 - Go: plain `protoc` with Debian's protoc-gen-go and protoc-gen-go-grpc, built against
-  Debian's Go protobuf and gRPC libraries (the package set of docs/codegen.md); a minimal Go bot
+  Debian's Go protobuf and gRPC libraries (the documented package set); a minimal Go bot
   (tests/codegen/gobot) plays a whole match against a real server.
-- TypeScript: plain `protoc` with npm's ts-proto (@grpc/grpc-js services), compiled by
-  `tsc --strict`; a minimal bot (tests/codegen/tsbot) plays a whole match under node.
+- TypeScript: plain `protoc` with npm's ts-proto (@grpc/grpc-js services, the versions
+  tools/codegen pins), compiled by `tsc --strict`; a minimal bot (tests/codegen/tsbot) plays a
+  whole match under node.
 - The buf route of docs/protocol.md (`buf generate` in managed mode: the .proto files need no
   language options) generates Go that `go vet` accepts and TypeScript that type-checks.
 
@@ -19,6 +20,8 @@ import asyncio
 import contextlib
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 from collections.abc import AsyncIterator
@@ -40,7 +43,7 @@ PROTO = ROOT / "proto"
 BUF = ROOT / "tools" / ".buf" / "node_modules" / ".bin" / "buf"
 CODEGEN = ROOT / "tools" / "codegen"
 NODE_MODULES = CODEGEN / "node_modules"
-BOTS = ROOT / "tests" / "codegen"
+DOC = ROOT / "docs" / "codegen.md"
 GO_IMPORT = "example.com/medina/gen/go"
 #: The Go package of the protoc route (docs/codegen.md): import path and package name.
 GO_PACKAGE = f"{GO_IMPORT}/medina/v1"
@@ -112,10 +115,6 @@ def run_tool(args: list[str], cwd: Path | None = None, env: dict[str, str] | Non
     assert done.returncode == 0, f"{args[0]} failed:\n{done.stdout}\n{done.stderr}"
 
 
-def proto_files() -> list[str]:
-    return sorted(str(p.relative_to(PROTO)) for p in (PROTO / "medina" / "v1").glob("*.proto"))
-
-
 def go_env(gopath: Path, cache: Path) -> dict[str, str]:
     """GOPATH mode over Debian's Go libraries in /usr/share/gocode: no module download."""
     return {
@@ -127,6 +126,31 @@ def go_env(gopath: Path, cache: Path) -> dict[str, str]:
     }
 
 
+def recipe(heading: str) -> str:
+    """The first shell block after ``heading`` in docs/codegen.md, for this checkout."""
+    text = DOC.read_text()
+    assert heading in text, f"docs/codegen.md has no {heading!r}"
+    block = re.search(r"```sh\n(.*?)```", text[text.index(heading) :], re.S)
+    assert block is not None, f"no shell block after {heading!r} in docs/codegen.md"
+    return block.group(1).replace("/path/to/medina-arena", shlex.quote(str(ROOT)))
+
+
+def run_recipe(script: str, cwd: Path, **env: str) -> None:
+    """Runs a recipe with bash -e; Debian's tools come first on PATH."""
+    path = f"/usr/bin:/bin:{os.environ.get('PATH', '')}"
+    run_tool(["bash", "-e", "-c", script], cwd=cwd, env={**os.environ, "PATH": path, **env})
+
+
+def test_the_documented_package_sets_are_the_tested_ones() -> None:
+    apt = re.search(r"apt-get install ((?:\\\n|[^\n])*)", DOC.read_text())
+    assert apt is not None
+    assert apt.group(1).replace("\\\n", " ").split() == list(GO_PACKAGES)
+    npm = re.search(r"npm install (.*)", recipe("## TypeScript"))
+    assert npm is not None
+    pins = json.loads((CODEGEN / "package.json").read_text())["devDependencies"]
+    assert sorted(npm.group(1).split()) == sorted(f"{name}@{v}" for name, v in pins.items())
+
+
 @pytest.fixture(scope="session")
 def go_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Debian's Go packages installed; one build cache for the session's Go builds."""
@@ -136,49 +160,30 @@ def go_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def go_bot(go_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """tests/codegen/gobot built with the recipe of docs/codegen.md; its executable."""
-    where = tmp_path_factory.mktemp("gobot")
-    src = where / "gopath" / "src"
-    src.mkdir(parents=True)
-    mappings = ",".join(f"M{name}={GO_PACKAGE};medinav1" for name in proto_files())
-    run_tool([
-        "/usr/bin/protoc", f"-I{PROTO}", "-I/usr/include",
-        "--plugin=protoc-gen-go=/usr/bin/protoc-gen-go",
-        "--plugin=protoc-gen-go-grpc=/usr/bin/protoc-gen-go-grpc",
-        f"--go_out={src}", f"--go_opt={mappings}",
-        f"--go-grpc_out={src}", f"--go-grpc_opt={mappings}",
-        *proto_files(),
-    ])  # fmt: skip
-    assert (src / GO_PACKAGE / "arena_grpc.pb.go").exists()
-    shutil.copytree(BOTS / "gobot", src / "gobot")
-    env = go_env(where / "gopath", go_cache)
-    run_tool(["/usr/bin/go", "vet", "gobot", GO_PACKAGE], env=env)
-    run_tool(["/usr/bin/go", "build", "-o", str(where / "gobot-bin"), "gobot"], env=env)
-    return where / "gobot-bin"
+    """tests/codegen/gobot generated and built by the recipe of docs/codegen.md, as printed
+    (its $HOME here a temporary directory); the executable."""
+    home = tmp_path_factory.mktemp("gobot")
+    run_recipe(
+        recipe("### Generate and build"), home, HOME=str(home), GOCACHE=str(go_cache), GOFLAGS=""
+    )
+    assert (home / "medina-go" / "src" / GO_PACKAGE / "arena_grpc.pb.go").exists()
+    env = go_env(home / "medina-go", go_cache)
+    run_tool(["/usr/bin/go", "vet", "mybot", GO_PACKAGE], env=env)
+    return home / "mybot"
 
 
 @pytest.fixture(scope="session")
 def ts_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """tests/codegen/tsbot compiled with tsc against code protoc and ts-proto generated; its
+    """tests/codegen/tsbot generated and compiled by the recipe of docs/codegen.md, with the
+    npm packages of tools/codegen in place of its `npm install` and without its match; the
     JavaScript entry point."""
     apt_install(("protobuf-compiler", "libprotobuf-dev"))
-    modules = ensure_node_modules()
     where = tmp_path_factory.mktemp("tsbot")
-    (where / "gen").mkdir()
-    run_tool([
-        "/usr/bin/protoc", f"-I{PROTO}", "-I/usr/include",
-        f"--plugin=protoc-gen-ts_proto={modules / '.bin' / 'protoc-gen-ts_proto'}",
-        f"--ts_proto_out={where / 'gen'}",
-        "--ts_proto_opt=esModuleInterop=true,outputServices=grpc-js",
-        *proto_files(),
-    ])  # fmt: skip
-    shutil.copy(BOTS / "tsbot" / "bot.ts", where / "bot.ts")
-    (where / "node_modules").symlink_to(modules)
-    run_tool([
-        str(modules / ".bin" / "tsc"), "--strict", "--noEmitOnError", "--target", "es2020",
-        "--module", "commonjs", "--moduleResolution", "node", "--esModuleInterop",
-        "--skipLibCheck", "--outDir", "out", "bot.ts",
-    ], cwd=where)  # fmt: skip
+    (where / "node_modules").symlink_to(ensure_node_modules())
+    script = recipe("## TypeScript").split('"$ARENA/.venv/bin/medina-arena" match')[0]
+    script = "\n".join(line for line in script.splitlines() if not line.startswith("npm "))
+    run_recipe(script, where)
+    assert (where / "gen" / "medina" / "v1" / "arena.ts").exists()
     return where / "out" / "bot.js"
 
 
