@@ -7,7 +7,8 @@
  *
  * The .proto files are loaded at run time from the repository's proto/ directory, so there
  * is no generated code. This file is the plumbing (handshake, replies, retries after a
- * refusal, reconnects with the resume token); the play itself is in strategy.js.
+ * refusal, reconnects with the resume token, the reason of an error status); the play itself
+ * is in strategy.js.
  * See README.md beside this file and docs/protocol.md for the message flow.
  */
 
@@ -16,9 +17,14 @@ const path = require('node:path');
 const { parseArgs } = require('node:util');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
+const protobuf = require('protobufjs');
 
 const PROG = 'medina-node-bot';
 const PROTOCOL_VERSION = 1;
+/** The minor version this bot speaks (protocol 1.1). */
+const PROTOCOL_MINOR = 1;
+/** Opt-in features this bot handles (docs/protocol.md, "Features"). */
+const FEATURES = ['forfeit-notices'];
 const DEFAULT_PROTO_DIR = path.resolve(__dirname, '..', '..', 'proto');
 const DEFAULT_STRATEGY = path.join(__dirname, 'strategy.js');
 /** Reconnect attempts after a break (the server keeps a seat 15 s by default). */
@@ -27,7 +33,35 @@ const FIRST_BACKOFF_MS = 50;
 const MAX_BACKOFF_MS = 1000;
 /** A server that accepted the stream but sends no Welcome is given up on after this. */
 const HANDSHAKE_TIMEOUT_MS = 30000;
-/** Statuses that end a handshake for a reason retrying cannot fix (as in the Python SDK). */
+/** The domain of a Medina Arena server's ErrorInfo; the trailer that carries it. */
+const ERROR_DOMAIN = 'medina.v1';
+const DETAILS_KEY = 'grpc-status-details-bin';
+/**
+ * ErrorInfo reasons (docs/protocol.md, "Errors") that retrying with backoff may fix: the
+ * server is busy or restarting a worker, or the seat is still held by a stream of ours that
+ * broke without the server noticing. As the Python SDK's RETRY.
+ */
+const RETRY_REASONS = new Set([
+  'NO_WORKER',
+  'TOO_MANY_STREAMS',
+  'SEAT_TAKEN',
+  'SERVER_FULL',
+  'HELLO_TIMEOUT',
+]);
+/** Reasons that end the session for good: nothing is left to play on this seat (FINAL). */
+const FINAL_REASONS = new Set([
+  'MATCH_OVER',
+  'SEAT_FORFEITED',
+  'SEAT_TOKEN_UNKNOWN',
+  'PROTOCOL_VERSION_UNSUPPORTED',
+  'WORKER_LOST',
+  'SHUTTING_DOWN',
+  'HELLO_MISSING',
+]);
+/**
+ * Without a reason (a 1.0 server), statuses that end a handshake for a cause retrying cannot
+ * fix (as in the Python SDK).
+ */
 const HANDSHAKE_CODES = new Set([
   grpc.status.UNAUTHENTICATED,
   grpc.status.FAILED_PRECONDITION,
@@ -57,15 +91,38 @@ options:
   --quiet              no result line
   -h, --help           this help
 
-Exit status: 0 when the match ended, 1 when the server refused the handshake or the
-connection was lost for good, 2 for bad options.`;
+Exit status: 0 when the match ended, or when the server says it is over (reason
+MATCH_OVER); 1 when the server refused the seat or ended the session for another reason
+(SEAT_FORFEITED, SEAT_TOKEN_UNKNOWN, ...), or the connection was lost for good; 2 for bad
+options. Error messages name the gRPC status and the server's reason, e.g.
+"handshake refused (FAILED_PRECONDITION, MATCH_OVER): the match is over".`;
 
 /** A problem with the command line or the files it names: exit status 2. */
 class UsageError extends Error {}
-/** The server refused the handshake (bad token, seat taken, match over): not retried. */
-class HandshakeRefused extends Error {}
+/**
+ * The server refused the handshake for good (bad token, match over, seat forfeited):
+ * not retried. `reason` is the ErrorInfo reason ('' from a server that sends none).
+ */
+class HandshakeRefused extends Error {
+  constructor(message, reason = '') {
+    super(message);
+    this.reason = reason;
+  }
+}
+/** After Welcome, the server ended the session for a reason no retry can fix: not retried. */
+class SessionOver extends Error {
+  constructor(message, reason) {
+    super(message);
+    this.reason = reason;
+  }
+}
 /** The stream failed or closed before MatchEnded: retried with the resume token. */
-class ConnectionLost extends Error {}
+class ConnectionLost extends Error {
+  constructor(message, reason = '') {
+    super(message);
+    this.reason = reason;
+  }
+}
 /** The server sent something this bot cannot follow (no Welcome first): not retried. */
 class ProtocolError extends Error {}
 
@@ -226,16 +283,112 @@ function describeAction(action) {
   return `${action.kind} on ${action.square}${colour}`;
 }
 
-/** The error a stream's final status means: every end before MatchEnded is one. */
+/**
+ * google.rpc.Status, google.protobuf.Any and google.rpc.ErrorInfo: the three messages of a
+ * status's details, defined here (they are small and stable) instead of loading .proto files.
+ */
+const STATUS_TYPES = protobuf.Root.fromJSON({
+  nested: {
+    google: {
+      nested: {
+        protobuf: {
+          nested: {
+            Any: {
+              fields: { type_url: { type: 'string', id: 1 }, value: { type: 'bytes', id: 2 } },
+            },
+          },
+        },
+        rpc: {
+          nested: {
+            Status: {
+              fields: {
+                code: { type: 'int32', id: 1 },
+                message: { type: 'string', id: 2 },
+                details: { rule: 'repeated', type: 'google.protobuf.Any', id: 3 },
+              },
+            },
+            ErrorInfo: {
+              fields: {
+                reason: { type: 'string', id: 1 },
+                domain: { type: 'string', id: 2 },
+                metadata: { keyType: 'string', type: 'string', id: 3 },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+});
+const RPC_STATUS = STATUS_TYPES.lookupType('google.rpc.Status');
+const ERROR_INFO = STATUS_TYPES.lookupType('google.rpc.ErrorInfo');
+const ERROR_INFO_NAME = 'google.rpc.ErrorInfo';
+
+/**
+ * The ErrorInfo of domain medina.v1 in a status's trailing metadata, as { reason, metadata },
+ * or null when there is none (a 1.0 server, or a status from the transport itself).
+ */
+function errorInfo(metadata) {
+  const values = metadata ? metadata.get(DETAILS_KEY) : [];
+  for (const value of values) {
+    if (!Buffer.isBuffer(value)) {
+      continue;
+    }
+    let status;
+    try {
+      status = RPC_STATUS.decode(value);
+    } catch {
+      return null; // a malformed detail says nothing
+    }
+    for (const detail of status.details) {
+      const url = detail.type_url || '';
+      if (url.slice(url.lastIndexOf('/') + 1) !== ERROR_INFO_NAME) {
+        continue;
+      }
+      let info;
+      try {
+        info = ERROR_INFO.decode(detail.value);
+      } catch {
+        continue;
+      }
+      if (info.domain === ERROR_DOMAIN) {
+        return { reason: info.reason, metadata: { ...info.metadata } };
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * The error a stream's final status means: every end before MatchEnded is one. The reason
+ * decides (docs/protocol.md, "Errors"), as in the Python SDK; without one (a 1.0 server) the
+ * status code does.
+ */
 function streamEndError(status, gotWelcome, address) {
-  const code = grpc.status[status.code];
+  const code = grpc.status[status.code] || `status ${status.code}`;
   if (status.code === grpc.status.OK) {
     return new ConnectionLost('the server closed the stream before the match ended');
   }
-  if (!gotWelcome && HANDSHAKE_CODES.has(status.code)) {
-    return new HandshakeRefused(`the server refused the handshake (${code}): ${status.details}`);
+  const info = errorInfo(status.metadata);
+  const reason = info ? info.reason : '';
+  if (RETRY_REASONS.has(reason)) {
+    return new ConnectionLost(
+      `stream to ${address} refused (${code}, ${reason}): ${status.details}`,
+      reason,
+    );
   }
-  return new ConnectionLost(`stream to ${address} failed (${code}): ${status.details}`);
+  if (FINAL_REASONS.has(reason)) {
+    if (!gotWelcome) {
+      const message = `handshake refused (${code}, ${reason}): ${status.details}`;
+      return new HandshakeRefused(message, reason);
+    }
+    return new SessionOver(`stream to ${address} ended (${reason}): ${status.details}`, reason);
+  }
+  const why = reason ? `${code}, ${reason}` : code;
+  if (!gotWelcome && HANDSHAKE_CODES.has(status.code)) {
+    return new HandshakeRefused(`handshake refused (${why}): ${status.details}`, reason);
+  }
+  return new ConnectionLost(`stream to ${address} failed (${why}): ${status.details}`, reason);
 }
 
 function sleep(ms) {
@@ -260,7 +413,8 @@ class Session {
   /**
    * Plays to the end and returns MatchEnded. A break before it is retried with the resume
    * token, with backoff, up to RECONNECT_ATTEMPTS times from each break (as is a server
-   * not listening yet); a refused handshake is thrown at once.
+   * not listening yet, or busy: a RETRY reason); a refused handshake and a session over (a
+   * FINAL reason) are thrown at once.
    */
   async play() {
     let failures = 0;
@@ -358,6 +512,8 @@ class Session {
           bot_version: this.version,
           token: this.options.token,
           resume_token: this.resumeToken,
+          protocol_minor: PROTOCOL_MINOR,
+          features: FEATURES,
         },
       });
     });
@@ -387,11 +543,22 @@ class Session {
       }
       case 'update':
         return null; // other seats' moves: this strategy does not track them
+      case 'forfeited': {
+        const f = message.forfeited;
+        const who = f.seat === this.welcome.seat ? ' (this bot)' : '';
+        const strikes = f.strikes ? `, ${f.strikes} strikes` : '';
+        log(`seat ${f.seat}${who} forfeited (${f.termination}${strikes}): ${f.detail}`);
+        return null;
+      }
       case 'ended':
         return message.ended;
-      default:
-        log(`ignoring a server message of unknown kind ${message.message}`);
+      default: {
+        // A kind from a newer protocol (or a field these .proto files do not have): a server
+        // sends opt-in kinds only to bots that ask for them, so skipping one is safe.
+        const kind = message.message || 'not in these .proto files';
+        log(`ignoring a server message of a kind this bot does not know (${kind})`);
         return null;
+      }
     }
   }
 
@@ -480,8 +647,12 @@ async function main(argv, env) {
     }
     return 0;
   } catch (err) {
-    const expected = [HandshakeRefused, ConnectionLost, ProtocolError];
-    if (expected.some((kind) => err instanceof kind)) {
+    if (err instanceof HandshakeRefused || err instanceof SessionOver) {
+      // Nothing left to play on this seat: a match that is over is not this bot's failure.
+      log(err.message);
+      return err.reason === 'MATCH_OVER' ? 0 : 1;
+    }
+    if (err instanceof ConnectionLost || err instanceof ProtocolError) {
       log(err.message);
       return 1;
     }
@@ -499,4 +670,4 @@ if (require.main === module) {
   );
 }
 
-module.exports = { legalActions, parseOptions, main };
+module.exports = { legalActions, parseOptions, errorInfo, streamEndError, main };

@@ -1,6 +1,7 @@
 """The Node.js bot (clients/node) end to end over real gRPC on 127.0.0.1: full matches
 against the Python SDK's bots, refusals and retries, reconnects after a dropped stream,
-handshake refusals, seeded play and mutual TLS."""
+handshake refusals and the ErrorInfo reason that decides retry or exit (protocol 1.1),
+forfeit notices, seeded play and mutual TLS."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import contextlib
 import json
 import shutil
 import subprocess
-from collections.abc import AsyncIterator, Awaitable
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+import grpc
 import pytest
 from medina.engine import Action
 from medina.records.reader import Record, read_record
@@ -22,12 +25,14 @@ from medina.referee.config import MatchSettings
 from medina.referee.outcome import MatchOutcome, Termination
 from medina.rpc.host import HostedMatch
 from medina.rpc.server import RunningServer, ServerConfig, start_server
-from medina.v1 import match_pb2, record_pb2
+from medina.rpc.status import Reason, trailers
+from medina.v1 import arena_pb2, match_pb2, record_pb2
 from medina_client import Turn, play
 from medina_client.bots import GreedyBot, RandomBot
 from medina_client.connection import channel_credentials
 
 from .pki import make_pki
+from .rawbot import RawBot
 
 T = TypeVar("T")
 NODE_DIR = Path(__file__).resolve().parents[2] / "clients" / "node"
@@ -95,6 +100,8 @@ class NodeBot:
 
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
+        #: stderr read before the exit (``stderr_until``); ``finished`` puts it first.
+        self.early_stderr = ""
 
     @classmethod
     async def start(cls, node: str, address: str, token: str, *args: str) -> NodeBot:
@@ -110,7 +117,16 @@ class NodeBot:
         """Waits for the exit (bounded by the test's timeout)."""
         out, err = await self.proc.communicate()
         assert self.proc.returncode is not None
-        return Finished(self.proc.returncode, out.decode(), err.decode())
+        return Finished(self.proc.returncode, out.decode(), self.early_stderr + err.decode())
+
+    async def stderr_until(self, fragment: str) -> str:
+        """Reads stderr up to the first line holding ``fragment`` and returns that line."""
+        assert self.proc.stderr is not None
+        while line := (await self.proc.stderr.readline()).decode():
+            self.early_stderr += line
+            if fragment in line:
+                return line
+        raise AssertionError(f"the bot's stderr ended without {fragment!r}:\n{self.early_stderr}")
 
     async def kill(self) -> None:
         """Stops the process if it is still running (cleanup after a failure)."""
@@ -416,7 +432,7 @@ def test_the_node_bot_reconnects_after_its_stream_drops(node: str, tmp_path: Pat
     run(main())
 
 
-def test_a_refused_handshake_exits_1_with_the_status(node: str, tmp_path: Path) -> None:
+def test_an_unknown_token_exits_1_naming_seat_token_unknown(node: str, tmp_path: Path) -> None:
     async def main() -> None:
         async with serving(tmp_path) as running:
             hosted = running.arena.create(MatchSettings("medina-v2", 2, 1))
@@ -426,12 +442,291 @@ def test_a_refused_handshake_exits_1_with_the_status(node: str, tmp_path: Path) 
             finally:
                 await bot.kill()
                 hosted.match.abort("test over")
-        assert done.code == 1
-        assert "UNAUTHENTICATED" in done.stderr and "unknown seat token" in done.stderr
+        assert done.code == 1, done.stderr
+        refused = "handshake refused (UNAUTHENTICATED, SEAT_TOKEN_UNKNOWN): unknown seat token"
+        assert refused in done.stderr
         assert "reconnecting" not in done.stderr  # a refusal is not retried
         assert done.stdout == ""
 
     run(main())
+
+
+#: A refusal for a FINAL reason is not retried: the bot exits within this (node's start included).
+PROMPT_EXIT_S = 15
+
+
+def test_the_token_of_a_match_that_is_over_exits_0_naming_match_over(
+    node: str, tmp_path: Path
+) -> None:
+    """A bot started (or restarted) after its match ended: nothing is left to play, which is
+    not the bot's failure; it says MATCH_OVER and exits 0 at once, without retrying."""
+
+    async def main() -> tuple[Finished, float]:
+        async with serving(tmp_path) as running:
+            hosted = running.arena.create(MatchSettings("medina-v1-2p", 2, 3))
+            address, tokens = running.address, hosted.tokens
+            await asyncio.gather(*(play(RandomBot(s), address, tokens[s]) for s in (0, 1)))
+            assert (await outcome_of(hosted)).complete
+            started = time.monotonic()
+            bot = await NodeBot.start(node, address, tokens[0])
+            try:
+                done = await bot.finished()
+            finally:
+                await bot.kill()
+            return done, time.monotonic() - started
+
+    done, took = run(main())
+    assert done.code == 0, done.stderr
+    assert "handshake refused (FAILED_PRECONDITION, MATCH_OVER): the match is over" in done.stderr
+    assert "reconnecting" not in done.stderr
+    assert done.stdout == ""
+    assert took < PROMPT_EXIT_S
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Waits (polling, bounded by the test's timeout) until ``condition()`` holds."""
+    while not condition():
+        await asyncio.sleep(0.01)
+
+
+def test_the_token_of_a_forfeited_seat_exits_1_naming_seat_forfeited(
+    node: str, tmp_path: Path
+) -> None:
+    """Seat 2 forfeited (its program exited) while the match waits for the others: its token
+    opens nothing more; the bot says SEAT_FORFEITED and exits 1 at once, without retrying."""
+
+    async def main() -> tuple[Finished, float]:
+        async with serving(tmp_path) as running:
+            hosted = running.arena.create(MatchSettings("medina-v2", 3, 4))
+            hosted.match.process_exited(2, "its program exited (test)")
+            await until(lambda: hosted.match.is_forfeited(2))
+            started = time.monotonic()
+            bot = await NodeBot.start(node, running.address, hosted.tokens[2])
+            try:
+                done = await bot.finished()
+            finally:
+                await bot.kill()
+                assert hosted.match.outcome is None  # the match was still waiting
+                hosted.match.abort("test over")
+            return done, time.monotonic() - started
+
+    done, took = run(main())
+    assert done.code == 1, done.stderr
+    refused = "handshake refused (FAILED_PRECONDITION, SEAT_FORFEITED): seat 2 has forfeited"
+    assert refused in done.stderr
+    assert "reconnecting" not in done.stderr
+    assert done.stdout == ""
+    assert took < PROMPT_EXIT_S
+
+
+def test_a_seat_held_by_another_stream_is_retried_until_free(node: str, tmp_path: Path) -> None:
+    """SEAT_TAKEN is a reason to retry (the holder may be a stream of ours that broke
+    unnoticed): the bot backs off and tries again, takes the seat once it is free, and plays."""
+
+    async def main() -> tuple[Finished, MatchOutcome, Record]:
+        async with serving(tmp_path) as running:
+            hosted = running.arena.create(MatchSettings("medina-v2", 2, 5))
+            address, tokens = running.address, hosted.tokens
+            holder = RawBot(address, tokens[0], name="holder")
+            holding = asyncio.create_task(holder.play())
+            bot: NodeBot | None = None
+            try:
+                await holder.welcomed.wait()
+                bot = await NodeBot.start(node, address, tokens[0], "--name", "node-retry")
+                line = await bot.stderr_until("reconnecting in")
+                assert "refused (ALREADY_EXISTS, SEAT_TAKEN)" in line, line
+                holding.cancel()  # the holder goes away: the seat is free again
+                with contextlib.suppress(asyncio.CancelledError):
+                    await holding
+                await play(RandomBot(6), address, tokens[1])
+                done = await bot.finished()
+                outcome = await outcome_of(hosted)
+            finally:
+                holding.cancel()
+                if bot is not None:
+                    await bot.kill()
+        return done, outcome, verified(hosted.record_path)
+
+    done, outcome, record = run(main())
+    assert done.code == 0, done.stderr
+    assert done.stdout.strip() == result_line(outcome, 0)
+    assert record.header.seats[0].bot_name == "node-retry"
+    assert_played_every_decision(record, outcome, 0)
+
+
+def test_a_forfeit_notice_is_logged_and_play_goes_on(node: str, tmp_path: Path) -> None:
+    """The bot asks for forfeit notices in Hello; when another seat forfeits it logs one line
+    naming the seat and the termination, and plays on to the end."""
+
+    async def main() -> tuple[Finished, MatchOutcome]:
+        async with serving(tmp_path) as running:
+            hosted = running.arena.create(MatchSettings("medina-v2", 3, 6))
+            address, tokens = running.address, hosted.tokens
+            bot = await NodeBot.start(node, address, tokens[0])
+            try:
+                await until(lambda: hosted.match.connected[0])
+                hosted.match.process_exited(2, "its program exited (test)")
+                await play(RandomBot(7), address, tokens[1])
+                done = await bot.finished()
+                outcome = await outcome_of(hosted)
+            finally:
+                await bot.kill()
+        return done, outcome
+
+    done, outcome = run(main())
+    assert done.code == 0, done.stderr
+    assert outcome.complete and outcome.seats[2].termination is Termination.CRASHED
+    notices = [line for line in done.stderr.splitlines() if "forfeited" in line]
+    assert notices == [
+        "medina-node-bot: seat 2 forfeited (TERMINATION_CRASHED): its program exited (test)"
+    ], done.stderr
+    assert "ignoring" not in done.stderr
+    assert done.stdout.strip() == result_line(outcome, 0)
+
+
+# -- a scripted server: what the bot sends, and how it takes statuses and unknown kinds -----
+
+#: One scripted stream: messages to send (serialized PlayResponses), then an optional error
+#: status (code, ErrorInfo reason or None for a 1.0 server's bare status, message).
+Script = tuple[Sequence[bytes], tuple[grpc.StatusCode, Reason | None, str] | None]
+
+
+def welcome_bytes() -> bytes:
+    welcome = arena_pb2.Welcome(protocol_version=1, match_id="scripted", seat=0, resume_token="r")
+    return arena_pb2.PlayResponse(welcome=welcome).SerializeToString()
+
+
+def ended_bytes() -> bytes:
+    seat = match_pb2.SeatResult(
+        seat=0, name="scripted", total=7, rank=1, termination=match_pb2.TERMINATION_NORMAL
+    )
+    result = match_pb2.MatchResult(seats=[seat], ending=match_pb2.MATCH_ENDING_COMPLETE)
+    return arena_pb2.PlayResponse(ended=arena_pb2.MatchEnded(result=result)).SerializeToString()
+
+
+def unknown_kind_bytes() -> bytes:
+    """A PlayResponse whose only field (number 99, a message) this schema does not have."""
+    tag, payload = (99 << 3) | 2, b"\x08\x01"
+    varint = bytes([0x80 | (tag & 0x7F), tag >> 7])
+    return varint + bytes([len(payload)]) + payload
+
+
+@contextlib.asynccontextmanager
+async def scripted_server(
+    scripts: list[Script], hellos: list[arena_pb2.Hello]
+) -> AsyncIterator[str]:
+    """An ArenaService on 127.0.0.1 that plays one script per Play stream (in order) and
+    keeps every Hello it receives; a stream beyond the scripts is refused (PERMISSION_DENIED)."""
+
+    async def play_stream(
+        requests: AsyncIterator[arena_pb2.PlayRequest],
+        context: grpc.aio.ServicerContext[arena_pb2.PlayRequest, bytes],
+    ) -> AsyncIterator[bytes]:
+        hellos.append((await anext(requests)).hello)
+        if not scripts:  # a stream the test did not expect: refused, so that the bot stops
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, "no script left for a stream")
+        messages, error = scripts.pop(0)
+        for message in messages:
+            yield message
+        if error is not None:
+            code, reason, text = error
+            metadata = () if reason is None else trailers(code, text, reason, {})
+            await context.abort(code, text, metadata)
+
+    handler = grpc.method_handlers_generic_handler(
+        "medina.v1.ArenaService",
+        {
+            "Play": grpc.stream_stream_rpc_method_handler(
+                play_stream, request_deserializer=arena_pb2.PlayRequest.FromString
+            )
+        },
+    )
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        await server.stop(0)
+
+
+def run_scripted(node: str, scripts: list[Script]) -> tuple[Finished, list[arena_pb2.Hello]]:
+    hellos: list[arena_pb2.Hello] = []
+
+    async def main() -> Finished:
+        async with scripted_server(scripts, hellos) as address:
+            bot = await NodeBot.start(node, address, "seat-token")
+            try:
+                return await bot.finished()
+            finally:
+                await bot.kill()
+
+    return run(main()), hellos
+
+
+def test_hello_speaks_1_1_retry_reasons_back_off_and_unknown_kinds_are_skipped(
+    node: str,
+) -> None:
+    """Hello carries protocol_minor 1 and asks for forfeit notices; NO_WORKER and SERVER_FULL
+    refusals are retried; a message of a kind the bot does not know is skipped with a warning."""
+    busy = (grpc.StatusCode.UNAVAILABLE, Reason.NO_WORKER, "no worker is running")
+    full = (grpc.StatusCode.RESOURCE_EXHAUSTED, Reason.SERVER_FULL, "the server is full")
+    messages = [welcome_bytes(), unknown_kind_bytes(), ended_bytes()]
+    done, hellos = run_scripted(node, [([], busy), ([], full), (messages, None)])
+    assert done.code == 0, done.stderr
+    assert "refused (UNAVAILABLE, NO_WORKER): no worker is running; reconnecting" in done.stderr
+    assert "refused (RESOURCE_EXHAUSTED, SERVER_FULL)" in done.stderr
+    assert "ignoring a server message of a kind this bot does not know" in done.stderr
+    assert done.stdout.strip() == "match over: seat 0 scripted: 7 (rank 1 of 1)"
+    assert len(hellos) == 3
+    for hello in hellos:
+        assert hello.protocol_version == 1 and hello.protocol_minor == 1
+        assert list(hello.features) == ["forfeit-notices"]
+        assert hello.token == "seat-token"
+    assert [h.resume_token for h in hellos] == ["", "", ""]
+
+
+@pytest.mark.parametrize(
+    ("scripts", "code", "said"),
+    [
+        pytest.param(
+            [([welcome_bytes()], (grpc.StatusCode.UNAVAILABLE, Reason.WORKER_LOST, "it died"))],
+            1,
+            "ended (WORKER_LOST): it died",
+            id="final-after-welcome",
+        ),
+        pytest.param(
+            [([welcome_bytes()], (grpc.StatusCode.FAILED_PRECONDITION, Reason.MATCH_OVER, "over"))],
+            0,
+            "ended (MATCH_OVER): over",
+            id="match-over-after-welcome",
+        ),
+        pytest.param(
+            [([], (grpc.StatusCode.UNAVAILABLE, Reason.SHUTTING_DOWN, "bye"))],
+            1,
+            "handshake refused (UNAVAILABLE, SHUTTING_DOWN): bye",
+            id="final-reason-over-a-retryable-code",
+        ),
+        pytest.param(
+            [([], (grpc.StatusCode.ALREADY_EXISTS, None, "seat 0 is held"))],
+            1,
+            "handshake refused (ALREADY_EXISTS): seat 0 is held",
+            id="no-reason-judged-by-code",
+        ),
+    ],
+)
+def test_a_final_reason_or_a_refusing_code_is_not_retried(
+    node: str, scripts: list[Script], code: int, said: str
+) -> None:
+    """A FINAL reason ends the bot before or after Welcome (0 for MATCH_OVER, else 1), even
+    with a status code that would be retried without it; a status without ErrorInfo (a 1.0
+    server) is judged by its code as before."""
+    done, hellos = run_scripted(node, scripts)
+    assert done.code == code, done.stderr
+    assert said in done.stderr
+    assert "reconnecting" not in done.stderr
+    assert len(hellos) == 1
 
 
 def test_bad_options_exit_2_naming_the_problem(node: str, tmp_path: Path) -> None:
