@@ -73,7 +73,7 @@ def test_a_scripted_match_with_a_refusal_and_a_retry() -> None:
             bot_version="2.5",
             token="tok",
             protocol_minor=1,
-            features=["forfeit-notices"],
+            features=["forfeit-notices", "redirect"],
         )
         stream.send(welcome(s, 0))
         stream.send(request(s, 7))
@@ -205,5 +205,83 @@ def test_play_gives_up_when_the_server_stays_away() -> None:
             pass  # the server is gone: nobody listens on its port any more
         with pytest.raises(ConnectionLost, match="UNAVAILABLE"):
             await play(Recorder(), address, "tok", reconnect_for_s=0.2, first_backoff_s=0.01)
+
+    run(main())
+
+
+def test_play_follows_a_redirect_and_falls_back_when_it_leads_nowhere() -> None:
+    s = new_game("medina-v2", 2, 6)
+
+    def finish(expect_redirects: bool) -> Script:
+        async def script(stream: FakeStream) -> None:
+            hello = await stream.hello()
+            assert ("redirect" in hello.features) is expect_redirects
+            stream.send(welcome(s, 0))
+            stream.send(request(s, 1))
+            assert (await stream.reply()).request_id == 1
+            stream.send(ended(2))
+
+        return script
+
+    async def main() -> None:
+        async with fake_server([finish(True)]) as (there, target):
+            port = int(target.rpartition(":")[2])
+
+            async def redirect(stream: FakeStream) -> None:
+                assert "redirect" in (await stream.hello()).features
+                stream.send(arena_pb2.PlayResponse(redirect=arena_pb2.Redirect(port=port)))
+
+            async with fake_server([redirect]) as (front, address):
+                await play(RandomBot(1), address, "tok")
+            assert (front.streams, there.streams) == (1, 1)  # played where it was sent
+
+        # A redirect to an address nobody listens on: back to the given one, no more asked.
+        dead = int(target.rpartition(":")[2])  # that server has stopped
+
+        async def nowhere(stream: FakeStream) -> None:
+            await stream.hello()
+            stream.send(arena_pb2.PlayResponse(redirect=arena_pb2.Redirect(port=dead)))
+
+        async with fake_server([nowhere, finish(False)]) as (front, address):
+            await play(RandomBot(1), address, "tok", first_backoff_s=0.01)
+        assert front.streams == 2
+
+    run(main())
+
+
+class Listener(Bot):
+    """A bot that uses Update messages."""
+
+    def choose(self, turn: Turn) -> Action:
+        return turn.legal[0]
+
+    def on_update(self, events: Sequence[game_pb2.Event]) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("bot", "omit", "expected"),
+    [
+        (RandomBot(1), None, True),  # the default: updates only for a bot that uses them
+        (Listener(), None, False),
+        (Listener(), True, True),
+        (RandomBot(1), False, False),
+    ],
+)
+def test_updates_are_asked_for_only_when_the_bot_uses_them(
+    bot: Bot, omit: bool | None, expected: bool
+) -> None:
+    s = new_game("medina-v2", 2, 7)
+
+    async def script(stream: FakeStream) -> None:
+        assert (await stream.hello()).omit_updates is expected
+        stream.send(welcome(s, 0))
+        stream.send(request(s, 1))
+        await stream.reply()
+        stream.send(ended(2))
+
+    async def main() -> None:
+        async with fake_server([script]) as (_, address):
+            await play(bot, address, "tok", omit_updates=omit)
 
     run(main())

@@ -16,12 +16,15 @@ import grpc
 import pytest
 from google.protobuf import json_format
 from google.protobuf.message import Message
-from medina.engine import CONFIGURATIONS
+from medina.engine import CONFIGURATIONS, initial_supplies
+from medina.engine.variants import get_ruleset
 from medina.referee.config import MatchSettings
 from medina.rpc.server import ServerConfig, start_server
 from medina.rpc.tokens import new_token, same_token
-from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, game_pb2
+from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, game_pb2, match_pb2
 from medina.web import serve_viewer
+from medina.wire import convert
+from medina_client.messages import RULESET_NAMES
 from web.sse import read_events
 
 from .rawbot import RawBot
@@ -53,6 +56,12 @@ def events_in(msg: Message) -> Iterator[game_pb2.Event]:
                 yield from events_in(item)
 
 
+def starting_supplies(config: match_pb2.MatchConfig) -> list[game_pb2.Supply]:
+    """Every seat's supply before the first placement, as the rules give it."""
+    rules = get_ruleset(RULESET_NAMES[int(config.ruleset)], config.players)
+    return [convert.supply_to_proto(x) for x in initial_supplies(rules)]
+
+
 class LeakChecker:
     """Follows one viewer's message stream; ``check`` returns the leaks in one message."""
 
@@ -75,6 +84,10 @@ class LeakChecker:
                 leaks.append(f"{where}: seat {owner}'s supply shown to viewer {self.viewer}")
             elif isinstance(holder, game_pb2.SupplyRevealed):
                 continue  # the reveal itself is public
+            elif isinstance(holder, arena_pb2.Welcome) and ".initial_supplies[" in where:
+                # The ruleset's starting pieces are public; anything else there is a leak.
+                if list(holder.initial_supplies) != starting_supplies(holder.config):
+                    leaks.append(f"{where}: not the ruleset's starting supply")
             else:
                 leaks.append(f"{where}: a supply in a {type(holder).__name__}")
         return leaks
@@ -174,7 +187,11 @@ def test_no_message_shows_a_hidden_supply(tmp_path: Path, ruleset: str, players:
         for n, message in enumerate(bot.received):
             leaks = checker.check(message)
             assert not leaks, f"message {n} to seat {seat}: {leaks}"
-        own = [s for _w, holder, s in supplies(bot.received[0]) if holder.seat == seat]  # type: ignore[attr-defined]
+        own = [
+            s
+            for _w, holder, s in supplies(bot.received[0])
+            if isinstance(holder, game_pb2.SeatView) and holder.seat == seat
+        ]
         assert len(own) == 1  # the checker does see supplies: the viewer's own
         reveals += len(checker.revealed)
     spectator = LeakChecker(-1)

@@ -64,11 +64,15 @@ class Front:
                 await self.changed.wait()
 
     def worker_pids(self) -> dict[str, int]:
-        """Worker address -> pid, from the front's log."""
+        """A worker's address for bots (the endpoint CreateMatch names) -> its pid, from the
+        front's log."""
+        host = self.address.rpartition(":")[0]
         return {
-            m[2]: int(m[1])
+            f"{host}:{m[2]}": int(m[1])
             for line in self.lines
-            if (m := re.search(r"worker \d+ \(pid (\d+)\) serving on (\S+)", line))
+            if (
+                m := re.search(r"worker \d+ \(pid (\d+)\) serving on \S+, bots on port (\d+)", line)
+            )
         }
 
 
@@ -266,9 +270,13 @@ def test_matches_run_on_both_workers_behind_one_address(tmp_path: Path) -> None:
             front.proc.send_signal(signal.SIGTERM)
             async with asyncio.timeout(60):
                 assert await front.proc.wait() == 0
-            # Only the bots that knew just the front were forwarded (matches 0 and 1); the
-            # spectators were: this test's and the match command's.
-            await front.wait_for(r"forwarded 4 bot stream\(s\) and 2 spectator stream\(s\)")
+            # The SDK's bots that knew just the front (matches 0 and 1) were redirected to
+            # their worker: no bot stream was forwarded. The spectators were: this test's
+            # and the match command's.
+            await front.wait_for(
+                r"forwarded 0 bot stream\(s\) and 2 spectator stream\(s\) to the workers; "
+                r"redirected 4 bot stream\(s\)"
+            )
 
         # A restart lists the earlier run's records once, though two workers serve it.
         async with (
@@ -362,7 +370,9 @@ def test_matches_and_seats_the_front_forgot_are_found_by_asking_every_worker(
         args = build_parser().parse_args(["serve", "--records", str(tmp_path), "--grace-s", "1"])
         settings = ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path)
         # The front remembers one match's routes: the older two are asked for.
-        front = await start_front(settings, worker_argv(args), 2, advertise=True, routes_kept=1)
+        front = await start_front(
+            settings, worker_argv(args), 2, public_host="127.0.0.1", routes_kept=1
+        )
         try:
             async with grpc.aio.insecure_channel(front.address) as channel:
                 stub = admin_pb2_grpc.MatchServiceStub(channel)
@@ -461,6 +471,18 @@ def test_the_front_relays_reasons_and_creates_a_match_once_per_request_id(
             await bot.play()
             assert bot.status is grpc.StatusCode.UNAUTHENTICATED
             assert bot.reason == "SEAT_TOKEN_UNKNOWN"
+            # A bot that asks for redirects is sent to the worker's own address for bots ...
+            asks = RawBot(front.address, answers[0].tokens[0].token, features=("redirect",))
+            await asks.play()
+            assert [m.WhichOneof("message") for m in asks.received] == ["redirect"]
+            port = asks.received[0].redirect.port
+            assert not asks.received[0].redirect.host  # the host it connected to
+            assert answers[0].endpoint == f"127.0.0.1:{port}"
+            # ... where it plays; a 1.0 bot (no redirect asked) plays through the front.
+            there = RawBot(f"127.0.0.1:{port}", answers[0].tokens[0].token)
+            through = RawBot(front.address, answers[0].tokens[1].token)
+            await asyncio.gather(there.play(), through.play())
+            assert there.ended is not None and through.ended is not None
             big = RawBot(front.address, answers[0].tokens[0].token, keep_status=True)
             big.name = "x" * 70_000  # over the 64 KiB default
             await big.play()

@@ -76,11 +76,21 @@ def main(argv: list[str] | None = None) -> int:
         "seat, so another match seed plays another game)",
     )
     p.add_argument("--no-legal-actions", action="store_true", help="ask the server to omit them")
-    p.add_argument(
+    updates = p.add_mutually_exclusive_group()
+    updates.add_argument(
         "--no-updates",
-        action="store_true",
-        help="ask the server for no Update messages (requests carry the events anyway)",
+        dest="updates",
+        action="store_false",
+        help="ask the server for no Update messages (requests carry the events anyway); the "
+        "default unless the bot overrides on_update",
     )
+    updates.add_argument(
+        "--updates",
+        dest="updates",
+        action="store_true",
+        help="ask for Update messages even though the bot does not use them",
+    )
+    p.set_defaults(updates=None)
     p.add_argument("--tls-ca", help="CA certificate (PEM) to verify the server")
     p.add_argument("--tls-cert", help="client certificate (PEM) for mutual TLS")
     p.add_argument("--tls-key", help="client private key (PEM) for mutual TLS")
@@ -112,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.server,
                 args.token,
                 omit_legal_actions=args.no_legal_actions,
-                omit_updates=args.no_updates,
+                omit_updates=None if args.updates is None else not args.updates,
                 credentials=credentials,
             )
         )

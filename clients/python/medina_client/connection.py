@@ -9,7 +9,7 @@ from types import TracebackType
 import grpc
 from medina.v1 import arena_pb2, arena_pb2_grpc
 
-from .errors import ConnectionLost, HandshakeError, ProtocolError, SessionOver
+from .errors import ConnectionLost, HandshakeError, ProtocolError, Redirected, SessionOver
 from .status import FINAL, RETRY, status_info
 
 #: Statuses that end a handshake for a reason retrying cannot fix.
@@ -103,6 +103,8 @@ class Connection:
             ) from None
         if first is None:
             raise ConnectionLost(f"{self.address} closed the stream before Welcome")
+        if first.HasField("redirect"):
+            raise Redirected(first.redirect.host, first.redirect.port)
         if not first.HasField("welcome"):
             raise ProtocolError(f"expected Welcome, got {first.WhichOneof('message')}")
         self._welcomed = True

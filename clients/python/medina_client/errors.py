@@ -45,3 +45,13 @@ class ProtocolError(MedinaClientError):
 
 class LocalStateError(MedinaClientError, ValueError):
     """The local engine state could not be rebuilt from the history (``Turn.state()``)."""
+
+
+class Redirected(MedinaClientError):
+    """The server sent the stream elsewhere (protocol 1.1 ``Redirect``): open it again at
+    ``host`` (empty: the same host) and ``port``. The play loop follows it by itself."""
+
+    def __init__(self, host: str, port: int) -> None:
+        super().__init__(f"redirected to {host or 'the same host'}:{port}")
+        self.host = host
+        self.port = port

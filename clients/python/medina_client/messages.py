@@ -15,8 +15,16 @@ from medina.v1 import arena_pb2, common_pb2, game_pb2, match_pb2
 PROTOCOL_VERSION = 1
 #: The minor version this SDK speaks (protocol 1.1).
 PROTOCOL_MINOR = 1
-#: Opt-in features the SDK handles (docs/protocol.md, "Versions and features").
+#: Opt-in features the SDK's play loop handles (docs/protocol.md, "Versions and features").
 FEATURES = ("forfeit-notices",)
+#: The feature of redirects to the process holding the match (followed by the play loop).
+REDIRECT = "redirect"
+
+
+def features(*, redirects: bool, asked: Sequence[str] = FEATURES) -> tuple[str, ...]:
+    """The opt-in features to ask for: ``asked``, and redirects when the route allows them."""
+    return (*asked, REDIRECT) if redirects else tuple(asked)
+
 
 #: Ruleset enum value -> engine ruleset name.
 RULESET_NAMES: dict[int, str] = {

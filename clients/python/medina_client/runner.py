@@ -15,7 +15,8 @@ from medina.v1 import arena_pb2, match_pb2
 from . import messages
 from .bot import Bot, Turn
 from .connection import Connection
-from .errors import ConnectionLost
+from .errors import ConnectionLost, Redirected
+from .route import Route
 from .tracker import GameTracker
 
 log = logging.getLogger("medina_client")
@@ -28,7 +29,7 @@ async def play(
     token: str,
     *,
     omit_legal_actions: bool = False,
-    omit_updates: bool = False,
+    omit_updates: bool | None = None,
     credentials: grpc.ChannelCredentials | None = None,
     reconnect_for_s: float = 10.0,
     first_backoff_s: float = 0.05,
@@ -44,16 +45,30 @@ async def play(
     help (their ``reason`` says why, docs/protocol.md "Errors").
     ConnectionLost is raised when the time is up. With ``omit_updates`` the server sends no
     Update messages (``Bot.on_update`` is not called); every request carries the events
-    since the previous one, so ``turn.state()`` is the same.
+    since the previous one, so ``turn.state()`` is the same. Left as None, updates are asked
+    for only when the bot's class overrides ``on_update`` (the server's cheaper path
+    otherwise). A server that runs matches in several processes may redirect the stream
+    to the one holding the match; it is followed.
     """
+    if omit_updates is None:
+        omit_updates = not uses_updates(bot)
     session = _Session(bot, token, omit_legal_actions, omit_updates)
+    route = Route(address)
     return await reconnecting(
         session,
-        lambda: session.run(address, credentials),
+        lambda: session.run(route, credentials),
         reconnect_for_s=reconnect_for_s,
         first_backoff_s=first_backoff_s,
         max_backoff_s=max_backoff_s,
+        route=route,
     )
+
+
+def uses_updates(bot: Bot) -> bool:
+    """Whether ``bot`` reacts to Update messages (its class overrides ``on_update``). A bot
+    that does not is served faster without them: every request carries the events since
+    the seat's previous one anyway."""
+    return type(bot).on_update is not Bot.on_update
 
 
 class Resumable(Protocol):
@@ -69,15 +84,29 @@ async def reconnecting(
     reconnect_for_s: float,
     first_backoff_s: float,
     max_backoff_s: float,
+    route: Route | None = None,
 ) -> T:
     """Run ``attempt`` (one stream) until it returns, opening it again after ConnectionLost
-    with exponential backoff for up to ``reconnect_for_s`` from each break (see ``play``)."""
+    with exponential backoff for up to ``reconnect_for_s`` from each break (see ``play``).
+
+    With a ``route``, a Redirect is followed at once, and an address a redirect named that
+    cannot be reached is given up for the address the bot was given (without redirects).
+    """
     give_up_at: float | None = None
     delay = first_backoff_s
     while True:
         try:
             return await attempt()
+        except Redirected as exc:
+            if route is None:
+                raise ConnectionLost(f"{exc}, which this session cannot follow") from None
+            route.follow(exc)
+            log.info("%s; connecting to %s", exc, route.current)
         except ConnectionLost as exc:
+            if route is not None and route.redirected and not session.welcomed:
+                log.warning("%s; back to %s", exc, route.given)
+                route.fall_back()
+                continue
             now = time.monotonic()
             if session.welcomed:  # the last attempt got in: a fresh break, a fresh budget
                 session.welcomed = False
@@ -111,15 +140,22 @@ class _Session:
         return self.tracker.state
 
     async def run(
-        self, address: str, credentials: grpc.ChannelCredentials | None
+        self, route: Route, credentials: grpc.ChannelCredentials | None
     ) -> match_pb2.MatchResult:
         """One stream: handshake, then serve it until MatchEnded or a break."""
         bot = self.bot
         hello = messages.hello(
-            self.token, bot.name, bot.version, self.resume_token, self.omit_legal, self.omit_updates
+            self.token,
+            bot.name,
+            bot.version,
+            self.resume_token,
+            self.omit_legal,
+            self.omit_updates,
+            features=messages.features(redirects=route.redirects),
         )
-        async with Connection(address, credentials) as conn:
+        async with Connection(route.current, credentials) as conn:
             welcome = await conn.handshake(hello)
+            route.arrived()
             self.welcomed = True
             self.resume_token = welcome.resume_token or self.resume_token
             self.seat = welcome.seat

@@ -29,6 +29,7 @@ from medina.v1 import arena_pb2, common_pb2, match_pb2
 from . import messages
 from .connection import Connection, channel_credentials
 from .errors import ConnectionLost, MedinaClientError, SessionOver
+from .route import Route
 from .runner import reconnecting
 from .stdio_lines import LineError, decode_answer, encode_line, excerpt
 from .stdio_process import (
@@ -180,15 +181,17 @@ class StdioBridge:
     async def _play(self, bot: BotProcess) -> match_pb2.MatchResult:
         """Streams until MatchEnded, reconnecting with backoff like ``medina_client.play``."""
         cfg = self.config
+        route = Route(cfg.server)
         return await reconnecting(
             self,
-            lambda: self._stream(bot),
+            lambda: self._stream(bot, route),
             reconnect_for_s=cfg.reconnect_for_s,
             first_backoff_s=cfg.first_backoff_s,
             max_backoff_s=cfg.max_backoff_s,
+            route=route,
         )
 
-    async def _stream(self, bot: BotProcess) -> match_pb2.MatchResult:
+    async def _stream(self, bot: BotProcess, route: Route) -> match_pb2.MatchResult:
         """One stream: handshake, then forward its messages until MatchEnded or a break."""
         cfg = self.config
         hello = messages.hello(
@@ -197,10 +200,12 @@ class StdioBridge:
             cfg.version,
             self.resume_token,
             cfg.omit_legal_actions,
-            features=cfg.features,
+            # Redirects are the bridge's business (the program never sees one).
+            features=messages.features(redirects=route.redirects, asked=cfg.features),
         )
-        async with Connection(cfg.server, cfg.credentials) as conn:
+        async with Connection(route.current, cfg.credentials) as conn:
             welcome = await conn.handshake(hello)
+            route.arrived()
             self.welcomed = True
             self.resume_token = welcome.resume_token or self.resume_token
             self.seat = welcome.seat

@@ -16,7 +16,7 @@ from typing import Any
 from medina.rpc.admission import AdmissionLimits
 from medina.rpc.front import serve_front_forever
 from medina.rpc.limits import Limits
-from medina.rpc.server import RunningServer, ServerConfig, serve_forever
+from medina.rpc.server import BotListener, RunningServer, ServerConfig, serve_forever
 from medina.rpc.workers import WorkerStartError
 
 from .errors import CommandError
@@ -95,8 +95,17 @@ def add_parser(sub: Any) -> None:
         help="processes that run matches behind the one address (default: the number of "
         f"cores here, {os.cpu_count() or 1}; with --http, 1); 1 runs everything in this process",
     )
+    p.add_argument(
+        "--worker-ports",
+        type=int,
+        metavar="BASE",
+        help="with several workers, worker N listens for bots on port BASE+N of --host "
+        "(default: free ports; open them in a firewall); bots are redirected there",
+    )
     # A worker of a multi-worker server: started by its front, never by hand.
     p.add_argument("--internal", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--bots-host", help=argparse.SUPPRESS)
+    p.add_argument("--bots-port-base", type=int, help=argparse.SUPPRESS)
     add_http_options(p)
     p.set_defaults(run=run)
 
@@ -157,6 +166,11 @@ def run(args: argparse.Namespace) -> int:
     )
     check_http(args)
     workers = _workers(args)
+    if args.worker_ports is not None and not 1 <= args.worker_ports <= 65535 - workers:
+        raise CommandError(
+            f"--worker-ports {args.worker_ports}: the ports BASE..BASE+{workers - 1} must lie "
+            "in 1..65535"
+        )
     beside = None
     if args.http is not None:
         http_host = args.http_host or args.host
@@ -173,13 +187,13 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         if args.internal:
-            asyncio.run(serve_forever(_internal(config), until_stdin_closes=True))
+            asyncio.run(serve_forever(_internal(config, args), until_stdin_closes=True))
         elif workers == 1:
             asyncio.run(serve_forever(config, beside))
         else:
-            advertise = _loopback(args.host) and not args.tls_cert
             argv = worker_argv(args)
-            asyncio.run(serve_front_forever(config, argv, workers, advertise=advertise))
+            public_host = _nameable(args.host)
+            asyncio.run(serve_front_forever(config, argv, workers, public_host=public_host))
     except (OSError, WorkerStartError) as exc:
         raise CommandError(str(exc)) from None
     return 0
@@ -201,12 +215,35 @@ def _workers(args: argparse.Namespace) -> int:
     return workers
 
 
-def _internal(config: ServerConfig) -> ServerConfig:
+def _nameable(host: str) -> str | None:
+    """``host`` as bots can be told it (an IPv6 address in brackets); None for a wildcard
+    address, which names no host a bot could connect to."""
+    bare = host.strip("[]")
+    if bare in ("", "0.0.0.0", "::"):
+        return None
+    return f"[{bare}]" if ":" in bare else bare
+
+
+def _internal(config: ServerConfig, args: argparse.Namespace) -> ServerConfig:
     """A worker's settings: its front reads the records and limits streams per client (every
-    forwarded stream comes from the front, over one connection)."""
+    forwarded stream comes from the front, over one connection, in clear on 127.0.0.1); its
+    own listener for bots (``--bots-host``) has the front's TLS and per-client limits."""
     if not config.organiser_token:
         raise CommandError("--internal is for worker processes started by a front")
     worker = os.environ.get("MEDINA_WORKER", "?")
+    bots = None
+    if args.bots_host is not None:
+        port = 0
+        if args.bots_port_base is not None:
+            port = args.bots_port_base + int(os.environ.get("MEDINA_WORKER", "0"))
+        bots = BotListener(
+            host=args.bots_host,
+            port=port,
+            limits=config.limits,
+            tls_cert=config.tls_cert,
+            tls_key=config.tls_key,
+            tls_client_ca=config.tls_client_ca,
+        )
     for handler in logging.getLogger().handlers:
         handler.setFormatter(
             logging.Formatter(f"%(asctime)s %(levelname)s worker {worker} %(name)s: %(message)s")
@@ -217,6 +254,10 @@ def _internal(config: ServerConfig) -> ServerConfig:
         limits=dataclasses.replace(config.limits, max_streams_per_client=0),
         admission=dataclasses.replace(config.admission, max_matches=None),
         options=(("grpc.max_concurrent_streams", 1 << 20),),
+        tls_cert=None,
+        tls_key=None,
+        tls_client_ca=None,
+        bots=bots,
     )
 
 
@@ -252,4 +293,16 @@ def worker_argv(args: argparse.Namespace) -> list[str]:
     ]
     if args.no_lag_limit:
         argv.append("--no-lag-limit")
+    # Its own listener for bots, on the front's host, with the front's TLS and limits.
+    argv += ["--bots-host", args.host]
+    argv += ["--max-streams-per-client", str(args.max_streams_per_client)]
+    if args.worker_ports is not None:
+        argv += ["--bots-port-base", str(args.worker_ports)]
+    for option, path in (
+        ("--tls-cert", args.tls_cert),
+        ("--tls-key", args.tls_key),
+        ("--tls-client-ca", args.tls_client_ca),
+    ):
+        if path:
+            argv += [option, str(Path(path).resolve())]
     return argv

@@ -25,6 +25,7 @@ from google.protobuf.message import DecodeError
 from grpc_health.v1 import health
 
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2
+from medina.wire.protocol import REDIRECT
 
 from .admission import LoopLag
 from .front_admin import FrontCatalog, FrontMatchServicer, relay
@@ -52,6 +53,8 @@ class Forwarder:
         self.slots = ClientSlots(limits.max_streams_per_client)
         #: Streams forwarded to a worker so far (bots at an endpoint are not counted here).
         self.plays = 0
+        #: Streams answered with a Redirect to the worker's own address.
+        self.redirects = 0
         self.watches = 0
         #: Tasks copying bots' messages to workers, until each ends with its call.
         self._pumps: set[asyncio.Task[None]] = set()
@@ -78,6 +81,11 @@ class Forwarder:
         """One bot session, forwarded."""
         async with stream_slot(self.slots, context):
             first = await self._first(requests, context)
+            redirect = self._redirect(first)
+            if redirect is not None:
+                self.redirects += 1
+                yield redirect
+                return
             worker, call, head = await self._open(first, context)
             self.plays += 1
             pump = asyncio.get_running_loop().create_task(_pump(requests, call))
@@ -97,6 +105,23 @@ class Forwarder:
                 # grpc.aio): once this handler returns, the bot's call ends and the pump's
                 # read fails; a write to the cancelled worker call fails too.
                 call.cancel()
+
+    def _redirect(self, first: bytes) -> bytes | None:
+        """A ``Redirect`` to the worker holding the seat, for a bot that asked for redirects
+        (its Hello names the feature) and whose seat the front knows; None: forward."""
+        hello = _hello(first)
+        if hello is None or REDIRECT not in hello.features:
+            return None
+        found = self.routes.token(hello.token)
+        if found is None:
+            return None
+        route = found[1]
+        worker = self.pool.find(route.slot, route.generation)
+        if worker is None or worker.bots_port is None:
+            return None  # gone (the worker answers why) or without its own address
+        return arena_pb2.PlayResponse(
+            redirect=arena_pb2.Redirect(port=worker.bots_port)
+        ).SerializeToString()
 
     async def _first(self, requests: AsyncIterator[bytes], context: Context) -> bytes:
         """The stream's first message (the Hello), within the handshake deadline."""
@@ -183,13 +208,19 @@ class Forwarder:
                 call.cancel()
 
 
-def _token(first: bytes) -> str | None:
-    """The seat token of a Hello; None when the message is not a decodable Hello."""
+def _hello(first: bytes) -> arena_pb2.Hello | None:
+    """The Hello a stream opened with; None when the message is not a decodable Hello."""
     try:
         message = arena_pb2.PlayRequest.FromString(first)
     except DecodeError:
         return None
-    return message.hello.token if message.HasField("hello") else None
+    return message.hello if message.HasField("hello") else None
+
+
+def _token(first: bytes) -> str | None:
+    """The seat token of a Hello; None when the message is not a decodable Hello."""
+    hello = _hello(first)
+    return None if hello is None else hello.token
 
 
 async def _pump(requests: AsyncIterator[bytes], call: grpc.aio.StreamStreamCall[Any, Any]) -> None:
@@ -232,9 +263,11 @@ class RunningFront:
         await self.server.stop(1.0)
         await self.lag.stop()
         log.info(
-            "forwarded %d bot stream(s) and %d spectator stream(s) to the workers",
+            "forwarded %d bot stream(s) and %d spectator stream(s) to the workers; "
+            "redirected %d bot stream(s)",
             self.forwarder.plays,
             self.forwarder.watches,
+            self.forwarder.redirects,
         )
 
 
@@ -243,7 +276,7 @@ async def start_front(
     worker_argv: Sequence[str],
     workers: int,
     *,
-    advertise: bool,
+    public_host: str | None,
     routes_kept: int = ROUTES_KEPT,
 ) -> RunningFront:
     """Read the records, start ``workers`` worker processes (``worker_argv``: a ``serve
@@ -270,14 +303,18 @@ async def start_front(
     pool = WorkerPool(worker_argv, workers, secrets.token_hex(24), on_death=lost)
     await pool.start()
     try:
-        return await _serve(config, pool, routes, records, advertise)
+        return await _serve(config, pool, routes, records, public_host)
     except BaseException:
         await pool.stop(0.0)
         raise
 
 
 async def _serve(
-    config: ServerConfig, pool: WorkerPool, routes: Routes, records: FrontCatalog, advertise: bool
+    config: ServerConfig,
+    pool: WorkerPool,
+    routes: Routes,
+    records: FrontCatalog,
+    public_host: str | None,
 ) -> RunningFront:
     server = grpc.aio.server(options=server_options(config))
     lag = LoopLag()
@@ -288,7 +325,7 @@ async def _serve(
         config.organiser_token,
         config.admission,
         lag,
-        advertise=advertise,
+        public_host=public_host,
     )
     admin_pb2_grpc.add_MatchServiceServicer_to_server(admin, server)
     forwarder = Forwarder(pool, routes, admin, config.limits)
@@ -306,14 +343,14 @@ async def _serve(
 
 
 async def serve_front_forever(
-    config: ServerConfig, worker_argv: Sequence[str], workers: int, *, advertise: bool
+    config: ServerConfig, worker_argv: Sequence[str], workers: int, *, public_host: str | None
 ) -> None:
     """Run a front and its workers until SIGTERM or SIGINT, then shut down gracefully."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    running = await start_front(config, worker_argv, workers, advertise=advertise)
+    running = await start_front(config, worker_argv, workers, public_host=public_host)
     tune_gc()
     print(f"medina-arena listening on {running.address}", flush=True)
     with contextlib.suppress(asyncio.CancelledError):

@@ -98,7 +98,7 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
         admission: AdmissionLimits,
         lag: LoopLag,
         *,
-        advertise: bool,
+        public_host: str | None,
     ) -> None:
         self.pool = pool
         self.routes = routes
@@ -106,8 +106,9 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
         self.token = organiser_token
         self.admission = admission
         self.lag = lag
-        #: Whether CreateMatch tells bots the worker's own address (see the proto's endpoint).
-        self.advertise = advertise
+        #: The host bots reach this server at, for CreateMatch's ``endpoint`` (the worker's
+        #: own address for bots); None when it cannot be named (a wildcard listen address).
+        self.public_host = public_host
         self.accepting = True
         self.created = CreatedMatches()
 
@@ -178,8 +179,8 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
                 worker.pending -= 1
             route = Route(worker.slot, worker.generation)
             self.routes.add(created.match_id, (t.token for t in created.tokens), route)
-            if self.advertise:
-                created.endpoint = worker.address
+            if self.public_host is not None and worker.bots_port is not None:
+                created.endpoint = f"{self.public_host}:{worker.bots_port}"
             return created
         assert last is not None
         await relay(context, *last)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import logging
 import signal
@@ -27,6 +28,20 @@ log = logging.getLogger("medina.rpc")
 
 
 @dataclass(frozen=True)
+class BotListener:
+    """A worker process's own address for bots (``serve --workers N``): bots that the front
+    redirects play here, with no process forwarding their messages. It serves ArenaService
+    and health only, with the front's TLS and per-client limits."""
+
+    host: str
+    port: int = 0
+    limits: Limits = field(default_factory=Limits)
+    tls_cert: bytes | None = None
+    tls_key: bytes | None = None
+    tls_client_ca: bytes | None = None
+
+
+@dataclass(frozen=True)
 class ServerConfig:
     """How to run the server. ``port`` 0 picks a free port."""
 
@@ -44,6 +59,8 @@ class ServerConfig:
     #: Read the records directory at start (earlier runs' matches). A worker process of a
     #: multi-worker server does not: its front lists those, once.
     scan_records: bool = True
+    #: A worker process's listener for bots (None: bots reach it through its front only).
+    bots: BotListener | None = None
 
 
 @dataclass
@@ -59,6 +76,9 @@ class RunningServer:
     lag: LoopLag = field(default_factory=LoopLag)
     #: Open Play/Watch streams per client address.
     slots: ClientSlots = field(default_factory=lambda: ClientSlots(0))
+    #: The worker's own server for bots (``ServerConfig.bots``) and its port.
+    bots_server: grpc.aio.Server | None = None
+    bots_port: int = 0
 
     @property
     def address(self) -> str:
@@ -71,6 +91,8 @@ class RunningServer:
         grace = self.config.shutdown_grace_s if grace_s is None else grace_s
         self.health.enter_graceful_shutdown()
         await self.arena.shutdown(grace)
+        if self.bots_server is not None:
+            await self.bots_server.stop(1.0)
         await self.server.stop(1.0)
         await self.lag.stop()
 
@@ -108,7 +130,7 @@ def server_options(config: ServerConfig) -> list[tuple[str, int]]:
     return list(options.items())
 
 
-def add_port(server: grpc.aio.Server, config: ServerConfig) -> int:
+def add_port(server: grpc.aio.Server, config: ServerConfig | BotListener) -> int:
     """Listen on ``config.host:config.port`` (TLS when configured); the bound port."""
     address = f"{config.host}:{config.port}"
     if config.tls_cert is not None and config.tls_key is not None:
@@ -169,7 +191,28 @@ async def start_server(config: ServerConfig) -> RunningServer:
     health_servicer, port = await start_serving(server, config)
     log.info("listening on %s:%d (records in %s)", config.host, port, config.records_dir)
     lag.start()
-    return RunningServer(server, port, arena, health_servicer, config, lag, slots)
+    running = RunningServer(server, port, arena, health_servicer, config, lag, slots)
+    if config.bots is not None:
+        running.bots_server, running.bots_port = await _serve_bots(arena, config, config.bots)
+    return running
+
+
+async def _serve_bots(
+    arena: Arena, config: ServerConfig, bots: BotListener
+) -> tuple[grpc.aio.Server, int]:
+    """A worker's own listener for bots: ArenaService and health on ``bots``'s address."""
+    server = grpc.aio.server(
+        options=server_options(dataclasses.replace(config, limits=bots.limits, options=()))
+    )
+    slots = ClientSlots(bots.limits.max_streams_per_client)
+    add_arena_service(ArenaServicer(arena, bots.limits, slots), server)
+    health_servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    port = add_port(server, bots)
+    await server.start()
+    health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    log.info("bots may connect to %s:%d", bots.host, port)
+    return server, port
 
 
 def tune_gc() -> None:
@@ -215,7 +258,8 @@ async def serve_forever(
     """
     running = await start_server(config)
     tune_gc()
-    print(f"medina-arena listening on {running.address}", flush=True)
+    bots = f" bots-port {running.bots_port}" if running.bots_server is not None else ""
+    print(f"medina-arena listening on {running.address}{bots}", flush=True)
     stop_beside = await beside(running) if beside is not None else None
     if until_stdin_closes:
         await _first_of(wait_for_signal(), _stdin_closed())

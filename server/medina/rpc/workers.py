@@ -52,6 +52,8 @@ class Worker:
     alive: bool = True
     #: CreateMatch calls on their way to it (counted as load until answered).
     pending: int = 0
+    #: The port of its own listener for bots, on the front's host (None: it has none).
+    bots_port: int | None = None
 
     def __post_init__(self) -> None:
         self.matches = admin_pb2_grpc.MatchServiceStub(self.channel)
@@ -183,7 +185,7 @@ class WorkerPool:
                 f"worker {slot} (pid {proc.pid}) exited with code {code} before serving"
                 + (f": {line}" if line else " (its log is on stderr)")
             )
-        address = line.removeprefix(READY_PREFIX)
+        address, _, bots = line.removeprefix(READY_PREFIX).partition(" bots-port ")
         channel = grpc.aio.insecure_channel(
             address,
             options=[
@@ -193,10 +195,14 @@ class WorkerPool:
             ],
         )
         worker = Worker(slot, generation, proc, address, channel, self.auth)
+        worker.bots_port = int(bots) if bots.isdigit() else None
         self.workers[slot] = worker
         self._spawn(self._drain(proc.stdout))
         self._spawn(self._watch(worker))
-        log.info("%s serving on %s", worker.name, address)
+        if worker.bots_port is None:
+            log.info("%s serving on %s", worker.name, address)
+        else:
+            log.info("%s serving on %s, bots on port %d", worker.name, address, worker.bots_port)
         return worker
 
     def _spawn(self, coro: object) -> None:

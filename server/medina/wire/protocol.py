@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["ALWAYS_ON", "OPT_IN", "PROTOCOL_MINOR", "PROTOCOL_VERSION", "features_for"]
+__all__ = [
+    "ALWAYS_ON",
+    "OPT_IN",
+    "PROTOCOL_MINOR",
+    "PROTOCOL_VERSION",
+    "REDIRECT",
+    "features_for",
+]
 
 #: The major version: ``Hello.protocol_version``.
 PROTOCOL_VERSION = 1
@@ -28,7 +35,10 @@ ALWAYS_ON: tuple[str, ...] = (
 #: Features a bot turns on by naming them in ``Hello.features`` (new message kinds).
 OPT_IN: tuple[str, ...] = (
     "forfeit-notices",  # PlayResponse.forfeited (SeatForfeited) when any seat forfeits
+    "redirect",  # PlayResponse.redirect: a multi-process server sends the bot to its match
 )
+#: The feature name of redirects.
+REDIRECT = "redirect"
 
 
 def features_for(asked: Iterable[str]) -> tuple[tuple[str, ...], frozenset[str]]:
