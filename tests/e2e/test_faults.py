@@ -567,7 +567,9 @@ def test_open_streams_are_limited_per_client(tmp_path: Path) -> None:
     async def main() -> None:
         # The bystander's first bot waits for its opponent, so its stream stays open and
         # counts for sure: 1 + 3 idle = the limit of 4. Its opponent joins at the end.
-        running = await serve(tmp_path, max_streams_per_client=4, handshake_timeout_s=60)
+        running = await serve(
+            tmp_path, max_streams_per_client=4, limit_loopback=True, handshake_timeout_s=60
+        )
         try:
             by_match = running.arena.create(MatchSettings("medina-v2", 2, 99))
             by_bots = [RawBot(running.address, t, name="bystander") for t in by_match.tokens]
@@ -665,4 +667,6 @@ def test_silent_tcp_connections_hold_nothing_and_are_closed(tmp_path: Path) -> N
         for _r, w in conns:
             w.close()
 
-    with_bystander(tmp_path, main, max_streams_per_client=3, handshake_timeout_s=1)
+    with_bystander(
+        tmp_path, main, max_streams_per_client=3, limit_loopback=True, handshake_timeout_s=1
+    )

@@ -169,7 +169,7 @@ def test_metrics_count_decisions_latency_and_misbehaviour_by_bot(
 
 
 def test_live_streams_count_against_the_clients_stream_limit(tmp_path: Path) -> None:
-    a = ArenaThread(tmp_path, limits=Limits(max_streams_per_client=1))
+    a = ArenaThread(tmp_path, limits=Limits(max_streams_per_client=1, limit_loopback=True))
     try:
         hosted = a.create(MatchSettings("medina-v2", 2, 1))
         path = f"/api/live/{hosted.match_id}/events"

@@ -64,7 +64,13 @@ def add_parser(sub: Any) -> None:
         type=int,
         default=d.max_streams_per_client,
         help="open Play/Watch streams per client address, 0 for no limit "
-        f"(default {d.max_streams_per_client})",
+        f"(default {d.max_streams_per_client}); loopback clients are not limited unless "
+        "--limit-loopback",
+    )
+    p.add_argument(
+        "--limit-loopback",
+        action="store_true",
+        help="count clients on this machine too (e.g. behind a local proxy that does not limit)",
     )
     p.add_argument(
         "--unsolicited-per-second",
@@ -141,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
             max_message_bytes=args.max_message_bytes,
             handshake_timeout_s=args.handshake_timeout_s,
             max_streams_per_client=args.max_streams_per_client,
+            limit_loopback=args.limit_loopback,
             unsolicited_per_second=args.unsolicited_per_second,
         )
     except ValueError as exc:
@@ -296,6 +303,8 @@ def worker_argv(args: argparse.Namespace) -> list[str]:
     # Its own listener for bots, on the front's host, with the front's TLS and limits.
     argv += ["--bots-host", args.host]
     argv += ["--max-streams-per-client", str(args.max_streams_per_client)]
+    if args.limit_loopback:
+        argv.append("--limit-loopback")
     if args.worker_ports is not None:
         argv += ["--bots-port-base", str(args.worker_ports)]
     for option, path in (

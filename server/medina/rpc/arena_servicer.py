@@ -33,7 +33,7 @@ class ArenaServicer:
     ) -> None:
         self.arena = arena
         self.limits = limits or Limits()
-        self.slots = slots or ClientSlots(self.limits.max_streams_per_client)
+        self.slots = slots or ClientSlots.for_limits(self.limits)
         #: Reader tasks of sessions, until each ends with its call.
         self._readers: set[asyncio.Task[None]] = set()
 

@@ -50,7 +50,7 @@ class Forwarder:
         self.routes = routes
         self.admin = admin
         self.limits = limits
-        self.slots = ClientSlots(limits.max_streams_per_client)
+        self.slots = ClientSlots.for_limits(limits)
         #: Streams forwarded to a worker so far (bots at an endpoint are not counted here).
         self.plays = 0
         #: Streams answered with a Redirect to the worker's own address.

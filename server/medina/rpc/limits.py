@@ -11,6 +11,7 @@ flooding is closed with RESOURCE_EXHAUSTED.
 
 from __future__ import annotations
 
+import ipaddress
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -45,6 +46,11 @@ class Limits:
     unsolicited_per_second: float = 10.0
     #: Unsolicited messages dropped in a row before the stream is closed.
     flood_disconnect_after: int = 200
+    #: Count loopback clients too. By default they are not limited: a client on the server's
+    #: own machine is the organiser's (a tournament runner, ``match``, a ladder's house bots),
+    #: and the limit is against strangers. Behind a proxy on the same machine every client is
+    #: loopback: limit at the proxy (docs/operations.md).
+    limit_loopback: bool = False
 
     def __post_init__(self) -> None:
         if self.max_message_bytes < 1024:
@@ -117,16 +123,29 @@ def client_of(peer: str) -> str:
     return peer
 
 
+def _is_loopback(client: str) -> bool:
+    try:
+        return ipaddress.ip_address(client).is_loopback
+    except ValueError:
+        return False  # a unix socket, or a name: not known to be this machine
+
+
 class StreamSlotsExhausted(Exception):
     """The client already holds as many streams as it may."""
 
 
 class ClientSlots:
-    """Counts open streams per client address."""
+    """Counts open streams per client address (loopback clients only with ``loopback``)."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, *, loopback: bool = True) -> None:
         self.limit = limit
+        self.loopback = loopback
         self.open: dict[str, int] = {}
+
+    @classmethod
+    def for_limits(cls, limits: Limits) -> ClientSlots:
+        """The slots ``limits`` ask for."""
+        return cls(limits.max_streams_per_client, loopback=limits.limit_loopback)
 
     def acquire(self, peer: str) -> str:
         """Take a slot for ``peer``; returns the client key to release with.
@@ -137,7 +156,7 @@ class ClientSlots:
     def take(self, client: str) -> str:
         """Take a slot for a client address (the web viewer's streams count here too)."""
         held = self.open.get(client, 0)
-        if self.limit and held >= self.limit:
+        if self.limit and held >= self.limit and (self.loopback or not _is_loopback(client)):
             raise StreamSlotsExhausted(
                 f"client {client} already has {held} open streams (the limit is {self.limit}); "
                 "close some before opening more"

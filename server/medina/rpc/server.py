@@ -182,7 +182,7 @@ async def start_server(config: ServerConfig) -> RunningServer:
     if config.scan_records:
         arena.load_records()
     lag = LoopLag()
-    slots = ClientSlots(config.limits.max_streams_per_client)
+    slots = ClientSlots.for_limits(config.limits)
     add_arena_service(ArenaServicer(arena, config.limits, slots), server)
     admin_pb2_grpc.add_MatchServiceServicer_to_server(
         MatchServicer(arena, config.organiser_token, config.admission, lag), server
@@ -204,7 +204,7 @@ async def _serve_bots(
     server = grpc.aio.server(
         options=server_options(dataclasses.replace(config, limits=bots.limits, options=()))
     )
-    slots = ClientSlots(bots.limits.max_streams_per_client)
+    slots = ClientSlots.for_limits(bots.limits)
     add_arena_service(ArenaServicer(arena, bots.limits, slots), server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
