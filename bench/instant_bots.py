@@ -3,9 +3,10 @@ each answering with the first legal action the moment a request arrives, or afte
 time drawn from LO-HI ms (``--think LO-HI``).
 
 Run as ``python -m bench.instant_bots ADDRESS MATCHES SECONDS [--via-front] [--think LO-HI]
-[--warmup S]`` with the organiser token in ``MEDINA_ORGANISER_TOKEN``. ``MATCHES`` lanes each
-create a match at ADDRESS, play it to the end (at the endpoint the answer names, or at
-ADDRESS with ``--via-front`` or when there is none) and start the next, for S + SECONDS;
+[--warmup S] [--hello sdk|updates|1.0]`` with the organiser token in
+``MEDINA_ORGANISER_TOKEN``. ``MATCHES`` lanes each create a match at ADDRESS, play it to
+the end (at the endpoint the answer names, or at ADDRESS with ``--via-front`` or when there
+is none; a redirect is followed, as the SDK does) and start the next, for S + SECONDS;
 matches under way then play to their end. Instant bots play on a 10 s clock (the rate is
 measured, not the clock); thinking bots on 100 ms per decision and no bank, and every
 match's strikes and forfeits are counted (GetMatch). The measured window is the SECONDS
@@ -27,6 +28,7 @@ import os
 import random
 import sys
 import time
+from collections.abc import Callable
 
 import grpc
 from medina.v1 import (
@@ -72,8 +74,12 @@ class Lanes:
         deadline: float,
         via_front: bool,
         think: tuple[float, float] | None = None,
+        hello_kind: str = "sdk",
     ) -> None:
         self.address = address
+        self.hello_kind = hello_kind
+        #: Streams a server redirected to the worker holding their match.
+        self.redirects = 0
         #: The measured window: decisions and latencies count from ``start`` to ``deadline``.
         self.start = start
         self.deadline = deadline
@@ -93,17 +99,45 @@ class Lanes:
         token = os.environ.get("MEDINA_ORGANISER_TOKEN", "")
         self.auth = (("authorization", f"Bearer {token}"),) if token else ()
 
-    async def seat(
-        self, channel: grpc.aio.Channel, token: str, last_reply: list[float], rng: random.Random
-    ) -> None:
-        """Play one seat to its end (``last_reply``: when the match's last reply left)."""
-        call = arena_pb2_grpc.ArenaServiceStub(channel).Play()
-        hello = arena_pb2.Hello(
-            protocol_version=1, bot_name="instant", token=token, omit_updates=True
+    def hello(self, token: str) -> arena_pb2.Hello:
+        """The Hello of ``self.hello_kind``: ``sdk`` is what the Python SDK sends by default
+        for a bot that does not use updates (1.1, forfeit notices, redirects, no updates);
+        ``updates`` the same asking for updates; ``1.0`` a protocol 1.0 bot's (updates, no
+        feature: a multi-worker server forwards it)."""
+        if self.hello_kind == "1.0":
+            return arena_pb2.Hello(protocol_version=1, bot_name="instant", token=token)
+        return arena_pb2.Hello(
+            protocol_version=1,
+            protocol_minor=1,
+            bot_name="instant",
+            token=token,
+            omit_updates=self.hello_kind == "sdk",
+            features=["forfeit-notices", "redirect"],
         )
-        await call.write(arena_pb2.PlayRequest(hello=hello))
+
+    async def seat(
+        self,
+        channel: Callable[[str], grpc.aio.Channel],
+        address: str,
+        token: str,
+        last_reply: list[float],
+        rng: random.Random,
+    ) -> None:
+        """Play one seat to its end (``last_reply``: when the match's last reply left),
+        following a redirect as the SDK does."""
+        hello = arena_pb2.PlayRequest(hello=self.hello(token))
+        call = arena_pb2_grpc.ArenaServiceStub(channel(address)).Play()
+        await call.write(hello)
+        first = await call.read()
+        if isinstance(first, arena_pb2.PlayResponse) and first.HasField("redirect"):
+            self.redirects += 1
+            host = first.redirect.host or address.rpartition(":")[0]
+            call = arena_pb2_grpc.ArenaServiceStub(channel(f"{host}:{first.redirect.port}")).Play()
+            await call.write(hello)
+            first = await call.read()
+        pending = [first]
         while True:
-            message = await call.read()
+            message = pending.pop() if pending else await call.read()
             if not isinstance(message, arena_pb2.PlayResponse) or message.HasField("ended"):
                 break
             if message.HasField("request"):
@@ -151,10 +185,10 @@ class Lanes:
                     await asyncio.sleep(0.1)
                     continue
                 use_front = self.via_front or not created.HasField("endpoint")
-                where = channel(self.address if use_front else created.endpoint)
+                where = self.address if use_front else created.endpoint
                 last_reply = [0.0]
                 played = await asyncio.gather(
-                    *(self.seat(where, t.token, last_reply, rng) for t in created.tokens),
+                    *(self.seat(channel, where, t.token, last_reply, rng) for t in created.tokens),
                     return_exceptions=True,
                 )
                 # A seat whose stream failed (an error status, or a write to a call that had
@@ -186,13 +220,16 @@ async def run(
     via_front: bool,
     think: tuple[float, float] | None = None,
     warmup: float = 0.0,
+    hello_kind: str = "sdk",
 ) -> dict[str, float]:
     """Play with ``matches`` lanes for ``warmup`` then ``seconds`` (the measured window);
     the tally. A line ``{"window": "start"}`` and one ``{"window": "end"}`` are printed
     when the window opens and closes, for a parent measuring the server over the same
     window."""
     started = time.perf_counter()
-    lanes = Lanes(address, started + warmup, started + warmup + seconds, via_front, think)
+    lanes = Lanes(
+        address, started + warmup, started + warmup + seconds, via_front, think, hello_kind
+    )
     cpu: list[float] = []
 
     async def window() -> None:
@@ -223,6 +260,7 @@ async def run(
         "errors": lanes.errors,
         "lost": lanes.lost,
         "refused": sum(lanes.refusals.values()),
+        "redirects": lanes.redirects,
         "p50_ms": _quantile_ms(lanes.latencies, 0.5),
         "p99_ms": _quantile_ms(lanes.latencies, 0.99),
         "bot_lag_p99_ms": _quantile_ms(lag, 0.99),
@@ -249,13 +287,28 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--warmup", type=float, default=0.0, metavar="S", help="play S seconds before measuring"
     )
+    parser.add_argument(
+        "--hello",
+        choices=("sdk", "updates", "1.0"),
+        default="sdk",
+        help="the bots' Hello: the SDK's default (no updates), the SDK's asking for updates, "
+        "or a protocol 1.0 bot's",
+    )
     args = parser.parse_args(argv)
     think = None
     if args.think is not None:
         lo, hi = (float(x) / 1000 for x in args.think.split("-"))
         think = (lo, hi)
     tally = asyncio.run(
-        run(args.address, args.matches, args.seconds, args.via_front, think, args.warmup)
+        run(
+            args.address,
+            args.matches,
+            args.seconds,
+            args.via_front,
+            think,
+            args.warmup,
+            args.hello,
+        )
     )
     print(json.dumps(tally), flush=True)
     return 0
