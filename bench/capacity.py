@@ -58,18 +58,37 @@ TICK = os.sysconf("SC_CLK_TCK")
 DECISION_MS = 100
 
 
+def family(pid: int) -> list[int]:
+    """A process and its children (a front and its workers)."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    return [pid, *(int(c) for c in children)]
+
+
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process, in seconds."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
+    """User + system CPU time of a process and its children now running, in seconds."""
+    total = 0.0
+    for p in family(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / TICK
+    return total
 
 
 def rss_mb(pid: int) -> float:
-    """Resident set size of a process, in MiB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    """Resident set size of a process and its children now running, in MiB."""
+    total = 0.0
+    for p in family(pid):
+        try:
+            lines = Path(f"/proc/{p}/status").read_text().splitlines()
+        except OSError:
+            continue
+        total += sum(int(x.split()[1]) for x in lines if x.startswith("VmRSS:")) / 1024
+    return total
 
 
 def pct(values: list[float], q: float) -> float:
@@ -90,6 +109,8 @@ class Stats:
     request_bytes: list[int] = field(default_factory=list)
     reply_bytes: list[int] = field(default_factory=list)
     measuring: bool = False
+    #: Streams the server redirected to the worker holding their match.
+    redirects: int = 0
 
 
 def first_legal(request: arena_pb2.DecisionRequest) -> game_pb2.Action:
@@ -107,33 +128,56 @@ class MatchClock:
         self.last_reply: float | None = None
 
 
+#: The Hellos a benchmark bot can send (``hello`` below).
+HELLOS = ("sdk", "updates", "1.0")
+
+
+def hello(token: str, kind: str) -> arena_pb2.PlayRequest:
+    """``sdk``: what the Python SDK sends by default for a bot that does not use updates
+    (protocol 1.1, forfeit notices, redirects, no updates); ``updates``: the same asking for
+    updates (the dearer case); ``1.0``: a protocol 1.0 bot's (updates, no redirect)."""
+    if kind == "1.0":
+        return arena_pb2.PlayRequest(
+            hello=arena_pb2.Hello(protocol_version=1, bot_name="capacity", token=token)
+        )
+    return arena_pb2.PlayRequest(
+        hello=arena_pb2.Hello(
+            protocol_version=1,
+            protocol_minor=1,
+            bot_name="capacity",
+            token=token,
+            omit_updates=kind == "sdk",
+            features=["forfeit-notices", "redirect"],
+        )
+    )
+
+
 async def seat(
-    channel: grpc.aio.Channel,
+    channels: Channels,
+    address: str,
     token: str,
     clock: MatchClock,
     stats: Stats,
     think: tuple[float, float] | None,
     rng: random.Random,
+    kind: str,
 ) -> None:
-    """One bot seat: handshake, answer every request, read the end."""
-    outgoing: asyncio.Queue[arena_pb2.PlayRequest | None] = asyncio.Queue()
-
-    async def requests() -> AsyncIterator[arena_pb2.PlayRequest]:
-        while (message := await outgoing.get()) is not None:
-            yield message
-
-    outgoing.put_nowait(
-        arena_pb2.PlayRequest(
-            hello=arena_pb2.Hello(
-                protocol_version=1, bot_name="capacity", token=token, omit_updates=True
-            )
-        )
-    )
-    call = arena_pb2_grpc.ArenaServiceStub(channel).Play(requests())
+    """One bot seat: handshake (following a redirect as the SDK does), answer every
+    request, read the end."""
+    call = arena_pb2_grpc.ArenaServiceStub(channels.get(address)).Play()
+    await call.write(hello(token, kind))
+    message = await call.read()
+    if isinstance(message, arena_pb2.PlayResponse) and message.HasField("redirect"):
+        host = message.redirect.host or address.rpartition(":")[0]
+        target = f"{host}:{message.redirect.port}"
+        call = arena_pb2_grpc.ArenaServiceStub(channels.get(target)).Play()
+        await call.write(hello(token, kind))
+        stats.redirects += 1
+        message = await call.read()
     try:
-        async for message in call:
-            kind = message.WhichOneof("message")
-            if kind == "request":
+        while isinstance(message, arena_pb2.PlayResponse):
+            which = message.WhichOneof("message")
+            if which == "request":
                 now = time.perf_counter()
                 request = message.request
                 if stats.measuring:
@@ -152,12 +196,31 @@ async def seat(
                 if stats.measuring and len(stats.reply_bytes) < 5000:
                     stats.reply_bytes.append(reply.ByteSize())
                 clock.last_reply = time.perf_counter()
-                outgoing.put_nowait(reply)
-            elif kind == "ended":
+                await call.write(reply)
+            elif which == "ended":
                 break
+            message = await call.read()
     finally:
-        outgoing.put_nowait(None)
         call.cancel()
+
+
+class Channels:
+    """One match's connections: to the address its bots were given and to wherever they
+    were redirected (each match on connections of its own, as its bots' would be)."""
+
+    def __init__(self) -> None:
+        self.open: dict[str, grpc.aio.Channel] = {}
+
+    def get(self, address: str) -> grpc.aio.Channel:
+        """The connection to ``address``, opened on first use."""
+        if address not in self.open:
+            self.open[address] = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+        return self.open[address]
+
+    async def close(self) -> None:
+        """Close every connection."""
+        for channel in self.open.values():
+            await channel.close()
 
 
 #: Each match has its own connection, as its bots would (the server takes 64 streams per
@@ -170,20 +233,27 @@ async def one_match(
     seed: int,
     stats: Stats,
     think: tuple[float, float] | None,
+    kind: str = "sdk",
 ) -> bool:
     """Create a 4-player match, play its seats, count its strikes; False if refused. The
-    organiser's calls and the match's four seats share one connection of their own."""
-    async with grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS) as channel:
-        return await _one_match(channel, seed, stats, think)
+    organiser's calls and the match's four seats share one connection of their own (and
+    one to the worker they are redirected to); the bots are given the server's address."""
+    channels = Channels()
+    try:
+        return await _one_match(channels, address, seed, stats, think, kind)
+    finally:
+        await channels.close()
 
 
 async def _one_match(
-    channel: grpc.aio.Channel,
+    channels: Channels,
+    address: str,
     seed: int,
     stats: Stats,
     think: tuple[float, float] | None,
+    kind: str,
 ) -> bool:
-    admin = admin_pb2_grpc.MatchServiceStub(channel)
+    admin = admin_pb2_grpc.MatchServiceStub(channels.get(address))
     config = match_pb2.MatchConfig(
         ruleset=common_pb2.RULESET_MEDINA_V2,
         players=4,
@@ -199,7 +269,7 @@ async def _one_match(
     clock = MatchClock()
     rng = random.Random(seed)
     await asyncio.gather(
-        *(seat(channel, t.token, clock, stats, think, rng) for t in created.tokens)
+        *(seat(channels, address, t.token, clock, stats, think, rng, kind) for t in created.tokens)
     )
     summary = await admin.GetMatch(admin_pb2.GetMatchRequest(match_id=created.match_id), timeout=30)
     # Every match of the level counts for fairness (warm-up and drain too), not only those
@@ -211,14 +281,13 @@ async def _one_match(
     return True
 
 
-def serve_argv(records: str) -> list[str]:
-    """``medina-arena serve`` as the benchmark runs it: one process (its CPU and RSS are the
-    server's; bench/workers.py measures several), any free port, no admission limit in the
-    way of the load."""
+def serve_argv(records: str, *extra: str) -> list[str]:
+    """``medina-arena serve`` as a user runs it: its defaults (one worker process per core
+    behind the front, the default limits and admission), any free port; ``extra`` for a
+    labelled row with other settings. CPU and RSS are the front's and its workers'."""
     return [
-        sys.executable, "-m", "medina.cli", "serve", "--workers", "1", "--port", "0",
-        "--records", records, "--max-matches", "10000", "--no-lag-limit",
-        "--max-streams-per-client", "0",
+        sys.executable, "-m", "medina.cli", "serve", "--port", "0", "--records", records,
+        *extra,
     ]  # fmt: skip
 
 
@@ -266,13 +335,12 @@ class Level:
 async def measure(
     address: str,
     pid: int,
-    concurrent: int,
-    think: tuple[float, float] | None,
+    load: Load,
     warmup_s: float,
     window_s: float,
-    label: str,
 ) -> tuple[Level, Stats]:
-    """Keep ``concurrent`` matches running; measure over ``window_s`` after ``warmup_s``."""
+    """Keep ``load.matches`` matches running; measure over ``window_s`` after ``warmup_s``."""
+    concurrent, think = load.matches, load.think
     stats = Stats()
     refused = 0
     stop = asyncio.Event()
@@ -281,7 +349,7 @@ async def measure(
     async def keep_one() -> None:
         nonlocal refused
         while not stop.is_set():
-            if not await one_match(address, next(seeds), stats, think):
+            if not await one_match(address, next(seeds), stats, think, load.hello):
                 refused += 1
                 await asyncio.sleep(0.5)
 
@@ -296,7 +364,7 @@ async def measure(
     await asyncio.gather(*runners)
     n = max(stats.decisions, 1)
     level = Level(
-        label=label,
+        label=load.label,
         matches=concurrent,
         decisions_s=stats.decisions / (t1 - t0),
         cpu_us=(cpu1 - cpu0) / n * 1e6,
@@ -371,21 +439,36 @@ async def raw_pingpong(
     return pct(latencies, 0.5) * 1000, pct(latencies, 0.99) * 1000, n / elapsed, cpu / n * 1e6
 
 
-async def levels(loads: list[tuple[int, tuple[float, float] | None]], window_s: float) -> None:
+@dataclass(frozen=True)
+class Load:
+    """One row: concurrent matches, think time, the bots' Hello, extra server options."""
+
+    matches: int
+    think: tuple[float, float] | None = None
+    hello: str = "sdk"
+    serve: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """How the row is named: the defaults say nothing, anything else is said."""
+        bots = "instant" if self.think is None else "20-80 ms"
+        bots += {"sdk": "", "updates": ", updates", "1.0": ", 1.0 bots"}[self.hello]
+        return bots + (f", serve {' '.join(self.serve)}" if self.serve else "")
+
+
+async def levels(loads: list[Load], window_s: float) -> None:
     """Measure each load on a fresh server, then the raw baseline at the same loads."""
     print(
-        f"{'':<24} {'matches':>7} {'dec/s':>7} {'CPU us/dec':>10} {'p50 ms':>7} {'p99 ms':>7} "
+        f"{'':<38} {'matches':>7} {'dec/s':>7} {'CPU us/dec':>10} {'p50 ms':>7} {'p99 ms':>7} "
         f"{'p50 x raw':>9} {'strikes':>7} {'forfeits':>8} {'ended':>5} {'RSS MB':>6} "
         f"{'refused':>7} {'bots us/dec':>11}"
     )
-    for concurrent, think in loads:
+    for load in loads:
+        concurrent, think = load.matches, load.think
         with tempfile.TemporaryDirectory() as tmp:
-            proc, address = await start_process(*serve_argv(tmp))
+            proc, address = await start_process(*serve_argv(tmp, *load.serve))
             try:
-                label = "instant" if think is None else "20-80 ms"
-                level, stats = await measure(
-                    address, proc.pid or 0, concurrent, think, 3.0, window_s, label
-                )
+                level, stats = await measure(address, proc.pid or 0, load, 3.0, window_s)
             finally:
                 await stop_process(proc)
         req = int(statistics.median(stats.request_bytes)) if stats.request_bytes else 1000
@@ -394,7 +477,7 @@ async def levels(loads: list[tuple[int, tuple[float, float] | None]], window_s: 
             concurrent, req, rep, min(window_s, 5.0), think
         )
         print(
-            f"{'referee, ' + level.label + ' bots':<24} {level.matches:>7} "
+            f"{level.label:<38} {level.matches:>7} "
             f"{level.decisions_s:>7.0f} {level.cpu_us:>10.0f} {level.p50_ms:>7.2f} "
             f"{level.p99_ms:>7.2f} {level.p50_ms / raw50:>8.2f}x {level.strikes:>7} "
             f"{level.forfeits:>8} {level.ended:>5} {level.rss_mb:>6.0f} {level.refused:>7} "
@@ -402,13 +485,17 @@ async def levels(loads: list[tuple[int, tuple[float, float] | None]], window_s: 
         )
         raw_label = "raw ping-pong" + ("" if think is None else ", same think")
         print(
-            f"{raw_label:<24} {level.matches:>7} {raw_rate:>7.0f} "
+            f"{raw_label:<38} {level.matches:>7} {raw_rate:>7.0f} "
             f"{raw_cpu:>10.0f} {raw50:>7.2f} {raw99:>7.2f}",
             flush=True,
         )
     print(
-        f"(4-player medina-v2, {DECISION_MS} ms per decision, no bank; one server process; "
-        "all bots in one client process; raw: as many streams, same message sizes, same "
+        f"(4-player medina-v2, {DECISION_MS} ms per decision, no bank; `medina-arena serve` "
+        f"with its defaults ({os.cpu_count()} workers here) unless the row says otherwise; "
+        "CPU: the front's and the workers'; the bots are given the server's address and "
+        "send the Hello the SDK sends by default (1.1, redirects followed, no updates) "
+        "unless the row says otherwise; all bots in one client process; raw: as many "
+        "streams, same message sizes, same "
         "think times; latency = a bot's reply sent -> the next request received (think "
         "time excluded), for the referee the whole path: judge, apply, record, observe, "
         "encode, two transport hops; strikes, forfeits, ended: every match of the level, "
@@ -460,18 +547,23 @@ def main() -> None:
     if soak_n:
         asyncio.run(soak(soak_n))
         return
+    think = (0.02, 0.08)
     if quick():
-        loads: list[tuple[int, tuple[float, float] | None]] = [(16, None), (64, None)]
+        loads = [Load(16), Load(64), Load(64, hello="updates")]
         window = 4.0
     else:
         loads = [
-            (1, None),
-            (16, None),
-            (64, None),
-            (128, None),
-            (32, (0.02, 0.08)),
-            (128, (0.02, 0.08)),
-            (256, (0.02, 0.08)),
+            Load(1),
+            Load(16),
+            Load(64),
+            Load(128),
+            Load(128, hello="updates"),
+            Load(32, think),
+            Load(128, think),
+            Load(256, think),
+            # Labelled: other settings than a user gets.
+            Load(128, serve=("--workers", "1")),
+            Load(128, hello="1.0"),
         ]
         window = 8.0
     asyncio.run(levels(loads, window))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .geometry import Mask
-from .scoring import Breakdown, breakdown
+from .scoring import Breakdown, breakdowns
 from .state import GameState, Phase
 from .types import Event, Supply
 
@@ -88,6 +88,7 @@ def observe(s: GameState, seat: int | None, *, full: bool = False, since: int = 
     rules = s.rules
     viewer = -1 if seat is None else seat
     views = []
+    scores = breakdowns(s)
     for p in range(rules.players):
         revealed = bool((s.revealed >> p) & 1)
         visible = full or p == seat or revealed
@@ -103,7 +104,7 @@ def observe(s: GameState, seat: int | None, *, full: bool = False, since: int = 
                 out_of_pieces=s.pieces_left(p) == 0,
                 revealed=revealed,
                 supply=s.supply_of(p) if visible else None,
-                score=breakdown(s, p),
+                score=scores[p],
             )
         )
     return Observation(

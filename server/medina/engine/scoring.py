@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
+from .geometry import geometry
 from .state import GameState
 from .types import Palace
 
@@ -65,30 +67,71 @@ class Result:
 def palace_score(s: GameState, p: Palace) -> PalaceScore:
     """Points a palace would earn its owner on the current board."""
     g = s.rules.geometry
-    pieces = p.buildings | p.stables
-    near = g.adj(pieces)
+    # Only the walls and merchants near the palace count (its zone holds every square next
+    # to it), so the score is cached by those: every observation scores every seat.
+    return _palace_score(
+        p,
+        s.walls & p.zone,
+        s.merchants & p.zone,
+        s.well_bonus & (p.buildings | p.stables),
+        g.cols,
+        g.rows,
+    )
+
+
+@lru_cache(maxsize=16384)
+def _palace_score(
+    p: Palace, walls: int, merchants: int, well_bonus: int, cols: int, rows: int
+) -> PalaceScore:
+    near = geometry(cols, rows).adj(p.buildings | p.stables)
     return PalaceScore(
         colour=p.colour,
         square=p.roof_square,
         buildings=p.buildings.bit_count(),
         stables=p.stables.bit_count(),
-        walls=(near & s.walls).bit_count(),
-        merchants=(near & s.merchants).bit_count(),
-        well_bonus=4 * (pieces & s.well_bonus).bit_count(),
+        walls=(near & walls).bit_count(),
+        merchants=(near & merchants).bit_count(),
+        well_bonus=4 * well_bonus.bit_count(),
     )
 
 
 def breakdown(s: GameState, seat: int) -> Breakdown:
     """The score of ``seat`` on the current board with the tiles it holds now."""
-    palaces = tuple(palace_score(s, p) for p in s.palaces if p.scores and p.owner == seat)
+    return breakdowns(s)[seat]
+
+
+def breakdowns(s: GameState) -> tuple[Breakdown, ...]:
+    """Every seat's score on the current board, in seat order (one pass over the palaces)."""
+    owned: list[list[PalaceScore]] = [[] for _ in range(s.players)]
+    for p in s.palaces:
+        if p.owner >= 0 and p.scores:
+            owned[p.owner].append(palace_score(s, p))
+    palace_tiles = [0] * s.players
+    for c, h in enumerate(s.palace_tiles):
+        if h >= 0:
+            palace_tiles[h] += c + 1
+    tower_tiles = [0] * s.players
+    for t, h in enumerate(s.tower_tiles):
+        if h >= 0:
+            tower_tiles[h] += t + 1
+    return tuple(
+        _breakdown(tuple(owned[seat]), palace_tiles[seat], tower_tiles[seat])
+        for seat in range(s.players)
+    )
+
+
+@lru_cache(maxsize=16384)
+def _breakdown(palaces: tuple[PalaceScore, ...], palace_tiles: int, tower_tiles: int) -> Breakdown:
+    """A breakdown from its palaces and tiles, cached by value: scores change a few times a
+    turn, and the same ones recur in every seat's observation."""
     return Breakdown(
         buildings=sum(p.buildings for p in palaces),
         stables=sum(p.stables for p in palaces),
         walls=sum(p.walls for p in palaces),
         merchants=sum(p.merchants for p in palaces),
         well_bonus=sum(p.well_bonus for p in palaces),
-        palace_tiles=sum(c + 1 for c, h in enumerate(s.palace_tiles) if h == seat),
-        tower_tiles=sum(t + 1 for t, h in enumerate(s.tower_tiles) if h == seat),
+        palace_tiles=palace_tiles,
+        tower_tiles=tower_tiles,
         palaces=palaces,
     )
 
@@ -104,6 +147,6 @@ def ranks(totals: tuple[int, ...]) -> tuple[int, ...]:
 
 def result(s: GameState) -> Result:
     """Totals, breakdowns and ranks (meaningful at the end; a running score before)."""
-    bds = tuple(breakdown(s, seat) for seat in range(s.players))
+    bds = breakdowns(s)
     totals = tuple(b.total for b in bds)
     return Result(totals=totals, ranks=ranks(totals), breakdowns=bds)
