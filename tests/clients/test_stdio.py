@@ -190,6 +190,8 @@ def test_a_match_with_a_refusal_and_a_retry(
     async def script(stream: FakeStream) -> None:
         hello = await stream.hello()
         assert (hello.token, hello.bot_name, hello.protocol_version) == ("T", "b1", 1)
+        assert hello.omit_updates  # requests carry the events: no update lines by default
+        assert list(hello.features) == ["redirect"]  # the bridge's own; none for the program
         stream.send(welcome(s, 0))
         stream.send(request(s, 7))
         first = await stream.reply()
@@ -257,6 +259,22 @@ def test_a_line_beyond_the_answers_owed_is_reported_and_ignored(tmp_path: Path) 
     assert bridge([script], tmp_path, "twice") == (0, 1)
     log = (tmp_path / "bot.log").read_text()
     assert "line 2 from the bot answers nothing (write one line per request or" in log
+
+
+def test_updates_and_features_are_asked_for_when_the_program_wants_them(tmp_path: Path) -> None:
+    s = new_game("medina-v2", 2, 8)
+
+    async def script(stream: FakeStream) -> None:
+        hello = await stream.hello()
+        assert not hello.omit_updates
+        assert list(hello.features) == ["forfeit-notices", "redirect"]
+        stream.send(welcome(s, s.to_move))
+        stream.send(request(s, 1))
+        assert (await stream.reply()).request_id == 1
+        stream.send(ended(2))
+
+    options = ("--updates", "--feature", "forfeit-notices")
+    assert bridge([script], tmp_path, "first", *options) == (0, 1)
 
 
 def test_an_answer_naming_its_request_skips_the_lines_owed_before_it(tmp_path: Path) -> None:

@@ -91,6 +91,9 @@ class BridgeConfig:
     #: Opt-in protocol features the program asked for (its new line kinds); none by default,
     #: so a program written for protocol 1.0 never gets a line kind it does not know.
     features: tuple[str, ...] = ()
+    #: Ask for Update messages (``update`` lines). Off by default: every ``request`` line
+    #: carries the events since the previous one, and the server's path is cheaper without.
+    updates: bool = False
 
     def __post_init__(self) -> None:
         if not self.command:
@@ -200,6 +203,7 @@ class StdioBridge:
             cfg.version,
             self.resume_token,
             cfg.omit_legal_actions,
+            not cfg.updates,
             # Redirects are the bridge's business (the program never sees one).
             features=messages.features(redirects=route.redirects, asked=cfg.features),
         )
@@ -437,6 +441,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--bot-version", default="0", help="bot version sent in the handshake")
     p.add_argument("--no-legal-actions", action="store_true", help="ask the server to omit them")
     p.add_argument(
+        "--updates",
+        action="store_true",
+        help="also send the program 'update' lines (other seats' moves as they happen); "
+        "without, each 'request' line carries the events since the previous one",
+    )
+    p.add_argument(
         "--feature",
         action="append",
         default=[],
@@ -547,6 +557,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             version=args.bot_version,
             omit_legal_actions=args.no_legal_actions,
             features=tuple(args.feature),
+            updates=args.updates,
             credentials=channel_credentials(
                 _read(args.tls_ca), _read(args.tls_cert), _read(args.tls_key)
             ),
