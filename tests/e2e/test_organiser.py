@@ -16,8 +16,10 @@ from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.referee.config import MatchSettings
 from medina.rpc.admission import AdmissionLimits, LoopLag, refusal
+from medina.rpc.organiser import create_match
 from medina.rpc.server import ServerConfig, start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, common_pb2, match_pb2
+from medina_client.status import status_info
 
 from .rawbot import RawBot
 
@@ -315,6 +317,8 @@ def test_create_match_is_refused_past_the_admission_limits(tmp_path: Path) -> No
                     await stub.CreateMatch(request, metadata=AUTH)
                 assert lagging.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
                 assert "event loop runs" in (lagging.value.details() or "")
+                hint = status_info(lagging.value.trailing_metadata())
+                assert hint.reason == "SERVER_FULL" and hint.metadata["retry_after_ms"] == "1000"
         finally:
             await running.stop(1)
 
@@ -334,3 +338,42 @@ def test_the_lag_estimate_keeps_a_high_and_lets_it_fade() -> None:
     assert "event loop runs 150 ms late" in (refusal(limits, 0, 150) or "")
     with pytest.raises(ValueError, match="max_matches must be at least 1"):
         AdmissionLimits(max_matches=0)
+
+
+def test_a_loop_late_by_a_share_of_the_shortest_clock_refuses_new_matches() -> None:
+    limits = AdmissionLimits()  # the defaults: 10 % of the shortest clock, at least 10 ms
+    assert refusal(limits, 5, 9.9, 100) is None
+    assert "at capacity" in (refusal(limits, 5, 10.0, 100) or "")
+    assert refusal(limits, 5, 400, 5000) is None  # a 5 s clock takes a 0.4 s lag
+    assert "500 ms" in (refusal(limits, 5, 500, 5000) or "")
+    assert refusal(limits, 5, 9, 20) is None  # the floor: never below 10 ms
+    assert refusal(limits, 5, 50, None) is None  # no clock known: only the absolute limit
+    off = AdmissionLimits(max_lag_share=None)
+    assert refusal(off, 5, 99, 100) is None
+    with pytest.raises(ValueError, match="max_lag_share"):
+        AdmissionLimits(max_lag_share=0)
+
+
+def test_create_match_waits_out_a_full_server_under_one_request_id(tmp_path: Path) -> None:
+    async def main() -> None:
+        running = await start_server(
+            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN)
+        )
+        try:
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                request = admin_pb2.CreateMatchRequest(config=config())
+                request.config.time_control.decision_ms = 100
+                running.lag.note(50)  # a loop 50 ms late: full for a 100 ms clock ...
+                with pytest.raises(grpc.aio.AioRpcError) as full:
+                    await stub.CreateMatch(request, metadata=AUTH)
+                assert status_info(full.value.trailing_metadata()).reason == "SERVER_FULL"
+                # ... until the lag fades (a second or so): create_match waits as asked.
+                created = await create_match(stub, request, metadata=AUTH, give_up_s=30)
+                assert list(running.arena.matches) == [created.match_id]
+                with pytest.raises(grpc.aio.AioRpcError):  # not retried: a bad request
+                    await create_match(stub, admin_pb2.CreateMatchRequest(), metadata=AUTH)
+        finally:
+            await running.stop(1)
+
+    run(main())

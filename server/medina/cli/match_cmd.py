@@ -19,6 +19,7 @@ from medina.launch.botproc import BotStartError, reap, spawn_bot
 from medina.referee.config import MatchSettings
 from medina.referee.outcome import MatchOutcome
 from medina.rpc.host import HostedMatch
+from medina.rpc.organiser import create_match
 from medina.rpc.server import RunningServer, ServerConfig, start_server, wait_for_signal
 from medina.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 from medina.web import serve_viewer
@@ -144,10 +145,11 @@ async def _play(
     async with grpc.aio.insecure_channel(address) as channel:
         matches = admin_pb2_grpc.MatchServiceStub(channel)
         try:
-            created = await matches.CreateMatch(
+            created = await create_match(
+                matches,
                 admin_pb2.CreateMatchRequest(config=convert.settings_to_proto(settings)),
                 metadata=metadata,
-                timeout=10,
+                timeout_s=10,
             )
         except grpc.aio.AioRpcError as exc:
             raise CommandError(f"cannot create the match at {address}: {exc.details()}") from None

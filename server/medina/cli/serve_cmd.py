@@ -94,6 +94,14 @@ def add_parser(sub: Any) -> None:
         help="refuse CreateMatch while the server's event loop runs this late "
         f"(default {a.max_loop_lag_ms}); --no-lag-limit turns it off",
     )
+    p.add_argument(
+        "--max-lag-share",
+        type=float,
+        default=a.max_lag_share,
+        help="refuse CreateMatch while the event loop runs this share of the shortest decision "
+        f"clock in play late, at least {a.min_lag_ms} ms (default {a.max_lag_share:g}: 10 ms "
+        "at 100 ms per decision); --no-lag-limit turns it off",
+    )
     p.add_argument("--no-lag-limit", action="store_true", help="never refuse a match for loop lag")
     p.add_argument(
         "--workers",
@@ -156,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
         admission = AdmissionLimits(
             max_matches=args.max_matches,
             max_loop_lag_ms=None if args.no_lag_limit else args.max_loop_lag_ms,
+            max_lag_share=None if args.no_lag_limit else args.max_lag_share,
         )
     except ValueError as exc:
         raise CommandError(str(exc)) from None
@@ -297,6 +306,8 @@ def worker_argv(args: argparse.Namespace) -> list[str]:
         repr(args.unsolicited_per_second),
         "--max-loop-lag-ms",
         str(args.max_loop_lag_ms),
+        "--max-lag-share",
+        repr(args.max_lag_share),
     ]
     if args.no_lag_limit:
         argv.append("--no-lag-limit")

@@ -110,6 +110,8 @@ class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
         self.admission = admission or AdmissionLimits(max_loop_lag_ms=None)
         self.lag = lag or LoopLag()
         self.created = CreatedMatches()
+        #: CreateMatch calls refused by admission control (/metrics).
+        self.refused = 0
 
     async def CreateMatch(
         self, request: admin_pb2.CreateMatchRequest, context: Context
@@ -139,10 +141,23 @@ class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
                 Reason.MATCH_CONFIG_INVALID,
                 f"bad match config: {exc}",
             )
-        refused = refusal(self.admission, len(self.arena.running()), self.lag.ms)
+        running = self.arena.running()
+        shortest = min(
+            (h.match.settings.time.decision_ms for h in running),
+            default=settings.time.decision_ms,
+        )
+        shortest = min(shortest, settings.time.decision_ms)
+        refused = refusal(self.admission, len(running), self.lag.ms, shortest)
         if refused is not None:
-            log.warning("CreateMatch refused: %s", refused)
-            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, Reason.SERVER_FULL, refused)
+            self.refused += 1
+            log.info("CreateMatch refused: %s", refused)
+            await abort(
+                context,
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                Reason.SERVER_FULL,
+                refused,
+                retry_after_ms=self.admission.retry_after_ms,
+            )
         try:
             hosted = self.arena.create(settings)
         except ArenaClosedError as exc:

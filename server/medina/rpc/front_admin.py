@@ -151,7 +151,13 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
         refused = refusal(self.admission, sum(n for n in counted if n is not None), self.lag.ms)
         if refused is not None:
             log.warning("CreateMatch refused: %s", refused)
-            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, Reason.SERVER_FULL, refused)
+            await abort(
+                context,
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                Reason.SERVER_FULL,
+                refused,
+                retry_after_ms=self.admission.retry_after_ms,
+            )
         # Counted now, with the creations other calls have under way (no await in between);
         # a worker that did not answer is tried last.
         loads = [UNKNOWN_LOAD if n is None else n for n in counted]

@@ -16,6 +16,7 @@ from medina.launch.botproc import BotStartError, spawn_bot, stop_bot
 from medina.referee.config import MatchSettings
 from medina.referee.outcome import MatchOutcome
 from medina.rpc.host import HostedMatch
+from medina.rpc.organiser import create_match
 from medina.v1 import admin_pb2, admin_pb2_grpc
 from medina.wire import convert
 
@@ -78,10 +79,11 @@ async def play_game(
     """
     matches = admin_pb2_grpc.MatchServiceStub(channel)
     try:
-        created = await matches.CreateMatch(
+        # A server at capacity asks to be asked again later: retried (one request id).
+        created = await create_match(
+            matches,
             admin_pb2.CreateMatchRequest(config=convert.settings_to_proto(settings)),
             metadata=metadata,
-            timeout=30,
         )
     except grpc.aio.AioRpcError as exc:
         raise GameError(
