@@ -7,8 +7,8 @@
  *
  * The .proto files are loaded at run time from the repository's proto/ directory, so there
  * is no generated code. This file is the plumbing (handshake, replies, retries after a
- * refusal, reconnects with the resume token, the reason of an error status); the play itself
- * is in strategy.js.
+ * refusal, reconnects with the resume token, redirects to the process holding the match,
+ * the reason of an error status); the play itself is in strategy.js.
  * See README.md beside this file and docs/protocol.md for the message flow.
  */
 
@@ -23,8 +23,15 @@ const PROG = 'medina-node-bot';
 const PROTOCOL_VERSION = 1;
 /** The minor version this bot speaks (protocol 1.1). */
 const PROTOCOL_MINOR = 1;
-/** Opt-in features this bot handles (docs/protocol.md, "Features"). */
+/** Opt-in features this bot handles (docs/protocol.md, "Versions and features"). */
 const FEATURES = ['forfeit-notices'];
+/**
+ * The feature of redirects to the process holding the match (docs/protocol.md, "Redirects"),
+ * asked for while the route allows it.
+ */
+const REDIRECT = 'redirect';
+/** Redirects followed in a row before the bot goes back to the address it was given. */
+const MAX_REDIRECTS = 3;
 const DEFAULT_PROTO_DIR = path.resolve(__dirname, '..', '..', 'proto');
 const DEFAULT_STRATEGY = path.join(__dirname, 'strategy.js');
 /** Reconnect attempts after a break (the server keeps a seat 15 s by default). */
@@ -80,9 +87,12 @@ options:
   --server HOST:PORT   the arena server (env MEDINA_SERVER)
   --token TOKEN        the seat token from the organiser (env MEDINA_TOKEN)
   --name NAME          bot name shown in results (default: the strategy's name)
-  --seed S             seed of the strategy's randomness, an integer (default 0)
+  --seed S             seed of the strategy's randomness, an integer (default: from
+                       the match, its seed * 4 + this seat, at the first Welcome)
   --bot NAME           strategy.js's bot: greedy (default) or random
   --strategy FILE      a module exporting createStrategy (default: strategy.js here)
+  --updates            ask for Update messages (the default when the strategy has onUpdate)
+  --no-updates         ask for none (the default otherwise; requests carry the events anyway)
   --proto-dir DIR      directory holding medina/v1/*.proto (env MEDINA_PROTO_DIR;
                        default: the repository's proto/)
   --tls-ca FILE        CA certificate (PEM) to verify the server; turns TLS on
@@ -99,6 +109,17 @@ options. Error messages name the gRPC status and the server's reason, e.g.
 
 /** A problem with the command line or the files it names: exit status 2. */
 class UsageError extends Error {}
+/**
+ * The server sent the stream elsewhere (protocol 1.1 Redirect): open it again at `host`
+ * (empty: the host of the address connected to) and `port`. Session.play follows it.
+ */
+class Redirected extends Error {
+  constructor(host, port) {
+    super(`redirected to ${host || 'the same host'}:${port}`);
+    this.host = host;
+    this.port = port;
+  }
+}
 /**
  * The server refused the handshake for good (bad token, match over, seat forfeited):
  * not retried. `reason` is the ErrorInfo reason ('' from a server that sends none).
@@ -145,6 +166,8 @@ function parseOptions(argv, env) {
         seed: { type: 'string' },
         strategy: { type: 'string' },
         bot: { type: 'string' },
+        updates: { type: 'boolean' },
+        'no-updates': { type: 'boolean' },
         'proto-dir': { type: 'string' },
         'tls-ca': { type: 'string' },
         'tls-cert': { type: 'string' },
@@ -164,9 +187,12 @@ function parseOptions(argv, env) {
   if (!server || !token) {
     throw new UsageError('--server and --token are required (or MEDINA_SERVER / MEDINA_TOKEN)');
   }
-  const seedText = parsed.seed === undefined ? '0' : parsed.seed.trim();
-  if (!/^-?\d+$/.test(seedText)) {
+  const seedText = parsed.seed === undefined ? null : parsed.seed.trim();
+  if (seedText !== null && !/^-?\d+$/.test(seedText)) {
     throw new UsageError(`--seed must be an integer, got '${parsed.seed}'`);
+  }
+  if (parsed.updates && parsed['no-updates']) {
+    throw new UsageError('--updates and --no-updates exclude each other');
   }
   if (parsed.bot !== undefined && !['greedy', 'random'].includes(parsed.bot)) {
     throw new UsageError(`--bot must be greedy or random, got '${parsed.bot}'`);
@@ -179,7 +205,9 @@ function parseOptions(argv, env) {
     server,
     token,
     name: parsed.name,
-    seed: BigInt(seedText),
+    seed: seedText === null ? null : BigInt(seedText), // null: from the match
+    // null: updates when the strategy has onUpdate (usesUpdates); else as asked.
+    updates: parsed.updates ? true : parsed['no-updates'] ? false : null,
     strategy: path.resolve(parsed.strategy || DEFAULT_STRATEGY),
     bot: parsed.bot,
     protoDir: path.resolve(parsed['proto-dir'] || env.MEDINA_PROTO_DIR || DEFAULT_PROTO_DIR),
@@ -249,6 +277,75 @@ function loadStrategy(options) {
     throw new UsageError(`createStrategy of ${options.strategy} returned no choose(turn)`);
   }
   return strategy;
+}
+
+/**
+ * Whether `strategy` reacts to Update messages (it has an onUpdate hook). One that does not
+ * is served faster without them: every request carries the events since the seat's previous
+ * one anyway. As the Python SDK's uses_updates.
+ */
+function usesUpdates(strategy) {
+  return typeof strategy.onUpdate === 'function';
+}
+
+/**
+ * The seed of a strategy playing `seat` of the match seeded `seed` when no --seed is given:
+ * a different one for every match seed and seat (as the Python SDK's match_seed).
+ */
+function matchSeed(seed, seat) {
+  return BigInt(seed) * 4n + BigInt(seat);
+}
+
+/** [host, port] of `HOST:PORT` (`[v6]:PORT` too); null for any other target (unix:...). */
+function splitAddress(address) {
+  const colon = address.lastIndexOf(':');
+  const host = address.slice(0, Math.max(colon, 0));
+  const port = address.slice(colon + 1);
+  if (colon < 0 || !host || !/^\d+$/.test(port) || host.includes('/')) {
+    return null;
+  }
+  return [host, port];
+}
+
+/**
+ * Where a seat's streams go: the address the bot was given, or the one a server's Redirect
+ * named; and whether to ask for redirects (as the Python SDK's Route).
+ */
+class Route {
+  constructor(given) {
+    this.given = given;
+    this.current = given;
+    /** Asked for: off after a redirect led nowhere, and for a target that is not HOST:PORT. */
+    this.redirects = splitAddress(given) !== null;
+    this.followed = 0; // redirects followed since the last Welcome
+  }
+
+  /** Whether the next stream goes where a redirect said. */
+  get redirected() {
+    return this.current !== this.given;
+  }
+
+  /** Goes where `redirect` says (its host, or the given address's host). */
+  follow(redirect) {
+    this.followed += 1;
+    const parts = splitAddress(this.given);
+    if (parts === null || this.followed > MAX_REDIRECTS) {
+      this.fallBack();
+      return;
+    }
+    this.current = `${redirect.host || parts[0]}:${redirect.port}`;
+  }
+
+  /** A Welcome came: the redirects so far led somewhere. */
+  arrived() {
+    this.followed = 0;
+  }
+
+  /** Back to the given address, no longer asking for redirects. */
+  fallBack() {
+    this.current = this.given;
+    this.redirects = false;
+  }
 }
 
 /** Every action a LegalActions message lists, in message order, tea last. */
@@ -395,7 +492,7 @@ function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms)); // backoff: waiting is the point
 }
 
-/** One seat's play, kept across reconnects: the resume token and the open request. */
+/** One seat's play, kept across reconnects: the route, the resume token, the open request. */
 class Session {
   constructor(options, strategy, ArenaService) {
     this.options = options;
@@ -404,6 +501,9 @@ class Session {
     this.credentials = channelCredentials(options);
     this.name = options.name || strategy.name || 'node-bot';
     this.version = String(strategy.version || '1');
+    this.omitUpdates = options.updates === null ? !usesUpdates(strategy) : !options.updates;
+    this.route = new Route(options.server);
+    this.seeded = options.seed !== null; // without --seed: from the match at the first Welcome
     this.resumeToken = '';
     this.welcome = null;
     this.welcomed = false; // a Welcome arrived since the last break
@@ -414,17 +514,31 @@ class Session {
    * Plays to the end and returns MatchEnded. A break before it is retried with the resume
    * token, with backoff, up to RECONNECT_ATTEMPTS times from each break (as is a server
    * not listening yet, or busy: a RETRY reason); a refused handshake and a session over (a
-   * FINAL reason) are thrown at once.
+   * FINAL reason) are thrown at once. A Redirect is followed at once (at most MAX_REDIRECTS
+   * in a row); an address a redirect named that fails before Welcome is given up for the
+   * address the bot was given, without asking for redirects any more. A reconnect after a
+   * break goes where the last stream went, as in the Python SDK.
    */
   async play() {
+    const route = this.route;
     let failures = 0;
     let delay = FIRST_BACKOFF_MS;
     for (;;) {
       try {
         return await this.connect();
       } catch (err) {
+        if (err instanceof Redirected) {
+          route.follow(err);
+          log(`${err.message}; connecting to ${route.current}`);
+          continue;
+        }
         if (!(err instanceof ConnectionLost)) {
           throw err;
+        }
+        if (route.redirected && !this.welcomed) {
+          log(`${err.message}; back to ${route.given}`);
+          route.fallBack();
+          continue;
         }
         if (this.welcomed) {
           // The last attempt got in: a fresh break gets a fresh budget.
@@ -446,7 +560,8 @@ class Session {
 
   /** One stream: handshake, then serve it until MatchEnded (resolved) or a break (rejected). */
   connect() {
-    const address = this.options.server;
+    const address = this.route.current;
+    const askedRedirects = this.route.redirects;
     // A channel of its own per attempt, so a broken connection's backoff state is not shared.
     const client = new this.ArenaService(address, this.credentials, {
       'grpc.use_local_subchannel_pool': 1,
@@ -485,6 +600,13 @@ class Session {
         }
         try {
           if (!gotWelcome) {
+            if (message.message === 'redirect') {
+              if (!askedRedirects) {
+                // A server redirects only a bot that asked: following this could loop.
+                throw new ProtocolError(`${address} sent a Redirect this bot did not ask for`);
+              }
+              throw new Redirected(message.redirect.host, message.redirect.port);
+            }
             if (message.message !== 'welcome') {
               throw new ProtocolError(`expected Welcome from ${address}, got ${message.message}`);
             }
@@ -512,18 +634,27 @@ class Session {
           bot_version: this.version,
           token: this.options.token,
           resume_token: this.resumeToken,
+          omit_updates: this.omitUpdates,
           protocol_minor: PROTOCOL_MINOR,
-          features: FEATURES,
+          features: askedRedirects ? [...FEATURES, REDIRECT] : FEATURES,
         },
       });
     });
   }
 
   onWelcome(welcome) {
+    this.route.arrived();
     this.welcome = welcome;
     this.welcomed = true;
     this.resumeToken = welcome.resume_token || this.resumeToken;
     this.open = null; // after a reconnect the server sends the open request again
+    if (!this.seeded) {
+      // No --seed: the strategy is seeded from the match, once (as the Python SDK's SeededBot).
+      this.seeded = true;
+      if (typeof this.strategy.reseed === 'function') {
+        this.strategy.reseed(matchSeed(welcome.config ? welcome.config.seed : 0, welcome.seat));
+      }
+    }
   }
 
   /** Handles one message after Welcome; returns the MatchEnded that ends the match. */
@@ -542,7 +673,11 @@ class Session {
         return null;
       }
       case 'update':
-        return null; // other seats' moves: this strategy does not track them
+        // Other seats' moves (asked for only when the strategy has onUpdate, or --updates).
+        if (usesUpdates(this.strategy)) {
+          this.strategy.onUpdate(message.update.events);
+        }
+        return null;
       case 'forfeited': {
         const f = message.forfeited;
         const who = f.seat === this.welcome.seat ? ' (this bot)' : '';
@@ -670,4 +805,14 @@ if (require.main === module) {
   );
 }
 
-module.exports = { legalActions, parseOptions, errorInfo, streamEndError, main };
+module.exports = {
+  MAX_REDIRECTS,
+  Route,
+  errorInfo,
+  legalActions,
+  main,
+  matchSeed,
+  parseOptions,
+  streamEndError,
+  usesUpdates,
+};

@@ -2,8 +2,8 @@
 /**
  * The strategy of the Node.js Medina bot: THE FILE TO EDIT to write your own bot.
  *
- * bot.js does the talking (handshake, replies, retries after a refusal, reconnects) and
- * calls `choose(turn)` once for every decision the server asks of your seat. Replace the
+ * bot.js does the talking (handshake, replies, retries after a refusal, reconnects,
+ * redirects) and calls `choose(turn)` once for every decision the server asks of your seat. Replace the
  * body of `choose` (and whatever state you keep in `createStrategy`) with your own play;
  * or keep this file and point the bot at yours with `--strategy path/to/mine.js`, which
  * must export `createStrategy` the same way.
@@ -23,6 +23,15 @@
  *
  * Return one action: usually an element of `turn.legal`, or any object of the same shape
  * (the server refuses illegal ones, and you are asked again without them).
+ *
+ * Optional hooks of the strategy object, called by bot.js when present:
+ *   reseed(seed)      without --seed, called once at the first Welcome with the match's seed
+ *                     (a BigInt: the match seed * 4 + your seat), before any choose: another
+ *                     match seed or seat, another game
+ *   onUpdate(events)  the other seats' moves as they happen (medina.v1.Event objects); a
+ *                     strategy that has it makes bot.js ask the server for Update messages,
+ *                     one without it is served without them (every turn.observation.events
+ *                     holds the events since your previous request anyway)
  */
 
 /** A small seeded PRNG (mulberry32): with the same seed and opponents, the same game. */
@@ -262,9 +271,11 @@ const BOTS = ['greedy', 'random'];
 /**
  * ===== YOUR STRATEGY GOES HERE =====
  *
- * Called once when the bot starts, with `{ seed, bot }` (`seed` a BigInt from `--seed`, 0 by
- * default; `bot` from `--bot`, 'greedy' by default). Returns the strategy: its `name` and
- * `version` (sent in Hello, shown in results; `--name` overrides the name) and `choose(turn)`.
+ * Called once when the bot starts, with `{ seed, bot }` (`seed` a BigInt from `--seed`, or
+ * null without it: then `reseed` is called with the match's seed at the first Welcome; `bot`
+ * from `--bot`, 'greedy' by default). Returns the strategy: its `name` and `version` (sent in
+ * Hello, shown in results; `--name` overrides the name), `choose(turn)` and the optional
+ * hooks listed at the top of this file.
  *
  * 'greedy' values every legal action with a one-ply heuristic (claim palaces worth more than
  * the rooftop's reserve, grow a palace only when it can be claimed in the same turn, never
@@ -272,14 +283,17 @@ const BOTS = ['greedy', 'random'];
  * tea break rather than a harmful placement); 'random' plays uniformly at random. Both draw
  * from a seeded PRNG.
  */
-function createStrategy({ seed = 0n, bot = 'greedy' } = {}) {
+function createStrategy({ seed = null, bot = 'greedy' } = {}) {
   if (!BOTS.includes(bot)) {
     throw new Error(`unknown bot '${bot}': expected one of ${BOTS.join(', ')}`);
   }
-  const random = mulberry32(seed32(seed));
+  let random = mulberry32(seed32(seed === null ? 0n : seed));
   return {
     name: `node-${bot}`,
     version: '1',
+    reseed(matchSeed) {
+      random = mulberry32(seed32(matchSeed));
+    },
     choose(turn) {
       if (turn.legal.length === 0) {
         return null; // nothing listed: bot.js leaves the decision to the referee

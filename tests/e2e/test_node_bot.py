@@ -1,7 +1,8 @@
 """The Node.js bot (clients/node) end to end over real gRPC on 127.0.0.1: full matches
 against the Python SDK's bots, refusals and retries, reconnects after a dropped stream,
 handshake refusals and the ErrorInfo reason that decides retry or exit (protocol 1.1),
-forfeit notices, seeded play and mutual TLS."""
+forfeit notices, redirects (a `serve --workers 2` front, the fallback, the limit), Update
+messages asked for only when the strategy uses them, seeded play and mutual TLS."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import asyncio
 import contextlib
 import json
 import shutil
+import signal
+import socket
 import subprocess
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -26,19 +29,23 @@ from medina.referee.outcome import MatchOutcome, Termination
 from medina.rpc.host import HostedMatch
 from medina.rpc.server import RunningServer, ServerConfig, start_server
 from medina.rpc.status import Reason, trailers
-from medina.v1 import arena_pb2, match_pb2, record_pb2
+from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, game_pb2, match_pb2, record_pb2
 from medina_client import Turn, play
 from medina_client.bots import GreedyBot, RandomBot
 from medina_client.connection import channel_credentials
 
 from .pki import make_pki
 from .rawbot import RawBot
+from .test_workers import AUTH, front_process
+from .test_workers import config as workers_config
 
 T = TypeVar("T")
 NODE_DIR = Path(__file__).resolve().parents[2] / "clients" / "node"
 BOT_JS = NODE_DIR / "bot.js"
 #: Bounds every wait of one test; a match here takes well under a second.
 TEST_TIMEOUT_S = 60
+#: The same for a test that starts `serve --workers 2` (three Python processes).
+FRONT_TIMEOUT_S = 150
 #: Fixture setup (a first `npm ci`) counts against the first test's pytest timeout.
 pytestmark = pytest.mark.timeout(300)
 
@@ -78,9 +85,9 @@ def node() -> str:
     return node
 
 
-def run(coro: Awaitable[T]) -> T:
+def run(coro: Awaitable[T], timeout_s: float = TEST_TIMEOUT_S) -> T:
     async def bounded() -> T:
-        async with asyncio.timeout(TEST_TIMEOUT_S):
+        async with asyncio.timeout(timeout_s):
             return await coro
 
     return asyncio.run(bounded())
@@ -668,8 +675,9 @@ def run_scripted(node: str, scripts: list[Script]) -> tuple[Finished, list[arena
 def test_hello_speaks_1_1_retry_reasons_back_off_and_unknown_kinds_are_skipped(
     node: str,
 ) -> None:
-    """Hello carries protocol_minor 1 and asks for forfeit notices; NO_WORKER and SERVER_FULL
-    refusals are retried; a message of a kind the bot does not know is skipped with a warning."""
+    """Hello carries protocol_minor 1 and asks for forfeit notices and redirects; NO_WORKER
+    and SERVER_FULL refusals are retried; a message of a kind the bot does not know is skipped
+    with a warning."""
     busy = (grpc.StatusCode.UNAVAILABLE, Reason.NO_WORKER, "no worker is running")
     full = (grpc.StatusCode.RESOURCE_EXHAUSTED, Reason.SERVER_FULL, "the server is full")
     messages = [welcome_bytes(), unknown_kind_bytes(), ended_bytes()]
@@ -682,7 +690,7 @@ def test_hello_speaks_1_1_retry_reasons_back_off_and_unknown_kinds_are_skipped(
     assert len(hellos) == 3
     for hello in hellos:
         assert hello.protocol_version == 1 and hello.protocol_minor == 1
-        assert list(hello.features) == ["forfeit-notices"]
+        assert list(hello.features) == ["forfeit-notices", "redirect"]
         assert hello.token == "seat-token"
     assert [h.resume_token for h in hellos] == ["", "", ""]
 
@@ -729,6 +737,257 @@ def test_a_final_reason_or_a_refusing_code_is_not_retried(
     assert len(hellos) == 1
 
 
+# -- redirects (protocol 1.1, feature "redirect") -------------------------------------------
+
+
+def redirect_bytes(port: int, host: str = "") -> bytes:
+    redirect = arena_pb2.Redirect(host=host, port=port)
+    return arena_pb2.PlayResponse(redirect=redirect).SerializeToString()
+
+
+def update_bytes() -> bytes:
+    events = [
+        game_pb2.Event(index=5, passed=game_pb2.Passed(seat=1)),
+        game_pb2.Event(index=6, turn_started=game_pb2.TurnStarted(seat=0, pieces=2)),
+    ]
+    return arena_pb2.PlayResponse(update=game_pb2.Update(events=events)).SerializeToString()
+
+
+def run_scripted_at(
+    node: str, address: str, *args: str, token: str = "seat-token"
+) -> Coroutine[None, None, Finished]:
+    """The Node bot given ``address``, to its exit (killed if the test fails first)."""
+
+    async def main() -> Finished:
+        bot = await NodeBot.start(node, address, token, *args)
+        try:
+            return await bot.finished()
+        finally:
+            await bot.kill()
+
+    return main()
+
+
+MATCH_OVER_LINE = "match over: seat 0 scripted: 7 (rank 1 of 1)"
+WITH_REDIRECTS = ["forfeit-notices", "redirect"]
+
+
+def test_a_redirect_is_followed_and_a_break_reconnects_where_it_led(node: str) -> None:
+    """The front's Redirect (empty host: the same host) is followed at once with the same
+    Hello; after a break the bot reconnects to the redirected address with its resume token,
+    not to the front."""
+    front_hellos: list[arena_pb2.Hello] = []
+    worker_hellos: list[arena_pb2.Hello] = []
+    broke = (grpc.StatusCode.UNAVAILABLE, None, "connection reset")
+    worker: list[Script] = [([welcome_bytes()], broke), ([welcome_bytes(), ended_bytes()], None)]
+
+    async def main() -> tuple[Finished, int]:
+        async with scripted_server(worker, worker_hellos) as there:
+            port = int(there.rpartition(":")[2])
+            front: list[Script] = [([redirect_bytes(port)], None)]
+            async with scripted_server(front, front_hellos) as address:
+                return await run_scripted_at(node, address), port
+
+    done, port = run(main())
+    assert done.code == 0, done.stderr
+    assert done.stdout.strip() == MATCH_OVER_LINE
+    assert f"redirected to the same host:{port}; connecting to 127.0.0.1:{port}" in done.stderr
+    assert "reconnecting in" in done.stderr and "back to" not in done.stderr
+    assert len(front_hellos) == 1 and len(worker_hellos) == 2
+    hellos = [*front_hellos, *worker_hellos]
+    assert [list(h.features) for h in hellos] == [WITH_REDIRECTS] * 3
+    assert [h.token for h in hellos] == ["seat-token"] * 3
+    assert [h.resume_token for h in hellos] == ["", "", "r"]
+
+
+def test_a_redirect_that_leads_nowhere_falls_back_to_the_given_address(node: str) -> None:
+    """A redirect to a port nobody listens on: the bot goes back to the address it was given,
+    without asking for redirects, and plays there."""
+    hellos: list[arena_pb2.Hello] = []
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))  # bound but never listening: connections are refused
+        dead = unused.getsockname()[1]
+        scripts: list[Script] = [
+            ([redirect_bytes(dead)], None),
+            ([welcome_bytes(), ended_bytes()], None),
+        ]
+
+        async def main() -> Finished:
+            async with scripted_server(scripts, hellos) as address:
+                return await run_scripted_at(node, address)
+
+        done = run(main())
+    assert done.code == 0, done.stderr
+    assert done.stdout.strip() == MATCH_OVER_LINE
+    assert f"connecting to 127.0.0.1:{dead}" in done.stderr
+    assert "; back to 127.0.0.1:" in done.stderr
+    assert [list(h.features) for h in hellos] == [WITH_REDIRECTS, ["forfeit-notices"]]
+    assert scripts == []
+
+
+def test_at_most_three_redirects_are_followed_in_a_row(node: str) -> None:
+    """A server that keeps redirecting (here to itself): after three redirects the bot
+    stops asking for them and plays at the address it was given."""
+    hellos: list[arena_pb2.Hello] = []
+    scripts: list[Script] = []
+
+    async def main() -> Finished:
+        async with scripted_server(scripts, hellos) as address:
+            again = ([redirect_bytes(int(address.rpartition(":")[2]), "127.0.0.1")], None)
+            scripts.extend([again] * 4 + [([welcome_bytes(), ended_bytes()], None)])
+            return await run_scripted_at(node, address)
+
+    done = run(main())
+    assert done.code == 0, done.stderr
+    assert done.stdout.strip() == MATCH_OVER_LINE
+    assert done.stderr.count("redirected to 127.0.0.1:") == 4
+    assert [list(h.features) for h in hellos] == [WITH_REDIRECTS] * 4 + [["forfeit-notices"]]
+
+
+def test_a_redirect_the_bot_did_not_ask_for_is_a_protocol_error(node: str) -> None:
+    """Back at the given address without asking for redirects, a Redirect there is not
+    followed (it could send the bot round in circles): the bot says so and exits 1."""
+    hellos: list[arena_pb2.Hello] = []
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))  # bound but never listening: connections are refused
+        dead = unused.getsockname()[1]
+        scripts: list[Script] = [([redirect_bytes(dead)], None)] * 2
+
+        async def main() -> tuple[Finished, str]:
+            async with scripted_server(scripts, hellos) as address:
+                return await run_scripted_at(node, address), address
+
+        done, address = run(main())
+    assert done.code == 1, done.stderr
+    assert f"{address} sent a Redirect this bot did not ask for" in done.stderr
+    assert [list(h.features) for h in hellos] == [WITH_REDIRECTS, ["forfeit-notices"]]
+
+
+def test_the_node_bot_given_the_front_plays_at_its_worker(node: str, tmp_path: Path) -> None:
+    """`serve --workers 2`: the Node bot, handed the front's address, is redirected to the
+    worker holding its match and plays it there; the front forwards none of its messages."""
+
+    async def main() -> tuple[Finished, match_pb2.MatchResult, str, str, tuple[str, ...]]:
+        async with (
+            front_process(tmp_path) as front,
+            grpc.aio.insecure_channel(front.address) as channel,
+        ):
+            stub = admin_pb2_grpc.MatchServiceStub(channel)
+            created = await stub.CreateMatch(workers_config(5), metadata=AUTH)
+            tokens = [t.token for t in created.tokens]
+            bot = await NodeBot.start(node, front.address, tokens[0], "--name", "node-front")
+            try:
+                # The other seat plays at the worker's endpoint: no redirect, no forwarding.
+                result = await play(RandomBot(2), created.endpoint, tokens[1])
+                done = await bot.finished()
+            finally:
+                await bot.kill()
+            got = await stub.GetMatch(
+                admin_pb2.GetMatchRequest(match_id=created.match_id), metadata=AUTH
+            )
+            front.proc.send_signal(signal.SIGTERM)
+            assert await front.proc.wait() == 0
+            said = await front.wait_for(
+                r"forwarded (\d+) bot stream\(s\) and (\d+) spectator stream\(s\) to the "
+                r"workers; redirected (\d+) bot stream\(s\)"
+            )
+        return done, result, created.endpoint, got.match.record_path, said.groups()
+
+    done, result, endpoint, record_path, counts = run(main(), timeout_s=FRONT_TIMEOUT_S)
+    assert done.code == 0, done.stderr
+    assert counts == ("0", "0", "1")  # forwarded: bot streams, spectators; redirected
+    port = endpoint.rpartition(":")[2]
+    assert f"redirected to the same host:{port}; connecting to {endpoint}" in done.stderr
+    assert "back to" not in done.stderr and "reconnecting" not in done.stderr
+    assert result.ending == match_pb2.MATCH_ENDING_COMPLETE
+    mine = next(s for s in result.seats if s.seat == 0)
+    assert mine.name == "node-front" and mine.termination == match_pb2.TERMINATION_NORMAL
+    assert done.stdout.strip().startswith("match over: seat 0 node-front: ")
+    record = verified(Path(record_path))
+    decisions = bot_decisions(record, 0)
+    assert decisions and {d.source for d in decisions} == {record_pb2.DECISION_SOURCE_BOT}
+
+
+# -- Update messages: asked for only when the strategy uses them ----------------------------
+
+LISTENER_STRATEGY = """
+'use strict';
+// The default strategy with an onUpdate hook: a strategy that uses Update messages.
+const base = require(%(strategy)s);
+exports.createStrategy = (options) => ({
+  ...base.createStrategy(options),
+  name: 'node-listener',
+  onUpdate(events) {
+    const kinds = events.map((e) => e.event).join(',');
+    process.stderr.write(`listener: ${events.length} event(s): ${kinds}\\n`);
+  },
+});
+"""
+
+
+@pytest.mark.parametrize(
+    ("listener", "args", "omitted"),
+    [
+        (False, (), True),  # the default: updates only for a strategy that uses them
+        (False, ("--updates",), False),
+        (False, ("--no-updates",), True),
+        (True, (), False),
+        (True, ("--no-updates",), True),
+    ],
+)
+def test_updates_are_asked_for_only_when_the_strategy_uses_them(
+    node: str, tmp_path: Path, listener: bool, args: tuple[str, ...], omitted: bool
+) -> None:
+    """Hello.omit_updates is true unless the strategy has onUpdate or --updates is given
+    (--no-updates wins over onUpdate); a strategy's onUpdate gets each Update's events."""
+    strategy = tmp_path / "listener.js"
+    strategy.write_text(LISTENER_STRATEGY % {"strategy": json.dumps(str(NODE_DIR / "strategy.js"))})
+    extra = ("--strategy", str(strategy)) if listener else ()
+    hellos: list[arena_pb2.Hello] = []
+    scripts: list[Script] = [([welcome_bytes(), update_bytes(), ended_bytes()], None)]
+
+    async def main() -> Finished:
+        async with scripted_server(scripts, hellos) as address:
+            return await run_scripted_at(node, address, *extra, *args)
+
+    done = run(main())
+    assert done.code == 0, done.stderr
+    assert [h.omit_updates for h in hellos] == [omitted]
+    heard = "listener: 2 event(s): passed,turn_started" in done.stderr
+    assert heard is listener, done.stderr
+
+
+# -- the strategy's seed: from the match unless --seed fixes it ------------------------------
+
+
+def test_without_a_seed_the_match_seeds_the_strategy(node: str, tmp_path: Path) -> None:
+    """No --seed: the strategy is seeded from the match (its seed * 4 + the seat), so the same
+    match seed plays the same game and another one another game, in a ruleset whose setup
+    draws nothing from the seed, against an opponent with a fixed seed."""
+
+    async def actions(match_seed: int, directory: Path) -> list[str]:
+        async with serving(directory) as running:
+            hosted = running.arena.create(MatchSettings("medina-v1-2p", 2, match_seed))
+            bot = await NodeBot.start(node, running.address, hosted.tokens[1], "--bot", "random")
+            try:
+                await play(RandomBot(5), running.address, hosted.tokens[0])
+                done = await bot.finished()
+                outcome = await outcome_of(hosted)
+            finally:
+                await bot.kill()
+        assert done.code == 0, done.stderr
+        record = verified(hosted.record_path)
+        assert_played_every_decision(record, outcome, 1)
+        return [str(d.action) for d in bot_decisions(record, 1)]
+
+    async def main() -> None:
+        first = await actions(3, tmp_path / "a")
+        assert await actions(3, tmp_path / "b") == first
+        assert await actions(4, tmp_path / "c") != first
+
+    run(main())
+
+
 def test_bad_options_exit_2_naming_the_problem(node: str, tmp_path: Path) -> None:
     cases = [
         ([], "--server and --token are required"),
@@ -737,6 +996,7 @@ def test_bad_options_exit_2_naming_the_problem(node: str, tmp_path: Path) -> Non
         (["--server", "a:1", "--token", "t", "--proto-dir", str(tmp_path)], "no medina/v1/arena"),
         (["--server", "a:1", "--token", "t", "--tls-ca", "missing.pem"], "cannot read --tls-ca"),
         (["--server", "a:1", "--token", "t", "--bot", "smart"], "--bot must be greedy or random"),
+        (["--server", "a:1", "--token", "t", "--updates", "--no-updates"], "exclude each other"),
     ]
     for args, fragment in cases:
         done = subprocess.run(
