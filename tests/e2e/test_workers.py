@@ -29,9 +29,9 @@ from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.rpc.front import start_front
 from medina.rpc.server import ServerConfig
-from medina.v1 import admin_pb2, admin_pb2_grpc, match_pb2
+from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, match_pb2
 
-from .rawbot import RawBot, collect_tasks, reason_of
+from .rawbot import RawBot, collect_tasks, first_legal, reason_of
 
 TOKEN = "workers-organiser-secret"
 AUTH = (("authorization", f"Bearer {TOKEN}"),)
@@ -442,6 +442,17 @@ def test_max_matches_counts_the_matches_of_every_worker(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
+def flood(bot: RawBot, message: arena_pb2.PlayResponse) -> bool:
+    """Answer the first request with 400 replies naming requests never sent (past the
+    default flood limit of 200 dropped in a row), then the real one."""
+    if not message.HasField("request"):
+        return False
+    for i in range(400):
+        bot.reply(10_000 + i, first_legal(message.request, 0))
+    bot.reply(message.request.request_id, first_legal(message.request, 0))
+    return True
+
+
 def test_the_front_relays_reasons_and_creates_a_match_once_per_request_id(
     tmp_path: Path,
 ) -> None:
@@ -483,6 +494,24 @@ def test_the_front_relays_reasons_and_creates_a_match_once_per_request_id(
             through = RawBot(front.address, answers[0].tokens[1].token)
             await asyncio.gather(there.play(), through.play())
             assert there.ended is not None and through.ended is not None
+            # A flooding 1.0 bot through the front, and one at its worker's port: each is cut
+            # off with RESOURCE_EXHAUSTED and its reason (not the client library's INTERNAL).
+            for where, features in ((front.address, ()), (front.address, ("redirect",))):
+                flooded = await stub.CreateMatch(config(7), metadata=AUTH)
+                tokens = [t.token for t in flooded.tokens]
+                if features:
+                    asker = RawBot(where, tokens[0], features=features)
+                    await asker.play()
+                    where = f"127.0.0.1:{asker.received[0].redirect.port}"
+                flooder = RawBot(where, tokens[0], hook=flood, keep_status=True)
+                partner = asyncio.create_task(RawBot(front.address, tokens[1]).play())
+                await flooder.play()
+                assert flooder.status is grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert flooder.reason == "FLOODING"
+                await stub.AbortMatch(
+                    admin_pb2.AbortMatchRequest(match_id=flooded.match_id), metadata=AUTH
+                )
+                await asyncio.gather(partner, return_exceptions=True)
             big = RawBot(front.address, answers[0].tokens[0].token, keep_status=True)
             big.name = "x" * 70_000  # over the 64 KiB default
             await big.play()
