@@ -14,6 +14,7 @@ import asyncio
 import os
 import re
 import signal
+import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -517,5 +518,36 @@ def test_the_front_relays_reasons_and_creates_a_match_once_per_request_id(
             await big.play()
             assert big.status is grpc.StatusCode.RESOURCE_EXHAUSTED
             assert big.reason == "MESSAGE_TOO_LARGE"
+
+    asyncio.run(asyncio.wait_for(main(), 120))
+
+
+def free_port_pair() -> int:
+    """A port P with P and P+1 free now (bound and released)."""
+    for _ in range(50):
+        with socket.socket() as a:
+            a.bind(("127.0.0.1", 0))
+            base = int(a.getsockname()[1])
+            if base >= 65535:
+                continue
+            with socket.socket() as b:
+                try:
+                    b.bind(("127.0.0.1", base + 1))
+                except OSError:
+                    continue
+                return base
+    raise AssertionError("no two consecutive free ports")
+
+
+def test_worker_ports_fix_where_bots_are_sent(tmp_path: Path) -> None:
+    async def main() -> None:
+        base = free_port_pair()
+        async with (
+            front_process(tmp_path, "--worker-ports", str(base)) as front,
+            grpc.aio.insecure_channel(front.address) as channel,
+        ):
+            stub = admin_pb2_grpc.MatchServiceStub(channel)
+            created = [await stub.CreateMatch(config(s), metadata=AUTH) for s in range(2)]
+            assert {c.endpoint for c in created} == {f"127.0.0.1:{base}", f"127.0.0.1:{base + 1}"}
 
     asyncio.run(asyncio.wait_for(main(), 120))
