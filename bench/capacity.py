@@ -351,7 +351,7 @@ async def measure(
         while not stop.is_set():
             if not await one_match(address, next(seeds), stats, think, load.hello):
                 refused += 1
-                await asyncio.sleep(0.5)
+                await asyncio.sleep(1.0)  # the retry hint of a full server
 
     runners = [asyncio.create_task(keep_one()) for _ in range(concurrent)]
     await asyncio.sleep(warmup_s)

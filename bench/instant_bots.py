@@ -182,7 +182,7 @@ class Lanes:
                 except grpc.aio.AioRpcError as exc:
                     # Refused or unavailable (a worker being replaced): counted, tried again.
                     self.refusals[exc.code().name] = self.refusals.get(exc.code().name, 0) + 1
-                    await asyncio.sleep(0.1)
+                    await asyncio.sleep(1.0)  # the retry hint of a full server
                     continue
                 use_front = self.via_front or not created.HasField("endpoint")
                 where = self.address if use_front else created.endpoint

@@ -1,16 +1,19 @@
-"""Decisions per second with ``serve --workers 1`` and ``--workers 2``.
+"""Decisions per second with ``serve``'s default (a worker per core behind the front) against
+``serve --workers 1``, bots handed the server's address.
 
-The server runs as its own process (``medina-arena serve``), and instant bots
-(bench/instant_bots.py: every seat of ``LANES`` concurrent 4-player medina-v2 matches in one
-asyncio process, answering each request at once with the first legal action, updates
-omitted) in a third, as an organiser would run them. Each lane creates a match, plays it and
-creates the next. Rows: one worker; two workers with the bots at the endpoint CreateMatch
-names; two workers with every stream forwarded by the front. Server CPU is the server's
-processes' (front and workers) user + system time over the run, per decision.
+The server runs as its own process (``medina-arena serve`` with no tuning flags), and instant
+bots (bench/instant_bots.py: every seat of ``LANES`` concurrent 4-player medina-v2 matches in
+one asyncio process, answering each request at once with the first legal action, sending
+the Hello the SDK sends by default) in a third, as an organiser would run them. Each lane
+creates a match, plays it and creates the next; its bots are given the server's address
+(a multi-worker server redirects them to their worker). Rows: the default; ``--workers 1``
+(labelled); the default with protocol 1.0 bots, which the front forwards (labelled: the slow
+path). Server CPU is the server's processes' (front and workers) user + system time over
+the measured window, per decision.
 
-Then ``THINKING`` concurrent matches of bots that think 20-80 ms on a 100 ms clock, at
-``--workers 1`` and ``2`` (bots at the endpoint): strikes, forfeits, and the latency the
-server adds to a decision as a bot sees it.
+Then ``THINKING`` concurrent matches of bots that think 20-80 ms on a 100 ms clock, on the
+default and at ``--workers 1``: strikes, forfeits, refused CreateMatch calls, and the
+latency the server adds to a decision as a bot sees it.
 """
 
 from __future__ import annotations
@@ -58,8 +61,8 @@ def _children(pid: int) -> list[int]:
 
 
 async def measure(
-    workers: int,
-    via_front: bool,
+    serve: tuple[str, ...],
+    hello: str,
     seconds: float,
     records: Path,
     lanes: int = LANES,
@@ -76,15 +79,9 @@ async def measure(
         "serve",
         "--port",
         "0",
-        "--workers",
-        str(workers),
         "--records",
         str(records),
-        "--grace-s",
-        "1",
-        "--max-streams-per-client",
-        "0",
-        "--no-lag-limit",
+        *serve,
         stdout=asyncio.subprocess.PIPE,
         env=env,
         cwd=str(ROOT),
@@ -102,7 +99,9 @@ async def measure(
             str(seconds),
             "--warmup",
             str(WARMUP_S),
-            *(["--via-front"] if via_front else []),
+            "--via-front",  # the bots know the server's address only
+            "--hello",
+            hello,
             *(["--think", think] if think else []),
             stdout=asyncio.subprocess.PIPE,
             env=env,
@@ -129,7 +128,7 @@ async def measure(
         "rate": decisions / tally["seconds"],
         "cpu_us": (after[1] - before[1]) * 1e6 / decisions,
         # The front's own share (with one worker, the front is the server).
-        "front_us": (after[0] - before[0]) * 1e6 / decisions if workers > 1 else 0.0,
+        "front_us": (after[0] - before[0]) * 1e6 / decisions if serve == () else 0.0,
         "matches": tally["matches"],
         "bot_us": tally["cpu_s"] * 1e6 / decisions,
         "strikes": tally["strikes"],
@@ -139,56 +138,67 @@ async def measure(
         "p99_ms": tally["p99_ms"],
         "bot_lag_p99_ms": tally["bot_lag_p99_ms"],
         "bot_lag_max_ms": tally["bot_lag_max_ms"],
+        "refused": tally["refused"],
     }
 
 
 async def run(seconds: float) -> None:
     """Measure the rows and print the table."""
+    cores = os.cpu_count() or 1
     rows = (
-        ("--workers 1", 1, False, "the server"),
-        ("--workers 2", 2, False, "the endpoint"),
-        ("--workers 2", 2, True, "the front"),
+        (f"default ({cores} workers)", (), "sdk", "redirected"),
+        ("--workers 1", ("--workers", "1"), "sdk", "the server"),
+        (f"default ({cores} workers)", (), "1.0", "forwarded (1.0 bots)"),
     )
-    print(f"{LANES} concurrent 4-player matches, instant bots in one process, {seconds:g} s each")
     print(
-        f"{'server':<12} {'bots connect to':<16} {'decisions/s':>11} {'server µs/dec':>13} "
+        f"{LANES} concurrent 4-player matches, instant bots in one process handed the "
+        f"server's address, {seconds:g} s each"
+    )
+    print(
+        f"{'server':<22} {'bots play':<22} {'decisions/s':>11} {'server µs/dec':>13} "
         f"{'front':>6} {'bots µs/dec':>11} {'matches':>7} {'vs 1':>5}"
     )
-    base = 0.0
-    for label, workers, via_front, where in rows:
+    results = []
+    for label, serve, hello, where in rows:
         with tempfile.TemporaryDirectory() as tmp:
-            got = await measure(workers, via_front, seconds, Path(tmp))
-        base = base or got["rate"]
+            got = await measure(serve, hello, seconds, Path(tmp))
+        results.append(got)
         print(
-            f"{label:<12} {where:<16} {got['rate']:>11.0f} {got['cpu_us']:>13.0f} "
-            f"{got['front_us']:>6.0f} {got['bot_us']:>11.0f} {got['matches']:>7.0f} "
-            f"{got['rate'] / base:>4.2f}x",
+            f"{label:<22} {where:<22} {got['rate']:>11.0f} {got['cpu_us']:>13.0f} "
+            f"{got['front_us']:>6.0f} {got['bot_us']:>11.0f} {got['matches']:>7.0f}",
             flush=True,
         )
+    base = results[1]["rate"]
+    print(
+        f"default / --workers 1: {results[0]['rate'] / base:.2f}x (target >= 0.95x on this "
+        f"machine); 1.0 bots forwarded / --workers 1: {results[2]['rate'] / base:.2f}x"
+    )
     print(
         f"\n{THINKING} concurrent 4-player matches, bots thinking 20-80 ms per decision on a "
         f"100 ms clock, one process, {seconds:g} s each (then every match plays to its end)"
     )
     print(
-        f"{'server':<12} {'bots connect to':<16} {'decisions/s':>11} {'server µs/dec':>13} "
-        f"{'added p50 ms':>12} {'added p99 ms':>12} {'strikes':>7} {'forfeits':>8} {'errors':>6} "
-        f"{'matches':>7}"
+        f"{'server':<22} {'bots play':<22} {'decisions/s':>11} {'server µs/dec':>13} "
+        f"{'added p50 ms':>12} {'added p99 ms':>12} {'strikes':>7} {'forfeits':>8} "
+        f"{'refused':>7} {'errors':>6} {'matches':>7}"
     )
-    for label, workers, via_front, where in rows[:2]:
+    for label, serve, hello, where in rows[:2]:
         with tempfile.TemporaryDirectory() as tmp:
-            got = await measure(workers, via_front, seconds, Path(tmp), THINKING, "20-80")
+            got = await measure(serve, hello, seconds, Path(tmp), THINKING, "20-80")
         print(
-            f"{label:<12} {where:<16} {got['rate']:>11.0f} {got['cpu_us']:>13.0f} "
+            f"{label:<22} {where:<22} {got['rate']:>11.0f} {got['cpu_us']:>13.0f} "
             f"{got['p50_ms']:>12.2f} {got['p99_ms']:>12.2f} {got['strikes']:>7.0f} "
-            f"{got['forfeits']:>8.0f} {got['errors']:>6.0f} {got['matches']:>7.0f}",
+            f"{got['forfeits']:>8.0f} {got['refused']:>7.0f} {got['errors']:>6.0f} "
+            f"{got['matches']:>7.0f}",
             flush=True,
         )
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
-        f"cores here: {os.cpu_count()} (load average {load}); server µs/dec: CPU of the "
-        "front and every worker per decision (front: the front's share); bots µs/dec: the "
-        "bot process's; added: the latency the server adds to a thinking bot (its reply "
-        "sent -> the match's next request received)"
+        f"cores here: {cores} (load average {load}); server µs/dec: CPU of the front and "
+        "every worker per decision (front: the front's share); bots µs/dec: the bot "
+        "process's; added: the latency the server adds to a thinking bot (its reply sent -> "
+        "the match's next request received); refused: CreateMatch calls admission control "
+        "turned away (retried by the lanes)"
     )
 
 
