@@ -74,6 +74,34 @@ def test_unknown_matches_and_records_are_named_in_the_error(arena: ArenaThread) 
     assert status == 404 and b"no page /api/records/../secret/replay" in body
 
 
+def test_no_page_or_error_reveals_where_the_records_are_kept(arena: ArenaThread) -> None:
+    records = arena.running.arena.records_dir
+    secret = [str(records).encode(), str(records.resolve()).encode()]
+    (records / "junk.jsonl").write_text("not json\n")
+    try:
+        answers = {
+            path: fetch(arena.url + path)
+            for path in [
+                "/",
+                "/api/matches",
+                "/replay/absent",
+                "/api/records/absent/replay",
+                "/live/absent",
+                "/api/records/junk/replay",
+            ]
+        }
+    finally:
+        (records / "junk.jsonl").unlink()
+    for path, (_status, _headers, body) in answers.items():
+        assert not any(s in body for s in secret), f"{path} names the records directory"
+    assert answers["/replay/absent"][0] == 404
+    assert b"no record &#x27;absent&#x27; in the records directory" in answers["/replay/absent"][2]
+    junk = json.loads(answers["/api/records/junk/replay"][2])["error"]
+    assert junk.startswith("record 'junk' cannot be read: junk.jsonl line 1: not JSON"), junk
+    (row,) = [r for r in json.loads(answers["/api/matches"][2]) if r["match_id"] == "junk"]
+    assert row["state"] == "unreadable" and "junk.jsonl" in row["note"]
+
+
 def test_a_record_that_is_not_hosted_opens_as_a_replay(arena: ArenaThread) -> None:
     records = arena.running.arena.records_dir
     source = next(records.glob("*.jsonl"))

@@ -70,6 +70,31 @@ def test_web_serves_a_records_directory_until_sigterm(tmp_path: Path) -> None:
     assert code == 0
 
 
+def test_web_with_a_server_takes_a_records_directory_that_does_not_exist_yet(
+    tmp_path: Path,
+) -> None:
+    """The server creates its records directory with its first match: the viewer started
+    before it waits for it instead of refusing to start."""
+    records = tmp_path / "later"
+    proc = subprocess.Popen(
+        [*ARENA, "web", "--records", str(records), "--server", "127.0.0.1:9", "--http", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        (line,) = list(lines_until(proc, "viewer on"))
+        assert f"(records in {records} (none yet), matches of 127.0.0.1:9)" in line
+        found = URL.search(line)
+        assert found
+        base = found.group(1)
+        assert b"No matches yet" in get(base + "/")
+        write_match(records, "arrived")
+        assert b'data-match="arrived"' in get(base + "/")
+    finally:
+        code = stop(proc)
+    assert code == 0
+
+
 def test_serve_http_runs_the_viewer_beside_the_grpc_server(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [*ARENA, "serve", "--port", "0", "--http", "0", "--records", str(tmp_path)],

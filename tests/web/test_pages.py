@@ -206,3 +206,4 @@ def test_the_standings_page_lists_the_bots(ladder: ArenaThread, page: Page, tmp_
 def test_an_empty_arena_lists_no_matches(ladder: ArenaThread, page: Page) -> None:
     page.goto(f"{ladder.url}/")
     assert "No matches yet" in page.locator("p.empty").inner_text()
+    assert str(ladder.running.arena.records_dir) not in page.content()

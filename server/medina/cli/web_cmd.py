@@ -35,7 +35,12 @@ def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "web", help="browse match records in a web browser (replays; read-only)"
     )
-    p.add_argument("--records", default="records", help="directory of match records")
+    p.add_argument(
+        "--records",
+        default="records",
+        help="directory of match records (with --server it may not exist yet: the server "
+        "creates it with its first match)",
+    )
     p.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
     p.add_argument(
         "--http",
@@ -154,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
     """Serve the records until SIGTERM/SIGINT."""
     check_http(args)
     records = Path(args.records)
-    if not records.is_dir():
+    if not records.is_dir() and not args.server:
         raise CommandError(f"no records directory {records} (set --records DIR)")
     provider = tournament_standings(args.db, args.tournament) if args.db else None
     return asyncio.run(
@@ -178,7 +183,8 @@ async def _serve(
         await http.start()
     except OSError as exc:
         raise CommandError(str(exc)) from None
-    where = f"records in {records}" + (f", matches of {server}" if server else "")
+    where = f"records in {records}" + ("" if records.is_dir() else " (none yet)")
+    where += f", matches of {server}" if server else ""
     print(f"medina-arena viewer on {http.url}/ ({where})", flush=True)
     try:
         await wait_for_signal()

@@ -131,7 +131,7 @@ class Viewer:
                     scores=[s.total for s in stored.result.seats] if stored.result else None,
                     live=False,
                     record=stored.path.stem,
-                    note=stored.note,
+                    note=self.records.public(stored.note),
                 )
             )
         return rows
@@ -145,7 +145,7 @@ def _viewer(request: Request) -> Viewer:
 async def matches(request: Request) -> Response:
     viewer = _viewer(request)
     rows = await viewer.rows()
-    return HTMLResponse(pages.matches_page(rows, str(viewer.records.directory)))
+    return HTMLResponse(pages.matches_page(rows))
 
 
 async def matches_json(request: Request) -> Response:

@@ -56,12 +56,12 @@ class MatchRow:
     note: str = ""
 
 
-def matches_page(rows: Sequence[MatchRow], records_dir: str) -> str:
+def matches_page(rows: Sequence[MatchRow]) -> str:
     """The list of running and finished matches."""
     if not rows:
         body = (
             '<p class="empty">No matches yet: no match is running and '
-            f"{escape(records_dir)} holds no records.</p>"
+            "the records directory holds no records.</p>"
         )
         return layout("Matches", body)
     lines = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -65,8 +66,15 @@ class RecordShelf:
             raise UnknownRecordError(f"{record_id!r} is not a record id")
         path = self.directory / f"{record_id}.jsonl"
         if not path.is_file():
-            raise UnknownRecordError(f"no record {record_id!r} in {self.directory}")
+            raise UnknownRecordError(f"no record {record_id!r} in the records directory")
         return path
+
+    def public(self, text: str) -> str:
+        """``text`` (an error or a note about a record) without the records directory's
+        path: visitors learn a record's file name, never where the server keeps it."""
+        for where in {str(self.directory), str(self.directory.resolve())}:
+            text = text.replace(where + os.sep, "").replace(where, "the records directory")
+        return text
 
     def list(self) -> list[StoredMatch]:
         """Every record, newest first (unchanged files are not read again)."""
@@ -118,7 +126,9 @@ class RecordShelf:
         try:
             record = read_record(path, allow_truncated=True)
         except RecordError as exc:
-            raise UnknownRecordError(f"record {record_id!r} cannot be read: {exc}") from None
+            raise UnknownRecordError(
+                self.public(f"record {record_id!r} cannot be read: {exc}")
+            ) from None
         data = replay_json(record_id, record)
         self._replays[key] = data
         while len(self._replays) > REPLAY_CACHE:
