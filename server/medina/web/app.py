@@ -17,6 +17,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import (
+    FileResponse,
     HTMLResponse,
     JSONResponse,
     PlainTextResponse,
@@ -198,7 +199,7 @@ async def live_events(request: Request) -> Response:
     if hosted is None and viewer.remote is not None:
         summary = await viewer.remote.summary(match_id)
     if hosted is None and summary is None:
-        return JSONResponse({"error": f"no match {match_id!r} is hosted here"}, status_code=404)
+        return JSONResponse(await _gone(viewer, match_id), status_code=404)
     if hosted is not None:
         feed: Callable[[float], AsyncIterator[JSON | None]] = LiveWatch(hosted.match).messages
     else:
@@ -227,6 +228,45 @@ async def live_events(request: Request) -> Response:
         stream(),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
+
+
+async def _gone(viewer: Viewer, match_id: str) -> JSON:
+    """Why a match has no live stream here, for its page: the error, and when the records
+    directory has the match's record, how that record ended and its replay."""
+    out: JSON = {"error": f"no match {match_id!r} is hosted here"}
+    stored = await asyncio.to_thread(viewer.records.stored, match_id)
+    if stored is None:
+        return out
+    state = stored.state.value
+    why = {
+        "interrupted": "it was interrupted: the server stopped during the match",
+        "finished": "it has finished",
+        "aborted": "it was aborted",
+        "abandoned": "it was abandoned: no bot ever connected",
+        "unreadable": "its record cannot be read",
+    }[state]
+    out.update(
+        error=f"match {match_id!r} is not being played here any more: {why}",
+        state=state,
+        replay=f"/replay/{match_id}" if state != "unreadable" else None,
+    )
+    return out
+
+
+async def record_file(request: Request) -> Response:
+    """The record as the arena wrote it (JSON lines), to download."""
+    viewer = _viewer(request)
+    record_id = request.path_params["record_id"]
+    try:
+        path = viewer.records.path_of(record_id)
+    except UnknownRecordError as exc:
+        return JSONResponse({"error": str(exc)}, status_code=404)
+    return FileResponse(
+        path,
+        media_type="application/x-ndjson",
+        filename=f"{record_id}.jsonl",
+        headers={"Cache-Control": "no-cache"},
     )
 
 
@@ -316,6 +356,7 @@ def build_app(viewer: Viewer) -> Starlette:
         Route("/api/live/{match_id}/events", live_events, methods=["GET"]),
         Route("/replay/{record_id}", replay, methods=["GET"]),
         Route("/api/records/{record_id}/replay", replay_json, methods=["GET"]),
+        Route("/api/records/{record_id}/record.jsonl", record_file, methods=["GET"]),
         Route("/standings", standings, methods=["GET"]),
         Route("/standings/bot/{bot}", bot, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),

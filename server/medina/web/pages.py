@@ -13,9 +13,12 @@ from .standings import BotGame, Standings
 TITLE = "Medina Arena"
 
 
-def layout(title: str, body: str, *, script: str | None = None, data: str = "") -> str:
-    """A whole page: header with links, ``body``, and the page's script (from /static)."""
-    tag = f'<script src="/static/{script}" defer></script>' if script else ""
+def layout(
+    title: str, body: str, *, script: str | Sequence[str] | None = None, data: str = ""
+) -> str:
+    """A whole page: header with links, ``body``, and the page's scripts (from /static)."""
+    scripts = [script] if isinstance(script, str) else list(script or ())
+    tag = "".join(f'<script src="/static/{name}" defer></script>' for name in scripts)
     return f"""<!doctype html>
 <html lang="en">
 <head>
@@ -89,50 +92,82 @@ def matches_page(rows: Sequence[MatchRow]) -> str:
     return layout("Matches", body)
 
 
-def _board_block() -> str:
-    return """<div class="game">
-<div class="boardbox"><svg id="board" class="board" role="img" aria-label="the board"></svg></div>
+def _board_block(moves: str) -> str:
+    """The board, the score plot under it, and the panels beside it."""
+    return f"""<div class="game">
+<div class="boardbox"><svg id="board" class="board" role="img" aria-label="the board"></svg>
+<h2>Scores over time</h2>
+<svg id="plot" class="plot" role="img" aria-label="every seat's score after each step"></svg>
+<p class="plot-note">circles: a palace claimed; squares: a palace or tower tile taken</p>
+</div>
 <aside>
 <h2>Scores</h2><table id="scores" class="scores"></table>
 <h2>Tiles</h2><div id="tiles" class="tiles"></div>
-<h2 id="moves-title">Last moves</h2><ol id="moves" class="moves"></ol>
+{moves}
 </aside>
 </div>"""
 
 
 def live_page(match_id: str) -> str:
     """The live page: a board the script fills from the match's event stream."""
+    moves = '<h2 id="moves-title">Last moves</h2><ol id="moves" class="moves"></ol>'
     body = f"""<p class="status"><span id="status">connecting…</span>
 <span id="clock" class="clock"></span>
 <a id="replay-link" hidden href="/replay/{escape(match_id)}">replay</a></p>
-{_board_block()}
+{_board_block(moves)}
 <div id="result" class="result" hidden></div>"""
     return layout(
-        f"Match {match_id}", body, script="live.js", data=f' data-match="{escape(match_id)}"'
+        f"Match {match_id}",
+        body,
+        script=("plot.js", "live.js"),
+        data=f' data-match="{escape(match_id)}"',
     )
+
+
+#: Replay speeds offered, in steps per second (the default is marked).
+SPEEDS = (1, 2, 4, 8, 16)
+DEFAULT_SPEED = 4
+
+
+def _controls(download: str) -> str:
+    speeds = "".join(
+        f'<option value="{n}"{" selected" if n == DEFAULT_SPEED else ""}>{n} steps/s</option>'
+        for n in SPEEDS
+    )
+    return f"""<div class="controls">
+<button id="first" title="first (Home)">« first</button>
+<button id="prev" title="previous (←)">&lsaquo; prev</button>
+<button id="play" title="play / pause (Space)">▶ play</button>
+<select id="speed" aria-label="speed" title="speed">{speeds}</select>
+<input id="slider" type="range" min="0" max="0" value="0" aria-label="step">
+<button id="next" title="next (→)">next &rsaquo;</button>
+<button id="last" title="last (End)">last »</button>
+<span id="step" class="step"></span>
+{download}</div>"""
+
+
+def _replay_body(download: str) -> str:
+    moves = '<h2>Moves</h2><ol id="movelist" class="movelist" start="1"></ol>'
+    return f"""{_controls(download)}
+<p id="status" class="status"></p>
+{_board_block(moves)}
+<div id="result" class="result" hidden></div>"""
 
 
 def replay_page(record_id: str) -> str:
     """The replay page: steps through a record's boards."""
-    body = """<div class="controls">
-<button id="first" title="first (Home)">« first</button>
-<button id="prev" title="previous (←)">&lsaquo; prev</button>
-<input id="slider" type="range" min="0" max="0" value="0" aria-label="step">
-<button id="next" title="next (→)">next &rsaquo;</button>
-<button id="last" title="last (End)">last »</button>
-<span id="step" class="step"></span></div>
-<p id="status" class="status"></p>
-<div class="game">
-<div class="boardbox"><svg id="board" class="board" role="img" aria-label="the board"></svg></div>
-<aside>
-<h2>Scores</h2><table id="scores" class="scores"></table>
-<h2>Tiles</h2><div id="tiles" class="tiles"></div>
-<h2>Moves</h2><ol id="movelist" class="movelist" start="1"></ol>
-</aside>
-</div>
-<div id="result" class="result" hidden></div>"""
+    rid = escape(record_id)
+    quoted = quote(record_id, safe="")
+    links = (
+        f'<a id="moment" href="/replay/{quoted}?step=0" title="a link to this step">link</a>'
+        f' <a id="download" href="/api/records/{quoted}/record.jsonl" download="{rid}.jsonl"'
+        ' title="the record as the arena wrote it (JSON lines)">download the record</a>'
+    )
     return layout(
-        f"Replay {record_id}", body, script="replay.js", data=f' data-record="{escape(record_id)}"'
+        f"Replay {record_id}",
+        _replay_body(links),
+        script=("plot.js", "replay.js"),
+        data=f' data-record="{rid}"',
     )
 
 

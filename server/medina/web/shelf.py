@@ -20,10 +20,12 @@ from medina.records import catalog
 from medina.records.catalog import StoredMatch
 from medina.records.errors import RecordError
 from medina.records.reader import Record, read_record
-from medina.records.replay import ReplayError, describe, replay, start_state
+from medina.records.replay import ReplayError, replay, start_state
+from medina.records.show import move_text
 from medina.v1 import record_pb2
 
 from .live import result_json
+from .story import Story
 from .view import JSON, board_view
 
 #: What a record id may look like (its file is ``ID.jsonl`` in the directory).
@@ -75,6 +77,24 @@ class RecordShelf:
         for where in {str(self.directory), str(self.directory.resolve())}:
             text = text.replace(where + os.sep, "").replace(where, "the records directory")
         return text
+
+    def stored(self, record_id: str) -> StoredMatch | None:
+        """What record ``record_id`` holds (how its match ended), None when there is no
+        such record (read again only when the file changed)."""
+        try:
+            path = self.path_of(record_id)
+            stat = path.stat()
+        except (UnknownRecordError, OSError):
+            return None
+        key = _Key(stat.st_mtime_ns, stat.st_size)
+        cached = self._inspected.get(path)
+        if cached is None or cached[0] != key:
+            try:
+                cached = (key, catalog.inspect(path))
+            except OSError:
+                return None
+            self._inspected[path] = cached
+        return cached[1]
 
     def list(self) -> list[StoredMatch]:
         """Every record, newest first (unchanged files are not read again)."""
@@ -156,6 +176,7 @@ def replay_json(record_id: str, record: Record) -> JSON:
         "full": ended,
         "moves": [],
         "frames": [],
+        "story": [],
         "result": result_json(record.outcome.result) if record.outcome is not None else None,
         "error": None,
     }
@@ -174,6 +195,8 @@ def replay_json(record_id: str, record: Record) -> JSON:
     )
     times = {d.index: (d.time_ms, int(d.source)) for _n, d in record.decisions}
     frames = [board_view(state, names=names, full=ended)]
+    story = Story(state)
+    points = [story.point(state)]
     moves = []
     try:
         for step in replay(record):
@@ -182,7 +205,7 @@ def replay_json(record_id: str, record: Record) -> JSON:
                 {
                     "index": step.index,
                     "seat": step.seat,
-                    "text": describe(step.before, step.action),
+                    "text": move_text(step),
                     "time_ms": time_ms,
                     "source": record_pb2.DecisionSource.Name(source)  # type: ignore[arg-type]
                     .removeprefix("DECISION_SOURCE_")
@@ -190,8 +213,10 @@ def replay_json(record_id: str, record: Record) -> JSON:
                 }
             )
             frames.append(board_view(step.after, names=names, full=ended))
+            points.append(story.step(step.before, step.after))
     except ReplayError as exc:
         out["error"] = str(exc)
     out["moves"] = moves
     out["frames"] = frames
+    out["story"] = points
     return out

@@ -1,0 +1,83 @@
+"""The game's story for the score plot: every seat's score after each decision, and the
+moments worth marking on it (a palace claimed, a palace or tower tile taken).
+
+A point is ``{"step": N, "scores": [...], "marks": [...]}``: step N is the board after N
+decisions counted from the game's start (after a scripted opening, as the replay page
+counts), the scores are the engine's (``result``), the same public scores every seat view
+carries. The replay sends every point at once; the live stream sends the points so far
+first, then each new one as it happens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from medina.engine import (
+    PALACE_COLOURS,
+    ActionKind,
+    Event,
+    EventKind,
+    FollowError,
+    GameFollower,
+    GameState,
+    result,
+)
+from medina.engine.follow import action_of
+
+from .view import JSON
+
+
+def marks(events: Sequence[Event]) -> list[JSON]:
+    """The marks of one decision's history entries: claims and tiles taken by a seat."""
+    out: list[JSON] = []
+    for e in events:
+        if e.kind is EventKind.PLACED and e.piece == ActionKind.ROOFTOP:
+            colour = PALACE_COLOURS[e.colour]
+            out.append({"seat": e.seat, "kind": "claim", "text": f"claims the {colour} palace"})
+        elif e.kind is EventKind.PALACE_TILE and e.target >= 0:
+            colour = PALACE_COLOURS[e.colour]
+            out.append(
+                {"seat": e.target, "kind": "tile", "text": f"takes the {colour} palace tile"}
+            )
+        elif e.kind is EventKind.TOWER_TILE and e.target >= 0:
+            out.append(
+                {"seat": e.target, "kind": "tile", "text": f"takes the tower {e.tower + 1} tile"}
+            )
+    return out
+
+
+class Story:
+    """Points of a game that starts at ``start`` (its step 0)."""
+
+    def __init__(self, start: GameState) -> None:
+        self.base = start.decisions
+
+    def point(self, state: GameState, events: Sequence[Event] = ()) -> JSON:
+        """The point of ``state``, marked with what ``events`` (the entries of the decision
+        that led to it) did."""
+        return {
+            "step": state.decisions - self.base,
+            "scores": list(result(state).totals),
+            "marks": marks(events),
+        }
+
+    def step(self, before: GameState, after: GameState) -> JSON:
+        """The point of the decision that took ``before`` to ``after``."""
+        return self.point(after, after.events_since(before.n_events))
+
+    def history(self, start: GameState, now: GameState) -> list[JSON]:
+        """Every point from ``start`` to ``now``, rebuilt by following ``now``'s public
+        history from ``start``; only ``now``'s point when the two do not line up."""
+        follower = GameFollower(start)
+        points = [self.point(start)]
+        try:
+            for index, event in enumerate(now.events_since(start.n_events), start.n_events):
+                action = action_of(event)
+                if index < follower.state.n_events or action is None:
+                    continue
+                before = follower.state
+                follower.feed(index, action, by_referee=event.by_referee)
+                points.append(self.step(before, follower.state))
+        except FollowError:
+            return [self.point(now)]
+        return points
