@@ -175,6 +175,41 @@ def test_the_matches_page_lists_matches_with_links(
     assert page.url.endswith(f"/replay/{match_id}")
 
 
+def test_the_matches_page_refreshes_by_itself_filters_by_state_and_pages(
+    arena: ArenaThread, page: Page
+) -> None:
+    page.goto(f"{arena.url}/")
+    first = page.locator("body").get_attribute("data-etag")
+    hosted = arena.create(MatchSettings("medina-v2", 2, 21))
+    try:
+        # No reload: the page asks with its ETag and redraws when the list changed.
+        row = page.locator(f'tr[data-match="{hosted.match_id}"]')
+        row.wait_for(timeout=15_000)
+        assert row.get_attribute("data-state") == "waiting"
+        assert page.locator("body").get_attribute("data-etag") != first
+        assert (
+            page.locator("#listing tr[data-match]").first.get_attribute("data-match")
+            == hosted.match_id
+        )  # newest first
+        page.click('a[data-filter="finished"]')
+        page.wait_for_url("**/?state=finished")
+        states = page.locator("#listing tr[data-match]")
+        assert states.count() >= 1
+        assert {states.nth(i).get_attribute("data-state") for i in range(states.count())} == {
+            "finished"
+        }
+        page.goto(f"{arena.url}/?per=1")
+        assert page.locator("#listing tr[data-match]").count() == 1
+        assert page.locator("p.pager .shown").first.inner_text().startswith("1 to 1 of ")
+        page.locator('a[rel="next"]').first.click()
+        page.wait_for_url("**/?page=2&per=1")
+        assert page.locator("p.pager .shown").first.inner_text().startswith("2 to 2 of ")
+        assert page.locator(f'tr[data-match="{hosted.match_id}"]').count() == 0
+    finally:
+        hosted.match.abort("test over")
+        arena.call(hosted.match.wait_done())
+
+
 def test_the_standings_page_says_when_no_tournament_is_configured(
     arena: ArenaThread, page: Page
 ) -> None:

@@ -4,10 +4,10 @@ boards that the page's script fills from JSON (the live feed or a replay)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from html import escape
 from urllib.parse import quote
 
+from .listing import STATES, Listing, MatchRow
 from .standings import BotGame, Standings
 
 TITLE = "Medina Arena"
@@ -43,30 +43,56 @@ def layout(
 """
 
 
-@dataclass(frozen=True)
-class MatchRow:
-    """One line of the matches table."""
-
-    match_id: str
-    ruleset: str
-    players: int
-    bots: Sequence[str]
-    state: str
-    decisions: int
-    scores: Sequence[int] | None
-    live: bool  # a live page exists (the match is hosted here)
-    record: str | None  # record id for the replay page
-    note: str = ""
+def matches_page(listing: Listing, etag: str = "", refresh_ms: int = 0) -> str:
+    """One page of the matches list, with the state filter and the pager; the page's
+    script asks every ``refresh_ms`` whether it changed (``etag``) and redraws it."""
+    data = f' data-etag="{escape(etag)}" data-refresh-ms="{refresh_ms}"' if refresh_ms else ""
+    body = f'<div id="listing">{listing_block(listing)}</div>'
+    return layout("Matches", body, script="matches.js", data=data)
 
 
-def matches_page(rows: Sequence[MatchRow]) -> str:
-    """The list of running and finished matches."""
-    if not rows:
-        body = (
-            '<p class="empty">No matches yet: no match is running and '
-            "the records directory holds no records.</p>"
+_ON = ' class="on"'
+
+
+def listing_block(listing: Listing) -> str:
+    """The part of the matches page that refreshes: filter, pager and table."""
+    query = listing.query
+    everything = escape(query.link("/", page=1, states=frozenset()))
+    links = [f'<a href="{everything}"{"" if query.states else _ON}>all</a>']
+    for state in STATES:
+        href = escape(query.link("/", page=1, states=frozenset({state})))
+        on = _ON if query.states == {state} else ""
+        links.append(f'<a href="{href}" data-filter="{state}"{on}>{state}</a>')
+    filters = f'<p class="filters">show: {" ".join(links)}</p>'
+    if not listing.rows:
+        if query.states or query.page > 1:
+            empty = "No matches on this page."
+        else:
+            empty = (
+                "No matches yet: no match is running and the records directory holds no records."
+            )
+        return f'{filters}<p class="empty">{empty}</p>{_pager(listing)}'
+    return f"{filters}{_pager(listing)}{_table(listing.rows)}{_pager(listing)}"
+
+
+def _pager(listing: Listing) -> str:
+    query = listing.query
+    last = listing.first + len(listing.rows) - 1
+    of = f" of {listing.total}" if listing.total is not None else ""
+    shown = f"{listing.first} to {last}{of}" if listing.rows else f"none{of}"
+    parts = [f'<span class="shown">{shown}</span>']
+    if query.page > 1:
+        parts.insert(
+            0, f'<a rel="prev" href="{escape(query.link("/", page=query.page - 1))}">« newer</a>'
         )
-        return layout("Matches", body)
+    if listing.more:
+        parts.append(
+            f'<a rel="next" href="{escape(query.link("/", page=query.page + 1))}">older »</a>'
+        )
+    return f'<p class="pager">{" ".join(parts)}</p>'
+
+
+def _table(rows: Sequence[MatchRow]) -> str:
     lines = []
     for r in rows:
         links = []
@@ -84,12 +110,11 @@ def matches_page(rows: Sequence[MatchRow]) -> str:
             f"{escape(r.state)}</td><td>{r.decisions}</td><td>{scores}</td>"
             f"<td>{' '.join(links)}</td></tr>"
         )
-    body = (
+    return (
         '<table class="matches"><thead><tr><th>match</th><th>ruleset</th><th>players</th>'
         "<th>bots</th><th>state</th><th>decisions</th><th>scores</th><th></th></tr></thead>"
         f"<tbody>{''.join(lines)}</tbody></table>"
     )
-    return layout("Matches", body)
 
 
 def _board_block(moves: str) -> str:

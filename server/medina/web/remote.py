@@ -20,7 +20,7 @@ from medina.v1 import admin_pb2, admin_pb2_grpc, match_pb2
 from medina.wire import convert
 from medina.wire.enums import RULESET_NAMES
 
-from . import pages
+from .listing import MatchRow
 from .live import KEEPALIVE_S, follow, proto_json, result_json
 from .story import Story
 from .view import JSON, board_view
@@ -55,7 +55,7 @@ class RemoteArena:
             return None
         return got.match
 
-    async def rows(self) -> list[pages.MatchRow]:
+    async def rows(self) -> list[MatchRow]:
         """The server's running and waiting matches as rows of the matches page (none when
         it cannot be reached: the page still lists the records)."""
         try:
@@ -73,7 +73,7 @@ class RemoteArena:
         for m in listed.matches:
             state = admin_pb2.MatchState.Name(m.state).removeprefix("MATCH_STATE_").lower()
             rows.append(
-                pages.MatchRow(
+                MatchRow(
                     match_id=m.match_id,
                     ruleset=_ruleset(m.config),
                     players=m.config.players,

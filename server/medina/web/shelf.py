@@ -35,6 +35,17 @@ RECORD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 REPLAY_CACHE = 8
 
 
+@dataclass(frozen=True)
+class Slice:
+    """A page of a records directory."""
+
+    matches: list[StoredMatch]
+    #: Records in all (those of the asked states), when known.
+    total: int | None
+    #: Whether records follow this page.
+    more: bool
+
+
 class UnknownRecordError(LookupError):
     """No record by that id (or an id that cannot name a record)."""
 
@@ -83,41 +94,75 @@ class RecordShelf:
         such record (read again only when the file changed)."""
         try:
             path = self.path_of(record_id)
-            stat = path.stat()
-        except (UnknownRecordError, OSError):
+        except UnknownRecordError:
             return None
-        key = _Key(stat.st_mtime_ns, stat.st_size)
-        cached = self._inspected.get(path)
-        if cached is None or cached[0] != key:
+        return self._read(path)
+
+    def newest(self) -> list[Path]:
+        """Every record file, newest first (by modification time, then id), from the
+        directory listing alone: nothing is read (and what is cached of files that are
+        gone is forgotten)."""
+        if not self.directory.is_dir():
+            self._inspected.clear()
+            return []
+        dated: list[tuple[float, str, Path]] = []
+        for path in self.directory.glob("*.jsonl"):
             try:
-                cached = (key, catalog.inspect(path))
+                dated.append((path.stat().st_mtime, path.stem, path))
             except OSError:
-                return None
-            self._inspected[path] = cached
+                continue  # gone between the listing and the stat
+        dated.sort(reverse=True)
+        paths = [path for _mtime, _stem, path in dated]
+        for gone in set(self._inspected) - set(paths):
+            del self._inspected[gone]
+        return paths
+
+    def page(
+        self,
+        skip: int,
+        count: int,
+        states: frozenset[str] = frozenset(),
+        exclude: frozenset[str] = frozenset(),
+    ) -> Slice:
+        """``count`` records, newest first, after the first ``skip``, leaving out the ids in
+        ``exclude`` and, when ``states`` is given, the records in other states.
+
+        Only the records shown are read (and those a state filter has to look at), so a
+        page of a large directory costs its own records, not the directory's."""
+        paths = [p for p in self.newest() if p.stem not in exclude]
+        if not states:
+            shown = [m for p in paths[skip : skip + count] if (m := self._read(p)) is not None]
+            return Slice(shown, len(paths), skip + count < len(paths))
+        found: list[StoredMatch] = []
+        matched = 0
+        for path in paths:
+            stored = self._read(path)
+            if stored is None or stored.state.value not in states:
+                continue
+            matched += 1
+            if matched <= skip:
+                continue
+            if len(found) == count:
+                return Slice(found, None, True)
+            found.append(stored)
+        return Slice(found, matched, False)
+
+    def _read(self, path: Path) -> StoredMatch | None:
+        """What one record holds, read again only when its file changed."""
+        try:
+            stat = path.stat()
+            key = _Key(stat.st_mtime_ns, stat.st_size)
+            cached = self._inspected.get(path)
+            if cached is None or cached[0] != key:
+                cached = (key, catalog.inspect(path))
+                self._inspected[path] = cached
+        except OSError:
+            return None
         return cached[1]
 
     def list(self) -> list[StoredMatch]:
         """Every record, newest first (unchanged files are not read again)."""
-        if not self.directory.is_dir():
-            return []
-        found: list[StoredMatch] = []
-        seen: set[Path] = set()
-        for path in self.directory.glob("*.jsonl"):
-            try:
-                stat = path.stat()
-                key = _Key(stat.st_mtime_ns, stat.st_size)
-                cached = self._inspected.get(path)
-                if cached is None or cached[0] != key:
-                    cached = (key, catalog.inspect(path))
-                    self._inspected[path] = cached
-            except OSError:
-                continue  # gone between the listing and the read
-            seen.add(path)
-            found.append(cached[1])
-        for gone in set(self._inspected) - seen:
-            del self._inspected[gone]
-        found.sort(key=lambda m: (m.mtime, m.match_id), reverse=True)
-        return found
+        return [m for p in self.newest() if (m := self._read(p)) is not None]
 
     def replay_bytes(self, record_id: str, compressed: bool) -> bytes:
         """``replay`` as JSON bytes, gzipped when ``compressed`` (a whole game's replay is
