@@ -146,7 +146,7 @@ class Viewer:
             decisions=stored.decisions,
             scores=[s.total for s in stored.result.seats] if stored.result else None,
             live=False,
-            record=stored.path.stem,
+            record=self.records.id_of(stored.path),
             note=self.records.public(stored.note),
         )
 
@@ -437,9 +437,9 @@ def records_viewer(
     standings: StandingsProvider | None = None,
     remote: RemoteArena | None = None,
 ) -> Viewer:
-    """A viewer of a records directory (``medina-arena web``), and of another server's
-    matches when ``remote`` is given."""
-    return Viewer(RecordShelf(records_dir), standings=standings, remote=remote)
+    """A viewer of a records directory, or of one record file (``medina-arena web``), and
+    of another server's matches when ``remote`` is given."""
+    return Viewer(RecordShelf.at(records_dir), standings=standings, remote=remote)
 
 
 #: States in which a remote match has a live page (later, its record's replay).

@@ -59,8 +59,11 @@ class _Key:
 class RecordShelf:
     """The records of one directory, inspected and replayed with small caches."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, single: Path | None = None) -> None:
         self.directory = directory
+        #: A shelf of one record file (``web --records FILE``): only that file is listed.
+        self.single = single
+        self.single_id = record_id_of(single) if single is not None else ""
         self._inspected: dict[Path, tuple[_Key, StoredMatch]] = {}
         self._replays: OrderedDict[tuple[Path, _Key], JSON] = OrderedDict()
         self._encoded: OrderedDict[tuple[Path, _Key, bool], bytes] = OrderedDict()
@@ -73,10 +76,23 @@ class RecordShelf:
             return False
         return True
 
+    @classmethod
+    def at(cls, where: Path) -> RecordShelf:
+        """The records of directory ``where``, or the one record file ``where`` is."""
+        return cls(where.parent, single=where) if where.is_file() else cls(where)
+
+    def id_of(self, path: Path) -> str:
+        """The record id of one of this shelf's files."""
+        return self.single_id if path == self.single else path.stem
+
     def path_of(self, record_id: str) -> Path:
         """The file of record ``record_id``; raises UnknownRecordError."""
         if not RECORD_ID.match(record_id) or ".." in record_id:
             raise UnknownRecordError(f"{record_id!r} is not a record id")
+        if self.single is not None:
+            if record_id != self.single_id or not self.single.is_file():
+                raise UnknownRecordError(f"no record {record_id!r} here")
+            return self.single
         path = self.directory / f"{record_id}.jsonl"
         if not path.is_file():
             raise UnknownRecordError(f"no record {record_id!r} in the records directory")
@@ -106,7 +122,8 @@ class RecordShelf:
             self._inspected.clear()
             return []
         dated: list[tuple[float, str, Path]] = []
-        for path in self.directory.glob("*.jsonl"):
+        found = [self.single] if self.single is not None else self.directory.glob("*.jsonl")
+        for path in found:
             try:
                 dated.append((path.stat().st_mtime, path.stem, path))
             except OSError:
@@ -199,6 +216,14 @@ class RecordShelf:
         while len(self._replays) > REPLAY_CACHE:
             self._replays.popitem(last=False)
         return data
+
+
+def record_id_of(path: Path) -> str:
+    """The id a record file is shown under: its name without ``.jsonl``, any character a
+    record id may not hold replaced by ``-``."""
+    stem = path.name.removesuffix(".jsonl")
+    cleaned = re.sub(r"[^A-Za-z0-9._-]", "-", stem).replace("..", "-").lstrip("._-")
+    return cleaned[:128] or "record"
 
 
 def seat_names(header: record_pb2.RecordHeader, players: int) -> list[str]:
