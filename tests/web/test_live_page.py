@@ -24,7 +24,7 @@ from medina.rpc.limits import Limits
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, game_pb2, match_pb2
 from playwright.sync_api import Browser, Page
 
-from .conftest import ArenaThread, PageErrors, choose_randomly, finished_id
+from .conftest import ArenaThread, PageErrors, choose_randomly, finished_id, screenshot
 from .test_pages import engine_states, shown_scores
 from .test_replay_controls import last_move_square
 
@@ -163,7 +163,7 @@ def test_a_server_restart_that_interrupted_the_match_is_said_within_5_s_with_the
 ) -> None:
     http = free_port()
     proc, address = start_serve(tmp_path, http)
-    context = browser.new_context()
+    context = browser.new_context(viewport={"width": 1100, "height": 760})
     page = context.new_page()
     errors = PageErrors(page)
     bots = BotThread()
@@ -198,6 +198,7 @@ def test_a_server_restart_that_interrupted_the_match_is_said_within_5_s_with_the
         )
         link = page.locator("#replay-link")
         assert link.is_visible() and link.get_attribute("href") == f"/replay/{match_id}"
+        screenshot(page, tmp_path, "live-interrupted")
         link.click()
         page.wait_for_selector('body[data-ready="yes"]')
         assert page.locator("body").get_attribute("data-steps") == str(STALL_AFTER)

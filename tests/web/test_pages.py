@@ -87,7 +87,7 @@ def test_the_live_page_follows_a_match_to_its_final_scores(
     assert page.locator("#replay-link").is_visible()
     # A spectator never sees a hidden supply.
     assert page.locator("#scores td.supply.hidden").count() == 3
-    assert_drawn(screenshot(page, tmp_path, "live"))
+    assert_drawn(screenshot(page, tmp_path, "live", full_page=True))
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +118,10 @@ def test_the_replay_page_shows_the_engine_board_at_each_step(
     # After the match, the record's full state is shown: every supply.
     assert page.locator("#scores td.supply.hidden").count() == 0
     assert page.locator("#result").is_visible()
-    assert_drawn(screenshot(page, tmp_path, "replay"))
+    # The docs' picture: a step in the middle (its move marked, the plot's cursor there).
+    page.locator("#slider").fill(str(last // 2))
+    page.wait_for_selector(f'body[data-step="{last // 2}"]')
+    assert_drawn(screenshot(page, tmp_path, "replay", full_page=True))
 
 
 def test_the_replay_page_steps_with_the_keyboard_and_buttons(

@@ -16,7 +16,7 @@ from medina.referee.config import MatchSettings
 from medina.referee.local import local_match, random_policy
 from playwright.sync_api import Page
 
-from .conftest import ArenaThread, finished_id
+from .conftest import ArenaThread, finished_id, screenshot
 from .test_pages import engine_states, shown_scores
 
 pytestmark = pytest.mark.timeout(300)
@@ -225,7 +225,7 @@ def two_player_v1(arena: ArenaThread) -> Iterator[tuple[str, list[GameState]]]:
 
 
 def test_v1_2p_shows_each_seats_blocking_rooftops_and_words_unheld_tiles_as_the_rules(
-    arena: ArenaThread, two_player_v1: tuple[str, list[GameState]], page: Page
+    arena: ArenaThread, two_player_v1: tuple[str, list[GameState]], page: Page, tmp_path: Path
 ) -> None:
     record, states = two_player_v1
     open_replay(page, arena, record)
@@ -240,6 +240,8 @@ def test_v1_2p_shows_each_seats_blocking_rooftops_and_words_unheld_tiles_as_the_
             expected = " ".join(c for i, c in enumerate(colours) if (mask >> i) & 1)
             assert shown.nth(seat).get_attribute("data-blocking") == expected, f"step {step}"
             assert shown.nth(seat).inner_text().strip() == str(mask.bit_count())
+        if step == len(states) // 2:
+            screenshot(page, tmp_path, "replay-v1-2p")
     page.locator("#slider").fill("0")
     page.wait_for_selector('body[data-step="0"]')
     tiles = page.locator("#tiles").inner_text()

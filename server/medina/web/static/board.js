@@ -133,7 +133,8 @@ const MedinaBoard = (() => {
     markLast(svg, view);
   }
 
-  // The newest decision's square lit and outlined (its turn's earlier placements lighter);
+  // The newest decision's square ringed, dark outside and bright inside, so the piece keeps
+  // its colour (its turn's earlier placements dashed);
   // data-last on the SVG names its square ("tea" for a tea break, "" at the start).
   function markLast(svg, view) {
     const last = view.last;
@@ -147,9 +148,11 @@ const MedinaBoard = (() => {
     }
     if (last.square === null) return;
     const { x, y } = xy(view, last.square);
-    const ring = el("rect", { x: x + 1, y: y + 1, width: CELL - 2, height: CELL - 2, rx: 3,
+    const ring = el("rect", { x: x - 1, y: y - 1, width: CELL + 2, height: CELL + 2, rx: 3,
       class: last.by_referee ? "last-move by-referee" : "last-move",
       "data-square": name(view, last.square) }, marks);
+    el("rect", { x: x + 2.5, y: y + 2.5, width: CELL - 5, height: CELL - 5, rx: 2,
+      class: "last-move-inner" }, marks);
     el("title", {}, ring, `last move: seat ${last.seat}, ${last.text}` +
       (last.by_referee ? " (by the referee)" : ""));
   }
