@@ -27,7 +27,7 @@ from medina.records.writer import RecordWriter
 from medina.referee.config import MatchSettings
 from medina.referee.local import local_match, random_policy
 from medina.web.shelf import RecordShelf, UnknownRecordError
-from medina.web.story import Story
+from medina.web.story import Stories, Story
 from medina.web.view import BY_REFEREE, board_view
 
 
@@ -206,3 +206,21 @@ def test_a_live_story_rebuilt_from_the_history_equals_the_replays() -> None:
     rebuilt = story.history(states[0], states[-1])
     stepped = [story.point(states[0])] + [story.step(b, a) for b, a in itertools.pairwise(states)]
     assert rebuilt == stepped and len(rebuilt) == len(states)
+
+
+def test_viewers_of_a_match_share_its_story_so_far() -> None:
+    """A later page gets the same points as a fresh follow, from what an earlier one found."""
+    states = playout("medina-v2", 4, 7)
+    story = Story(states[0])
+    stories = Stories()
+    match = Story(states[0])  # any object stands for the match
+    middle = len(states) // 2
+    assert stories.history(match, story, states[0], states[middle]) == story.history(
+        states[0], states[middle]
+    )
+    assert stories.history(match, story, states[0], states[-1]) == story.history(
+        states[0], states[-1]
+    )
+    assert stories.history(match, story, states[0], states[-1])[-1]["scores"] == list(
+        result(states[-1]).totals
+    )

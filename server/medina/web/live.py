@@ -23,11 +23,14 @@ from medina.referee.outcome import MatchOutcome
 from medina.v1 import admin_pb2, game_pb2, match_pb2
 from medina.wire import convert
 
-from .story import Story
+from .story import Stories, Story
 from .view import JSON, board_view
 
 #: Seconds between keep-alive comments on an idle stream (proxies close silent ones).
 KEEPALIVE_S = 15.0
+
+#: The score plot's points of each match being watched, shared by its live pages.
+STORIES = Stories()
 
 
 class _Feed:
@@ -118,7 +121,7 @@ class LiveWatch:
             "watch": [proto_json(admin_pb2.WatchResponse(snapshot=snapshot))],
             "view": self._view(follower.state),
             "clock": clock_json(match),
-            "story": story.history(start, follower.state),
+            "story": STORIES.history(match, story, start, follower.state),
         }
         if outcome is not None:
             res = convert.outcome_to_proto(outcome)

@@ -10,6 +10,7 @@ first, then each new one as it happens.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 
 from medina.engine import (
@@ -81,3 +82,27 @@ class Story:
         except FollowError:
             return [self.point(now)]
         return points
+
+
+class Stories:
+    """The story so far of each match being watched, shared by its viewers: the first page
+    opened on a match follows its history once (tens of milliseconds for a whole game),
+    later ones only the decisions made since."""
+
+    def __init__(self) -> None:
+        self._known: weakref.WeakKeyDictionary[object, tuple[GameState, list[JSON]]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def history(self, match: object, story: Story, start: GameState, now: GameState) -> list[JSON]:
+        """``story.history(start, now)`` for ``match`` (whose game goes on from ``start``
+        to ``now``), reusing what an earlier call for it worked out."""
+        known = self._known.get(match)
+        if known is None or known[0].n_events > now.n_events:
+            points = story.history(start, now)
+        else:
+            state, points = known
+            more = story.history(state, now)
+            points = points + more[1:] if more[0]["step"] == points[-1]["step"] else more
+        self._known[match] = (now, points)
+        return list(points)
