@@ -248,7 +248,9 @@ const MedinaBoard = (() => {
       const li = list.appendChild(text("li", line));
       if (line.endsWith(" (by the referee)")) li.classList.add("by-referee");
     }
-    const newest = [...list.children].reverse().find((li) => li.textContent !== "game over");
+    // The newest move: passes and the game's end are listed, but are no one's move.
+    const newest = [...list.children].reverse()
+      .find((li) => li.textContent !== "game over" && !li.textContent.endsWith(": passes"));
     if (newest) {
       newest.classList.add("current");
       keepInView(list, newest);
