@@ -12,6 +12,10 @@ match writing a real record), then for each game (the table shows the means)
   view) if every decision were sent on its own (the stream batches what piles up);
 * ``replay KB`` and ``gzipped``: the replay JSON's size for the whole game, plain and as
   the viewer sends it to a browser (gzip).
+
+Then the matches list over a directory of ``LIST_RECORDS`` records (copies of one game's):
+the first page's HTML size, and the time to build it on a fresh shelf (nothing cached:
+what the first visitor after a start waits for) and again (cached).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import asyncio
 import gzip
 import itertools
 import json
+import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -33,7 +38,10 @@ from medina.records.writer import RecordWriter
 from medina.referee.config import MatchSettings
 from medina.referee.local import local_match, random_policy
 from medina.v1 import admin_pb2
+from medina.web import records_viewer
+from medina.web.listing import Query
 from medina.web.live import proto_json
+from medina.web.pages import matches_page
 from medina.web.shelf import replay_json
 from medina.web.view import board_view
 from medina.wire import convert
@@ -96,6 +104,31 @@ def _measure(record_path: Path) -> tuple[int, float, float, float, int, int]:
     return len(states) - 1, per_view, whole, _live_sizes(states), len(body), packed
 
 
+#: Records in the directory the matches-list measurement pages through.
+LIST_RECORDS = 500
+
+
+def _list_costs(record: Path, directory: Path) -> tuple[float, float, float]:
+    """(first page KB, ms on a fresh shelf, ms again) of the matches list over
+    ``LIST_RECORDS`` copies of ``record``."""
+    data = record.read_bytes()
+    for n in range(LIST_RECORDS):
+        path = directory / f"rec-{n:04d}.jsonl"
+        path.write_bytes(data)
+        os.utime(path, (1_700_000_000 + n, 1_700_000_000 + n))
+    viewer = records_viewer(directory)
+
+    def page() -> str:
+        listing = asyncio.run(viewer.listing(Query()))
+        return matches_page(listing, listing.etag(), 3000)
+
+    started = time.perf_counter()
+    html = page()
+    cold = time.perf_counter() - started
+    warm = _best_of_three(page)
+    return len(html.encode()) / 1024, cold * 1000, warm * 1000
+
+
 def main() -> None:
     """Print the table (means over the games)."""
     n = games_setting(3, 1)
@@ -103,12 +136,20 @@ def main() -> None:
     print(f"{'ruleset':<14}{'players':>8}{'decisions':>10}{'view ms':>9}{'replay ms':>11}"
           f"{'live KB/msg':>13}{'replay KB':>11}{'gzipped':>9}")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
+        last = Path(tmp)
         for ruleset, players in CONFIGURATIONS:
-            rows = [
-                _measure(_record(Path(tmp), ruleset, players, seed)) for seed in range(1, n + 1)
-            ]
+            paths = [_record(Path(tmp), ruleset, players, seed) for seed in range(1, n + 1)]
+            last = paths[-1]
+            rows = [_measure(path) for path in paths]
             d, view, whole, live, size, packed = (sum(col) / n for col in zip(*rows, strict=True))
             print(
                 f"{ruleset:<14}{players:>8}{d:>10.0f}{view * 1000:>9.3f}"
                 f"{whole * 1000:>11.1f}{live:>13.1f}{size / 1024:>11.0f}{packed / 1024:>9.0f}"
             )
+        listed = Path(tmp) / "listed"
+        listed.mkdir()
+        kb, cold, warm = _list_costs(last, listed)
+        print(
+            f"matches list over {LIST_RECORDS} records: first page {kb:.1f} KB, "
+            f"{cold:.0f} ms on a fresh shelf, {warm:.1f} ms again"
+        )

@@ -46,7 +46,7 @@ def test_match_command_plays_bot_processes_and_the_record_verifies(tmp_path: Pat
         [*ARENA, "replay", "show", str(record), "--at", "10"],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert shown.returncode == 0 and shown.stdout.startswith("after decision 10")
+    assert shown.returncode == 0 and shown.stdout.startswith("step 10 of ")
 
 
 def test_a_bot_that_dies_at_start_up_is_reported_and_forfeited_at_once(tmp_path: Path) -> None:

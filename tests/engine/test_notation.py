@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 import pytest
-from medina.engine import NotationError, new_game, parse_square, render, square_name
+from medina.engine import (
+    ActionKind,
+    Event,
+    EventKind,
+    GameFollower,
+    NotationError,
+    apply_action,
+    legal_moves,
+    new_game,
+    parse_square,
+    render,
+    square_name,
+)
+from medina.engine.follow import action_of
 from medina.engine.geometry import geometry
-from medina.engine.notation import parse_tokens
+from medina.engine.notation import describe_move, parse_tokens
 
 from .support import act, picture, position
 
@@ -90,3 +103,39 @@ def test_refusals_use_the_right_article() -> None:
         "a brown",
         "an orange",
     ]
+
+
+PLACED, K = EventKind.PLACED, ActionKind
+
+
+@pytest.mark.parametrize(
+    ("event", "text"),
+    [
+        (Event(PLACED, 0, K.BUILDING, 205, 2), "brown building H12"),
+        (Event(PLACED, 1, K.ROOFTOP, 165, 0), "rooftop on grey D10"),
+        (Event(PLACED, 1, K.NEUTRAL_ROOFTOP, 165, 1), "neutral rooftop on purple D10"),
+        (Event(PLACED, 0, K.BLOCKING_ROOFTOP, 165, 3), "blocking rooftop on orange D10"),
+        (Event(PLACED, 0, K.STABLE, 19), "stable B2"),
+        (Event(PLACED, 0, K.WALL, 1), "wall B1"),
+        (Event(PLACED, 0, K.START_MERCHANT, 19), "start merchant B2"),
+        (Event(EventKind.TEA_SPENT, 2), "tea break"),
+        (Event(EventKind.PASSED, 2), "passes"),
+        (Event(EventKind.PALACE_TILE, colour=1, target=2), None),
+        (Event(EventKind.GAME_OVER), None),
+    ],
+)
+def test_moves_have_one_notation(event: Event, text: str | None) -> None:
+    assert describe_move(geometry(18, 13), event) == text
+
+
+def test_a_followed_game_keeps_the_referees_marks() -> None:
+    """Following a history action by action rebuilds it exactly, referee marks included."""
+    s = new_game("medina-v2", 3, seed=4)
+    actual = s
+    for n in range(12):
+        actual = apply_action(actual, legal_moves(actual).nth(n % 3), by_referee=n % 4 == 1)
+    follower = GameFollower(s)
+    for index, event in enumerate(actual.events_since(s.n_events), start=s.n_events):
+        follower.feed(index, action_of(event), by_referee=event.by_referee)
+    assert follower.state.events_since(0) == actual.events_since(0)
+    assert any(e.by_referee for e in follower.state.events_since(0))

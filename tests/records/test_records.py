@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
+from medina.engine import render
 from medina.records.errors import RecordError
 from medina.records.reader import parse_record, read_record
+from medina.records.replay import replay, start_state
 from medina.records.show import show_record
 from medina.records.verify import verify_record
 from medina.records.writer import RecordExistsError, RecordWriter
@@ -102,11 +105,27 @@ def test_bad_records_name_the_problem(text: str, fragment: str) -> None:
         parse_record(text, "bad")
 
 
-def test_show_prints_turns_and_a_chosen_decision(tmp_path: Path) -> None:
+def test_show_prints_turns_with_the_viewers_notation(tmp_path: Path) -> None:
     record = read_record(write_match(tmp_path, "medina-v2", 2, 9))
     text = show_record(record)
     assert text.count("T1") >= 10 and "rank 1:" in text
-    one = show_record(record, at=3)
-    assert one.startswith("after decision 3") and one.count("\n") > 10
-    with pytest.raises(ValueError, match="no decision 100000"):
-        show_record(record, at=100_000)
+    assert re.search(r"^seat 0: (grey|purple|brown|orange) building [A-R]\d+", text, re.M)
+
+
+def test_show_at_numbers_steps_as_the_viewer_does(tmp_path: Path) -> None:
+    """``--at N`` is the viewer's step N: the board after N decisions, 0 the start."""
+    record = read_record(write_match(tmp_path, "medina-v2", 2, 9))
+    _settings, start = start_state(record)
+    states = [start, *(step.after for step in replay(record))]
+    last = len(states) - 1
+    assert show_record(record, at=0) == f"step 0 of {last} (the start):\n{render(start)}"
+    for n in (1, 3, last):
+        shown = show_record(record, at=n)
+        assert shown.startswith(f"step {n} of {last} (seat ")
+        assert shown.endswith(render(states[n])), f"step {n}"
+    with pytest.raises(
+        ValueError, match=rf"no step {last + 1}: its steps are 0 \(the start\) to {last}$"
+    ):
+        show_record(record, at=last + 1)
+    with pytest.raises(ValueError, match="--at must be 0 or more"):
+        show_record(record, at=-1)

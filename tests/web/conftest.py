@@ -196,9 +196,9 @@ def finished_id(arena: ArenaThread) -> str:
     )
 
 
-def screenshot(page: Page, tmp_path: Path, name: str) -> bytes:
+def screenshot(page: Page, tmp_path: Path, name: str, *, full_page: bool = False) -> bytes:
     """A screenshot of the page, saved under ``tmp_path`` (and for the docs when asked)."""
-    data = page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=False)
+    data = page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=full_page)
     docs = os.environ.get(SCREENSHOTS_ENV)
     if docs:
         save_small(data, Path(docs) / f"{name}.png")
@@ -206,12 +206,13 @@ def screenshot(page: Page, tmp_path: Path, name: str) -> bytes:
 
 
 def save_small(data: bytes, where: Path) -> None:
-    """A smaller copy for the docs: three quarters of the size, 96 colours."""
+    """A smaller copy for the docs: three quarters of the size, 128 colours (octree: the
+    seats' colours stay themselves)."""
     image = Image.open(io.BytesIO(data)).convert("RGB")
     size = (image.width * 3 // 4, image.height * 3 // 4)
     image = image.resize(size, Image.Resampling.LANCZOS)
     where.parent.mkdir(parents=True, exist_ok=True)
-    image.quantize(colors=96).save(where, optimize=True)
+    image.quantize(colors=128, method=Image.Quantize.FASTOCTREE).save(where, optimize=True)
 
 
 def distinct_colours(data: bytes) -> int:

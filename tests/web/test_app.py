@@ -74,6 +74,34 @@ def test_unknown_matches_and_records_are_named_in_the_error(arena: ArenaThread) 
     assert status == 404 and b"no page /api/records/../secret/replay" in body
 
 
+def test_no_page_or_error_reveals_where_the_records_are_kept(arena: ArenaThread) -> None:
+    records = arena.running.arena.records_dir
+    secret = [str(records).encode(), str(records.resolve()).encode()]
+    (records / "junk.jsonl").write_text("not json\n")
+    try:
+        answers = {
+            path: fetch(arena.url + path)
+            for path in [
+                "/",
+                "/api/matches",
+                "/replay/absent",
+                "/api/records/absent/replay",
+                "/live/absent",
+                "/api/records/junk/replay",
+            ]
+        }
+    finally:
+        (records / "junk.jsonl").unlink()
+    for path, (_status, _headers, body) in answers.items():
+        assert not any(s in body for s in secret), f"{path} names the records directory"
+    assert answers["/replay/absent"][0] == 404
+    assert b"no record &#x27;absent&#x27; in the records directory" in answers["/replay/absent"][2]
+    junk = json.loads(answers["/api/records/junk/replay"][2])["error"]
+    assert junk.startswith("record 'junk' cannot be read: junk.jsonl line 1: not JSON"), junk
+    (row,) = [r for r in json.loads(answers["/api/matches"][2]) if r["match_id"] == "junk"]
+    assert row["state"] == "unreadable" and "junk.jsonl" in row["note"]
+
+
 def test_a_record_that_is_not_hosted_opens_as_a_replay(arena: ArenaThread) -> None:
     records = arena.running.arena.records_dir
     source = next(records.glob("*.jsonl"))
@@ -86,6 +114,47 @@ def test_a_record_that_is_not_hosted_opens_as_a_replay(arena: ArenaThread) -> No
         (records / "copied.jsonl").unlink()
 
 
+def test_a_record_downloads_as_the_arena_wrote_it(arena: ArenaThread) -> None:
+    match_id = finished_id(arena)
+    status, headers, body = fetch(f"{arena.url}/api/records/{match_id}/record.jsonl")
+    assert status == 200
+    assert body == (arena.running.arena.records_dir / f"{match_id}.jsonl").read_bytes()
+    assert headers["content-disposition"] == f'attachment; filename="{match_id}.jsonl"'
+    assert headers["content-type"].startswith("application/x-ndjson")
+    status, _h, body = fetch(f"{arena.url}/api/records/absent/record.jsonl")
+    assert status == 404 and json.loads(body)["error"].startswith("no record 'absent'")
+
+
+def test_the_live_stream_of_a_match_not_played_here_says_how_its_record_ended(
+    arena: ArenaThread,
+) -> None:
+    records = arena.running.arena.records_dir
+    source = next(records.glob("*.jsonl"))
+    lines = source.read_bytes().splitlines(keepends=True)
+    (records / "ended.jsonl").write_bytes(source.read_bytes())
+    (records / "cut.jsonl").write_bytes(b"".join(lines[:-1]))  # no outcome: a crash
+    try:
+        answers = {name: fetch(f"{arena.url}/api/live/{name}/events") for name in ("ended", "cut")}
+    finally:
+        (records / "ended.jsonl").unlink()
+        (records / "cut.jsonl").unlink()
+    assert {name: status for name, (status, _h, _b) in answers.items()} == {
+        "ended": 404,
+        "cut": 404,
+    }
+    assert json.loads(answers["ended"][2]) == {
+        "error": "match 'ended' is not being played here any more: it has finished",
+        "state": "finished",
+        "replay": "/replay/ended",
+    }
+    assert json.loads(answers["cut"][2]) == {
+        "error": "match 'cut' is not being played here any more: it was interrupted: the "
+        "server stopped during the match",
+        "state": "interrupted",
+        "replay": "/replay/cut",
+    }
+
+
 def test_the_event_stream_of_a_finished_match_is_one_end_message(arena: ArenaThread) -> None:
     match_id = finished_id(arena)
     events = arena.call(read_events("127.0.0.1", arena.http.port, f"/api/live/{match_id}/events"))
@@ -94,6 +163,11 @@ def test_the_event_stream_of_a_finished_match_is_one_end_message(arena: ArenaThr
     assert data["result"]["ending"] == "complete"
     assert [w.keys() for w in data["watch"]] == [{"snapshot"}, {"result"}]
     assert data["view"]["phase"] == "over"
+    # The whole story comes with the first message: a point per decision, from the start.
+    hosted = arena.running.arena.get(match_id)
+    assert hosted is not None
+    assert [p["step"] for p in data["story"]] == list(range(hosted.match.state.decisions + 1))
+    assert data["story"][-1]["scores"] == [s["total"] for s in data["result"]["seats"]]
 
 
 def metric(text: str, name: str) -> float:

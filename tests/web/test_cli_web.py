@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -65,6 +66,58 @@ def test_web_serves_a_records_directory_until_sigterm(tmp_path: Path) -> None:
         assert replay["complete"] and len(replay["frames"]) == len(replay["moves"]) + 1
         assert b"No tournament database configured" in get(base + "/standings")
         assert b"medina_http_event_streams_open 0.0" in get(base + "/metrics")
+    finally:
+        code = stop(proc)
+    assert code == 0
+
+
+def test_web_with_a_server_takes_a_records_directory_that_does_not_exist_yet(
+    tmp_path: Path,
+) -> None:
+    """The server creates its records directory with its first match: the viewer started
+    before it waits for it instead of refusing to start."""
+    records = tmp_path / "later"
+    proc = subprocess.Popen(
+        [*ARENA, "web", "--records", str(records), "--server", "127.0.0.1:9", "--http", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        (line,) = list(lines_until(proc, "viewer on"))
+        assert f"(records in {records} (none yet), matches of 127.0.0.1:9)" in line
+        found = URL.search(line)
+        assert found
+        base = found.group(1)
+        assert b"No matches yet" in get(base + "/")
+        write_match(records, "arrived")
+        assert b'data-match="arrived"' in get(base + "/")
+    finally:
+        code = stop(proc)
+    assert code == 0
+
+
+def test_web_replays_one_record_file_and_nothing_beside_it(tmp_path: Path) -> None:
+    """A record downloaded from a replay page (any name) opens with --records FILE."""
+    source = write_match(tmp_path, "played")
+    copy = tmp_path / "played (1).jsonl"
+    copy.write_bytes(source.read_bytes())
+    proc = subprocess.Popen(
+        [*ARENA, "web", "--records", str(copy), "--http", "0"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        first, second = list(lines_until(proc, "replay: "))
+        assert f"(record {copy})" in first
+        found = URL.search(first)
+        assert found
+        base = found.group(1)
+        assert second.strip() == f"replay: {base}/replay/played--1-"
+        listed = json.loads(get(base + "/api/matches"))
+        assert [r["replay"] for r in listed] == ["/replay/played--1-"]
+        replay = json.loads(get(base + "/api/records/played--1-/replay"))
+        assert replay["complete"] and replay["match_id"] == "played"
+        assert b'data-record="played--1-"' in get(base + "/replay/played--1-")
+        with pytest.raises(urllib.error.HTTPError, match="404"):
+            get(base + "/api/records/played/replay")  # its neighbour is not served
     finally:
         code = stop(proc)
     assert code == 0

@@ -87,7 +87,7 @@ def test_the_live_page_follows_a_match_to_its_final_scores(
     assert page.locator("#replay-link").is_visible()
     # A spectator never sees a hidden supply.
     assert page.locator("#scores td.supply.hidden").count() == 3
-    assert_drawn(screenshot(page, tmp_path, "live"))
+    assert_drawn(screenshot(page, tmp_path, "live", full_page=True))
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +118,10 @@ def test_the_replay_page_shows_the_engine_board_at_each_step(
     # After the match, the record's full state is shown: every supply.
     assert page.locator("#scores td.supply.hidden").count() == 0
     assert page.locator("#result").is_visible()
-    assert_drawn(screenshot(page, tmp_path, "replay"))
+    # The docs' picture: a step in the middle (its move marked, the plot's cursor there).
+    page.locator("#slider").fill(str(last // 2))
+    page.wait_for_selector(f'body[data-step="{last // 2}"]')
+    assert_drawn(screenshot(page, tmp_path, "replay", full_page=True))
 
 
 def test_the_replay_page_steps_with_the_keyboard_and_buttons(
@@ -175,6 +178,41 @@ def test_the_matches_page_lists_matches_with_links(
     assert page.url.endswith(f"/replay/{match_id}")
 
 
+def test_the_matches_page_refreshes_by_itself_filters_by_state_and_pages(
+    arena: ArenaThread, page: Page
+) -> None:
+    page.goto(f"{arena.url}/")
+    first = page.locator("body").get_attribute("data-etag")
+    hosted = arena.create(MatchSettings("medina-v2", 2, 21))
+    try:
+        # No reload: the page asks with its ETag and redraws when the list changed.
+        row = page.locator(f'tr[data-match="{hosted.match_id}"]')
+        row.wait_for(timeout=15_000)
+        assert row.get_attribute("data-state") == "waiting"
+        assert page.locator("body").get_attribute("data-etag") != first
+        assert (
+            page.locator("#listing tr[data-match]").first.get_attribute("data-match")
+            == hosted.match_id
+        )  # newest first
+        page.click('a[data-filter="finished"]')
+        page.wait_for_url("**/?state=finished")
+        states = page.locator("#listing tr[data-match]")
+        assert states.count() >= 1
+        assert {states.nth(i).get_attribute("data-state") for i in range(states.count())} == {
+            "finished"
+        }
+        page.goto(f"{arena.url}/?per=1")
+        assert page.locator("#listing tr[data-match]").count() == 1
+        assert page.locator("p.pager .shown").first.inner_text().startswith("1 to 1 of ")
+        page.locator('a[rel="next"]').first.click()
+        page.wait_for_url("**/?page=2&per=1")
+        assert page.locator("p.pager .shown").first.inner_text().startswith("2 to 2 of ")
+        assert page.locator(f'tr[data-match="{hosted.match_id}"]').count() == 0
+    finally:
+        hosted.match.abort("test over")
+        arena.call(hosted.match.wait_done())
+
+
 def test_the_standings_page_says_when_no_tournament_is_configured(
     arena: ArenaThread, page: Page
 ) -> None:
@@ -206,3 +244,4 @@ def test_the_standings_page_lists_the_bots(ladder: ArenaThread, page: Page, tmp_
 def test_an_empty_arena_lists_no_matches(ladder: ArenaThread, page: Page) -> None:
     page.goto(f"{ladder.url}/")
     assert "No matches yet" in page.locator("p.empty").inner_text()
+    assert str(ladder.running.arena.records_dir) not in page.content()

@@ -50,6 +50,10 @@ def test_web_follows_a_remote_match_to_its_end(tmp_path: Path) -> None:
             assert kind == "end"
             assert [s["total"] for s in last["result"]["seats"]] == [s.total for s in outcome.seats]
             assert last["view"]["phase"] == "over"
+            # The story arrives a point per decision, the first message's from the start.
+            story = [p for _kind, frame in frames for p in frame["story"]]
+            assert [p["step"] for p in story] == list(range(hosted.match.state.decisions + 1))
+            assert story[-1]["scores"] == [s.total for s in outcome.seats]
             status, _, _ = await get(host, port, "/live/no-such-match")
             assert status == 404
         finally:

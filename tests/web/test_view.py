@@ -4,6 +4,7 @@ replays whose step N is the engine's state after N decisions."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import random
 import re
@@ -12,19 +13,22 @@ from pathlib import Path
 import pytest
 from medina.engine import (
     CONFIGURATIONS,
+    EventKind,
     GameState,
     apply_action,
     legal_moves,
     new_game,
     result,
 )
+from medina.engine.notation import describe_move
 from medina.records.reader import read_record
 from medina.records.replay import replay, start_state
 from medina.records.writer import RecordWriter
 from medina.referee.config import MatchSettings
 from medina.referee.local import local_match, random_policy
 from medina.web.shelf import RecordShelf, UnknownRecordError
-from medina.web.view import board_view
+from medina.web.story import Stories, Story
+from medina.web.view import BY_REFEREE, board_view
 
 
 def playout(ruleset: str, players: int, seed: int, decisions: int | None = None) -> list[GameState]:
@@ -143,3 +147,80 @@ def test_the_shelf_lists_records_newest_first_and_notices_changes(tmp_path: Path
     (tmp_path / "new.jsonl").unlink()
     assert [m.match_id for m in shelf.list()] == ["old"]
     assert shelf.list()[0].state.value == "finished"
+
+
+@pytest.mark.parametrize(("ruleset", "players"), CONFIGURATIONS)
+def test_the_last_move_is_the_newest_decision_and_its_turns_earlier_placements(
+    ruleset: str, players: int
+) -> None:
+    states = playout(ruleset, players, 5)
+    assert board_view(states[0])["last"] is None
+    turn: list[int] = []
+    for before, after in itertools.pairwise(states):
+        new = after.events_since(before.n_events)
+        move = next(e for e in new if e.kind in (EventKind.PLACED, EventKind.TEA_SPENT))
+        last = board_view(after)["last"]
+        assert last["seat"] == move.seat == before.to_move
+        square = move.square if move.kind is EventKind.PLACED else None
+        assert last["square"] == square
+        assert last["turn"] == turn
+        assert last["text"] == describe_move(after.rules.geometry, move)
+        started = any(e.kind is EventKind.TURN_STARTED for e in new)
+        turn = (
+            []
+            if started or after.to_move != move.seat
+            else [*turn, *([square] if square is not None else [])]
+        )
+
+
+def test_moves_the_referee_chose_are_marked_in_the_last_moves() -> None:
+    s = new_game("medina-v2", 2, seed=3)
+    s = apply_action(s, legal_moves(s).nth(0))
+    s = apply_action(s, legal_moves(s).nth(0), by_referee=True)
+    lines = board_view(s)["last_moves"]
+    assert not lines[0].endswith(BY_REFEREE) and lines[1].endswith(BY_REFEREE)
+    assert board_view(s)["last"]["by_referee"] is True
+
+
+def test_a_replay_tells_the_story_step_by_step_to_the_final_scores(tmp_path: Path) -> None:
+    write_match(tmp_path, "told")
+    data = RecordShelf(tmp_path).replay("told")
+    story = data["story"]
+    assert [p["step"] for p in story] == list(range(len(data["frames"])))
+    for point, frame in zip(story, data["frames"], strict=True):
+        assert point["scores"] == [seat["score"] for seat in frame["seats"]]
+    assert story[-1]["scores"] == [s["total"] for s in data["result"]["seats"]]
+    claims = [m for p in story for m in p["marks"] if m["kind"] == "claim"]
+    roofs = [m for m in data["moves"] if m["text"].startswith("rooftop on ")]
+    assert len(claims) == len(roofs) > 0
+    assert all(re.fullmatch(r"claims the \w+ palace", m["text"]) for m in claims)
+    tiles = [m for p in story for m in p["marks"] if m["kind"] == "tile"]
+    assert tiles and all(
+        re.fullmatch(r"takes the (\w+ palace|tower \d) tile", m["text"]) for m in tiles
+    )
+
+
+def test_a_live_story_rebuilt_from_the_history_equals_the_replays() -> None:
+    states = playout("medina-v1", 3, 6)
+    story = Story(states[0])
+    rebuilt = story.history(states[0], states[-1])
+    stepped = [story.point(states[0])] + [story.step(b, a) for b, a in itertools.pairwise(states)]
+    assert rebuilt == stepped and len(rebuilt) == len(states)
+
+
+def test_viewers_of_a_match_share_its_story_so_far() -> None:
+    """A later page gets the same points as a fresh follow, from what an earlier one found."""
+    states = playout("medina-v2", 4, 7)
+    story = Story(states[0])
+    stories = Stories()
+    match = Story(states[0])  # any object stands for the match
+    middle = len(states) // 2
+    assert stories.history(match, story, states[0], states[middle]) == story.history(
+        states[0], states[middle]
+    )
+    assert stories.history(match, story, states[0], states[-1]) == story.history(
+        states[0], states[-1]
+    )
+    assert stories.history(match, story, states[0], states[-1])[-1]["scores"] == list(
+        result(states[-1]).totals
+    )

@@ -5,27 +5,20 @@ from __future__ import annotations
 import sys
 
 from medina.engine import (
-    PALACE_COLOURS,
     ROOFTOP_COLOURS,
-    ActionKind,
     Event,
     EventKind,
     GameState,
+    notation,
     result,
-    square_name,
 )
 from medina.referee.outcome import MatchOutcome, Termination
 
 
 def describe_placement(state: GameState, event: Event) -> str:
-    """``brown building F7``, ``rooftop G8`` ..."""
-    where = square_name(state.rules.geometry, event.square)
-    if event.piece == ActionKind.BUILDING:
-        return f"{PALACE_COLOURS[event.colour]} building {where}"
-    what = ActionKind(event.piece).name.lower().replace("_", " ")
-    if event.piece in (ActionKind.ROOFTOP, ActionKind.NEUTRAL_ROOFTOP, ActionKind.BLOCKING_ROOFTOP):
-        what = f"{what} on {PALACE_COLOURS[event.colour]}"
-    return f"{what} {where}"
+    """``brown building F7``, ``rooftop on grey G8`` ... (the engine's notation, as the
+    viewer's pages write it)."""
+    return notation.describe_placement(state.rules.geometry, event)
 
 
 class Progress:

@@ -25,7 +25,14 @@ def add_parser(sub: Any) -> None:
     v.set_defaults(run=run_verify)
     s = rsub.add_parser("show", help="print the board after each turn")
     s.add_argument("file", help="record file (.jsonl)")
-    s.add_argument("--at", type=int, default=None, help="only the board after decision N")
+    s.add_argument(
+        "--at",
+        type=int,
+        default=None,
+        metavar="N",
+        help="only the board at step N, numbered as the viewer's replay page: after N "
+        "decisions (0: the start)",
+    )
     s.set_defaults(run=run_show)
     ls = rsub.add_parser(
         "list", help="every record in a directory: finished, aborted, interrupted, unreadable"

@@ -24,6 +24,7 @@ from medina.web import (
     serve_viewer,
 )
 from medina.web.remote import RemoteArena
+from medina.web.shelf import record_id_of
 
 from .errors import CommandError
 
@@ -35,7 +36,12 @@ def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "web", help="browse match records in a web browser (replays; read-only)"
     )
-    p.add_argument("--records", default="records", help="directory of match records")
+    p.add_argument(
+        "--records",
+        default="records",
+        help="directory of match records (with --server it may not exist yet: the server "
+        "creates it with its first match), or one record file to replay",
+    )
     p.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
     p.add_argument(
         "--http",
@@ -154,8 +160,10 @@ def run(args: argparse.Namespace) -> int:
     """Serve the records until SIGTERM/SIGINT."""
     check_http(args)
     records = Path(args.records)
-    if not records.is_dir():
+    if not records.exists() and not args.server:
         raise CommandError(f"no records directory {records} (set --records DIR)")
+    if records.exists() and not (records.is_dir() or records.is_file()):
+        raise CommandError(f"--records {records} is neither a directory nor a record file")
     provider = tournament_standings(args.db, args.tournament) if args.db else None
     return asyncio.run(
         _serve(records, args.host, args.http, provider, args.server, args.organiser_token)
@@ -178,8 +186,14 @@ async def _serve(
         await http.start()
     except OSError as exc:
         raise CommandError(str(exc)) from None
-    where = f"records in {records}" + (f", matches of {server}" if server else "")
+    if records.is_file():
+        where = f"record {records}"
+    else:
+        where = f"records in {records}" + ("" if records.is_dir() else " (none yet)")
+    where += f", matches of {server}" if server else ""
     print(f"medina-arena viewer on {http.url}/ ({where})", flush=True)
+    if records.is_file():
+        print(f"replay: {http.url}/replay/{record_id_of(records)}", flush=True)
     try:
         await wait_for_signal()
     finally:

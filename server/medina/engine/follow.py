@@ -11,9 +11,19 @@ from __future__ import annotations
 from .errors import EngineError
 from .state import GameState
 from .turn import apply_action
-from .types import Action
+from .types import Action, ActionKind, Event, EventKind
 
-__all__ = ["FollowError", "GameFollower"]
+__all__ = ["FollowError", "GameFollower", "action_of"]
+
+
+def action_of(event: Event) -> Action | None:
+    """The action a history entry records (a placement or a tea break), else None."""
+    if event.kind is EventKind.TEA_SPENT:
+        return Action(ActionKind.TEA)
+    if event.kind is not EventKind.PLACED:
+        return None
+    kind = ActionKind(event.piece)
+    return Action(kind, event.square, event.colour if kind is ActionKind.BUILDING else -1)
 
 
 class FollowError(EngineError):
@@ -26,8 +36,11 @@ class GameFollower:
     def __init__(self, state: GameState) -> None:
         self.state = state
 
-    def feed(self, index: int, action: Action | None, what: str = "") -> None:
-        """Apply history entry ``index``: ``action`` if it records one, else None.
+    def feed(
+        self, index: int, action: Action | None, what: str = "", *, by_referee: bool = False
+    ) -> None:
+        """Apply history entry ``index``: ``action`` if it records one, else None
+        (``by_referee``: the entry says the referee chose the action for the seat).
 
         Entries the local game already has are skipped. Raises FollowError for a gap, for
         a derived entry where the local game expects an action, or for an action the
@@ -44,6 +57,6 @@ class GameFollower:
                 "game: the local copy is out of step"
             )
         try:
-            self.state = apply_action(self.state, action)
+            self.state = apply_action(self.state, action, by_referee=by_referee)
         except ValueError as exc:  # the engine's IllegalActionError among them
             raise FollowError(f"event {index}: {exc}") from exc

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 
 from .errors import NotationError
 from .geometry import Geometry, Square, squares
-from .types import NEUTRAL, UNCLAIMED, ActionKind
+from .types import NEUTRAL, UNCLAIMED, ActionKind, Event, EventKind
+from .variants import PALACE_COLOURS
 
 if TYPE_CHECKING:
     from .state import GameState
@@ -80,6 +81,41 @@ def parse_square(g: Geometry, text: str) -> Square:
         last = f"{COLUMN_LETTERS[g.cols - 1]}{g.rows}"
         raise NotationError(f"square {text!r} is off the board (A1..{last})")
     return row * g.cols + col
+
+
+_ROOFTOPS = (ActionKind.ROOFTOP, ActionKind.NEUTRAL_ROOFTOP, ActionKind.BLOCKING_ROOFTOP)
+
+
+def describe_placement(g: Geometry, event: Event) -> str:
+    """A placement as every page and the console write it: the piece, for a building its
+    colour, for a rooftop the colour of the palace it claims, then the square.
+
+    >>> from .geometry import geometry
+    >>> g = geometry(18, 13)
+    >>> describe_placement(g, Event(EventKind.PLACED, 0, ActionKind.BUILDING, 205, 2))
+    'brown building H12'
+    >>> describe_placement(g, Event(EventKind.PLACED, 1, ActionKind.ROOFTOP, 165, 0))
+    'rooftop on grey D10'
+    """
+    where = square_name(g, event.square)
+    if event.piece == ActionKind.BUILDING:
+        return f"{PALACE_COLOURS[event.colour]} building {where}"
+    what = ActionKind(event.piece).name.lower().replace("_", " ")
+    if event.piece in _ROOFTOPS and 0 <= event.colour < len(PALACE_COLOURS):
+        what = f"{what} on {PALACE_COLOURS[event.colour]}"
+    return f"{what} {where}"
+
+
+def describe_move(g: Geometry, event: Event) -> str | None:
+    """A seat's move in the history: a placement (``describe_placement``), ``tea break`` or
+    ``passes``; None for the entries the game derives (tiles, turns, the end)."""
+    if event.kind is EventKind.PLACED:
+        return describe_placement(g, event)
+    if event.kind is EventKind.TEA_SPENT:
+        return "tea break"
+    if event.kind is EventKind.PASSED:
+        return "passes"
+    return None
 
 
 def names(g: Geometry, sqs: list[Square]) -> str:

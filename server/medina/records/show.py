@@ -1,30 +1,48 @@
-"""``replay show``: the board after each turn (or after one chosen decision)."""
+"""``replay show``: the board after each turn, or at one step of the replay.
+
+Steps are numbered as the web viewer's replay page numbers them: step N is the board after
+N decisions (after the scripted opening, if the record has one), so step 0 is the start.
+"""
 
 from __future__ import annotations
 
-from medina.engine import EventKind, render
+from medina.engine import EventKind, GameState, render
+from medina.engine.notation import describe_move
 from medina.referee.outcome import Termination
 
 from .reader import Record
-from .replay import describe, replay, start_state
+from .replay import Step, replay, start_state
+
+
+def move_text(step: Step) -> str:
+    """The step's move in the viewer's notation (``brown building F7``, ``tea break``),
+    marked when the referee chose it for the seat."""
+    g = step.after.rules.geometry
+    for event in step.after.events_since(step.before.n_events):
+        if event.seat != step.seat:
+            continue
+        text = describe_move(g, event)
+        if text is not None and event.kind is not EventKind.PASSED:
+            return text + (" (by the referee)" if event.by_referee else "")
+    return "?"
 
 
 def show_record(record: Record, at: int | None = None) -> str:
-    """Text with, per turn, who placed what and the board; with ``at``, only the board after
-    decision ``at`` (0-based). Raises ValueError for an ``at`` beyond the record."""
-    _settings, state = start_state(record)
-    out: list[str] = []
-    turn: list[str] = []
-    seat = state.to_move
+    """Text with, per turn, who placed what and the board; with ``at``, only the board at
+    step ``at`` (0: the start). Raises ValueError for a step the record does not have."""
     if at is not None and at < 0:
         raise ValueError(f"--at must be 0 or more, got {at}")
-    for step in replay(record):
-        turn.append(describe(step.before, step.action))
+    _settings, start = start_state(record)
+    steps = list(replay(record))
+    if at is not None:
+        return _show_step(start, steps, at)
+    out: list[str] = []
+    turn: list[str] = []
+    seat = start.to_move
+    state = start
+    for step in steps:
+        turn.append(move_text(step))
         state = step.after
-        if at is not None:
-            if step.index == at:
-                return f"after decision {at} (seat {step.seat}: {turn[-1]}):\n{render(state)}"
-            continue
         ended = state.over or any(
             e.kind is EventKind.TURN_STARTED for e in state.events_since(step.before.n_events)
         )
@@ -34,10 +52,18 @@ def show_record(record: Record, at: int | None = None) -> str:
             out.append("")
             turn = []
             seat = state.to_move
-    if at is not None:
-        raise ValueError(f"the record has no decision {at} (it has {state.decisions})")
     if record.outcome is not None:
         for r in record.outcome.result.seats:
             ending = Termination(r.termination).name.lower() if r.termination else "?"
             out.append(f"rank {r.rank}: seat {r.seat} {r.name} {r.total} points ({ending})")
     return "\n".join(out)
+
+
+def _show_step(start: GameState, steps: list[Step], at: int) -> str:
+    last = len(steps)
+    if at > last:
+        raise ValueError(f"the record has no step {at}: its steps are 0 (the start) to {last}")
+    if at == 0:
+        return f"step 0 of {last} (the start):\n{render(start)}"
+    step = steps[at - 1]
+    return f"step {at} of {last} (seat {step.seat}: {move_text(step)}):\n{render(step.after)}"

@@ -17,6 +17,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import (
+    FileResponse,
     HTMLResponse,
     JSONResponse,
     PlainTextResponse,
@@ -37,6 +38,7 @@ from medina.v1 import admin_pb2
 from medina.wire.enums import RULESET_NAMES
 
 from . import pages
+from .listing import BadQueryError, Listing, MatchRow, Query
 from .live import KEEPALIVE_S, LiveWatch, names_of, sse
 from .metrics import CONTENT_TYPE_LATEST, Metrics
 from .remote import RemoteArena
@@ -76,65 +78,77 @@ class Viewer:
         """A match this process hosts, if any."""
         return self.arena.get(match_id) if self.arena is not None else None
 
-    async def rows(self) -> list[pages.MatchRow]:
-        """Matches hosted here (newest first), then the other records, newest first (read
-        on a worker thread: a directory of many records never stalls the event loop)."""
-        stored = await asyncio.to_thread(self.records.list)
-        rows = self.rows_of(stored)
+    async def listing(self, query: Query) -> Listing:
+        """One page of the matches list: the matches hosted here (and by a watched
+        server) first, newest first, then the other records, newest first; only the
+        records the page shows are read, on a worker thread (a directory of many records
+        never stalls the event loop)."""
+        live = self.hosted_rows()
         if self.remote is not None:
             remote = await self.remote.rows()
             ids = {r.match_id for r in remote}
-            rows = remote + [r for r in rows if r.match_id not in ids]
-        return rows
+            live = remote + [r for r in live if r.match_id not in ids]
+        exclude = frozenset(r.match_id for r in live)
+        if query.states:
+            live = [r for r in live if r.state in query.states]
+        rows = live[query.skip : query.skip + query.per]
+        part = await asyncio.to_thread(
+            self.records.page,
+            max(0, query.skip - len(live)),
+            query.per - len(rows),
+            query.states,
+            exclude,
+        )
+        rows += [self.stored_row(m) for m in part.matches]
+        total = len(live) + part.total if part.total is not None else None
+        more = part.more or query.skip + query.per < len(live)
+        return Listing(rows, query, total, more)
 
-    def rows_of(self, stored_matches: list[StoredMatch]) -> list[pages.MatchRow]:
-        """The table's rows from the hosted matches and ``stored_matches``."""
-        rows: list[pages.MatchRow] = []
-        hosted_ids: set[str] = set()
-        if self.arena is not None:
-            for h in reversed(list(self.arena.matches.values())):
-                hosted_ids.add(h.match_id)
-                m = h.match
-                if m.outcome is not None:
-                    scores: list[int] | None = [s.total for s in m.outcome.seats]
-                elif m.phase is MatchPhase.RUNNING:
-                    scores = list(result(m.state).totals)
-                else:
-                    scores = None
-                record = h.record_path.stem if h.record_path.exists() else None
-                rows.append(
-                    pages.MatchRow(
-                        match_id=h.match_id,
-                        ruleset=m.settings.ruleset,
-                        players=m.settings.players,
-                        bots=names_of(m),
-                        state=m.phase.name.lower(),
-                        decisions=m.state.decisions,
-                        scores=scores,
-                        live=True,
-                        record=record,
-                    )
-                )
-        for stored in stored_matches:
-            if stored.match_id in hosted_ids:
-                continue
-            header = stored.header
-            config = stored.config
+    def hosted_rows(self) -> list[MatchRow]:
+        """The rows of the matches hosted here, newest first."""
+        rows: list[MatchRow] = []
+        if self.arena is None:
+            return rows
+        for h in reversed(list(self.arena.matches.values())):
+            m = h.match
+            if m.outcome is not None:
+                scores: list[int] | None = [s.total for s in m.outcome.seats]
+            elif m.phase is MatchPhase.RUNNING:
+                scores = list(result(m.state).totals)
+            else:
+                scores = None
+            record = h.record_path.stem if h.record_path.exists() else None
             rows.append(
-                pages.MatchRow(
-                    match_id=stored.match_id,
-                    ruleset=RULESET_NAMES.get(int(config.ruleset), "?") if config else "?",
-                    players=config.players if config is not None else 0,
-                    bots=[s.bot_name or s.name for s in header.seats] if header else [],
-                    state=stored.state.value,
-                    decisions=stored.decisions,
-                    scores=[s.total for s in stored.result.seats] if stored.result else None,
-                    live=False,
-                    record=stored.path.stem,
-                    note=stored.note,
+                MatchRow(
+                    match_id=h.match_id,
+                    ruleset=m.settings.ruleset,
+                    players=m.settings.players,
+                    bots=names_of(m),
+                    state=m.phase.name.lower(),
+                    decisions=m.state.decisions,
+                    scores=scores,
+                    live=True,
+                    record=record,
                 )
             )
         return rows
+
+    def stored_row(self, stored: StoredMatch) -> MatchRow:
+        """The row of a record."""
+        header = stored.header
+        config = stored.config
+        return MatchRow(
+            match_id=stored.match_id,
+            ruleset=RULESET_NAMES.get(int(config.ruleset), "?") if config else "?",
+            players=config.players if config is not None else 0,
+            bots=[s.bot_name or s.name for s in header.seats] if header else [],
+            state=stored.state.value,
+            decisions=stored.decisions,
+            scores=[s.total for s in stored.result.seats] if stored.result else None,
+            live=False,
+            record=self.records.id_of(stored.path),
+            note=self.records.public(stored.note),
+        )
 
 
 def _viewer(request: Request) -> Viewer:
@@ -142,15 +156,62 @@ def _viewer(request: Request) -> Viewer:
     return viewer
 
 
+#: How often the matches page asks whether its page changed (milliseconds).
+REFRESH_MS = 3000
+
+
+async def _listing(request: Request) -> Listing | Response:
+    """The page of the list a request asks for; a 400 naming a bad parameter."""
+    try:
+        query = Query.parse(request.query_params)
+    except BadQueryError as exc:
+        return PlainTextResponse(str(exc), status_code=400)
+    return await _viewer(request).listing(query)
+
+
+def _unchanged(request: Request, etag: str) -> Response | None:
+    """A 304 when the client already has this version of the page."""
+    if etag in {t.strip() for t in request.headers.get("if-none-match", "").split(",")}:
+        return Response(status_code=304, headers={"ETag": etag, "Cache-Control": "no-cache"})
+    return None
+
+
 async def matches(request: Request) -> Response:
-    viewer = _viewer(request)
-    rows = await viewer.rows()
-    return HTMLResponse(pages.matches_page(rows, str(viewer.records.directory)))
+    listing = await _listing(request)
+    if isinstance(listing, Response):
+        return listing
+    etag = listing.etag()
+    unchanged = _unchanged(request, etag)
+    if unchanged is not None:
+        return unchanged
+    return HTMLResponse(
+        pages.matches_page(listing, etag, REFRESH_MS),
+        headers={"ETag": etag, "Cache-Control": "no-cache"},
+    )
 
 
 async def matches_json(request: Request) -> Response:
-    viewer = _viewer(request)
-    rows = await viewer.rows()
+    listing = await _listing(request)
+    if isinstance(listing, Response):
+        return listing
+    etag = listing.etag()
+    unchanged = _unchanged(request, etag)
+    if unchanged is not None:
+        return unchanged
+    headers = {"ETag": etag, "Cache-Control": "no-cache"}
+    links = []
+    if listing.more:
+        links.append(
+            f'<{listing.query.link("/api/matches", page=listing.query.page + 1)}>; rel="next"'
+        )
+    if listing.query.page > 1:
+        links.append(
+            f'<{listing.query.link("/api/matches", page=listing.query.page - 1)}>; rel="prev"'
+        )
+    if links:
+        headers["Link"] = ", ".join(links)
+    if listing.total is not None:
+        headers["X-Total-Count"] = str(listing.total)
     return JSONResponse(
         [
             {
@@ -165,8 +226,9 @@ async def matches_json(request: Request) -> Response:
                 "replay": f"/replay/{r.record}" if r.record is not None else None,
                 "note": r.note,
             }
-            for r in rows
-        ]
+            for r in listing.rows
+        ],
+        headers=headers,
     )
 
 
@@ -198,7 +260,7 @@ async def live_events(request: Request) -> Response:
     if hosted is None and viewer.remote is not None:
         summary = await viewer.remote.summary(match_id)
     if hosted is None and summary is None:
-        return JSONResponse({"error": f"no match {match_id!r} is hosted here"}, status_code=404)
+        return JSONResponse(await _gone(viewer, match_id), status_code=404)
     if hosted is not None:
         feed: Callable[[float], AsyncIterator[JSON | None]] = LiveWatch(hosted.match).messages
     else:
@@ -227,6 +289,45 @@ async def live_events(request: Request) -> Response:
         stream(),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
+
+
+async def _gone(viewer: Viewer, match_id: str) -> JSON:
+    """Why a match has no live stream here, for its page: the error, and when the records
+    directory has the match's record, how that record ended and its replay."""
+    out: JSON = {"error": f"no match {match_id!r} is hosted here"}
+    stored = await asyncio.to_thread(viewer.records.stored, match_id)
+    if stored is None:
+        return out
+    state = stored.state.value
+    why = {
+        "interrupted": "it was interrupted: the server stopped during the match",
+        "finished": "it has finished",
+        "aborted": "it was aborted",
+        "abandoned": "it was abandoned: no bot ever connected",
+        "unreadable": "its record cannot be read",
+    }[state]
+    out.update(
+        error=f"match {match_id!r} is not being played here any more: {why}",
+        state=state,
+        replay=f"/replay/{match_id}" if state != "unreadable" else None,
+    )
+    return out
+
+
+async def record_file(request: Request) -> Response:
+    """The record as the arena wrote it (JSON lines), to download."""
+    viewer = _viewer(request)
+    record_id = request.path_params["record_id"]
+    try:
+        path = viewer.records.path_of(record_id)
+    except UnknownRecordError as exc:
+        return JSONResponse({"error": str(exc)}, status_code=404)
+    return FileResponse(
+        path,
+        media_type="application/x-ndjson",
+        filename=f"{record_id}.jsonl",
+        headers={"Cache-Control": "no-cache"},
     )
 
 
@@ -316,6 +417,7 @@ def build_app(viewer: Viewer) -> Starlette:
         Route("/api/live/{match_id}/events", live_events, methods=["GET"]),
         Route("/replay/{record_id}", replay, methods=["GET"]),
         Route("/api/records/{record_id}/replay", replay_json, methods=["GET"]),
+        Route("/api/records/{record_id}/record.jsonl", record_file, methods=["GET"]),
         Route("/standings", standings, methods=["GET"]),
         Route("/standings/bot/{bot}", bot, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
@@ -335,9 +437,9 @@ def records_viewer(
     standings: StandingsProvider | None = None,
     remote: RemoteArena | None = None,
 ) -> Viewer:
-    """A viewer of a records directory (``medina-arena web``), and of another server's
-    matches when ``remote`` is given."""
-    return Viewer(RecordShelf(records_dir), standings=standings, remote=remote)
+    """A viewer of a records directory, or of one record file (``medina-arena web``), and
+    of another server's matches when ``remote`` is given."""
+    return Viewer(RecordShelf.at(records_dir), standings=standings, remote=remote)
 
 
 #: States in which a remote match has a live page (later, its record's replay).

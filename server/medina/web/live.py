@@ -23,10 +23,14 @@ from medina.referee.outcome import MatchOutcome
 from medina.v1 import admin_pb2, game_pb2, match_pb2
 from medina.wire import convert
 
+from .story import Stories, Story
 from .view import JSON, board_view
 
 #: Seconds between keep-alive comments on an idle stream (proxies close silent ones).
 KEEPALIVE_S = 15.0
+
+#: The score plot's points of each match being watched, shared by its live pages.
+STORIES = Stories()
 
 
 class _Feed:
@@ -110,11 +114,14 @@ class LiveWatch:
         _start, outcome = match.watch(feed)
         follower = GameFollower(match.state)
         snapshot = convert.observation_to_proto(observe(follower.state, None))
+        start = match.settings.new_game()
+        story = Story(start)
         first: JSON = {
             "phase": match.phase.name.lower(),
             "watch": [proto_json(admin_pb2.WatchResponse(snapshot=snapshot))],
             "view": self._view(follower.state),
             "clock": clock_json(match),
+            "story": STORIES.history(match, story, start, follower.state),
         }
         if outcome is not None:
             res = convert.outcome_to_proto(outcome)
@@ -133,7 +140,7 @@ class LiveWatch:
                 batch = [item]
                 while not feed.queue.empty():
                     batch.append(feed.queue.get_nowait())
-                message = self._batch(follower, batch)
+                message = self._batch(follower, story, batch)
                 yield message
                 if "result" in message:
                     return
@@ -141,10 +148,14 @@ class LiveWatch:
             match.unwatch(feed)
 
     def _batch(
-        self, follower: GameFollower, batch: list[tuple[int, Sequence[Event]] | MatchOutcome]
+        self,
+        follower: GameFollower,
+        story: Story,
+        batch: list[tuple[int, Sequence[Event]] | MatchOutcome],
     ) -> JSON:
         watch: list[JSON] = []
-        message: JSON = {"watch": watch}
+        points: list[JSON] = []
+        message: JSON = {"watch": watch, "story": points}
         for item in batch:
             if isinstance(item, MatchOutcome):
                 res = convert.outcome_to_proto(item)
@@ -155,13 +166,38 @@ class LiveWatch:
             protos = convert.events_to_proto(first, events)
             watch.append(proto_json(admin_pb2.WatchResponse(update=game_pb2.Update(events=protos))))
             for event in protos:
-                follower.feed(
-                    event.index, convert.action_of_event(event), str(event.WhichOneof("event"))
-                )
+                point = follow(follower, story, event)
+                if point is not None:
+                    points.append(point)
         message["phase"] = self.match.phase.name.lower()
         message["view"] = self._view(follower.state)
         message["clock"] = clock_json(self.match)
         return message
+
+
+def by_referee(event: game_pb2.Event) -> bool:
+    """Whether a history entry says the referee chose the move (protocol 1.1)."""
+    which = event.WhichOneof("event")
+    if which == "placed":
+        return event.placed.by_referee
+    if which == "tea_spent":
+        return event.tea_spent.by_referee
+    return False
+
+
+def follow(follower: GameFollower, story: Story, event: game_pb2.Event) -> JSON | None:
+    """Feed one spectator event to ``follower``; the story's new point when it was a
+    decision the follower had not seen yet."""
+    before = follower.state
+    follower.feed(
+        event.index,
+        convert.action_of_event(event),
+        str(event.WhichOneof("event")),
+        by_referee=by_referee(event),
+    )
+    if follower.state is before:
+        return None
+    return story.step(before, follower.state)
 
 
 def sse(message: JSON | None, event: str = "update") -> str:

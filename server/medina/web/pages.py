@@ -4,18 +4,21 @@ boards that the page's script fills from JSON (the live feed or a replay)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from html import escape
 from urllib.parse import quote
 
+from .listing import STATES, Listing, MatchRow
 from .standings import BotGame, Standings
 
 TITLE = "Medina Arena"
 
 
-def layout(title: str, body: str, *, script: str | None = None, data: str = "") -> str:
-    """A whole page: header with links, ``body``, and the page's script (from /static)."""
-    tag = f'<script src="/static/{script}" defer></script>' if script else ""
+def layout(
+    title: str, body: str, *, script: str | Sequence[str] | None = None, data: str = ""
+) -> str:
+    """A whole page: header with links, ``body``, and the page's scripts (from /static)."""
+    scripts = [script] if isinstance(script, str) else list(script or ())
+    tag = "".join(f'<script src="/static/{name}" defer></script>' for name in scripts)
     return f"""<!doctype html>
 <html lang="en">
 <head>
@@ -40,30 +43,56 @@ def layout(title: str, body: str, *, script: str | None = None, data: str = "") 
 """
 
 
-@dataclass(frozen=True)
-class MatchRow:
-    """One line of the matches table."""
-
-    match_id: str
-    ruleset: str
-    players: int
-    bots: Sequence[str]
-    state: str
-    decisions: int
-    scores: Sequence[int] | None
-    live: bool  # a live page exists (the match is hosted here)
-    record: str | None  # record id for the replay page
-    note: str = ""
+def matches_page(listing: Listing, etag: str = "", refresh_ms: int = 0) -> str:
+    """One page of the matches list, with the state filter and the pager; the page's
+    script asks every ``refresh_ms`` whether it changed (``etag``) and redraws it."""
+    data = f' data-etag="{escape(etag)}" data-refresh-ms="{refresh_ms}"' if refresh_ms else ""
+    body = f'<div id="listing">{listing_block(listing)}</div>'
+    return layout("Matches", body, script="matches.js", data=data)
 
 
-def matches_page(rows: Sequence[MatchRow], records_dir: str) -> str:
-    """The list of running and finished matches."""
-    if not rows:
-        body = (
-            '<p class="empty">No matches yet: no match is running and '
-            f"{escape(records_dir)} holds no records.</p>"
+_ON = ' class="on"'
+
+
+def listing_block(listing: Listing) -> str:
+    """The part of the matches page that refreshes: filter, pager and table."""
+    query = listing.query
+    everything = escape(query.link("/", page=1, states=frozenset()))
+    links = [f'<a href="{everything}"{"" if query.states else _ON}>all</a>']
+    for state in STATES:
+        href = escape(query.link("/", page=1, states=frozenset({state})))
+        on = _ON if query.states == {state} else ""
+        links.append(f'<a href="{href}" data-filter="{state}"{on}>{state}</a>')
+    filters = f'<p class="filters">show: {" ".join(links)}</p>'
+    if not listing.rows:
+        if query.states or query.page > 1:
+            empty = "No matches on this page."
+        else:
+            empty = (
+                "No matches yet: no match is running and the records directory holds no records."
+            )
+        return f'{filters}<p class="empty">{empty}</p>{_pager(listing)}'
+    return f"{filters}{_pager(listing)}{_table(listing.rows)}{_pager(listing)}"
+
+
+def _pager(listing: Listing) -> str:
+    query = listing.query
+    last = listing.first + len(listing.rows) - 1
+    of = f" of {listing.total}" if listing.total is not None else ""
+    shown = f"{listing.first} to {last}{of}" if listing.rows else f"none{of}"
+    parts = [f'<span class="shown">{shown}</span>']
+    if query.page > 1:
+        parts.insert(
+            0, f'<a rel="prev" href="{escape(query.link("/", page=query.page - 1))}">« newer</a>'
         )
-        return layout("Matches", body)
+    if listing.more:
+        parts.append(
+            f'<a rel="next" href="{escape(query.link("/", page=query.page + 1))}">older »</a>'
+        )
+    return f'<p class="pager">{" ".join(parts)}</p>'
+
+
+def _table(rows: Sequence[MatchRow]) -> str:
     lines = []
     for r in rows:
         links = []
@@ -81,58 +110,89 @@ def matches_page(rows: Sequence[MatchRow], records_dir: str) -> str:
             f"{escape(r.state)}</td><td>{r.decisions}</td><td>{scores}</td>"
             f"<td>{' '.join(links)}</td></tr>"
         )
-    body = (
+    return (
         '<table class="matches"><thead><tr><th>match</th><th>ruleset</th><th>players</th>'
         "<th>bots</th><th>state</th><th>decisions</th><th>scores</th><th></th></tr></thead>"
         f"<tbody>{''.join(lines)}</tbody></table>"
     )
-    return layout("Matches", body)
 
 
-def _board_block() -> str:
-    return """<div class="game">
-<div class="boardbox"><svg id="board" class="board" role="img" aria-label="the board"></svg></div>
+def _board_block(moves: str) -> str:
+    """The board, the score plot under it, and the panels beside it."""
+    return f"""<div class="game">
+<div class="boardbox"><svg id="board" class="board" role="img" aria-label="the board"></svg>
+<h2>Scores over time</h2>
+<svg id="plot" class="plot" role="img" aria-label="every seat's score after each step"></svg>
+<p class="plot-note">circles: a palace claimed; squares: a palace or tower tile taken</p>
+</div>
 <aside>
 <h2>Scores</h2><table id="scores" class="scores"></table>
 <h2>Tiles</h2><div id="tiles" class="tiles"></div>
-<h2 id="moves-title">Last moves</h2><ol id="moves" class="moves"></ol>
+{moves}
 </aside>
 </div>"""
 
 
 def live_page(match_id: str) -> str:
     """The live page: a board the script fills from the match's event stream."""
+    moves = '<h2 id="moves-title">Last moves</h2><ol id="moves" class="moves"></ol>'
     body = f"""<p class="status"><span id="status">connecting…</span>
 <span id="clock" class="clock"></span>
 <a id="replay-link" hidden href="/replay/{escape(match_id)}">replay</a></p>
-{_board_block()}
+{_board_block(moves)}
 <div id="result" class="result" hidden></div>"""
     return layout(
-        f"Match {match_id}", body, script="live.js", data=f' data-match="{escape(match_id)}"'
+        f"Match {match_id}",
+        body,
+        script=("plot.js", "live.js"),
+        data=f' data-match="{escape(match_id)}"',
     )
+
+
+#: Replay speeds offered, in steps per second (the default is marked).
+SPEEDS = (1, 2, 4, 8, 16)
+DEFAULT_SPEED = 4
+
+
+def _controls(download: str) -> str:
+    speeds = "".join(
+        f'<option value="{n}"{" selected" if n == DEFAULT_SPEED else ""}>{n} steps/s</option>'
+        for n in SPEEDS
+    )
+    return f"""<div class="controls">
+<button id="first" title="first (Home)">« first</button>
+<button id="prev" title="previous (←)">&lsaquo; prev</button>
+<button id="play" title="play / pause (Space)">▶ play</button>
+<select id="speed" aria-label="speed" title="speed">{speeds}</select>
+<input id="slider" type="range" min="0" max="0" value="0" aria-label="step">
+<button id="next" title="next (→)">next &rsaquo;</button>
+<button id="last" title="last (End)">last »</button>
+<span id="step" class="step"></span>
+{download}</div>"""
+
+
+def _replay_body(download: str) -> str:
+    moves = '<h2>Moves</h2><ol id="movelist" class="movelist" start="1"></ol>'
+    return f"""{_controls(download)}
+<p id="status" class="status"></p>
+{_board_block(moves)}
+<div id="result" class="result" hidden></div>"""
 
 
 def replay_page(record_id: str) -> str:
     """The replay page: steps through a record's boards."""
-    body = """<div class="controls">
-<button id="first" title="first (Home)">« first</button>
-<button id="prev" title="previous (←)">&lsaquo; prev</button>
-<input id="slider" type="range" min="0" max="0" value="0" aria-label="step">
-<button id="next" title="next (→)">next &rsaquo;</button>
-<button id="last" title="last (End)">last »</button>
-<span id="step" class="step"></span></div>
-<p id="status" class="status"></p>
-<div class="game">
-<div class="boardbox"><svg id="board" class="board" role="img" aria-label="the board"></svg></div>
-<aside>
-<h2>Scores</h2><table id="scores" class="scores"></table>
-<h2>Tiles</h2><div id="tiles" class="tiles"></div>
-<h2>Moves</h2><ol id="movelist" class="movelist" start="1"></ol>
-</aside>
-</div>
-<div id="result" class="result" hidden></div>"""
+    rid = escape(record_id)
+    quoted = quote(record_id, safe="")
+    links = (
+        f'<a id="moment" href="/replay/{quoted}?step=0" title="a link to this step">link</a>'
+        f' <a id="download" href="/api/records/{quoted}/record.jsonl" download="{rid}.jsonl"'
+        ' title="the record as the arena wrote it (JSON lines)">download the record</a>'
+    )
     return layout(
-        f"Replay {record_id}", body, script="replay.js", data=f' data-record="{escape(record_id)}"'
+        f"Replay {record_id}",
+        _replay_body(links),
+        script=("plot.js", "replay.js"),
+        data=f' data-record="{rid}"',
     )
 
 

@@ -20,8 +20,9 @@ from medina.v1 import admin_pb2, admin_pb2_grpc, match_pb2
 from medina.wire import convert
 from medina.wire.enums import RULESET_NAMES
 
-from . import pages
-from .live import KEEPALIVE_S, proto_json, result_json
+from .listing import MatchRow
+from .live import KEEPALIVE_S, follow, proto_json, result_json
+from .story import Story
 from .view import JSON, board_view
 
 #: Matches of the remote server listed on the matches page (its newest first).
@@ -54,7 +55,7 @@ class RemoteArena:
             return None
         return got.match
 
-    async def rows(self) -> list[pages.MatchRow]:
+    async def rows(self) -> list[MatchRow]:
         """The server's running and waiting matches as rows of the matches page (none when
         it cannot be reached: the page still lists the records)."""
         try:
@@ -72,7 +73,7 @@ class RemoteArena:
         for m in listed.matches:
             state = admin_pb2.MatchState.Name(m.state).removeprefix("MATCH_STATE_").lower()
             rows.append(
-                pages.MatchRow(
+                MatchRow(
                     match_id=m.match_id,
                     ruleset=_ruleset(m.config),
                     players=m.config.players,
@@ -93,6 +94,7 @@ class RemoteArena:
         """The live page's messages for a match of the remote server (see ``LiveWatch``)."""
         settings = convert.settings_from_proto(summary.config)
         follower = GameFollower(settings.new_game())
+        story = Story(follower.state)
         names = [s.bot_name or s.name for s in summary.seats]
         call = self.spectators.Watch(
             admin_pb2.WatchRequest(match_id=summary.match_id), metadata=self.metadata
@@ -110,6 +112,7 @@ class RemoteArena:
             ],
         }
         phase = "running"
+        first = True
         stream = aiter(call)
         try:
             while True:
@@ -126,18 +129,19 @@ class RemoteArena:
                     events = message.snapshot.events
                 elif kind == "update":
                     events = message.update.events
+                points: list[JSON] = [story.point(follower.state)] if first else []
+                first = False
                 for event in events:
                     if event.index >= follower.state.n_events:
-                        follower.feed(
-                            event.index,
-                            convert.action_of_event(event),
-                            str(event.WhichOneof("event")),
-                        )
+                        point = follow(follower, story, event)
+                        if point is not None:
+                            points.append(point)
                 out: JSON = {
                     "phase": "finished" if kind == "result" else phase,
                     "watch": [proto_json(message)],
                     "view": board_view(follower.state, names=names),
                     "clock": clock,
+                    "story": points,
                 }
                 if kind == "result":
                     out["result"] = result_json(message.result)

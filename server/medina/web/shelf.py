@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -19,10 +20,12 @@ from medina.records import catalog
 from medina.records.catalog import StoredMatch
 from medina.records.errors import RecordError
 from medina.records.reader import Record, read_record
-from medina.records.replay import ReplayError, describe, replay, start_state
+from medina.records.replay import ReplayError, replay, start_state
+from medina.records.show import move_text
 from medina.v1 import record_pb2
 
 from .live import result_json
+from .story import Story
 from .view import JSON, board_view
 
 #: What a record id may look like (its file is ``ID.jsonl`` in the directory).
@@ -30,6 +33,17 @@ RECORD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 #: Replays kept decoded in memory.
 REPLAY_CACHE = 8
+
+
+@dataclass(frozen=True)
+class Slice:
+    """A page of a records directory."""
+
+    matches: list[StoredMatch]
+    #: Records in all (those of the asked states), when known.
+    total: int | None
+    #: Whether records follow this page.
+    more: bool
 
 
 class UnknownRecordError(LookupError):
@@ -45,8 +59,11 @@ class _Key:
 class RecordShelf:
     """The records of one directory, inspected and replayed with small caches."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, single: Path | None = None) -> None:
         self.directory = directory
+        #: A shelf of one record file (``web --records FILE``): only that file is listed.
+        self.single = single
+        self.single_id = record_id_of(single) if single is not None else ""
         self._inspected: dict[Path, tuple[_Key, StoredMatch]] = {}
         self._replays: OrderedDict[tuple[Path, _Key], JSON] = OrderedDict()
         self._encoded: OrderedDict[tuple[Path, _Key, bool], bytes] = OrderedDict()
@@ -59,37 +76,110 @@ class RecordShelf:
             return False
         return True
 
+    @classmethod
+    def at(cls, where: Path) -> RecordShelf:
+        """The records of directory ``where``, or the one record file ``where`` is."""
+        return cls(where.parent, single=where) if where.is_file() else cls(where)
+
+    def id_of(self, path: Path) -> str:
+        """The record id of one of this shelf's files."""
+        return self.single_id if path == self.single else path.stem
+
     def path_of(self, record_id: str) -> Path:
         """The file of record ``record_id``; raises UnknownRecordError."""
         if not RECORD_ID.match(record_id) or ".." in record_id:
             raise UnknownRecordError(f"{record_id!r} is not a record id")
+        if self.single is not None:
+            if record_id != self.single_id or not self.single.is_file():
+                raise UnknownRecordError(f"no record {record_id!r} here")
+            return self.single
         path = self.directory / f"{record_id}.jsonl"
         if not path.is_file():
-            raise UnknownRecordError(f"no record {record_id!r} in {self.directory}")
+            raise UnknownRecordError(f"no record {record_id!r} in the records directory")
         return path
+
+    def public(self, text: str) -> str:
+        """``text`` (an error or a note about a record) without the records directory's
+        path: visitors learn a record's file name, never where the server keeps it."""
+        for where in {str(self.directory), str(self.directory.resolve())}:
+            text = text.replace(where + os.sep, "").replace(where, "the records directory")
+        return text
+
+    def stored(self, record_id: str) -> StoredMatch | None:
+        """What record ``record_id`` holds (how its match ended), None when there is no
+        such record (read again only when the file changed)."""
+        try:
+            path = self.path_of(record_id)
+        except UnknownRecordError:
+            return None
+        return self._read(path)
+
+    def newest(self) -> list[Path]:
+        """Every record file, newest first (by modification time, then id), from the
+        directory listing alone: nothing is read (and what is cached of files that are
+        gone is forgotten)."""
+        if not self.directory.is_dir():
+            self._inspected.clear()
+            return []
+        dated: list[tuple[float, str, Path]] = []
+        found = [self.single] if self.single is not None else self.directory.glob("*.jsonl")
+        for path in found:
+            try:
+                dated.append((path.stat().st_mtime, path.stem, path))
+            except OSError:
+                continue  # gone between the listing and the stat
+        dated.sort(reverse=True)
+        paths = [path for _mtime, _stem, path in dated]
+        for gone in set(self._inspected) - set(paths):
+            del self._inspected[gone]
+        return paths
+
+    def page(
+        self,
+        skip: int,
+        count: int,
+        states: frozenset[str] = frozenset(),
+        exclude: frozenset[str] = frozenset(),
+    ) -> Slice:
+        """``count`` records, newest first, after the first ``skip``, leaving out the ids in
+        ``exclude`` and, when ``states`` is given, the records in other states.
+
+        Only the records shown are read (and those a state filter has to look at), so a
+        page of a large directory costs its own records, not the directory's."""
+        paths = [p for p in self.newest() if p.stem not in exclude]
+        if not states:
+            shown = [m for p in paths[skip : skip + count] if (m := self._read(p)) is not None]
+            return Slice(shown, len(paths), skip + count < len(paths))
+        found: list[StoredMatch] = []
+        matched = 0
+        for path in paths:
+            stored = self._read(path)
+            if stored is None or stored.state.value not in states:
+                continue
+            matched += 1
+            if matched <= skip:
+                continue
+            if len(found) == count:
+                return Slice(found, None, True)
+            found.append(stored)
+        return Slice(found, matched, False)
+
+    def _read(self, path: Path) -> StoredMatch | None:
+        """What one record holds, read again only when its file changed."""
+        try:
+            stat = path.stat()
+            key = _Key(stat.st_mtime_ns, stat.st_size)
+            cached = self._inspected.get(path)
+            if cached is None or cached[0] != key:
+                cached = (key, catalog.inspect(path))
+                self._inspected[path] = cached
+        except OSError:
+            return None
+        return cached[1]
 
     def list(self) -> list[StoredMatch]:
         """Every record, newest first (unchanged files are not read again)."""
-        if not self.directory.is_dir():
-            return []
-        found: list[StoredMatch] = []
-        seen: set[Path] = set()
-        for path in self.directory.glob("*.jsonl"):
-            try:
-                stat = path.stat()
-                key = _Key(stat.st_mtime_ns, stat.st_size)
-                cached = self._inspected.get(path)
-                if cached is None or cached[0] != key:
-                    cached = (key, catalog.inspect(path))
-                    self._inspected[path] = cached
-            except OSError:
-                continue  # gone between the listing and the read
-            seen.add(path)
-            found.append(cached[1])
-        for gone in set(self._inspected) - seen:
-            del self._inspected[gone]
-        found.sort(key=lambda m: (m.mtime, m.match_id), reverse=True)
-        return found
+        return [m for p in self.newest() if (m := self._read(p)) is not None]
 
     def replay_bytes(self, record_id: str, compressed: bool) -> bytes:
         """``replay`` as JSON bytes, gzipped when ``compressed`` (a whole game's replay is
@@ -118,12 +208,22 @@ class RecordShelf:
         try:
             record = read_record(path, allow_truncated=True)
         except RecordError as exc:
-            raise UnknownRecordError(f"record {record_id!r} cannot be read: {exc}") from None
+            raise UnknownRecordError(
+                self.public(f"record {record_id!r} cannot be read: {exc}")
+            ) from None
         data = replay_json(record_id, record)
         self._replays[key] = data
         while len(self._replays) > REPLAY_CACHE:
             self._replays.popitem(last=False)
         return data
+
+
+def record_id_of(path: Path) -> str:
+    """The id a record file is shown under: its name without ``.jsonl``, any character a
+    record id may not hold replaced by ``-``."""
+    stem = path.name.removesuffix(".jsonl")
+    cleaned = re.sub(r"[^A-Za-z0-9._-]", "-", stem).replace("..", "-").lstrip("._-")
+    return cleaned[:128] or "record"
 
 
 def seat_names(header: record_pb2.RecordHeader, players: int) -> list[str]:
@@ -146,6 +246,7 @@ def replay_json(record_id: str, record: Record) -> JSON:
         "full": ended,
         "moves": [],
         "frames": [],
+        "story": [],
         "result": result_json(record.outcome.result) if record.outcome is not None else None,
         "error": None,
     }
@@ -164,6 +265,8 @@ def replay_json(record_id: str, record: Record) -> JSON:
     )
     times = {d.index: (d.time_ms, int(d.source)) for _n, d in record.decisions}
     frames = [board_view(state, names=names, full=ended)]
+    story = Story(state)
+    points = [story.point(state)]
     moves = []
     try:
         for step in replay(record):
@@ -172,7 +275,7 @@ def replay_json(record_id: str, record: Record) -> JSON:
                 {
                     "index": step.index,
                     "seat": step.seat,
-                    "text": describe(step.before, step.action),
+                    "text": move_text(step),
                     "time_ms": time_ms,
                     "source": record_pb2.DecisionSource.Name(source)  # type: ignore[arg-type]
                     .removeprefix("DECISION_SOURCE_")
@@ -180,8 +283,10 @@ def replay_json(record_id: str, record: Record) -> JSON:
                 }
             )
             frames.append(board_view(step.after, names=names, full=ended))
+            points.append(story.step(step.before, step.after))
     except ReplayError as exc:
         out["error"] = str(exc)
     out["moves"] = moves
     out["frames"] = frames
+    out["story"] = points
     return out

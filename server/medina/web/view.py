@@ -21,10 +21,10 @@ from medina.engine import (
     GameState,
     observe,
     result,
-    square_name,
     squares,
 )
 from medina.engine.geometry import Geometry
+from medina.engine.notation import describe_move
 
 JSON = dict[str, Any]
 
@@ -37,28 +37,24 @@ _ROOF_NAMES = {
     int(ActionKind.BLOCKING_ROOFTOP): "blocking rooftop",
 }
 
+#: Added to a move the referee chose for the seat (a timeout, a forfeited seat played on).
+BY_REFEREE = " (by the referee)"
+
 
 def _colours(mask: int) -> list[str]:
     return [PALACE_COLOURS[c] for c in range(4) if (mask >> c) & 1]
 
 
 def describe_event(g: Geometry, event: Event) -> str | None:
-    """One line for a public history entry that a viewer lists, or None to skip it."""
-    if event.kind is EventKind.PLACED:
-        where = square_name(g, event.square)
-        if event.piece == ActionKind.BUILDING:
-            return f"seat {event.seat}: {PALACE_COLOURS[event.colour]} building {where}"
-        what = ActionKind(event.piece).name.lower().replace("_", " ")
-        if event.piece in _ROOF_NAMES and 0 <= event.colour < 4:
-            what = f"{what} on {PALACE_COLOURS[event.colour]}"
-        return f"seat {event.seat}: {what} {where}"
-    if event.kind is EventKind.TEA_SPENT:
-        return f"seat {event.seat}: tea break"
-    if event.kind is EventKind.PASSED:
-        return f"seat {event.seat}: passes"
+    """One line for a public history entry that a viewer lists, or None to skip it: the
+    seat and its move in the engine's notation (``seat 1: rooftop on grey E10``), marked
+    when the referee chose it."""
     if event.kind is EventKind.GAME_OVER:
         return "game over"
-    return None
+    text = describe_move(g, event)
+    if text is None:
+        return None
+    return f"seat {event.seat}: {text}" + (BY_REFEREE if event.by_referee else "")
 
 
 def last_moves(g: Geometry, events: Sequence[Event], limit: int = LAST_MOVES) -> list[str]:
@@ -71,6 +67,34 @@ def last_moves(g: Geometry, events: Sequence[Event], limit: int = LAST_MOVES) ->
             if len(lines) == limit:
                 break
     return lines[::-1]
+
+
+def last_move(g: Geometry, events: Sequence[Event]) -> JSON | None:
+    """The newest decision (a placement or a tea break) for the board to mark: its seat,
+    text, square (None for tea) and the squares its seat placed on earlier in the same
+    turn; None before the first."""
+    found: Event | None = None
+    turn: list[int] = []
+    for event in reversed(events):
+        if found is None:
+            if event.kind is EventKind.PLACED or event.kind is EventKind.TEA_SPENT:
+                found = event
+            continue
+        if event.kind is EventKind.TURN_STARTED or (
+            event.kind in (EventKind.PLACED, EventKind.TEA_SPENT) and event.seat != found.seat
+        ):
+            break
+        if event.kind is EventKind.PLACED:
+            turn.append(event.square)
+    if found is None:
+        return None
+    return {
+        "seat": found.seat,
+        "text": describe_move(g, found),
+        "square": found.square if found.kind is EventKind.PLACED else None,
+        "turn": turn[::-1],
+        "by_referee": found.by_referee,
+    }
 
 
 def _supply(supply: Any) -> JSON | None:
@@ -141,6 +165,9 @@ def board_view(
                 "seat": seat,
                 "name": names[seat] if seat < len(names) and names[seat] else f"seat {seat}",
                 "colour": ROOFTOP_COLOURS[view.rooftop_colour],
+                "blocking_colour": ROOFTOP_COLOURS[view.blocking_colour]
+                if view.blocking_colour >= 0
+                else None,
                 "score": scores.totals[seat],
                 "rank": scores.ranks[seat],
                 "breakdown": {
@@ -195,4 +222,5 @@ def board_view(
         "pieces": pieces,
         "seats": seats,
         "last_moves": last_moves(g, obs.events, history),
+        "last": last_move(g, obs.events),
     }

@@ -38,6 +38,11 @@ const MedinaBoard = (() => {
       class: cls, "data-square": name(view, sq) }, attrs || {}), parent);
   }
 
+  // Who holds a tile: a seat, or nobody ("at the board edge", as the rules say).
+  function holder(view, seat) {
+    return seat === null || seat === undefined ? "at the board edge" : seatName(view, seat);
+  }
+
   function seatName(view, seat) {
     if (seat === null || seat === undefined) return "the board";
     const s = view.seats[seat];
@@ -81,7 +86,7 @@ const MedinaBoard = (() => {
       const g = el("g", { class: "tower", "data-tower": t + 1 }, svg);
       el("rect", { x: x + 2, y: y + 2, width: CELL - 4, height: CELL - 4, rx: 5 }, g);
       el("text", { x: x + CELL / 2, y: y + CELL / 2 + 4, class: "tower-label" }, g, `T${t + 1}`);
-      el("title", {}, g, `tower ${t + 1}: tile with ${seatName(view, tile.holder)}`);
+      el("title", {}, g, `tower ${t + 1}: tile ${tile.holder === null ? "at the board edge" : "with " + seatName(view, tile.holder)}`);
     });
     if (view.well >= 0) {
       const { x, y } = xy(view, view.well);
@@ -125,6 +130,31 @@ const MedinaBoard = (() => {
         }
       }
     });
+    markLast(svg, view);
+  }
+
+  // The newest decision's square ringed, dark outside and bright inside, so the piece keeps
+  // its colour (its turn's earlier placements dashed);
+  // data-last on the SVG names its square ("tea" for a tea break, "" at the start).
+  function markLast(svg, view) {
+    const last = view.last;
+    svg.setAttribute("data-last", last ? (last.square === null ? "tea" : name(view, last.square)) : "");
+    if (!last) return;
+    const marks = el("g", { class: "last-marks" }, svg);
+    for (const sq of last.turn) {
+      const { x, y } = xy(view, sq);
+      el("rect", { x: x + 1, y: y + 1, width: CELL - 2, height: CELL - 2, class: "turn-move",
+        "data-square": name(view, sq) }, marks);
+    }
+    if (last.square === null) return;
+    const { x, y } = xy(view, last.square);
+    const ring = el("rect", { x: x - 1, y: y - 1, width: CELL + 2, height: CELL + 2, rx: 3,
+      class: last.by_referee ? "last-move by-referee" : "last-move",
+      "data-square": name(view, last.square) }, marks);
+    el("rect", { x: x + 2.5, y: y + 2.5, width: CELL - 5, height: CELL - 5, rx: 2,
+      class: "last-move-inner" }, marks);
+    el("title", {}, ring, `last move: seat ${last.seat}, ${last.text}` +
+      (last.by_referee ? " (by the referee)" : ""));
   }
 
   function text(tag, content, attrs) {
@@ -132,6 +162,32 @@ const MedinaBoard = (() => {
     if (content !== undefined) node.textContent = content;
     for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
     return node;
+  }
+
+  const PARTS = [["buildings", "buildings"], ["stables", "stables"], ["walls", "walls"],
+    ["merchants", "merchants"], ["well", "well"], ["palace_tiles", "palace tiles"],
+    ["tower_tiles", "tower tiles"]];
+
+  function breakdownText(b) {
+    const shown = PARTS.filter(([k]) => b[k]).map(([k, label]) => `${label} ${b[k]}`);
+    return shown.length ? shown.join(" + ") : "nothing scores yet";
+  }
+
+  // Rooftops left: the count (palace colours in the title); in medina-v1-2p also the
+  // blocking rooftops left, in their own colour.
+  function roofCell(s) {
+    const cell = text("td", undefined, { class: "roofs" });
+    cell.appendChild(text("span", String(s.rooftops.length),
+      { title: `rooftops left for: ${s.rooftops.join(", ") || "none"}` }));
+    if (s.neutral) cell.appendChild(text("span", ` +${s.neutral} neutral`));
+    if (s.blocking_colour) {
+      cell.appendChild(text("span", " · blocking "));
+      cell.appendChild(text("span", "", { class: `swatch roof-${s.blocking_colour}` }));
+      cell.appendChild(text("span", ` ${s.blocking.length}`, { class: "blocking",
+        "data-blocking": s.blocking.join(" "),
+        title: `blocking rooftops left for: ${s.blocking.join(", ") || "none"}` }));
+    }
+    return cell;
   }
 
   function supplyText(seat) {
@@ -144,7 +200,8 @@ const MedinaBoard = (() => {
   function scores(table, view) {
     table.textContent = "";
     const head = text("tr");
-    for (const h of ["", "seat", "score", "rooftops", "tea"]) head.appendChild(text("th", h));
+    const roofs = view.seats.some((s) => s.blocking_colour) ? "rooftops left" : "rooftops";
+    for (const h of ["", "seat", "score", roofs, "tea"]) head.appendChild(text("th", h));
     table.appendChild(head);
     for (const s of view.seats) {
       const row = text("tr", undefined, { "data-seat": s.seat, "data-score": s.score });
@@ -154,10 +211,13 @@ const MedinaBoard = (() => {
       row.appendChild(swatch);
       row.appendChild(text("td", `${s.seat} ${s.name}`, { class: "name" }));
       row.appendChild(text("td", s.score, { class: "score" }));
-      const roofs = s.rooftops.length + (s.neutral ? ` +${s.neutral} neutral` : "");
-      row.appendChild(text("td", roofs));
+      row.appendChild(roofCell(s));
       row.appendChild(text("td", s.tea));
       table.appendChild(row);
+      const parts = text("tr", undefined, { class: "breakdown-row", "data-breakdown": s.seat });
+      parts.appendChild(text("td"));
+      parts.appendChild(text("td", breakdownText(s.breakdown), { colspan: 4, class: "breakdown" }));
+      table.appendChild(parts);
       const line = text("tr", undefined, { class: "supply-row" });
       line.appendChild(text("td"));
       line.appendChild(text("td", `supply: ${supplyText(s)}`,
@@ -170,11 +230,11 @@ const MedinaBoard = (() => {
     box.textContent = "";
     const list = text("ul");
     for (const t of view.palace_tiles) {
-      const item = text("li", `${t.colour} palace tile: ${seatName(view, t.holder)}`);
+      const item = text("li", `${t.colour} palace tile: ${holder(view, t.holder)}`);
       list.appendChild(item);
     }
     for (const t of view.tower_tiles) {
-      list.appendChild(text("li", `tower ${t.tower} tile: ${seatName(view, t.holder)}` +
+      list.appendChild(text("li", `tower ${t.tower} tile: ${holder(view, t.holder)}` +
         (t.merchants ? ` (${t.merchants} merchant${t.merchants > 1 ? "s" : ""})` : "")));
     }
     if (view.tea_pool) list.appendChild(text("li", `tea tiles left: ${view.tea_pool}`));
@@ -184,7 +244,27 @@ const MedinaBoard = (() => {
 
   function moves(list, lines) {
     list.textContent = "";
-    for (const line of lines) list.appendChild(text("li", line));
+    for (const line of lines) {
+      const li = list.appendChild(text("li", line));
+      if (line.endsWith(" (by the referee)")) li.classList.add("by-referee");
+    }
+    // The newest move: passes and the game's end are listed, but are no one's move.
+    const newest = [...list.children].reverse()
+      .find((li) => li.textContent !== "game over" && !li.textContent.endsWith(": passes"));
+    if (newest) {
+      newest.classList.add("current");
+      keepInView(list, newest);
+    }
+  }
+
+  // Scroll ``list`` (a scrolling, positioned box) so that ``item`` is inside it, centred
+  // when it has to move. ``item.offsetTop`` is measured from the list itself, which is the
+  // item's offset parent (position: relative).
+  function keepInView(list, item) {
+    const top = item.offsetTop;
+    const bottom = top + item.offsetHeight;
+    if (top >= list.scrollTop && bottom <= list.scrollTop + list.clientHeight) return;
+    list.scrollTop = Math.max(0, top - (list.clientHeight - item.offsetHeight) / 2);
   }
 
   function result(box, res) {
@@ -205,5 +285,5 @@ const MedinaBoard = (() => {
     box.appendChild(table);
   }
 
-  return { draw, scores, tiles, moves, result, name };
+  return { draw, scores, tiles, moves, result, name, keepInView, ROOF };
 })();

@@ -1,36 +1,93 @@
 // The replay page: every step of a record, drawn from the boards the server replayed.
+// The step shown is in the page's URL (?step=N; #N opens there too), play runs the steps
+// at the chosen speed, and the score plot's cursor follows.
 "use strict";
 
 (() => {
-  const recordId = document.body.dataset.record;
+  const body = document.body;
+  const recordId = body.dataset.record;
   const svg = document.getElementById("board");
   const slider = document.getElementById("slider");
   const stepBox = document.getElementById("step");
   const status = document.getElementById("status");
   const list = document.getElementById("movelist");
+  const plot = document.getElementById("plot");
+  const playButton = document.getElementById("play");
+  const speed = document.getElementById("speed");
+  const moment = document.getElementById("moment");
   let data = null;
   let step = 0;
+  let timer = null;
+
+  // The step a URL asks for: ?step=N, else #N; null when it names none.
+  function askedStep() {
+    const query = new URLSearchParams(location.search).get("step");
+    const hash = location.hash.replace(/^#(step=)?/, "");
+    for (const text of [query, hash]) {
+      if (text !== null && /^\d+$/.test(text)) return Number(text);
+    }
+    return null;
+  }
 
   function go(n) {
     if (!data) return;
-    step = Math.max(0, Math.min(n, data.frames.length - 1));
+    const last = data.frames.length - 1;
+    step = Math.max(0, Math.min(n, last));
     const view = data.frames[step];
     MedinaBoard.draw(svg, view);
     MedinaBoard.scores(document.getElementById("scores"), view);
     MedinaBoard.tiles(document.getElementById("tiles"), view);
     slider.value = String(step);
-    const last = data.frames.length - 1;
     const move = step > 0 ? data.moves[step - 1] : null;
     stepBox.textContent = `step ${step} / ${last}` +
       (move ? ` — seat ${move.seat}: ${move.text}` : " — start");
-    document.body.dataset.step = String(step);
+    body.dataset.step = String(step);
     list.querySelectorAll("li.current").forEach((li) => li.classList.remove("current"));
     if (move) {
       const li = list.children[step - 1];
       li.classList.add("current");
-      list.scrollTop = li.offsetTop - list.offsetTop - list.clientHeight / 2;
+      MedinaBoard.keepInView(list, li);
+    } else {
+      list.scrollTop = 0;
     }
+    MedinaPlot.move(plot, step);
     MedinaBoard.result(document.getElementById("result"), step === last ? data.result : null);
+    if (recordId) {
+      const here = step ? `${location.pathname}?step=${step}` : location.pathname;
+      history.replaceState(null, "", here);
+      moment.href = here;
+    }
+  }
+
+  function stepsPerSecond() {
+    return Math.max(0.5, Number(speed.value) || 4);
+  }
+
+  function pause() {
+    clearTimeout(timer);
+    timer = null;
+    playButton.textContent = "▶ play";
+    body.dataset.playing = "no";
+  }
+
+  function tick() {
+    go(step + 1);
+    if (step >= data.frames.length - 1) pause();
+    else timer = setTimeout(tick, 1000 / stepsPerSecond());
+  }
+
+  function play() {
+    if (!data) return;
+    if (step >= data.frames.length - 1) go(0);  // at the end: play from the start
+    playButton.textContent = "❚❚ pause";
+    body.dataset.playing = "yes";
+    clearTimeout(timer);
+    timer = setTimeout(tick, 1000 / stepsPerSecond());
+  }
+
+  function toggle() {
+    if (timer === null) play();
+    else pause();
   }
 
   function load(d) {
@@ -39,8 +96,10 @@
     list.textContent = "";
     d.moves.forEach((m, i) => {
       const li = document.createElement("li");
-      li.textContent = `seat ${m.seat}: ${m.text}` + (m.source !== "bot" ? ` (${m.source})` : "");
-      li.title = `decision ${m.index}, ${m.time_ms} ms`;
+      li.textContent = `seat ${m.seat}: ${m.text}`;
+      li.title = `decision ${m.index}, ${m.time_ms} ms` +
+        (m.source !== "bot" ? `, chosen by the referee (${m.source})` : "");
+      if (m.source !== "bot") li.classList.add("by-referee");
       li.addEventListener("click", () => go(i + 1));
       list.appendChild(li);
     });
@@ -48,26 +107,38 @@
     notes.push(d.full ? "all supplies shown (the match is over)" : "supplies hidden (no outcome recorded)");
     if (d.error) notes.push(`replay stopped: ${d.error}`);
     status.textContent = notes.join(" · ");
-    document.body.dataset.steps = String(d.frames.length - 1);
-    go(0);
-    document.body.dataset.ready = "yes";
+    body.dataset.steps = String(d.frames.length - 1);
+    const seats = d.frames[0].seats.map((s) => ({ seat: s.seat, name: s.name, colour: s.colour }));
+    MedinaPlot.draw(plot, d.story, seats, { cursor: 0, onPick: (n) => go(n) });
+    const asked = askedStep();
+    go(asked === null ? 0 : asked);
+    body.dataset.ready = "yes";
   }
 
   document.getElementById("first").addEventListener("click", () => go(0));
   document.getElementById("prev").addEventListener("click", () => go(step - 1));
   document.getElementById("next").addEventListener("click", () => go(step + 1));
   document.getElementById("last").addEventListener("click", () => go(Infinity));
+  playButton.addEventListener("click", toggle);
   slider.addEventListener("input", () => go(Number(slider.value)));
+  window.addEventListener("hashchange", () => {
+    const asked = askedStep();
+    if (asked !== null) go(asked);
+  });
   document.addEventListener("keydown", (e) => {
-    if (e.target === slider) return;  // the slider moves itself with the arrows
+    if (e.target === slider || e.target === speed) return;  // they move themselves
     const moves = { ArrowLeft: -1, ArrowRight: 1, PageUp: -10, PageDown: 10 };
     if (e.key in moves) go(step + moves[e.key]);
     else if (e.key === "Home") go(0);
     else if (e.key === "End") go(Infinity);
+    else if (e.key === " " && e.target.tagName !== "BUTTON" && e.target.tagName !== "A") toggle();
     else return;
     e.preventDefault();
   });
 
+  // Shared with the page that opens a record file from this computer (open.js).
+  window.MedinaReplay = { load };
+  if (!recordId) return;
   fetch(`/api/records/${encodeURIComponent(recordId)}/replay`)
     .then((r) => r.json().then((body) => ({ ok: r.ok, body })))
     .then(({ ok, body }) => {

@@ -1,0 +1,109 @@
+// The game's story under the board: every seat's score after each step, claims (circles)
+// and tiles taken (squares) marked on the seat's line. Drawn from the "story" points the
+// server sends (medina/web/story.py): {step, scores: [...], marks: [{seat, kind, text}]}.
+"use strict";
+
+const MedinaPlot = (() => {
+  const SVG = "http://www.w3.org/2000/svg";
+  const W = 680, H = 220, LEFT = 34, RIGHT = 12, TOP = 26, BOTTOM = 24;
+
+  function el(name, attrs, parent, text) {
+    const node = document.createElementNS(SVG, name);
+    for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+    if (text !== undefined) node.textContent = text;
+    if (parent) parent.appendChild(node);
+    return node;
+  }
+
+  // A round axis maximum and its tick spacing: 10, 20, 50, 100... units.
+  function scale(top) {
+    for (const tick of [5, 10, 20, 50, 100, 200, 500, 1000]) {
+      if (top / tick <= 6) return { max: Math.max(tick, Math.ceil(top / tick) * tick), tick };
+    }
+    return { max: top, tick: top };
+  }
+
+  // seats: [{seat, name, colour}]; opts.cursor: the step shown (a vertical line);
+  // opts.onPick(step): called with the step under a click.
+  function draw(svg, story, seats, opts) {
+    opts = opts || {};
+    while (svg.firstChild) svg.removeChild(svg.firstChild);
+    svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+    const lastStep = story.length ? story[story.length - 1].step : 0;
+    const xs = scale(Math.max(lastStep, 10));
+    let best = 0;
+    for (const p of story) for (const v of p.scores) best = Math.max(best, v);
+    const ys = scale(Math.max(best, 10));
+    const x = (step) => LEFT + (W - LEFT - RIGHT) * step / xs.max;
+    const y = (score) => H - BOTTOM - (H - TOP - BOTTOM) * score / ys.max;
+    svg.dataset.steps = String(lastStep);
+    svg.dataset.points = String(story.length);
+
+    const grid = el("g", { class: "plot-grid" }, svg);
+    el("rect", { x: LEFT, y: TOP, width: W - LEFT - RIGHT, height: H - TOP - BOTTOM,
+      class: "plot-area" }, grid);
+    for (let v = 0; v <= ys.max; v += ys.tick) {
+      el("line", { x1: LEFT, x2: W - RIGHT, y1: y(v), y2: y(v), class: "plot-rule" }, grid);
+      el("text", { x: LEFT - 4, y: y(v) + 4, class: "plot-label y" }, grid, v);
+    }
+    for (let s = 0; s <= xs.max; s += xs.tick) {
+      el("text", { x: x(s), y: H - BOTTOM + 14, class: "plot-label x" }, grid, s);
+    }
+    el("text", { x: W - RIGHT, y: H - 2, class: "plot-label axis" }, grid, "step");
+
+    seats.forEach((seat, i) => {
+      const colour = MedinaBoard.ROOF[seat.colour] || "#333";
+      const lx = LEFT + 4 + i * 150;
+      el("line", { x1: lx, x2: lx + 16, y1: 12, y2: 12, stroke: colour, class: "plot-key" }, svg);
+      el("text", { x: lx + 20, y: 16, class: "plot-legend" }, svg, `${seat.seat} ${seat.name}`);
+      if (!story.length) return;
+      const points = story.map((p) => `${x(p.step).toFixed(1)},${y(p.scores[i]).toFixed(1)}`);
+      el("polyline", { points: points.join(" "), class: "score-line", stroke: colour,
+        "data-seat": seat.seat, "data-last": story[story.length - 1].scores[i] }, svg);
+    });
+
+    const marks = el("g", { class: "plot-marks" }, svg);
+    for (const p of story) {
+      for (const m of p.marks) {
+        const seat = seats[m.seat];
+        const fill = seat ? MedinaBoard.ROOF[seat.colour] : "#333";
+        const cx = x(p.step), cy = y(p.scores[m.seat]);
+        const shape = m.kind === "claim"
+          ? el("circle", { cx, cy, r: 4.5 }, marks)
+          : el("rect", { x: cx - 3.5, y: cy - 3.5, width: 7, height: 7 }, marks);
+        shape.setAttribute("class", `mark ${m.kind}`);
+        shape.setAttribute("fill", fill);
+        shape.setAttribute("data-step", p.step);
+        el("title", {}, shape, `step ${p.step}: seat ${m.seat} ${m.text}`);
+      }
+    }
+    const cursor = el("line", { y1: TOP, y2: H - BOTTOM, class: "plot-cursor" }, svg);
+    svg.plot = { x, cursor, max: xs.max, last: lastStep };
+    move(svg, opts.cursor);
+    if (opts.onPick && !svg.dataset.picks) {
+      svg.dataset.picks = "yes";
+      svg.addEventListener("click", (e) => {
+        const box = svg.getBoundingClientRect();
+        const at = (e.clientX - box.left) * W / box.width;
+        const step = Math.round((at - LEFT) / (W - LEFT - RIGHT) * svg.plot.max);
+        opts.onPick(Math.max(0, Math.min(step, svg.plot.last)));
+      });
+    }
+  }
+
+  // Move the cursor to ``step`` (hidden when undefined).
+  function move(svg, step) {
+    const plot = svg.plot;
+    if (!plot) return;
+    if (step === undefined || step === null) {
+      plot.cursor.setAttribute("visibility", "hidden");
+      return;
+    }
+    plot.cursor.setAttribute("visibility", "visible");
+    plot.cursor.setAttribute("x1", plot.x(step));
+    plot.cursor.setAttribute("x2", plot.x(step));
+    svg.dataset.cursor = String(step);
+  }
+
+  return { draw, move };
+})();
