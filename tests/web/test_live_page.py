@@ -92,7 +92,7 @@ def test_a_page_opened_after_the_end_has_the_whole_story(arena: ArenaThread, pag
 
 @pytest.fixture
 def one_stream_each(tmp_path: Path) -> Iterator[ArenaThread]:
-    a = ArenaThread(tmp_path, limits=Limits(max_streams_per_client=1))
+    a = ArenaThread(tmp_path, limits=Limits(max_streams_per_client=1, limit_loopback=True))
     try:
         yield a
     finally:
