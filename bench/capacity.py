@@ -169,7 +169,7 @@ async def seat(
     call = arena_pb2_grpc.ArenaServiceStub(channels.get(address)).Play()
     await call.write(hello(token, kind))
     message = await call.read()
-    if isinstance(message, arena_pb2.PlayResponse) and message.HasField("redirect"):
+    if isinstance(message, arena_pb2.PlayResponse) and message.WhichOneof("message") == "redirect":
         host = message.redirect.host or address.rpartition(":")[0]
         target = f"{host}:{message.redirect.port}"
         call = arena_pb2_grpc.ArenaServiceStub(channels.get(target)).Play()

@@ -79,7 +79,7 @@ def palace_score(s: GameState, p: Palace) -> PalaceScore:
     )
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=4096)
 def _palace_score(
     p: Palace, walls: int, merchants: int, well_bonus: int, cols: int, rows: int
 ) -> PalaceScore:
@@ -120,7 +120,7 @@ def breakdowns(s: GameState) -> tuple[Breakdown, ...]:
     )
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=4096)
 def _breakdown(palaces: tuple[PalaceScore, ...], palace_tiles: int, tower_tiles: int) -> Breakdown:
     """A breakdown from its palaces and tiles, cached by value: scores change a few times a
     turn, and the same ones recur in every seat's observation."""
