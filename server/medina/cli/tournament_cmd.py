@@ -421,7 +421,7 @@ def games_cmd(args: argparse.Namespace) -> int:
         "variant",
         "seed",
         "status",
-        "seats (rank, termination)",
+        "seats (counted rank, termination)",
         "record",
     ):
         t.add_column(col)
@@ -429,9 +429,9 @@ def games_cmd(args: argparse.Namespace) -> int:
         r = results.get(g["number"])
         if r is not None:
             seats = ", ".join(
-                f"{s['bot']} {s['rank']}"
+                f"{s['bot']} {rank}"
                 + ("" if s["termination"] == "normal" else f" ({s['termination']})")
-                for s in r["seats"]
+                for s, rank in zip(r["seats"], report.game_counted_ranks(r), strict=True)
             )
             status = r["ending"] if r["ending"] != "complete" else "done"
         else:

@@ -12,6 +12,7 @@ from typing import Any
 
 from medina.rpc.server import RunningServer, wait_for_signal
 from medina.storage.tournaments import StoreError, TournamentStore
+from medina.tournament.report import game_counted_ranks
 from medina.tournament.runner import standings
 from medina.web import (
     BotGame,
@@ -102,14 +103,14 @@ def _games_by_bot(results: list[dict[str, Any]]) -> dict[str, tuple[BotGame, ...
     out: dict[str, list[BotGame]] = {}
     for g in results:
         names = tuple(s["bot"] for s in g["seats"])
-        for s in g["seats"]:
+        for s, rank in zip(g["seats"], game_counted_ranks(g), strict=True):
             out.setdefault(s["bot"], []).append(
                 BotGame(
                     number=g["number"],
                     variant=f"{g['ruleset']} {g['players']}p",
                     seats=names,
                     seat=s["seat"],
-                    rank=s["rank"],
+                    rank=rank,
                     total=s["total"],
                     termination=s["termination"],
                     match_id=g["match_id"] or "",

@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .standings import FAULTS, Standings
+from .standings import FAULTS, SeatResult, Standings, counted_ranks
 
 
 def _num(x: float, digits: int = 2) -> str:
@@ -114,11 +114,26 @@ def print_standings(st: Standings, title: str, console: Console | None = None) -
     console.print(head_to_head_table(st))
 
 
+def game_counted_ranks(game: dict[str, Any]) -> list[int]:
+    """The ranks the standings count for a stored game (``TournamentStore.results`` form), by
+    seat: forfeits share last place (``standings.counted_ranks``)."""
+    return list(
+        counted_ranks(
+            [
+                SeatResult(s["bot"], s["seat"], s["total"], s["rank"], s["termination"])
+                for s in game["seats"]
+            ]
+        )
+    )
+
+
 def games_rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per seat of every finished game."""
+    """One row per seat of every finished game: ``rank`` is the match's, ``counted_rank``
+    the one the standings count (forfeited seats share last place)."""
     out = []
     for g in results:
-        for s in g["seats"]:
+        counted = game_counted_ranks(g)
+        for s, standing_rank in zip(g["seats"], counted, strict=True):
             out.append(
                 {
                     "game": g["number"],
@@ -133,6 +148,7 @@ def games_rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                     "bot": s["bot"],
                     "total": s["total"],
                     "rank": s["rank"],
+                    "counted_rank": standing_rank,
                     "termination": s["termination"],
                     "strikes": s["strikes"],
                 }

@@ -16,7 +16,8 @@ from openskill.models import PlackettLuce
 #: 95 % two-sided normal quantile.
 Z95 = 1.959963984540054
 
-#: Terminations a bot is charged with (every other one is NORMAL or the server's doing).
+#: Terminations a bot is charged with (every other one is NORMAL or the server's doing). In a
+#: complete game each of them is a forfeit.
 FAULTS = ("timeout", "illegal_action", "crashed", "disconnected", "stalled", "no_show")
 
 
@@ -135,6 +136,23 @@ def wilson(successes: float, n: int) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def counted_ranks(seats: Sequence[SeatResult]) -> tuple[int, ...]:
+    """The ranks the standings count for one complete game, by seat order of ``seats``.
+
+    A seat that played on keeps its match rank (1 + the seats that played on with a strictly
+    higher total). Every seat that forfeited (a termination in ``FAULTS``) ranks last, at the
+    player count, tied with every other seat that forfeited, whatever the referee's random
+    play-out of its seat scored and whoever forfeited first: a forfeit is a loss to every seat
+    that played on and a draw with every other forfeit, never a win. So when every seat
+    forfeited nobody won (no seat ranks 1).
+
+    >>> counted_ranks([SeatResult("a", 0, 30, 1, "crashed"), SeatResult("b", 1, 20, 2, "timeout")])
+    (2, 2)
+    """
+    last = len(seats)
+    return tuple(last if s.termination in FAULTS else s.rank for s in seats)
+
+
 class Accumulator:
     """Standings built one game at a time, in game-number order."""
 
@@ -157,24 +175,25 @@ class Accumulator:
                 self.rows[s.bot].abandoned += 1
             return
         self.played += 1
-        firsts = sum(1 for s in game.seats if s.rank == 1)
-        for s in game.seats:
+        ranks = counted_ranks(game.seats)
+        firsts = sum(1 for r in ranks if r == 1)
+        for s, rank in zip(game.seats, ranks, strict=True):
             row = self.rows[s.bot]
             row.games += 1
-            row.rank_sum += s.rank
+            row.rank_sum += rank
             row.score_sum += s.total
             row.score_sq += s.total * s.total
-            if s.rank == 1:
+            if rank == 1:
                 row.wins += 1 / firsts
-        for a in game.seats:
-            for b in game.seats:
+        for a, ra in zip(game.seats, ranks, strict=True):
+            for b, rb in zip(game.seats, ranks, strict=True):
                 if a.bot == b.bot:
                     continue
                 cell = self.h2h[a.bot].setdefault(b.bot, [0.0, 0])
-                cell[0] += 1.0 if a.rank < b.rank else 0.5 if a.rank == b.rank else 0.0
+                cell[0] += 1.0 if ra < rb else 0.5 if ra == rb else 0.0
                 cell[1] += 1
         teams = [[self.ratings[s.bot]] for s in game.seats]
-        new = self.model.rate(teams, ranks=[float(s.rank) for s in game.seats])
+        new = self.model.rate(teams, ranks=[float(r) for r in ranks])
         for s, team in zip(game.seats, new, strict=True):
             self.ratings[s.bot] = team[0]
 
