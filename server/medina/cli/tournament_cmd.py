@@ -25,7 +25,7 @@ from medina.storage.tournaments import (
     TournamentStore,
 )
 from medina.tournament import config as tconfig
-from medina.tournament import report, schedule
+from medina.tournament import entry, report, schedule
 from medina.tournament.play import PlayedGame
 from medina.tournament.runner import (
     DEFAULT_LEASE_S,
@@ -81,6 +81,7 @@ def add_parser(sub: Any) -> None:
         "(0: any free port; on 127.0.0.1 unless --http-host); read-only",
     )
     run.add_argument("--http-host", default="127.0.0.1", help="listen address of the viewer")
+    _validation(run)
     run.set_defaults(run=run_cmd)
 
     create = tsub.add_parser(
@@ -89,6 +90,10 @@ def add_parser(sub: Any) -> None:
     create.add_argument("file", help="the tournament file (TOML)")
     _where(create)
     create.add_argument("--until-separated", action="store_true")
+    create.add_argument(
+        "--concurrency", type=int, default=min(4, os.cpu_count() or 1), help="entry games at once"
+    )
+    _validation(create)
     create.set_defaults(run=create_cmd)
 
     work = tsub.add_parser(
@@ -132,6 +137,16 @@ def add_parser(sub: Any) -> None:
         q.set_defaults(run=func)
 
 
+def _validation(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--validation",
+        choices=tconfig.VALIDATION,
+        help="before the first game each bot plays one quick game per variant against random "
+        "players: a bot that fails it stops the run (stop), is left out with a warning (drop), "
+        "or nothing is checked (off); default: the file's validation key, else stop",
+    )
+
+
 def _where(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", help=f"database URL or SQLite file (default: OUT/{DB_FILE})")
     p.add_argument("--out", help="output directory (default: tournaments/NAME)")
@@ -162,14 +177,35 @@ def _open(args: argparse.Namespace, name: str | None) -> TournamentStore:
         raise CommandError(str(exc)) from None
 
 
+class EntryFailed(Exception):
+    """A bot failed its entry game and the tournament is set to stop (exit code 1)."""
+
+
 def _create(
-    args: argparse.Namespace, cfg: tconfig.TournamentConfig, out: Path
-) -> tuple[TournamentStore, TournamentRow, bool, list[schedule.ScheduledGame]]:
-    games = schedule.build(cfg)
+    args: argparse.Namespace, cfg: tconfig.TournamentConfig, out: Path, records: Path
+) -> tuple[
+    TournamentStore, TournamentRow, bool, list[schedule.ScheduledGame], tconfig.TournamentConfig
+]:
+    """Create the tournament (after its entry validation) or find it as stored; the
+    configuration as played (without the bots entry validation dropped)."""
     try:
         if not args.db:
             out.mkdir(parents=True, exist_ok=True)
         store = TournamentStore(args.db or str(out / DB_FILE))
+        stored = next((t for t in store.tournaments() if t.name == cfg.name), None)
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(f"cannot use {out}: {exc.strerror}") from None
+    try:
+        if stored is not None:  # continuing: the bots dropped at the start stay dropped
+            cfg = cfg.without(tconfig.TournamentConfig.from_json(stored.config).dropped)
+        elif cfg.validation != "off":
+            cfg = _validate(args, cfg, records)
+    except tconfig.TournamentConfigError as exc:
+        raise CommandError(f"{args.file}: {exc}") from None
+    games = schedule.build(cfg)
+    try:
         row, created = store.ensure_tournament(
             cfg.name,
             cfg.digest,
@@ -190,17 +226,67 @@ def _create(
         )
     except StoreError as exc:
         raise CommandError(str(exc)) from None
-    except OSError as exc:
-        raise CommandError(f"cannot use {out}: {exc.strerror}") from None
-    return store, row, created, games
+    return store, row, created, games, cfg
+
+
+def _validate(
+    args: argparse.Namespace, cfg: tconfig.TournamentConfig, records: Path
+) -> tconfig.TournamentConfig:
+    """Every bot's entry game; the configuration without the bots that failed (drop), or
+    EntryFailed naming them (stop)."""
+    quiet = getattr(args, "quiet", False)
+    if not quiet:
+        games = len(cfg.bots) * len(cfg.variants)
+        print(f"tournament {cfg.name}: entry validation, {games} games", flush=True)
+
+    def show(result: entry.EntryResult) -> None:
+        if not quiet or not result.passed:
+            print(result.line(), flush=True)
+
+    results = asyncio.run(
+        entry.validate(cfg, records / "entry", concurrency=args.concurrency, on_result=show)
+    )
+    failed = entry.failures(results)
+    if not failed:
+        return cfg
+    if cfg.validation == "stop":
+        lines = [f"bot {name!r} failed its entry game: {why}" for name, why in failed.items()]
+        raise EntryFailed(
+            "\n".join(lines) + f"\nnothing was played; fix the bot or its command in {args.file} "
+            '(validation = "drop" plays without it, "off" skips the check)'
+        )
+    for name, why in failed.items():
+        print(
+            f"warning: bot {name!r} is dropped from the tournament: it failed its entry game: "
+            f"{why}",
+            file=sys.stderr,
+            flush=True,
+        )
+    return cfg.without(list(failed.items()))
+
+
+def _records(cfg: tconfig.TournamentConfig, out: Path) -> Path:
+    return Path(cfg.base_dir) / cfg.records if cfg.records else out / "records"
+
+
+def _configured(args: argparse.Namespace) -> tconfig.TournamentConfig:
+    cfg = _load(args.file)
+    if args.until_separated:
+        cfg = dataclasses.replace(cfg, until_separated=True)
+    if args.validation is not None:
+        cfg = dataclasses.replace(cfg, validation=args.validation)
+    return cfg
 
 
 def create_cmd(args: argparse.Namespace) -> int:
     """Store the tournament and its schedule for workers, without playing."""
-    cfg = _load(args.file)
-    if args.until_separated:
-        cfg = dataclasses.replace(cfg, until_separated=True)
-    store, row, created, games = _create(args, cfg, _out(args, cfg.name))
+    cfg = _configured(args)
+    out = _out(args, cfg.name)
+    try:
+        store, row, created, games, cfg = _create(args, cfg, out, _records(cfg, out))
+    except EntryFailed as exc:
+        print(f"medina-arena tournament create: {exc}", file=sys.stderr)
+        return 1
     what = "created" if created else "already there"
     counts = ", ".join(f"{n} {s}" for s, n in sorted(store.counts(row.id).items()))
     print(f"tournament {cfg.name}: {what} in {store.safe_url}: {len(games)} games ({counts})")
@@ -209,16 +295,18 @@ def create_cmd(args: argparse.Namespace) -> int:
 
 def run_cmd(args: argparse.Namespace) -> int:
     """Create (or continue) the tournament and play it to the end."""
-    cfg = _load(args.file)
-    if args.until_separated:
-        cfg = dataclasses.replace(cfg, until_separated=True)
+    cfg = _configured(args)
     if args.concurrency < 1:
         raise CommandError(f"--concurrency must be at least 1, got {args.concurrency}")
     if args.lease_s <= 0:
         raise CommandError(f"--lease-s must be positive, got {args.lease_s}")
     out = _out(args, cfg.name)
-    records = Path(cfg.base_dir) / cfg.records if cfg.records else out / "records"
-    store, row, created, games = _create(args, cfg, out)
+    records = _records(cfg, out)
+    try:
+        store, row, created, games, cfg = _create(args, cfg, out, records)
+    except EntryFailed as exc:
+        print(f"medina-arena tournament run: {exc}", file=sys.stderr)
+        return 1
     counts = store.counts(row.id)
     done = counts.get("done", 0)
     if not args.quiet:
@@ -256,6 +344,8 @@ def run_cmd(args: argparse.Namespace) -> int:
     title = f"{cfg.name}: {st.games} games"
     if final.status == "separated":
         title += f" (stopped early: the standings separated after block {final.stop_block})"
+    if cfg.dropped:
+        title += f" (left out at entry: {', '.join(name for name, _ in cfg.dropped)})"
     report.print_standings(st, title)
     if runner.stopping is not None:
         left = sum(n for s, n in store.counts(row.id).items() if s in ("pending", "running"))

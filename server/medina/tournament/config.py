@@ -9,7 +9,8 @@ import re
 import shlex
 import shutil
 import tomllib
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ from medina.referee.config import MatchSettings, Policies, TimeControl, TimeoutP
 from medina.referee.errors import ConfigError
 
 FORMATS = ("round-robin", "gauntlet")
+#: What to do with a bot that fails its entry game: stop the run, drop the bot, or skip it.
+VALIDATION = ("stop", "drop", "off")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 #: Round robin: beyond this many groups (k-subsets of the bots), a balanced sample is played.
 MAX_GROUPS = 10_000
@@ -65,6 +68,10 @@ class TournamentConfig:
     records: str | None = None
     #: Where relative paths (cwd, records) are taken from: the file's directory.
     base_dir: str = "."
+    #: Entry validation before the first game (``VALIDATION``); not part of the digest.
+    validation: str = "stop"
+    #: Bots of the file dropped by entry validation, with the reason: (name, reason).
+    dropped: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> str:
         """The configuration as canonical JSON (stored with the tournament; its hash tells a
@@ -80,6 +87,9 @@ class TournamentConfig:
         data = json.loads(self.to_json())
         data.pop("records", None)
         data.pop("base_dir", None)
+        data.pop("validation", None)
+        if not data["dropped"]:  # files from before entry validation hash as they did
+            data.pop("dropped")
         text = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -115,7 +125,40 @@ class TournamentConfig:
             ),
             records=d["records"],
             base_dir=d["base_dir"],
+            validation=d.get("validation", "stop"),
+            dropped=tuple((n, r) for n, r in d.get("dropped", ())),
         )
+
+    def without(self, dropped: Sequence[tuple[str, str]]) -> TournamentConfig:
+        """This tournament without the bots named in ``dropped`` ((name, reason) pairs),
+        which it remembers. TournamentConfigError when too few bots are left to play."""
+        if not dropped:
+            return self
+        gone = {name for name, _ in dropped}
+        unknown = sorted(gone - {b.name for b in self.bots})
+        if unknown:
+            raise TournamentConfigError(f"cannot drop {', '.join(unknown)}: no such bot")
+        bots = tuple(b for b in self.bots if b.name not in gone)
+        candidates = tuple(c for c in self.candidates if c not in gone)
+        names = ", ".join(sorted(gone))
+        if self.format == "gauntlet":
+            if not candidates:
+                raise TournamentConfigError(f"no candidate is left after dropping {names}")
+            field_size = len(bots) - len(candidates)
+            need = max(v.players for v in self.variants) - 1
+            if field_size < need:
+                raise TournamentConfigError(
+                    f"{field_size} field bots are left after dropping {names}; the gauntlet "
+                    f"needs {need}"
+                )
+        else:
+            need = max(v.players for v in self.variants)
+            if len(bots) < need:
+                raise TournamentConfigError(
+                    f"{len(bots)} bots are left after dropping {names}; {need}-player games "
+                    f"need {need}"
+                )
+        return replace(self, bots=bots, candidates=candidates, dropped=(*self.dropped, *dropped))
 
     def bot(self, name: str) -> BotSpec:
         """A bot by name (KeyError when there is none)."""
@@ -150,6 +193,7 @@ _TOP_KEYS = {
     "clock",
     "policies",
     "records",
+    "validation",
 }
 _CLOCK_KEYS = {
     "decision_ms": "decision_ms",
@@ -324,6 +368,12 @@ def parse(data: dict[str, Any], w: _Where, base_dir: Path) -> TournamentConfig:
     records = data.get("records")
     if records is not None:
         _typed(w, records, str, "a directory path", "records")
+    validation = _typed(w, data.get("validation", "stop"), str, "a string", "validation")
+    if validation not in VALIDATION:
+        raise w.error(
+            f"unknown validation {validation!r}; choose {', '.join(map(repr, VALIDATION))}",
+            "validation",
+        )
     cfg = TournamentConfig(
         name=name,
         bots=bots,
@@ -339,6 +389,7 @@ def parse(data: dict[str, Any], w: _Where, base_dir: Path) -> TournamentConfig:
         policies=policies,
         records=records,
         base_dir=str(base_dir),
+        validation=validation,
     )
     return cfg
 
