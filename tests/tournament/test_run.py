@@ -82,6 +82,8 @@ def test_standings_games_and_export(
     data = json.loads(everything.stdout)
     assert {"standings", "head_to_head", "games", "rating_history"} <= set(data)
     assert len(data["games"]) == 8
+    # games count from 1 in the export, as in the progress lines and `tournament games`
+    assert sorted(g["game"] for g in data["games"]) == list(range(1, 9))
     bad = run_cli("tournament", "export", "cup.toml", "--format", "csv", "--table", "all", cwd=d)
     assert bad.returncode == 2 and "CSV holds one table" in bad.stderr
     missing = run_cli("tournament", "standings", "--out", "nowhere", cwd=d)

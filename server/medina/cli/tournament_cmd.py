@@ -417,7 +417,8 @@ class _Display:
             left = self.total - self.done
             eta = f", ETA {left / rate:.0f} min" if rate > 0 and left else ""
             print(
-                f"game {claim.number + 1}/{self.total} ({self.done} done): {ranks}; "
+                f"game {report.game_number(claim.number)}/{self.total} ({self.done} done): "
+                f"{ranks}; "
                 f"{rate:.1f} games/min{eta}; leader {leader}",
                 flush=True,
             )
@@ -444,7 +445,8 @@ def worker_cmd(args: argparse.Namespace) -> int:
 
     def line(claim: Claim, played: PlayedGame) -> None:
         print(
-            f"{claim.tournament} game {claim.number + 1}: {played.ending} ({played.match_id})",
+            f"{claim.tournament} game {report.game_number(claim.number)}: {played.ending} "
+            f"({played.match_id})",
             flush=True,
         )
 
@@ -528,7 +530,7 @@ def games_cmd(args: argparse.Namespace) -> int:
             seats = ", ".join(g["seats"])
             status = g["status"]
         t.add_row(
-            str(g["number"] + 1),
+            str(report.game_number(g["number"])),
             str(g["block"]),
             f"{g['ruleset']} {g['players']}p",
             str(g["seed"]),
@@ -561,7 +563,7 @@ def export_cmd(args: argparse.Namespace) -> int:
                 "games_counted": st.games,
                 "standings": report.standings_rows(st),
                 "head_to_head": report.head_to_head_rows(st),
-                "games": store.results(tid),
+                "games": report.games_json(store.results(tid)),
                 "rating_history": store.rating_history(tid),
             }
         )

@@ -127,16 +127,36 @@ def game_counted_ranks(game: dict[str, Any]) -> list[int]:
     )
 
 
+def game_number(number: int) -> int:
+    """The number a game is shown with: games count from 1 in every output (progress lines,
+    ``tournament games``, exports, the viewer); the database's ``games.number`` from 0."""
+    return number + 1
+
+
+def games_json(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Finished games as the JSON export gives them: ``game`` numbered from 1 (as everywhere
+    games are shown) in place of the database's ``number``, and each seat's
+    ``counted_rank``."""
+    out = []
+    for g in results:
+        counted = game_counted_ranks(g)
+        rest = {k: v for k, v in g.items() if k not in ("number", "seats")}
+        seats = [{**s, "counted_rank": rank} for s, rank in zip(g["seats"], counted, strict=True)]
+        out.append({"game": game_number(g["number"]), **rest, "seats": seats})
+    return out
+
+
 def games_rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per seat of every finished game: ``rank`` is the match's, ``counted_rank``
-    the one the standings count (forfeited seats share last place)."""
+    """One row per seat of every finished game (``game`` numbered from 1): ``rank`` is the
+    match's, ``counted_rank`` the one the standings count (forfeited seats share last
+    place)."""
     out = []
     for g in results:
         counted = game_counted_ranks(g)
         for s, standing_rank in zip(g["seats"], counted, strict=True):
             out.append(
                 {
-                    "game": g["number"],
+                    "game": game_number(g["number"]),
                     "block": g["block"],
                     "ruleset": g["ruleset"],
                     "players": g["players"],

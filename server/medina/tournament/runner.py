@@ -237,7 +237,7 @@ class Runner:
         try:
             played = game.result()
         except GameError as exc:
-            log.warning("game %d of %s: %s; given back", claim.number, claim.tournament, exc)
+            log.warning("game %d of %s: %s; given back", claim.number + 1, claim.tournament, exc)
             await asyncio.to_thread(self.store.release, claim, f"not played: {exc}")
             self.tally.given_back += 1
             if exc.fatal:
@@ -280,7 +280,7 @@ class Runner:
             log.warning(
                 "game %d of %s: the lease ran out before the result was stored; another worker "
                 "plays it again",
-                claim.number,
+                claim.number + 1,
                 claim.tournament,
             )
             return
@@ -295,7 +295,7 @@ class Runner:
             try:
                 held = await asyncio.to_thread(self.store.renew, claim, self.options.lease_s)
             except StoreError as exc:
-                log.warning("cannot renew the lease of game %d: %s", claim.number, exc)
+                log.warning("cannot renew the lease of game %d: %s", claim.number + 1, exc)
                 continue
             if not held:
                 lost.set()
