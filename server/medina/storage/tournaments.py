@@ -28,7 +28,6 @@ from sqlalchemy import (
     func,
     insert,
     literal,
-    or_,
     select,
     text,
     update,
@@ -346,9 +345,50 @@ class TournamentStore:
                 )
             return len(dead)
 
+    def reclaim_expired(self, tid: int | None = None) -> int:
+        """Give back the games whose lease ran out (their worker died on another machine,
+        was paused, or lost the database), each with an incident naming that worker; how
+        many. Only one caller takes each game back: the update is conditional on the lease
+        it saw (owner and attempt)."""
+        with self.engine.begin() as conn:
+            q = select(games.c.id, games.c.lease_owner, games.c.attempts).where(
+                games.c.status == "running", games.c.lease_expires < self._now()
+            )
+            if tid is not None:
+                q = q.where(games.c.tournament_id == tid)
+            taken = 0
+            for gid, owner, attempts in conn.execute(q).all():
+                done = conn.execute(
+                    update(games)
+                    .where(
+                        games.c.id == gid,
+                        games.c.status == "running",
+                        games.c.lease_owner == owner,
+                        games.c.attempts == attempts,
+                        games.c.lease_expires < self._now(),
+                    )
+                    .values(status="pending", lease_owner=None, lease_expires=None)
+                )
+                if done.rowcount != 1:
+                    continue
+                taken += 1
+                conn.execute(
+                    insert(incidents).values(
+                        game_id=gid,
+                        at=time.time(),
+                        worker=owner,
+                        what="interrupted: its worker's lease ran out (the worker died, was "
+                        "paused or lost the database); replayed from scratch",
+                        flag=False,
+                    )
+                )
+            return taken
+
     def claim(self, owner: str, lease_s: float, tid: int | None = None) -> Claim | None:
-        """Lease the next game to play (pending, or running with its lease run out), in game
-        order; None when there is none. ``tid`` None: any running tournament."""
+        """Lease the next game to play, in game order; None when there is none. Games whose
+        lease ran out are given back first (``reclaim_expired``, with an incident each).
+        ``tid`` None: any running tournament."""
+        self.reclaim_expired(tid)
         now = self._now()
         active = select(tournaments.c.id).where(tournaments.c.status == "running")
         if tid is not None:
@@ -357,10 +397,7 @@ class TournamentStore:
             select(games.c.id)
             .where(
                 games.c.tournament_id.in_(active),
-                or_(
-                    games.c.status == "pending",
-                    and_(games.c.status == "running", games.c.lease_expires < now),
-                ),
+                games.c.status == "pending",
             )
             .order_by(games.c.tournament_id, games.c.number)
             .limit(1)
