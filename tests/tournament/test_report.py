@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from medina.tournament.report import game_number, games_json, games_rows, to_csv
+from medina.tournament.report import (
+    game_number,
+    games_json,
+    games_rows,
+    rating_history_rows,
+    to_csv,
+)
+from medina.tournament.standings import GameResult, SeatResult, compute
 
 
 def stored(number: int) -> dict[str, Any]:
@@ -46,3 +53,18 @@ def test_games_carry_the_counted_rank_beside_the_match_rank() -> None:
     assert [(r["rank"], r["counted_rank"]) for r in rows] == [(1, 2), (2, 2)]
     seats = games_json([stored(0)])[0]["seats"]
     assert [(s["rank"], s["counted_rank"]) for s in seats] == [(1, 2), (2, 2)]
+
+
+def test_rating_history_rows_number_games_from_one() -> None:
+    st = compute(
+        ["a", "b"],
+        [
+            GameResult(
+                0, 0, "medina-v2", 2, "complete",
+                (SeatResult("a", 0, 30, 1, "normal"), SeatResult("b", 1, 20, 2, "normal")),
+            )
+        ],
+    )  # fmt: skip
+    rows = rating_history_rows(st)
+    assert [(r["game"], r["bot"], r["games"]) for r in rows] == [(1, "a", 1), (1, "b", 1)]
+    assert rows[0]["mu"] > rows[1]["mu"]

@@ -157,3 +157,23 @@ def test_every_forfeit_ranks_last_tied_in_four_player_games() -> None:
     assert st.head_to_head["a"]["b"] == (1.0, 1)
     everyone = game(1, {"a": 1, "b": 2}, faults={"a": "timeout", "b": "crashed"})
     assert counted_ranks(everyone.seats) == (2, 2)  # nobody won
+
+
+def test_the_rating_history_has_a_point_per_bot_and_game_in_game_order() -> None:
+    rng = random.Random(5)
+    results = []
+    for i in range(12):
+        order = ["a", "b", "c"]
+        rng.shuffle(order)
+        results.append(game(i, {x: k + 1 for k, x in enumerate(order)}))
+    results.append(game(12, {"a": 1, "b": 1}, ending="abandoned"))  # not rated
+    shuffled = list(results)
+    rng.shuffle(shuffled)
+    st = compute("abc", shuffled)
+    assert len(st.history) == 12 * 3
+    assert [p.game for p in st.history] == sorted(p.game for p in st.history)
+    for r in st.rows:  # the last point of each bot is its standing
+        points = st.history_of(r.bot)
+        assert [p.games for p in points] == list(range(1, 13))
+        assert (points[-1].mu, points[-1].sigma) == (r.mu, r.sigma)
+    assert compute("abc", results).history == st.history  # the finishing order is irrelevant

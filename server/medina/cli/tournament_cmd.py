@@ -129,7 +129,7 @@ def add_parser(sub: Any) -> None:
             q.add_argument("--format", choices=("csv", "json"), required=True)
             q.add_argument(
                 "--table",
-                choices=("standings", "games", "head-to-head", "all"),
+                choices=("standings", "games", "head-to-head", "rating-history", "all"),
                 default=None,
                 help="what to export (csv default standings; json default all)",
             )
@@ -340,7 +340,6 @@ def run_cmd(args: argparse.Namespace) -> int:
     code = asyncio.run(_run(runner, display))
     final = next(t for t in store.tournaments() if t.id == row.id)
     st = standings(store, row.id)
-    store.add_ratings(row.id, [(r.bot, r.games, r.mu, r.sigma) for r in st.rows])
     title = f"{cfg.name}: {st.games} games"
     if final.status == "separated":
         title += f" (stopped early: the standings separated after block {final.stop_block})"
@@ -548,11 +547,14 @@ def export_cmd(args: argparse.Namespace) -> int:
     st = standings(store, tid)
     table = args.table or ("all" if args.format == "json" else "standings")
     if args.format == "csv" and table == "all":
-        raise CommandError("CSV holds one table: choose --table standings, games or head-to-head")
+        raise CommandError(
+            "CSV holds one table: choose --table standings, games, head-to-head or rating-history"
+        )
     parts = {
         "standings": lambda: report.standings_rows(st),
         "games": lambda: report.games_rows(store.results(tid)),
         "head-to-head": lambda: report.head_to_head_rows(st),
+        "rating-history": lambda: report.rating_history_rows(st),
     }
     if args.format == "csv":
         text = report.to_csv(parts[table]())
@@ -564,7 +566,7 @@ def export_cmd(args: argparse.Namespace) -> int:
                 "standings": report.standings_rows(st),
                 "head_to_head": report.head_to_head_rows(st),
                 "games": report.games_json(store.results(tid)),
-                "rating_history": store.rating_history(tid),
+                "rating_history": report.rating_history_rows(st),
             }
         )
     else:

@@ -101,6 +101,8 @@ seat_results = Table(
     Column("detail", Text, nullable=False),
 )
 
+# Rating snapshots written once per runner invocation by earlier versions; no longer
+# written: the rating history is computed per game from the results (tournament/standings).
 ratings = Table(
     "ratings",
     metadata,

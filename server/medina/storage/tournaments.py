@@ -36,7 +36,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
 from . import schema
-from .schema import bots, games, incidents, ratings, seat_results, tournaments
+from .schema import bots, games, incidents, seat_results, tournaments
 
 
 class StoreError(Exception):
@@ -666,46 +666,6 @@ class TournamentStore:
                 .values(status="finished", finished_at=time.time())
             )
             return True
-
-    def add_ratings(self, tid: int, rows: Iterable[tuple[str, int, float, float]]) -> None:
-        """Append a rating snapshot (bot, games, mu, sigma) to the history."""
-        with self.engine.begin() as conn:
-            ids = dict(
-                conn.execute(
-                    select(bots.c.name, bots.c.id).where(bots.c.tournament_id == tid)
-                ).all()
-            )
-            now = time.time()
-            values = [
-                {
-                    "tournament_id": tid,
-                    "bot_id": ids[b],
-                    "games": n,
-                    "mu": mu,
-                    "sigma": sigma,
-                    "computed_at": now,
-                }
-                for b, n, mu, sigma in rows
-            ]
-            if values:
-                conn.execute(insert(ratings), values)
-
-    def rating_history(self, tid: int) -> list[dict[str, Any]]:
-        """Every rating snapshot, oldest first."""
-        with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(
-                    bots.c.name,
-                    ratings.c.games,
-                    ratings.c.mu,
-                    ratings.c.sigma,
-                    ratings.c.computed_at,
-                )
-                .join(bots, bots.c.id == ratings.c.bot_id)
-                .where(ratings.c.tournament_id == tid)
-                .order_by(ratings.c.id)
-            ).all()
-        return [dict(r._mapping) for r in rows]
 
     def incidents(self, tid: int) -> list[dict[str, Any]]:
         """Interrupted attempts and other notes, oldest first."""

@@ -176,6 +176,22 @@ def games_rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def rating_history_rows(st: Standings) -> list[dict[str, Any]]:
+    """One row per bot and complete game: its rating right after that game was rated (games
+    in number order, numbered from 1)."""
+    return [
+        {
+            "game": game_number(p.game),
+            "bot": p.bot,
+            "games": p.games,
+            "mu": round(p.mu, 4),
+            "sigma": round(p.sigma, 4),
+            "ordinal": round(p.ordinal, 4),
+        }
+        for p in st.history
+    ]
+
+
 def head_to_head_rows(st: Standings) -> list[dict[str, Any]]:
     """One row per ordered pair of bots that met."""
     return [

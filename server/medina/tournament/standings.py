@@ -102,14 +102,37 @@ class Standing:
 
 
 @dataclass(frozen=True, slots=True)
+class RatingPoint:
+    """A bot's rating right after one of its games was rated (games in number order)."""
+
+    game: int  # the game's number (from 0, as stored)
+    bot: str
+    games: int  # complete games of the bot rated so far, this one included
+    mu: float
+    sigma: float
+
+    @property
+    def ordinal(self) -> float:
+        """mu - 3 sigma."""
+        return self.mu - 3 * self.sigma
+
+
+@dataclass(frozen=True, slots=True)
 class Standings:
-    """The table (best first) and head-to-head shares."""
+    """The table (best first), head-to-head shares and the rating history."""
 
     rows: tuple[Standing, ...]
     games: int
     #: head_to_head[a][b]: share of the games both played where a finished ahead of b (a tie
     #: counts half), and how many such games there were.
     head_to_head: dict[str, dict[str, tuple[float, int]]]
+    #: Every bot's rating after each of its complete games, in game-number order: the same
+    #: for a resumed or distributed run as for an uninterrupted one.
+    history: tuple[RatingPoint, ...] = ()
+
+    def history_of(self, bot: str) -> list[RatingPoint]:
+        """One bot's rating history."""
+        return [p for p in self.history if p.bot == bot]
 
     def separated(self) -> bool:
         """True when the rating intervals of every two neighbours in the table are apart."""
@@ -162,6 +185,7 @@ class Accumulator:
         self.rows = {b: Standing(bot=b) for b in bots}
         self.h2h: dict[str, dict[str, list[float]]] = {a: {} for a in bots}
         self.played = 0
+        self.history: list[RatingPoint] = []
 
     def add(self, game: GameResult) -> None:
         """Count one finished game."""
@@ -196,6 +220,11 @@ class Accumulator:
         new = self.model.rate(teams, ranks=[float(r) for r in ranks])
         for s, team in zip(game.seats, new, strict=True):
             self.ratings[s.bot] = team[0]
+            rated = team[0]
+            point = RatingPoint(
+                game.number, s.bot, self.rows[s.bot].games, float(rated.mu), float(rated.sigma)
+            )
+            self.history.append(point)
 
     def standings(self) -> Standings:
         """The table as it stands (best first: by rating ordinal, then mean rank)."""
@@ -225,6 +254,7 @@ class Accumulator:
                 a: {b: (c[0] / c[1], int(c[1])) for b, c in row.items()}
                 for a, row in self.h2h.items()
             },
+            history=tuple(self.history),
         )
 
 
