@@ -93,7 +93,8 @@ def test_the_digest_ignores_where_records_go(tmp_path: Path) -> None:
         ),
         (
             ("decision_ms = 2000", "decision = 2000"),
-            r"cup.toml:6: \[clock\]: unknown key\(s\) decision",
+            r"cup.toml:7: \[clock\] decision: unknown key\(s\) decision \(did you mean "
+            r"'decision_ms'\?\)",
         ),
         (
             ('on_timeout = "forfeit"', 'on_timeout = "pass"'),
@@ -123,6 +124,15 @@ def test_the_digest_ignores_where_records_go(tmp_path: Path) -> None:
             r"\[\[bots\]\] #2 env: must be a table of strings",
         ),
         (('name = "cup"', 'name = ""'), r"cup.toml:1: name: '' is not a valid name"),
+        # a misspelt table, a key typo inside a table: the line of the typo itself
+        (('[[bots]]\nname = "c"', '[[bot]]\nname = "c"'), r"cup.toml:31: unknown key\(s\) bot "),
+        (
+            ('command = "python c.py"', 'comand = "python c.py"'),
+            r"cup.toml:33: \[\[bots\]\] #3 comand: unknown key\(s\) comand \(did you mean "
+            r"'command'\?\)",
+        ),
+        (("players = 4", "player = 4"), r"cup.toml:16: \[\[variants\]\] #1 player: unknown"),
+        (("max_strikes = 2", "strikes = 2"), r"cup.toml:12: \[policies\] strikes: unknown"),
     ],
 )
 def test_mistakes_are_named(tmp_path: Path, change: tuple[str, str], message: str) -> None:
@@ -144,9 +154,14 @@ def test_file_level_mistakes(tmp_path: Path) -> None:
         + '[[bots]]\nname = "a"\ncommand = "python a"\n[[bots]]\nname = "b"\ncommand = "python b"\n'
     )
     with pytest.raises(
-        TournamentConfigError, match="4-player games need at least 4 bots, there are 2"
+        TournamentConfigError, match=r"cup.toml:22: bots: 4-player games need at least 4 bots"
     ):
         load(write(tmp_path, two))
+    one = GOOD.split("[[bots]]")[0] + '[[bots]]\nname = "a"\ncommand = "python a"\n'
+    with pytest.raises(
+        TournamentConfigError, match=r"cup.toml:22: bots: a tournament needs at least 2 bots"
+    ):
+        load(write(tmp_path, one))
     gauntlet = GOOD.replace('format = "round-robin"', 'format = "gauntlet"')
     with pytest.raises(TournamentConfigError, match="a gauntlet needs candidates"):
         load(write(tmp_path, gauntlet))

@@ -3,6 +3,7 @@ before anything is played, every error naming the file, the key and its line."""
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
@@ -247,6 +248,8 @@ class _Where:
         line = None
         if key is not None:
             line = self.key_line(key, table, index)
+            if line is None and table is None:  # a key written as a table: [key], [[key]]
+                line = self.table_line(key) or self.table_line(key, 0)
         if line is None and table is not None:
             line = self.table_line(table, index)
         place = f"{self.path}"
@@ -278,6 +281,12 @@ def load(path: str | Path) -> TournamentConfig:
     return parse(data, _Where(p, text), p.resolve().parent)
 
 
+def _did_you_mean(key: str, known: set[str]) -> str:
+    """`` (did you mean 'bots'?)`` for a near miss of a known key, else ''."""
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def _typed(w: _Where, value: Any, kind: type, what: str, key: str, **where: Any) -> Any:
     ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
     if not ok:
@@ -289,9 +298,10 @@ def parse(data: dict[str, Any], w: _Where, base_dir: Path) -> TournamentConfig:
     """Validate parsed TOML (see ``load``)."""
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
-        line = w.key_line(unknown[0])
+        line = w.key_line(unknown[0]) or w.table_line(unknown[0]) or w.table_line(unknown[0], 0)
+        hint = _did_you_mean(unknown[0], _TOP_KEYS)
         raise TournamentConfigError(
-            f"{w.path}{f':{line}' if line else ''}: unknown key(s) {', '.join(unknown)}; "
+            f"{w.path}{f':{line}' if line else ''}: unknown key(s) {', '.join(unknown)}{hint}; "
             f"known: {', '.join(sorted(_TOP_KEYS))}"
         )
     if "name" not in data:
@@ -406,7 +416,11 @@ def _bots(w: _Where, raw: Any, base_dir: Path) -> tuple[BotSpec, ...]:
         unknown = sorted(set(b) - {"name", "command", "cwd", "env"})
         if unknown:
             raise w.error(
-                f"unknown key(s) {', '.join(unknown)}; known: command, cwd, env, name", **where
+                f"unknown key(s) {', '.join(unknown)}"
+                f"{_did_you_mean(unknown[0], {'name', 'command', 'cwd', 'env'})}; "
+                "known: command, cwd, env, name",
+                unknown[0],
+                **where,
             )
         if "name" not in b:
             raise w.error("a bot needs a name", **where)
@@ -468,7 +482,12 @@ def _variants(w: _Where, raw: Any) -> tuple[Variant, ...]:
         where: dict[str, Any] = {"table": "variants", "index": i}
         unknown = sorted(set(v) - {"ruleset", "players"})
         if unknown:
-            raise w.error(f"unknown key(s) {', '.join(unknown)}; known: players, ruleset", **where)
+            raise w.error(
+                f"unknown key(s) {', '.join(unknown)}"
+                f"{_did_you_mean(unknown[0], {'ruleset', 'players'})}; known: players, ruleset",
+                unknown[0],
+                **where,
+            )
         ruleset = _typed(w, v.get("ruleset", "medina-v2"), str, "a string", "ruleset", **where)
         if ruleset not in RULESETS:
             raise w.error(
@@ -494,7 +513,10 @@ def _clock(w: _Where, raw: Any) -> TimeControl:
     unknown = sorted(set(raw) - set(_CLOCK_KEYS))
     if unknown:
         raise w.error(
-            f"unknown key(s) {', '.join(unknown)}; known: {', '.join(_CLOCK_KEYS)}", table="clock"
+            f"unknown key(s) {', '.join(unknown)}{_did_you_mean(unknown[0], set(_CLOCK_KEYS))}; "
+            f"known: {', '.join(_CLOCK_KEYS)}",
+            unknown[0],
+            table="clock",
         )
     kwargs = {}
     for key, attr in _CLOCK_KEYS.items():
@@ -512,7 +534,9 @@ def _policies(w: _Where, raw: Any) -> Policies:
     unknown = sorted(set(raw) - set(_POLICY_KEYS))
     if unknown:
         raise w.error(
-            f"unknown key(s) {', '.join(unknown)}; known: {', '.join(_POLICY_KEYS)}",
+            f"unknown key(s) {', '.join(unknown)}{_did_you_mean(unknown[0], set(_POLICY_KEYS))}; "
+            f"known: {', '.join(_POLICY_KEYS)}",
+            unknown[0],
             table="policies",
         )
     kwargs: dict[str, Any] = {}
