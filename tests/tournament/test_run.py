@@ -229,6 +229,9 @@ def test_the_viewer_shows_a_tournament_database(
     for bot in ("greedy", "random", "weak", "crashy"):
         assert f'data-bot="{bot}"' in html
     assert "crashed 8" in html
+    assert '<td class="mean-rank">4.00</td>' in html  # crashy: last in every game
+    assert 'id="head-to-head"' in html
+    assert '<svg class="rating-plot"' in bot_html and "Rating over 8 games" in bot_html
     assert 'href="/standings/bot/crashy"' in html
     assert bot_html.count("<tr data-game=") == 8 and bot_html.count(">crashed<") == 8
     assert bot_html.count('href="/replay/') == 8  # each game links to its replay

@@ -12,11 +12,13 @@ from typing import Any
 
 from medina.rpc.server import RunningServer, wait_for_signal
 from medina.storage.tournaments import StoreError, TournamentStore
-from medina.tournament.report import game_counted_ranks
+from medina.tournament.report import game_counted_ranks, game_number
 from medina.tournament.runner import standings
+from medina.tournament.standings import Z95
 from medina.web import (
     BotGame,
     HttpServer,
+    RatingStep,
     StandingRow,
     Standings,
     StandingsProvider,
@@ -88,12 +90,29 @@ def tournament_standings(db: str, name: str | None) -> StandingsProvider:
                     high=r.rating_interval[1],
                     games=r.games,
                     terminations=dict(r.faults),
+                    mean_rank=r.mean_rank if r.games else None,
+                    win_share=r.win_share if r.games else None,
+                    win_low=r.win_ci[0],
+                    win_high=r.win_ci[1],
                 )
                 for r in st.rows
             ),
             note=f"{st.games} games counted ({counts}); status {row.status}. Rating: openskill "
             "Plackett-Luce mu, interval mu -/+ 1.96 sigma; sorted by mu - 3 sigma.",
             games=_games_by_bot(store.results(row.id)),
+            head_to_head=st.head_to_head,
+            history={
+                r.bot: tuple(
+                    RatingStep(
+                        game_number(p.game),
+                        p.mu,
+                        p.mu - Z95 * p.sigma,
+                        p.mu + Z95 * p.sigma,
+                    )
+                    for p in st.history_of(r.bot)
+                )
+                for r in st.rows
+            },
         )
 
     return provide
