@@ -9,7 +9,11 @@ from medina.cli.web_cmd import tournament_standings
 from medina.storage.tournaments import NewGame, SeatRow, TournamentStore
 from medina.web.pages import bot_page, standings_page
 
-BOTS = [("good", ["g"], None, []), ("bad", ["b"], None, []), ("crashy", ["c"], None, [])]
+BOTS: list[tuple[str, list[str], str | None, list[tuple[str, str]]]] = [
+    ("good", ["g"], None, []),
+    ("bad", ["b"], None, []),
+    ("crashy", ["c"], None, []),
+]
 
 
 def played_store(tmp_path: Path) -> str:
