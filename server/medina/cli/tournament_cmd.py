@@ -17,6 +17,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from medina.rpc.server import RunningServer
+from medina.sandbox import SandboxError, SandboxLimits
+from medina.sandbox import check as sandbox_check
 from medina.storage.tournaments import (
     Claim,
     NewGame,
@@ -36,6 +38,7 @@ from medina.tournament.runner import (
 )
 
 from .errors import CommandError
+from .options import add_sandbox_options, sandbox_changes, sandbox_limits
 from .web_cmd import start_viewer, tournament_standings
 
 DB_FILE = "tournament.db"
@@ -82,6 +85,7 @@ def add_parser(sub: Any) -> None:
     )
     run.add_argument("--http-host", default="127.0.0.1", help="listen address of the viewer")
     _validation(run)
+    add_sandbox_options(run)
     run.set_defaults(run=run_cmd)
 
     create = tsub.add_parser(
@@ -94,6 +98,7 @@ def add_parser(sub: Any) -> None:
         "--concurrency", type=int, default=min(4, os.cpu_count() or 1), help="entry games at once"
     )
     _validation(create)
+    add_sandbox_options(create)
     create.set_defaults(run=create_cmd)
 
     work = tsub.add_parser(
@@ -244,7 +249,13 @@ def _validate(
             print(result.line(), flush=True)
 
     results = asyncio.run(
-        entry.validate(cfg, records / "entry", concurrency=args.concurrency, on_result=show)
+        entry.validate(
+            cfg,
+            records / "entry",
+            concurrency=args.concurrency,
+            on_result=show,
+            hide=(records, _out(args, cfg.name)),
+        )
     )
     failed = entry.failures(results)
     if not failed:
@@ -275,6 +286,20 @@ def _configured(args: argparse.Namespace) -> tconfig.TournamentConfig:
         cfg = dataclasses.replace(cfg, until_separated=True)
     if args.validation is not None:
         cfg = dataclasses.replace(cfg, validation=args.validation)
+    changes = sandbox_changes(args)
+    if changes is not None:  # --sandbox: every bot, its own limits under the command line's
+        cfg = dataclasses.replace(
+            cfg,
+            bots=tuple(
+                dataclasses.replace(b, sandbox=sandbox_limits(args, b.sandbox or SandboxLimits()))
+                for b in cfg.bots
+            ),
+        )
+    if any(b.sandbox for b in cfg.bots):
+        try:
+            sandbox_check()
+        except SandboxError as exc:
+            raise CommandError(f"{args.file}: {exc}") from None
     return cfg
 
 
@@ -323,6 +348,7 @@ def run_cmd(args: argparse.Namespace) -> int:
         organiser_token=args.organiser_token,
         lease_s=args.lease_s,
         tournament_id=row.id,
+        hide=(out,),
     )
     display = _Display(store, row.id, len(games), done, quiet=args.quiet)
     beside = None

@@ -18,6 +18,7 @@ from typing import Any
 from medina.engine import RULESETS
 from medina.referee.config import MatchSettings, Policies, TimeControl, TimeoutPolicy
 from medina.referee.errors import ConfigError
+from medina.sandbox import SandboxConfigError, SandboxLimits
 
 FORMATS = ("round-robin", "gauntlet")
 #: What to do with a bot that fails its entry game: stop the run, drop the bot, or skip it.
@@ -39,6 +40,13 @@ class BotSpec:
     command: tuple[str, ...]
     cwd: str | None = None
     env: tuple[tuple[str, str], ...] = ()
+    #: Its sandbox's limits; None: it runs unsandboxed.
+    sandbox: SandboxLimits | None = None
+
+    def directory(self, base_dir: Path) -> Path:
+        """Where it runs (its ``cwd``, else the tournament file's directory): the one
+        directory a sandbox lets it write to."""
+        return (base_dir / self.cwd) if self.cwd else base_dir
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +97,12 @@ class TournamentConfig:
         data.pop("records", None)
         data.pop("base_dir", None)
         data.pop("validation", None)
-        if not data["dropped"]:  # files from before entry validation hash as they did
+        # files from before entry validation and sandboxes hash as they did
+        if not data["dropped"]:
             data.pop("dropped")
+        for bot in data["bots"]:
+            if bot["sandbox"] is None:
+                bot.pop("sandbox")
         text = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -106,6 +118,7 @@ class TournamentConfig:
                     command=tuple(b["command"]),
                     cwd=b["cwd"],
                     env=tuple((k, v) for k, v in b["env"]),
+                    sandbox=SandboxLimits(**b["sandbox"]) if b.get("sandbox") else None,
                 )
                 for b in d["bots"]
             ),
@@ -195,6 +208,7 @@ _TOP_KEYS = {
     "policies",
     "records",
     "validation",
+    "sandbox",
 }
 _CLOCK_KEYS = {
     "decision_ms": "decision_ms",
@@ -313,7 +327,8 @@ def parse(data: dict[str, Any], w: _Where, base_dir: Path) -> TournamentConfig:
             "starting with a letter or digit",
             "name",
         )
-    bots = _bots(w, data.get("bots"), base_dir)
+    sandbox = _sandbox(w, data.get("sandbox"), None)
+    bots = _bots(w, data.get("bots"), base_dir, sandbox)
     variants = _variants(w, data.get("variants"))
     fmt = _typed(w, data.get("format", "round-robin"), str, "a string", "format")
     if fmt not in FORMATS:
@@ -404,7 +419,31 @@ def parse(data: dict[str, Any], w: _Where, base_dir: Path) -> TournamentConfig:
     return cfg
 
 
-def _bots(w: _Where, raw: Any, base_dir: Path) -> tuple[BotSpec, ...]:
+def _sandbox(w: _Where, raw: Any, base: SandboxLimits | None, **where: Any) -> SandboxLimits | None:
+    """A ``[sandbox]`` table (or a bot's ``sandbox = {...}``/``true``/``false``) over
+    ``base`` (the tournament's, for a bot)."""
+    key = "sandbox" if "index" in where else None
+    if raw is None:
+        return base
+    if raw is False:
+        return None
+    if raw is True:
+        return base or SandboxLimits()
+    if not isinstance(raw, dict):
+        raise w.error(
+            f"must be a table of limits, true or false, got {raw!r}", key or "sandbox", **where
+        )
+    try:
+        return (base or SandboxLimits()).with_changes(raw)
+    except SandboxConfigError as exc:
+        if key is None:  # the [sandbox] table: the line of the key in it
+            raise w.error(str(exc), exc.key, table="sandbox") from None
+        raise w.error(str(exc), key, **where) from None
+
+
+def _bots(
+    w: _Where, raw: Any, base_dir: Path, sandbox: SandboxLimits | None = None
+) -> tuple[BotSpec, ...]:
     if raw is None:
         raise w.error("no bots: add [[bots]] tables with name and command")
     if not isinstance(raw, list) or not all(isinstance(b, dict) for b in raw):
@@ -413,12 +452,12 @@ def _bots(w: _Where, raw: Any, base_dir: Path) -> tuple[BotSpec, ...]:
     seen: set[str] = set()
     for i, b in enumerate(raw):
         where: dict[str, Any] = {"table": "bots", "index": i}
-        unknown = sorted(set(b) - {"name", "command", "cwd", "env"})
+        unknown = sorted(set(b) - {"name", "command", "cwd", "env", "sandbox"})
         if unknown:
             raise w.error(
                 f"unknown key(s) {', '.join(unknown)}"
-                f"{_did_you_mean(unknown[0], {'name', 'command', 'cwd', 'env'})}; "
-                "known: command, cwd, env, name",
+                f"{_did_you_mean(unknown[0], {'name', 'command', 'cwd', 'env', 'sandbox'})}; "
+                "known: command, cwd, env, name, sandbox",
                 unknown[0],
                 **where,
             )
@@ -466,7 +505,8 @@ def _bots(w: _Where, raw: Any, base_dir: Path) -> tuple[BotSpec, ...]:
             raise w.error(
                 'must be a table of strings, e.g. env = { KEY = "value" }', "env", **where
             )
-        out.append(BotSpec(name, argv, cwd, tuple(sorted(env_raw.items()))))
+        limits = _sandbox(w, b.get("sandbox"), sandbox, **where)
+        out.append(BotSpec(name, argv, cwd, tuple(sorted(env_raw.items())), limits))
     if len(out) < 2:
         raise w.error(f"a tournament needs at least 2 bots, there are {len(out)}", "bots")
     return tuple(out)

@@ -14,11 +14,12 @@ from pathlib import Path
 from medina.checkbot.runner import Launcher, play
 from medina.checkbot.scenarios import Scenario
 from medina.checkbot.verdicts import first_problem
-from medina.launch.botproc import BotStartError, spawn_bot
+from medina.launch.botproc import BotProcess, BotStartError, spawn_bot
 from medina.referee.outcome import Termination
 from medina.rpc.server import RunningServer, ServerConfig, start_server
 
 from .config import BotSpec, TournamentConfig, Variant
+from .play import sandbox_spec
 
 #: How long the bot has to connect after its process started.
 CONNECT_S = 30.0
@@ -51,11 +52,11 @@ class EntryResult:
 LauncherFor = Callable[[BotSpec], Launcher]
 
 
-def default_launcher(base_dir: Path) -> LauncherFor:
-    """Starts each bot exactly as the tournament does (command, cwd, env)."""
+def default_launcher(base_dir: Path, hide: Sequence[Path] = ()) -> LauncherFor:
+    """Starts each bot exactly as the tournament does (command, cwd, env, sandbox)."""
 
     def launcher_for(bot: BotSpec) -> Launcher:
-        async def launch(address: str, token: str, log: Path) -> asyncio.subprocess.Process:
+        async def launch(address: str, token: str, log: Path) -> BotProcess:
             return await spawn_bot(
                 bot.command,
                 address,
@@ -63,6 +64,7 @@ def default_launcher(base_dir: Path) -> LauncherFor:
                 log,
                 cwd=(base_dir / bot.cwd) if bot.cwd else None,
                 env=dict(bot.env),
+                sandbox=sandbox_spec(bot, base_dir, hide),
             )
 
         return launch
@@ -94,11 +96,15 @@ async def validate(
     concurrency: int = 2,
     launcher_for: LauncherFor | None = None,
     on_result: Callable[[EntryResult], None] | None = None,
+    hide: Sequence[Path] = (),
 ) -> list[EntryResult]:
     """Play every bot's entry game in every variant (``concurrency`` at once) on a private
     server on 127.0.0.1; records and bot logs go to ``logs``. Results in bot, then variant
-    order."""
-    launcher_for = launcher_for or default_launcher(Path(cfg.base_dir))
+    order. Sandboxed bots run as in the tournament, ``logs``, ``hide`` and the other bots'
+    directories out of their sight."""
+    base = Path(cfg.base_dir)
+    hide = (logs, *hide, *(b.directory(base) for b in cfg.bots))
+    launcher_for = launcher_for or default_launcher(base, hide)
     logs.mkdir(parents=True, exist_ok=True)
     server = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=logs))
     gate = asyncio.Semaphore(max(1, concurrency))

@@ -44,6 +44,9 @@ class RunOptions:
     #: Keep waiting for games while a tournament is running elsewhere; False: stop when
     #: nothing is left to claim and nothing is being played.
     poll_s: float = 2.0
+    #: What sandboxed bots must not see besides the other bots' directories (the records,
+    #: the database's directory).
+    hide: tuple[Path, ...] = ()
 
 
 @dataclass
@@ -207,6 +210,11 @@ class Runner:
                 self.options.records,
                 metadata=metadata,
                 hosted=hosted,  # type: ignore[arg-type]
+                hide=(
+                    self.options.records,
+                    *self.options.hide,
+                    *(b.directory(Path(cfg.base_dir)) for b in cfg.bots),
+                ),
             )
         )
         lost = asyncio.Event()
@@ -263,7 +271,7 @@ class Runner:
                 rank=s.rank,
                 termination=s.termination.name.lower(),
                 strikes=s.strikes,
-                detail=s.detail,
+                detail=played.detail(s.seat),
             )
             for s in played.outcome.seats
         ]
