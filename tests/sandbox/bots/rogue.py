@@ -19,6 +19,7 @@ import errno
 import os
 import random
 import socket
+import subprocess
 import sys
 import time
 
@@ -62,10 +63,12 @@ def spin() -> None:
         say("widened the affinity")
     except OSError as exc:
         say(f"sched_setaffinity refused: {errno.errorcode[exc.errno or 0]}")
-    for _ in range(os.cpu_count() or 1):
-        if os.fork() == 0:
-            while True:
-                pass
+    # new processes (a fork of this gRPC process could hang on a lock held by its threads)
+    spinners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        for _ in range(os.cpu_count() or 1)
+    ]
+    say(f"{len(spinners)} spinners started")
     time.sleep(float(os.environ.get("SPIN_WAIT_S", "0")))  # let them spin before answering
 
 
