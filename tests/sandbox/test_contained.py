@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from medina.tournament.config import BotSpec
 from medina.tournament.play import PlayedGame, play_game
 
 ROGUE = Path(__file__).resolve().parent / "bots" / "rogue.py"
+AWK_BOT = Path(__file__).resolve().parents[2] / "clients" / "stdio" / "first_bot.awk"
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("bwrap")]
 
@@ -26,18 +28,23 @@ LIMITS = SandboxLimits(memory_mb=128, cpu_s=3, cores=1, processes=24, output_kb=
 
 
 def duel(
-    tmp_path: Path, act: str, limits: SandboxLimits = LIMITS, env: dict[str, str] | None = None
+    tmp_path: Path,
+    act: str,
+    limits: SandboxLimits = LIMITS,
+    env: dict[str, str] | None = None,
+    command: tuple[str, ...] = (),
 ) -> tuple[PlayedGame, str]:
-    """A 2-player game on a server of this process: the rogue in seat 0, a well-behaved
-    bystander in seat 1, both sandboxed, each in its own directory. The rogue's log."""
+    """A 2-player game on a server of this process: the rogue in seat 0 (or ``command``), a
+    well-behaved bystander in seat 1, both sandboxed, each in its own directory. The rogue's
+    log."""
     for d in ("rogue", "bystander"):
         (tmp_path / d).mkdir(exist_ok=True)
         os.chmod(tmp_path / d, 0o777)  # the sandbox user may write in its own directory
     os.chmod(tmp_path, 0o755)
     records = tmp_path / "records"
     bots = [
-        BotSpec("rogue", ("python", str(ROGUE), "--do", act), "rogue", tuple((env or {}).items()),
-                limits),
+        BotSpec("rogue", command or ("python", str(ROGUE), "--do", act), "rogue",
+                tuple((env or {}).items()), limits),
         BotSpec("bystander", ("python", str(ROGUE), "--do", "none"), "bystander", (), limits),
     ]  # fmt: skip
     settings = MatchSettings(
@@ -74,9 +81,9 @@ def assert_bystander_clean(played: PlayedGame) -> None:
 
 
 def test_a_fork_bomb_stops_at_the_process_limit(tmp_path: Path) -> None:
-    played, _log = duel(tmp_path, "fork")
+    played, log = duel(tmp_path, "fork")
     rogue = played.outcome.seats[0]
-    assert rogue.termination is Termination.CRASHED
+    assert rogue.termination is Termination.CRASHED, log[-3000:]
     assert "sandbox: process limit 24 (processes and threads) reached" in rogue.detail
     assert_bystander_clean(played)
 
@@ -101,6 +108,29 @@ def test_spinning_on_every_core_is_held_to_one_core_and_its_cpu_time(tmp_path: P
     assert rogue.termination is Termination.CRASHED
     assert "sandbox: CPU time limit 1 s reached" in rogue.detail
     assert_bystander_clean(played)
+
+
+def test_endless_output_stops_at_the_output_limit(tmp_path: Path) -> None:
+    played, log = duel(tmp_path, "shout")
+    rogue = played.outcome.seats[0]
+    assert rogue.termination is Termination.CRASHED
+    assert "sandbox: output limit 256 KiB reached" in rogue.detail
+    assert len(log) <= 256 * 1024  # the log holds no more than the limit
+    assert_bystander_clean(played)
+
+
+def test_a_stdio_bot_through_the_bridge_keeps_its_program_log(tmp_path: Path) -> None:
+    awk = shutil.which("mawk") or shutil.which("awk")
+    if awk is None:
+        pytest.skip("no awk")
+    bridge = ("python", "-m", "medina_client", "stdio", "--", awk, "-W", "interactive")
+    played, _log = duel(tmp_path, "", command=(*bridge, "-f", str(AWK_BOT)))
+    assert played.outcome.seats[0].termination is Termination.NORMAL
+    assert_bystander_clean(played)
+    # the bridge wrote its program's stderr in the sandbox's log directory: kept beside
+    # the seat's own log
+    kept = list((tmp_path / "records").glob(f"{played.match_id}.seat0.bot-*.log"))
+    assert len(kept) == 1 and "first_bot.awk: connected" in kept[0].read_text()
 
 
 def test_writes_outside_its_directory_fail(tmp_path: Path) -> None:

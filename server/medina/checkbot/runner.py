@@ -54,6 +54,9 @@ class Trial:
     exit_after_s: float  # seconds from the match's end to the bot's exit
     drilled: int  # the request refused as a drill (0: none)
     dropped_after: int  # the request after whose reply the stream was dropped (0: none)
+    #: The limit the bot's sandbox stopped it at ("sandbox: memory limit 512 MiB reached"),
+    #: when it ran sandboxed and went over one.
+    limit: str | None = None
 
     @property
     def opening_end(self) -> int:
@@ -153,6 +156,7 @@ async def play(
         exit_after_s=exit_after,
         drilled=drills.drilled,
         dropped_after=drills.dropped_after,
+        limit=proc.limit_hit(),
     )
 
 

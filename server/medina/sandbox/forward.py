@@ -35,16 +35,15 @@ class Forwarder:
         task = asyncio.current_task()
         assert task is not None
         self._links.add(task)
+        writers = [inside_w]
         try:
             outside_r, outside_w = await asyncio.open_connection(self.host, self.port)
-        except OSError:
-            inside_w.close()
-            self._links.discard(task)
-            return
-        try:
+            writers.append(outside_w)
             await asyncio.gather(_copy(inside_r, outside_w), _copy(outside_r, inside_w))
+        except (OSError, asyncio.CancelledError):
+            pass  # the arena is gone, or the sandbox is being closed: the link ends here
         finally:
-            for w in (inside_w, outside_w):
+            for w in writers:
                 w.close()
             self._links.discard(task)
 

@@ -153,6 +153,9 @@ class Relay:
                 return "cpu", f"CPU time limit {self.cpu:g} s reached"
             if sig == signal.SIGXFSZ:
                 return "output", f"output limit {_kib(self.output)} reached"
+        # Python ignores SIGXFSZ: its writes fail (EFBIG) and it dies of the exception
+        if self.output and self.written() >= self.output:
+            return "output", f"output limit {_kib(self.output)} reached"
         if self.memory and max(peak_rss, self.peak_rss) >= self.memory:
             return "memory", f"memory limit {_mib(self.memory)} reached"
         return None
@@ -176,6 +179,8 @@ class Relay:
             inside.close()
             outside.close()
             return
+        # small messages go at once both ways (gRPC does the same on its own sockets)
+        inside.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         for end in (inside, outside):
             end.setblocking(False)
         pipe = Pipe(inside, outside)

@@ -1,13 +1,14 @@
 """A misbehaving bot (Python SDK) for the sandbox tests: at its first decision it does what
 ``--do`` says, writes what happened to stderr (its log), then plays random legal actions.
 
-  fork   fork until it cannot (each child sleeps)          -> the process limit
+  fork   start processes until it cannot (each sleeps)      -> the process limit
   hog    allocate (and touch) 1 MiB after 1 MiB            -> the memory limit
   spin   one busy process per core, after trying to widen its CPU affinity, then SPIN_WAIT_S
          seconds before it answers                          -> the CPU limit
   write  write a file in its own directory and at each path of WRITE_TARGETS (':'-separated)
   probe  connect to 127.0.0.1:PROBE_PORT, a port outside the sandbox
   env    say which environment variables, user id and home it has
+  shout  write to stderr without end                       -> the output limit
   none   nothing: a well-behaved bystander
 """
 
@@ -32,17 +33,15 @@ def say(text: str) -> None:
 
 
 def fork() -> None:
-    n = 0
+    # new processes that sleep (a bare fork of this gRPC process could hang on the locks of
+    # its threads): as many as it can
+    children = []
     while True:
         try:
-            pid = os.fork()
+            children.append(subprocess.Popen(["sleep", "3600"]))
         except OSError as exc:
-            say(f"fork failed after {n} children: {errno.errorcode[exc.errno or 0]}")
+            say(f"fork failed after {len(children)} children: {errno.errorcode[exc.errno or 0]}")
             return
-        if pid == 0:
-            time.sleep(3600)
-            os._exit(0)
-        n += 1
 
 
 def hog() -> None:
@@ -83,6 +82,12 @@ def write() -> None:
             say(f"cannot write {path}: {errno.errorcode[exc.errno or 0]}")
 
 
+def shout() -> None:
+    line = "rogue: " + "la" * 500 + "\n"
+    while True:
+        sys.stderr.write(line)
+
+
 def env() -> None:
     say(f"environment: {' '.join(sorted(os.environ))}")
     say(f"user {os.getuid()}, home {os.environ.get('HOME')}, cwd {os.getcwd()}")
@@ -104,6 +109,7 @@ ACTS = {
     "write": write,
     "probe": probe,
     "env": env,
+    "shout": shout,
     "none": None,
 }
 
