@@ -7,6 +7,7 @@ from collections import Counter
 
 from medina.tournament.config import BotSpec, TournamentConfig, Variant
 from medina.tournament.schedule import build, group_count, groups, rotation
+from medina.tournament.sprt import SprtBounds
 
 
 def cfg(n_bots: int, players: int, games: int, **kw: object) -> TournamentConfig:
@@ -104,3 +105,33 @@ def test_variants_interleave() -> None:
     games = build(c)
     assert [g.variant.players for g in games[:6]] == [4, 4, 4, 4, 2, 2]
     assert Counter(g.variant.players for g in games) == {4: 8, 2: 8}
+
+
+def sprt_cfg(players: int, games: int, field: int) -> TournamentConfig:
+    names = ["new", "old", *(f"f{i}" for i in range(field))]
+    return TournamentConfig(
+        name="t",
+        bots=tuple(BotSpec(n, ("x",)) for n in names),
+        variants=(Variant("medina-v2", players),),
+        format="sprt",
+        candidates=("new",),
+        baseline="old",
+        games=games,
+        sprt=SprtBounds(),
+    )
+
+
+def test_an_sprt_pairs_the_candidate_and_the_baseline_on_the_same_setups() -> None:
+    duel = build(sprt_cfg(2, 8, 0))
+    assert [g.seats for g in duel[:2]] == [("new", "old"), ("old", "new")]
+    assert [g.block for g in duel] == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert len({g.seed for g in duel}) == 4
+    four = build(sprt_cfg(4, 24, 4))  # 3 pairs of 8 games
+    for p in range(3):
+        cand = [g for g in four if g.block == 2 * p]
+        base = [g for g in four if g.block == 2 * p + 1]
+        assert len(cand) == len(base) == 4
+        for c, b in zip(cand, base, strict=True):  # same setup, same field, same seats
+            assert c.seed == b.seed and c.rotation == b.rotation
+            assert [s if s != "new" else "old" for s in c.seats] == list(b.seats)
+    assert len({tuple(sorted(g.seats)) for g in four if g.block % 2 == 0}) == 3  # groups turn

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import math
 import os
 import sys
 import time
@@ -34,8 +35,11 @@ from medina.tournament.runner import (
     Runner,
     RunOptions,
     install_signal_handlers,
+    sprt_status,
     standings,
 )
+from medina.tournament.sprt import SprtTracker
+from medina.tournament.standings import SeatResult, counted_ranks
 
 from .errors import CommandError
 from .options import add_sandbox_options, sandbox_changes, sandbox_limits
@@ -350,7 +354,7 @@ def run_cmd(args: argparse.Namespace) -> int:
         tournament_id=row.id,
         hide=(out,),
     )
-    display = _Display(store, row.id, len(games), done, quiet=args.quiet)
+    display = _Display(store, row.id, len(games), done, quiet=args.quiet, cfg=cfg)
     beside = None
     if args.http is not None:
         if not 0 <= args.http <= 65535:
@@ -369,9 +373,13 @@ def run_cmd(args: argparse.Namespace) -> int:
     title = f"{cfg.name}: {st.games} games"
     if final.status == "separated":
         title += f" (stopped early: the standings separated after block {final.stop_block})"
+    if final.status.startswith("sprt-"):
+        title += f" (stopped early: the SPRT reached its verdict at block {final.stop_block})"
     if cfg.dropped:
         title += f" (left out at entry: {', '.join(name for name, _ in cfg.dropped)})"
     report.print_standings(st, title)
+    if cfg.format == "sprt":
+        print(sprt_status(store, row.id, cfg).line(), flush=True)
     if runner.stopping is not None:
         left = sum(n for s, n in store.counts(row.id).items() if s in ("pending", "running"))
         print(
@@ -396,9 +404,20 @@ async def _run(runner: Runner, display: _Display) -> int:
 class _Display:
     """A live progress bar on a terminal; a line per game otherwise (none with --quiet)."""
 
-    def __init__(self, store: TournamentStore, tid: int, total: int, done: int, quiet: bool):
+    def __init__(
+        self,
+        store: TournamentStore,
+        tid: int,
+        total: int,
+        done: int,
+        quiet: bool,
+        cfg: tconfig.TournamentConfig | None = None,
+    ):
         self.store, self.tid, self.total, self.done = store, tid, total, done
         self.quiet = quiet
+        #: An SPRT's test is shown after every game (its LLR in the bar's last column).
+        self.sprt = cfg if cfg is not None and cfg.format == "sprt" else None
+        self.tracker = SprtTracker(cfg.sprt) if cfg is not None and cfg.sprt else None
         self.started = time.monotonic()
         self.here = 0
         console = Console(stderr=True)
@@ -430,14 +449,26 @@ class _Display:
         minutes = (time.monotonic() - self.started) / 60
         rate = self.here / minutes if minutes > 0 else 0.0
         leader = standings(self.store, self.tid).leader() or "-"
+        test = sprt_status(self.store, self.tid, self.sprt, self.tracker) if self.sprt else None
+        if test is not None:
+            leader = (
+                f"{leader}; LLR {test.llr:.2f} [{test.bounds.lower:.2f}, {test.bounds.upper:.2f}]"
+            )
         self.progress.update(
             self.task, completed=self.done, rate=f"{rate:.1f} games/min", leader=leader
         )
         if not self.live and not self.quiet:
+            outcome = played.outcome.seats
+            counted = counted_ranks(
+                [
+                    SeatResult("", s.seat, s.total, s.rank, s.termination.name.lower())
+                    for s in outcome
+                ]
+            )
             ranks = ", ".join(
-                f"{claim.seats[s.seat]} {s.rank}"
+                f"{claim.seats[s.seat]} {rank}"
                 + ("" if s.termination.name == "NORMAL" else f" ({s.termination.name.lower()})")
-                for s in played.outcome.seats
+                for s, rank in zip(outcome, counted, strict=True)
             )
             left = self.total - self.done
             eta = f", ETA {left / rate:.0f} min" if rate > 0 and left else ""
@@ -447,6 +478,8 @@ class _Display:
                 f"{rate:.1f} games/min{eta}; leader {leader}",
                 flush=True,
             )
+            if test is not None:
+                print(test.line(), flush=True)
 
 
 def worker_cmd(args: argparse.Namespace) -> int:
@@ -522,6 +555,9 @@ def standings_cmd(args: argparse.Namespace) -> int:
     counts = store.counts(tid)
     status = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
     report.print_standings(st, f"{name}: {st.games} games counted ({status})")
+    cfg = tconfig.TournamentConfig.from_json(store.tournament(name).config)
+    if cfg.format == "sprt":
+        print(sprt_status(store, tid, cfg).line())
     return 0
 
 
@@ -567,6 +603,35 @@ def games_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sprt_json(store: TournamentStore, tid: int) -> dict[str, Any]:
+    """``{"sprt": {...}}`` for an SPRT tournament, else ``{}``."""
+    row = next(t for t in store.tournaments() if t.id == tid)
+    cfg = tconfig.TournamentConfig.from_json(row.config)
+    if cfg.format != "sprt" or cfg.sprt is None:
+        return {}
+    test = sprt_status(store, tid, cfg)
+    b = test.bounds
+    return {
+        "sprt": {
+            "candidate": cfg.candidates[0],
+            "baseline": cfg.baseline,
+            "elo0": b.elo0,
+            "elo1": b.elo1,
+            "alpha": b.alpha,
+            "beta": b.beta,
+            "lower": round(b.lower, 4),
+            "upper": round(b.upper, 4),
+            "pairs": test.pairs,
+            "llr": round(test.llr, 4),
+            "verdict": test.verdict,
+            "mean_pair_score": round(test.mean, 4),
+            "elo": round(test.elo, 2) if math.isfinite(test.elo) else None,
+            "elo_ci95": round(test.elo_ci, 2) if math.isfinite(test.elo_ci) else None,
+            "los": round(test.los, 4),
+        }
+    }
+
+
 def export_cmd(args: argparse.Namespace) -> int:
     """Write standings, games or head-to-head as CSV or JSON."""
     store, tid, name = _pick(args)
@@ -593,6 +658,7 @@ def export_cmd(args: argparse.Namespace) -> int:
                 "head_to_head": report.head_to_head_rows(st),
                 "games": report.games_json(store.results(tid)),
                 "rating_history": report.rating_history_rows(st),
+                **_sprt_json(store, tid),
             }
         )
     else:

@@ -627,15 +627,16 @@ class TournamentStore:
             ).all()
         return [dict(r._mapping) | {"seats": json.loads(r.seats)} for r in rows]
 
-    def stop_early(self, tid: int, block: int) -> bool:
-        """The standings separated after ``block``: later games are cancelled (games of
-        later blocks already played are kept but not counted). True for the caller that
-        made the stop."""
+    def stop_early(self, tid: int, block: int, status: str = "separated") -> bool:
+        """The tournament is decided after ``block`` (the standings separated; an SPRT's
+        verdict, ``status`` ``sprt-h1`` or ``sprt-h0``): later games are cancelled (games of
+        later blocks already played are kept but not counted). True for the caller that made
+        the stop."""
         with self.engine.begin() as conn:
             done = conn.execute(
                 update(tournaments)
                 .where(tournaments.c.id == tid, tournaments.c.status == "running")
-                .values(status="separated", stop_block=block, finished_at=time.time())
+                .values(status=status, stop_block=block, finished_at=time.time())
             )
             if done.rowcount != 1:
                 return False

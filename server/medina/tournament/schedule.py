@@ -109,12 +109,41 @@ def rotation(group: Sequence[str], r: int) -> tuple[str, ...]:
     return tuple(group[(i + r) % k] for i in range(k))
 
 
+def build_sprt(cfg: TournamentConfig) -> list[ScheduledGame]:
+    """An SPRT's schedule: pair *p* plays setup seed ``cfg.seed + p`` over every seat
+    rotation -- for 2 players, of the candidate and the baseline (one block); for 3-4, of
+    the candidate with a group of the field, then of the baseline with the same group in
+    the same seats (two blocks). The field's groups come in turn."""
+    variant = cfg.variants[0]
+    k = variant.players
+    candidate, baseline = cfg.candidates[0], cfg.baseline
+    field = [b.name for b in cfg.bots if b.name not in (candidate, baseline)]
+    field_groups = list(itertools.islice(itertools.combinations(field, k - 1), MAX_GROUPS))
+    pair_games = k * cfg.pair_blocks
+    out: list[ScheduledGame] = []
+    for p in range(cfg.games // pair_games):
+        seed = cfg.seed + p
+        if k == 2:
+            groups_of_pair: list[tuple[str, ...]] = [(candidate, baseline)]
+        else:
+            others = field_groups[p % len(field_groups)]
+            groups_of_pair = [(candidate, *others), (baseline, *others)]
+        for i, group in enumerate(groups_of_pair):
+            block = p * cfg.pair_blocks + i
+            for r in range(k):
+                out.append(ScheduledGame(len(out), block, variant, seed, r, rotation(group, r)))
+    return out
+
+
 def build(cfg: TournamentConfig) -> list[ScheduledGame]:
     """The whole schedule: ``cfg.games`` games per variant, numbered in play order.
 
     Blocks of the variants are interleaved so an early stop (``--until-separated``) has
-    played every variant; block ``b`` uses setup seed ``cfg.seed + b``.
+    played every variant; block ``b`` uses setup seed ``cfg.seed + b``. An SPRT has a
+    schedule of its own (``build_sprt``).
     """
+    if cfg.format == "sprt":
+        return build_sprt(cfg)
     per_variant: list[list[tuple[int, tuple[str, ...], int]]] = []
     for vi, variant in enumerate(cfg.variants):
         k = variant.players
