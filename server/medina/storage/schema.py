@@ -43,7 +43,8 @@ tournaments = Table(
     Column("config", Text, nullable=False),
     Column("created_at", Float, nullable=False),
     # running: games are being played; finished: every game is done; separated: stopped
-    # early because the standings separated (``stop_block``: the last block counted).
+    # early because the standings separated; sprt-h1, sprt-h0: stopped at an SPRT's verdict
+    # (``stop_block``: the last block counted).
     Column("status", String(16), nullable=False),
     Column("stop_block", Integer, nullable=True),
     Column("finished_at", Float, nullable=True),
