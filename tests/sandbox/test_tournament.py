@@ -53,9 +53,9 @@ def test_a_sandboxed_tournament_charges_each_limit_to_its_bot(tmp_path: Path) ->
     stopped = run_cli("tournament", "run", "caged.toml", *limits, cwd=tmp_path)
     assert stopped.returncode == 1, stopped.stderr
     assert "bot 'hog' failed its entry game" in stopped.stderr
-    assert "sandbox: memory limit 128 MiB reached" in stopped.stderr
+    assert "stopped by its sandbox (memory limit 128 MiB reached)" in stopped.stderr
     assert "bot 'spinner' failed its entry game" in stopped.stderr
-    assert "sandbox: CPU time limit 1 s reached" in stopped.stderr
+    assert "stopped by its sandbox (CPU time limit 1 s reached)" in stopped.stderr
     assert "entry: greedy (medina-v2 2p) ok" in stopped.stdout
 
     done = run_cli(
