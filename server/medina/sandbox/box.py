@@ -123,13 +123,15 @@ class Box:
     def command(self, argv: Sequence[str], seccomp_fd: int | None) -> list[str]:
         """prlimit, taskset and bwrap around the relay and the bot's ``argv``."""
         lim = self.spec.limits
-        # The kernel's limits, inherited by everything in the sandbox. RLIMIT_DATA is a
-        # backstop above the relay's resident-memory limit, so a bot that allocates without
-        # bound reaches the limit (and is named for it) before malloc fails.
+        # The kernel's limits, inherited by everything in the sandbox: backstops above the
+        # relay's, so that a bot going over a limit reaches the relay's (and is stopped and
+        # named for it) before the kernel refuses it anything -- a bot whose threads are
+        # refused at the kernel's limit may hang just under it, where polling cannot see it.
         data = lim.memory_bytes + max(64 << 20, lim.memory_bytes // 4)
+        nproc = lim.processes + max(4, lim.processes // 4)
         prlimit = [
             "prlimit",
-            f"--nproc={lim.processes}",
+            f"--nproc={nproc}",
             f"--data={data}",
             f"--cpu={lim.cpu_s + 1}:{lim.cpu_s + 2}",
             f"--fsize={lim.output_bytes}",
