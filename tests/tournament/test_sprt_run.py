@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from medina.cli.web_cmd import tournament_standings
 from medina.storage.tournaments import TournamentStore
 
 from .cups import run_cli
@@ -54,3 +55,6 @@ def test_the_sprt_stops_with_the_right_verdict(
     assert test["verdict"] == verdict and test["candidate"] == candidate
     assert (test["llr"] >= test["upper"]) if verdict == "H1" else (test["llr"] <= test["lower"])
     assert test["los"] > 0.99 if verdict == "H1" else test["los"] < 0.01
+    # the viewer's standings page says it too
+    page = tournament_standings(str(tmp_path / "tournaments" / "ab" / "tournament.db"), "ab")()
+    assert said in page.note

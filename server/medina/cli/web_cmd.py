@@ -12,8 +12,9 @@ from typing import Any
 
 from medina.rpc.server import RunningServer, wait_for_signal
 from medina.storage.tournaments import StoreError, TournamentStore
+from medina.tournament.config import TournamentConfig
 from medina.tournament.report import game_counted_ranks, game_number
-from medina.tournament.runner import standings
+from medina.tournament.runner import sprt_status, standings
 from medina.tournament.standings import Z95
 from medina.web import (
     BotGame,
@@ -98,7 +99,8 @@ def tournament_standings(db: str, name: str | None) -> StandingsProvider:
                 for r in st.rows
             ),
             note=f"{st.games} games counted ({counts}); status {row.status}. Rating: openskill "
-            "Plackett-Luce mu, interval mu -/+ 1.96 sigma; sorted by mu - 3 sigma.",
+            "Plackett-Luce mu, interval mu -/+ 1.96 sigma; sorted by mu - 3 sigma."
+            + _sprt_note(store, row.id, row.config),
             games=_games_by_bot(store.results(row.id)),
             head_to_head=st.head_to_head,
             history={
@@ -116,6 +118,12 @@ def tournament_standings(db: str, name: str | None) -> StandingsProvider:
         )
 
     return provide
+
+
+def _sprt_note(store: TournamentStore, tid: int, config: str) -> str:
+    """The SPRT's line for an SPRT tournament ('' otherwise)."""
+    cfg = TournamentConfig.from_json(config)
+    return f" {sprt_status(store, tid, cfg).line()}." if cfg.format == "sprt" else ""
 
 
 def _games_by_bot(results: list[dict[str, Any]]) -> dict[str, tuple[BotGame, ...]]:
