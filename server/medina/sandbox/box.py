@@ -127,7 +127,9 @@ class Box:
         # relay's, so that a bot going over a limit reaches the relay's (and is stopped and
         # named for it) before the kernel refuses it anything -- a bot whose threads are
         # refused at the kernel's limit may hang just under it, where polling cannot see it.
-        data = lim.memory_bytes + max(64 << 20, lim.memory_bytes // 4)
+        # RLIMIT_DATA counts reserved, untouched memory too (thread stacks): it lies well
+        # above, twice the limit and 256 MiB more.
+        data = 2 * lim.memory_bytes + (256 << 20)
         nproc = lim.processes + max(4, lim.processes // 4)
         prlimit = [
             "prlimit",
