@@ -17,7 +17,7 @@ from medina.referee.outcome import Termination
 from medina.rpc.server import ServerConfig, start_server
 from medina.sandbox import SandboxLimits
 from medina.tournament.config import BotSpec
-from medina.tournament.play import PlayedGame, play_game
+from medina.tournament.play import GameError, PlayedGame, play_game
 
 ROGUE = Path(__file__).resolve().parent / "bots" / "rogue.py"
 AWK_BOT = Path(__file__).resolve().parents[2] / "clients" / "stdio" / "first_bot.awk"
@@ -177,3 +177,12 @@ def test_the_bot_runs_as_its_own_user_without_the_arena_environment(tmp_path: Pa
     assert f"home /tmp, cwd {tmp_path / 'rogue'}" in log
     assert played.outcome.seats[0].termination is Termination.NORMAL
     assert_bystander_clean(played)
+
+
+def test_a_machine_that_cannot_sandbox_plays_no_sandboxed_game(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap, prlimit or taskset to be found
+    with pytest.raises(GameError, match=r"cannot run sandboxed bots here: .*bubblewrap") as err:
+        duel(tmp_path, "none")
+    assert err.value.fatal  # a worker stops rather than lose the bots' games

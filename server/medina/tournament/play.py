@@ -16,7 +16,8 @@ from medina.launch.botproc import BotProcess, BotStartError, spawn_bot, stop_bot
 from medina.referee.config import MatchSettings
 from medina.referee.outcome import MatchOutcome, Termination
 from medina.rpc.host import HostedMatch
-from medina.sandbox import SandboxSpec
+from medina.sandbox import SandboxError, SandboxSpec
+from medina.sandbox import check as sandbox_check
 from medina.v1 import admin_pb2, admin_pb2_grpc
 from medina.wire import convert
 
@@ -89,6 +90,11 @@ async def play_game(
     A bot with sandbox limits runs sandboxed in its directory, with ``hide`` (records,
     database, other bots) out of its sight. Cancelling aborts the match and stops the bots.
     """
+    if any(b.sandbox is not None for b in bots):
+        try:
+            sandbox_check()  # a machine that cannot sandbox plays no game of sandboxed bots
+        except SandboxError as exc:
+            raise GameError(f"cannot run sandboxed bots here: {exc}", fatal=True) from None
     matches = admin_pb2_grpc.MatchServiceStub(channel)
     try:
         created = await matches.CreateMatch(
