@@ -92,6 +92,25 @@ FORBIDDEN = {
     "rpc": ("medina.cli", "medina.tournament", "medina.storage", "medina.web"),
     # Launching bot processes: no server, no protocol.
     "launch": ("medina.cli", "medina.rpc", "medina.referee", "medina.tournament", "grpc"),
+    # The sandbox knows bubblewrap, the kernel's limits and sockets: nothing of games,
+    # servers or tournaments (launch uses it, not the other way round).
+    "sandbox": (
+        "medina.cli",
+        "medina.rpc",
+        "medina.referee",
+        "medina.tournament",
+        "medina.storage",
+        "medina.web",
+        "medina.launch",
+        "medina.engine",
+        "medina.wire",
+        "medina.records",
+        "medina.checkbot",
+        "medina.v1",
+        "medina_client",
+        "grpc",
+        "google",
+    ),
     # Storage is tables and queries: it knows no game, no server, no tournament logic.
     "storage": (
         "medina.cli",
@@ -157,6 +176,14 @@ def test_client_never_imports_the_server_side() -> None:
             ):
                 bad.append(f"{path.relative_to(ROOT)} imports {name}")
     assert not bad, "\n".join(bad)
+
+
+def test_the_sandbox_relay_imports_only_the_standard_library() -> None:
+    # It runs inside the sandbox as `python -I -S -c SOURCE`: no site-packages, no medina.
+    relay = SERVER / "sandbox" / "relay.py"
+    allowed = set(sys.stdlib_module_names) | {"__future__"}
+    bad = [n for n in _absolute_imports(relay, ROOT / "server") if n.split(".")[0] not in allowed]
+    assert not bad, f"sandbox/relay.py imports {bad}"
 
 
 #: Packages at the top of the tree: they are driven by nobody inside medina.

@@ -15,10 +15,11 @@ BOTS = Path(__file__).resolve().parent / "bots"
 
 
 def cup_file(directory: Path, name: str = "cup", games: int = 8, extra: str = "") -> Path:
-    """A 4-player medina-v2 round robin of greedy, random, weak and crashy."""
+    """A 4-player medina-v2 round robin of greedy, random, weak and crashy (which crashes in
+    every game: entry validation is off, or it would stop the run)."""
     path = directory / f"{name}.toml"
     path.write_text(
-        f'name = "{name}"\ngames = {games}\nseed = 11\n{extra}\n'
+        f'name = "{name}"\ngames = {games}\nseed = 11\nvalidation = "off"\n{extra}\n'
         "[clock]\ndecision_ms = 10000\n\n"
         '[[bots]]\nname = "greedy"\ncommand = "python -m medina_client --bot greedy"\n\n'
         '[[bots]]\nname = "random"\ncommand = "python -m medina_client --bot random"\n\n'

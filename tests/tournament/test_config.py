@@ -93,7 +93,8 @@ def test_the_digest_ignores_where_records_go(tmp_path: Path) -> None:
         ),
         (
             ("decision_ms = 2000", "decision = 2000"),
-            r"cup.toml:6: \[clock\]: unknown key\(s\) decision",
+            r"cup.toml:7: \[clock\] decision: unknown key\(s\) decision \(did you mean "
+            r"'decision_ms'\?\)",
         ),
         (
             ('on_timeout = "forfeit"', 'on_timeout = "pass"'),
@@ -123,6 +124,15 @@ def test_the_digest_ignores_where_records_go(tmp_path: Path) -> None:
             r"\[\[bots\]\] #2 env: must be a table of strings",
         ),
         (('name = "cup"', 'name = ""'), r"cup.toml:1: name: '' is not a valid name"),
+        # a misspelt table, a key typo inside a table: the line of the typo itself
+        (('[[bots]]\nname = "c"', '[[bot]]\nname = "c"'), r"cup.toml:31: unknown key\(s\) bot "),
+        (
+            ('command = "python c.py"', 'comand = "python c.py"'),
+            r"cup.toml:33: \[\[bots\]\] #3 comand: unknown key\(s\) comand \(did you mean "
+            r"'command'\?\)",
+        ),
+        (("players = 4", "player = 4"), r"cup.toml:16: \[\[variants\]\] #1 player: unknown"),
+        (("max_strikes = 2", "strikes = 2"), r"cup.toml:12: \[policies\] strikes: unknown"),
     ],
 )
 def test_mistakes_are_named(tmp_path: Path, change: tuple[str, str], message: str) -> None:
@@ -144,9 +154,14 @@ def test_file_level_mistakes(tmp_path: Path) -> None:
         + '[[bots]]\nname = "a"\ncommand = "python a"\n[[bots]]\nname = "b"\ncommand = "python b"\n'
     )
     with pytest.raises(
-        TournamentConfigError, match="4-player games need at least 4 bots, there are 2"
+        TournamentConfigError, match=r"cup.toml:22: bots: 4-player games need at least 4 bots"
     ):
         load(write(tmp_path, two))
+    one = GOOD.split("[[bots]]")[0] + '[[bots]]\nname = "a"\ncommand = "python a"\n'
+    with pytest.raises(
+        TournamentConfigError, match=r"cup.toml:22: bots: a tournament needs at least 2 bots"
+    ):
+        load(write(tmp_path, one))
     gauntlet = GOOD.replace('format = "round-robin"', 'format = "gauntlet"')
     with pytest.raises(TournamentConfigError, match="a gauntlet needs candidates"):
         load(write(tmp_path, gauntlet))
@@ -158,3 +173,66 @@ def test_file_level_mistakes(tmp_path: Path) -> None:
         load(write(tmp_path, gauntlet.replace("seed = 5", 'seed = 5\ncandidates = ["zed"]')))
     with pytest.raises(TournamentConfigError, match='candidates are for format = "gauntlet"'):
         load(write(tmp_path, GOOD.replace("seed = 5", 'seed = 5\ncandidates = ["c"]')))
+
+
+#: GOOD's digest as medina-arena computed it before entry validation, sandboxes and SPRTs:
+#: a tournament started then is continued now.
+GOOD_DIGEST = "1ae092b49bcd0cc8"
+
+SPRT = """\
+name = "ab"
+format = "sprt"
+candidates = ["new"]
+baseline = "old"
+games = 100
+
+[[variants]]
+ruleset = "medina-v2"
+players = 2
+
+[sprt]
+elo0 = 0
+elo1 = 10
+
+[[bots]]
+name = "new"
+command = "python new.py"
+
+[[bots]]
+name = "old"
+command = "python old.py"
+"""
+
+
+def test_an_sprt_file(tmp_path: Path) -> None:
+    cfg = load(write(tmp_path, SPRT))
+    assert cfg.format == "sprt" and cfg.baseline == "old" and cfg.sprt is not None
+    assert (cfg.sprt.elo0, cfg.sprt.elo1, cfg.sprt.alpha) == (0, 10, 0.05)
+    assert TournamentConfig.from_json(cfg.to_json()) == cfg
+    assert load(write(tmp_path, GOOD)).digest == GOOD_DIGEST  # other files hash as before
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (('baseline = "old"', 'baseline = "new"'), r"cup.toml:4: baseline: the baseline must be"),
+        (('baseline = "old"', ""), r"an SPRT needs the bot to test against"),
+        (('candidates = ["new"]', 'candidates = ["new", "old"]'), r"tests one candidate"),
+        (("games = 100", "games = 101"), r"cup.toml:5: games: 101 is not a multiple of 2"),
+        (("elo1 = 10", "elo1 = -10"), r"cup.toml:13: \[sprt\] elo1: elo0 must be less"),
+        (("elo1 = 10", "elo = 10"), r"\[sprt\] elo: unknown key"),
+        (("players = 2", "players = 3"), r"a 3-player SPRT needs at least 2 bots besides"),
+        (
+            (
+                '[[bots]]\nname = "old"',
+                '[[bots]]\nname = "x"\ncommand = "python x"\n[[bots]]\nname = "old"',
+            ),
+            r"a 2-player SPRT plays the candidate against the baseline only",
+        ),
+    ],
+)
+def test_sprt_mistakes_are_named(tmp_path: Path, change: tuple[str, str], message: str) -> None:
+    old, new = change
+    assert old in SPRT
+    with pytest.raises(TournamentConfigError, match=message):
+        load(write(tmp_path, SPRT.replace(old, new, 1)))

@@ -82,6 +82,8 @@ def test_standings_games_and_export(
     data = json.loads(everything.stdout)
     assert {"standings", "head_to_head", "games", "rating_history"} <= set(data)
     assert len(data["games"]) == 8
+    # games count from 1 in the export, as in the progress lines and `tournament games`
+    assert sorted(g["game"] for g in data["games"]) == list(range(1, 9))
     bad = run_cli("tournament", "export", "cup.toml", "--format", "csv", "--table", "all", cwd=d)
     assert bad.returncode == 2 and "CSV holds one table" in bad.stderr
     missing = run_cli("tournament", "standings", "--out", "nowhere", cwd=d)
@@ -227,6 +229,9 @@ def test_the_viewer_shows_a_tournament_database(
     for bot in ("greedy", "random", "weak", "crashy"):
         assert f'data-bot="{bot}"' in html
     assert "crashed 8" in html
+    assert '<td class="mean-rank">4.00</td>' in html  # crashy: last in every game
+    assert 'id="head-to-head"' in html
+    assert '<svg class="rating-plot"' in bot_html and "Rating over 8 games" in bot_html
     assert 'href="/standings/bot/crashy"' in html
     assert bot_html.count("<tr data-game=") == 8 and bot_html.count(">crashed<") == 8
     assert bot_html.count('href="/replay/') == 8  # each game links to its replay

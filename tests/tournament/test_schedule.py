@@ -7,6 +7,7 @@ from collections import Counter
 
 from medina.tournament.config import BotSpec, TournamentConfig, Variant
 from medina.tournament.schedule import build, group_count, groups, rotation
+from medina.tournament.sprt import SprtBounds
 
 
 def cfg(n_bots: int, players: int, games: int, **kw: object) -> TournamentConfig:
@@ -62,22 +63,29 @@ def test_a_huge_field_is_sampled_without_listing_it() -> None:
     assert len(per_bot) == 200 and max(per_bot.values()) == 4
 
 
-def test_gauntlet_puts_a_candidate_in_every_game() -> None:
+def test_gauntlet_puts_a_candidate_in_every_game_and_splits_games_evenly() -> None:
+    # 2 candidates, 3 field bots, 16 two-player games: 8 blocks for 6 groups. Whole rounds
+    # first, then the rest balanced: 8 games each (the file order used to give 10 and 6).
     c = cfg(5, 2, 2 * 8, format="gauntlet", candidates=("b0", "b1"))
     games = build(c)
     assert all(len({"b0", "b1"} & set(g.seats)) >= 1 for g in games)
+    per_bot = Counter(b for g in games for b in g.seats)
+    assert per_bot["b0"] == per_bot["b1"] == 8
+    assert sorted(per_bot[b] for b in ("b2", "b3", "b4")) == [4, 6, 6]
     firsts = Counter(g.seats for g in games if g.rotation == 0)
-    assert firsts == Counter(
-        {
-            ("b0", "b2"): 2,
-            ("b0", "b3"): 2,
-            ("b0", "b4"): 1,
-            ("b1", "b2"): 1,
-            ("b1", "b3"): 1,
-            ("b1", "b4"): 1,
-        }
-    )
+    assert len(firsts) == 6 and set(firsts.values()) == {1, 2}  # every group met
     assert not any({"b0", "b1"} <= set(g.seats) for g in games)  # candidates never meet
+    # a prefix is fair too: the candidates alternate
+    assert [g.seats[0] for g in games if g.rotation == 0][:6] == ["b0", "b1"] * 3
+
+
+def test_blocks_left_over_after_whole_rounds_go_to_the_least_played() -> None:
+    c = cfg(5, 2, 2 * 12)  # 10 pairs, 12 blocks: one whole round and 2 blocks more
+    games = build(c)
+    per_bot = Counter(b for g in games for b in g.seats)
+    assert max(per_bot.values()) - min(per_bot.values()) <= 2  # one block's worth
+    extra = [tuple(g.seats) for g in games if g.rotation == 0][10:]
+    assert len(set(extra[0]) | set(extra[1])) == 4  # two different pairs of bots
 
 
 def test_unpaired_games_rotate_seats_and_seeds() -> None:
@@ -97,3 +105,33 @@ def test_variants_interleave() -> None:
     games = build(c)
     assert [g.variant.players for g in games[:6]] == [4, 4, 4, 4, 2, 2]
     assert Counter(g.variant.players for g in games) == {4: 8, 2: 8}
+
+
+def sprt_cfg(players: int, games: int, field: int) -> TournamentConfig:
+    names = ["new", "old", *(f"f{i}" for i in range(field))]
+    return TournamentConfig(
+        name="t",
+        bots=tuple(BotSpec(n, ("x",)) for n in names),
+        variants=(Variant("medina-v2", players),),
+        format="sprt",
+        candidates=("new",),
+        baseline="old",
+        games=games,
+        sprt=SprtBounds(),
+    )
+
+
+def test_an_sprt_pairs_the_candidate_and_the_baseline_on_the_same_setups() -> None:
+    duel = build(sprt_cfg(2, 8, 0))
+    assert [g.seats for g in duel[:2]] == [("new", "old"), ("old", "new")]
+    assert [g.block for g in duel] == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert len({g.seed for g in duel}) == 4
+    four = build(sprt_cfg(4, 24, 4))  # 3 pairs of 8 games
+    for p in range(3):
+        cand = [g for g in four if g.block == 2 * p]
+        base = [g for g in four if g.block == 2 * p + 1]
+        assert len(cand) == len(base) == 4
+        for c, b in zip(cand, base, strict=True):  # same setup, same field, same seats
+            assert c.seed == b.seed and c.rotation == b.rotation
+            assert [s if s != "new" else "old" for s in c.seats] == list(b.seats)
+    assert len({tuple(sorted(g.seats)) for g in four if g.block % 2 == 0}) == 3  # groups turn

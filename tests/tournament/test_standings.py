@@ -9,6 +9,7 @@ from medina.tournament.standings import (
     GameResult,
     SeatResult,
     compute,
+    counted_ranks,
     first_separated_block,
     wilson,
 )
@@ -115,3 +116,64 @@ def test_intervals() -> None:
     assert wilson(0, 0) == (0.0, 1.0)
     st = compute(["a", "b"], [game(0, {"a": 1, "b": 2})])
     assert math.isinf(st.rows[0].score_ci)  # one game: no interval yet
+
+
+def test_a_double_forfeit_in_two_player_games_rewards_neither_forfeiter() -> None:
+    # crashy forfeits all four games; in two of them its opponent forfeits too (the referee
+    # ranked crashy 1st there, by the totals of its random play-out). steady plays on.
+    results = [
+        game(0, {"crashy": 1, "slow": 2}, faults={"crashy": "crashed", "slow": "timeout"}),
+        game(1, {"slow": 1, "crashy": 2}, faults={"crashy": "crashed", "slow": "timeout"}),
+        game(2, {"crashy": 2, "steady": 1}, faults={"crashy": "crashed"}),
+        game(3, {"steady": 1, "crashy": 2}, faults={"crashy": "crashed"}),
+        game(4, {"slow": 2, "steady": 1}, faults={"slow": "timeout"}),
+    ]
+    st = compute(["crashy", "slow", "steady"], results)
+    rows = {r.bot: r for r in st.rows}
+    assert rows["crashy"].wins == 0 and rows["crashy"].win_share == 0
+    assert rows["crashy"].mean_rank == 2.0  # last in every game
+    assert rows["slow"].wins == 0  # its only games: two double forfeits and a forfeit
+    assert rows["steady"].wins == 3 and rows["steady"].mean_rank == 1.0
+    # no forfeiter ever finished ahead of a seat that played on ...
+    assert st.head_to_head["crashy"]["steady"] == (0.0, 2)
+    assert st.head_to_head["slow"]["steady"] == (0.0, 1)
+    # ... and two forfeiters tie: neither gains on the other
+    assert st.head_to_head["crashy"]["slow"] == (0.5, 2)
+    assert st.rows[0].bot == "steady"
+
+
+def test_every_forfeit_ranks_last_tied_in_four_player_games() -> None:
+    # two seats forfeit: their play-out totals (and who forfeited first) do not order them
+    g = game(
+        0,
+        {"a": 2, "b": 3, "c": 1, "d": 4},
+        faults={"b": "crashed", "d": "stalled"},
+    )
+    assert counted_ranks(g.seats) == (2, 4, 1, 4)
+    st = compute("abcd", [g])
+    rows = {r.bot: r for r in st.rows}
+    assert rows["b"].mean_rank == rows["d"].mean_rank == 4
+    assert st.head_to_head["b"]["d"] == (0.5, 1)
+    assert st.head_to_head["a"]["b"] == (1.0, 1)
+    everyone = game(1, {"a": 1, "b": 2}, faults={"a": "timeout", "b": "crashed"})
+    assert counted_ranks(everyone.seats) == (2, 2)  # nobody won
+
+
+def test_the_rating_history_has_a_point_per_bot_and_game_in_game_order() -> None:
+    rng = random.Random(5)
+    results = []
+    for i in range(12):
+        order = ["a", "b", "c"]
+        rng.shuffle(order)
+        results.append(game(i, {x: k + 1 for k, x in enumerate(order)}))
+    results.append(game(12, {"a": 1, "b": 1}, ending="abandoned"))  # not rated
+    shuffled = list(results)
+    rng.shuffle(shuffled)
+    st = compute("abc", shuffled)
+    assert len(st.history) == 12 * 3
+    assert [p.game for p in st.history] == sorted(p.game for p in st.history)
+    for r in st.rows:  # the last point of each bot is its standing
+        points = st.history_of(r.bot)
+        assert [p.games for p in points] == list(range(1, 13))
+        assert (points[-1].mu, points[-1].sigma) == (r.mu, r.sigma)
+    assert compute("abc", results).history == st.history  # the finishing order is irrelevant

@@ -82,6 +82,18 @@ def test_an_expired_lease_passes_the_game_on_and_the_old_holder_cannot_store(db_
     )
     assert store.finish(taken, match_id="y", record_path="y", ending="complete", seats=seats(taken))
     assert [g["match_id"] for g in store.results(tid)] == ["y"]
+    # the takeover is on record, naming the worker whose lease ran out
+    assert [(i["number"], i["worker"]) for i in store.incidents(tid)] == [(stale.number, "w1")]
+    assert "lease ran out" in store.incidents(tid)[0]["what"]
+
+
+def test_only_one_of_two_claimers_takes_an_expired_game_back(db_url: str) -> None:
+    store, tid = make(db_url, 1)
+    assert store.claim("gone", 0, tid) is not None
+    other = TournamentStore(db_url)
+    assert store.reclaim_expired(tid) + other.reclaim_expired(tid) == 1
+    assert len(store.incidents(tid)) == 1
+    other.close()
 
 
 def test_a_released_game_is_replayed(db_url: str) -> None:

@@ -86,6 +86,14 @@ def test_three_workers_one_killed_every_game_once(pg: PostgresServer, tmp_path: 
     assert all(len(g["seats"]) == 4 for g in results)
     redone = next(g for g in results if g["number"] == killed_game)
     assert redone["attempts"] >= 2 and f":{victim.pid}:" not in redone["played_by"]
+    # the takeover left an incident naming the dead worker: its lease ran out, or (a worker
+    # that started after the kill on this same machine) its runner is gone
+    assert any(
+        i["number"] == killed_game
+        and f":{victim.pid}:" in i["worker"]
+        and ("lease ran out" in i["what"] or "runner is gone" in i["what"])
+        for i in store.incidents(tid)
+    )
     assert len({g["played_by"] for g in results}) >= 2  # the work was shared
     for g in results:
         report = verify_record(read_record(Path(g["record_path"])))

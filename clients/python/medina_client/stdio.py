@@ -58,8 +58,10 @@ UNFLUSHED_HINT = (
     "no answer line reached the bridge. The usual cause is output buffering: when stdout is "
     "a pipe, most languages hold printed lines until a buffer fills. Flush after every "
     "line (Python: print(..., flush=True) or python -u; C: fflush(stdout) or "
-    "setvbuf(stdout, NULL, _IOLBF, 0); Node: process.stdout.write is unbuffered; awk: "
-    "mawk -W interactive or fflush()), and read stdin line by line, not to its end"
+    "setvbuf(stdout, NULL, _IOLBF, 0); Node: process.stdout.write is unbuffered), and read "
+    "stdin line by line, not to its end. Debian's awk is mawk, which also reads its input in "
+    "blocks: run it as mawk -W interactive (fflush() alone is not enough for mawk; other awks "
+    "need fflush() after each line)"
 )
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from medina.engine import ActionKind, GameState, get_ruleset, legal_moves
+from medina.launch.botproc import BotProcess
 from medina.records.reader import read_record
 from medina.referee.outcome import MatchOutcome
 from medina.referee.record import DecisionEntry, Incident
@@ -21,7 +22,7 @@ from .positions import legal_kinds
 from .scenarios import Scenario
 
 #: Starts the bot for one seat: (server address, seat token, log file) -> its process.
-Launcher = Callable[[str, str, Path], Awaitable[asyncio.subprocess.Process]]
+Launcher = Callable[[str, str, Path], Awaitable[BotProcess]]
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,9 @@ class Trial:
     exit_after_s: float  # seconds from the match's end to the bot's exit
     drilled: int  # the request refused as a drill (0: none)
     dropped_after: int  # the request after whose reply the stream was dropped (0: none)
+    #: The limit the bot's sandbox stopped it at ("sandbox: memory limit 512 MiB reached"),
+    #: when it ran sandboxed and went over one.
+    limit: str | None = None
 
     @property
     def opening_end(self) -> int:
@@ -152,6 +156,7 @@ async def play(
         exit_after_s=exit_after,
         drilled=drills.drilled,
         dropped_after=drills.dropped_after,
+        limit=proc.limit_hit(),
     )
 
 
@@ -159,7 +164,7 @@ async def _watch(
     hosted: HostedMatch,
     bot: int,
     task: asyncio.Task[MatchOutcome],
-    proc: asyncio.subprocess.Process,
+    proc: BotProcess,
     limit_s: float,
 ) -> tuple[Crash | None, bool]:
     """Wait for the match to end; abort it when the bot exits first or time runs out."""
@@ -191,7 +196,7 @@ def _crash(hosted: HostedMatch, bot: int, code: int) -> Crash:
     return Crash(code, seat.ever_connected, request, state.decisions, kinds)
 
 
-async def _wait_exit(proc: asyncio.subprocess.Process, timeout_s: float) -> int | None:
+async def _wait_exit(proc: BotProcess, timeout_s: float) -> int | None:
     """The bot's exit status, or None when it is still running after ``timeout_s``."""
     try:
         async with asyncio.timeout(timeout_s):

@@ -135,6 +135,8 @@ def _crash_text(t: Trial, crash: Crash) -> str:
         if crash.code < 0
         else f"exited with code {crash.code}"
     )
+    if t.limit is not None:
+        how = f"was stopped by its sandbox ({t.limit.removeprefix('sandbox: ')})"
     if not crash.connected:
         text = f"the bot {how} before connecting"
     elif crash.request_id:

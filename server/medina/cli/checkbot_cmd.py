@@ -21,9 +21,11 @@ from medina.checkbot import (
     check_bot,
     result_line,
 )
-from medina.launch.botproc import spawn_bot
+from medina.launch.botproc import BotProcess, spawn_bot
+from medina.sandbox import SandboxSpec
 
 from .errors import CommandError
+from .options import add_sandbox_options, sandbox_limits
 
 _D = CheckOptions()
 
@@ -81,6 +83,7 @@ def add_parser(sub: Any) -> None:
         metavar="-- COMMAND ARGS",
         help="the bot command; a leading 'python' means this interpreter",
     )
+    add_sandbox_options(p)
     p.set_defaults(run=run)
 
 
@@ -96,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
     if not command:
         raise CommandError("no bot command: put it after --, e.g. -- python -m medina_client")
     options = _options(args)
+    limits = sandbox_limits(args)
     if args.records:
         records, temporary = Path(args.records), False
     else:
@@ -108,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         print(f"check-bot: {shlex.join(command)}", flush=True)
     try:
-        results = asyncio.run(_check(command, options, records, quiet=args.json))
+        sandbox = SandboxSpec(limits, Path.cwd(), hide=(records,)) if limits else None
+        results = asyncio.run(_check(command, options, records, quiet=args.json, sandbox=sandbox))
     except BaseException as exc:
         if temporary:
             shutil.rmtree(records, ignore_errors=True)
@@ -143,10 +148,15 @@ def _options(args: argparse.Namespace) -> CheckOptions:
 
 
 async def _check(
-    command: list[str], options: CheckOptions, records: Path, *, quiet: bool
+    command: list[str],
+    options: CheckOptions,
+    records: Path,
+    *,
+    quiet: bool,
+    sandbox: SandboxSpec | None = None,
 ) -> list[CheckResult]:
-    async def launch(address: str, token: str, log: Path) -> asyncio.subprocess.Process:
-        return await spawn_bot(command, address, token, log)
+    async def launch(address: str, token: str, log: Path) -> BotProcess:
+        return await spawn_bot(command, address, token, log, sandbox=sandbox)
 
     def show(result: CheckResult) -> None:
         if not quiet:

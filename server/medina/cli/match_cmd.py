@@ -15,18 +15,19 @@ from typing import Any
 import grpc
 
 from medina.engine import GameFollower, GameState, render
-from medina.launch.botproc import BotStartError, reap, spawn_bot
+from medina.launch.botproc import BotProcess, BotStartError, reap, spawn_bot
 from medina.referee.config import MatchSettings
 from medina.referee.outcome import MatchOutcome
 from medina.rpc.host import HostedMatch
 from medina.rpc.organiser import create_match
 from medina.rpc.server import RunningServer, ServerConfig, start_server, wait_for_signal
+from medina.sandbox import SandboxSpec
 from medina.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 from medina.web import serve_viewer
 from medina.wire import convert
 
 from .errors import CommandError
-from .options import add_match_options, settings_from_args
+from .options import add_match_options, add_sandbox_options, sandbox_limits, settings_from_args
 from .progress import Progress, scoreboard
 from .web_cmd import add_http_options, check_http
 
@@ -70,6 +71,7 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="with --http: keep the viewer up after the match until Ctrl-C",
     )
+    add_sandbox_options(p)
     p.set_defaults(run=run)
 
 
@@ -80,6 +82,11 @@ def run(args: argparse.Namespace) -> int:
             f"{args.players} players need {args.players} --bot commands, got {len(args.bot)}"
         )
     check_http(args)
+    # every bot in a sandbox: its directory is the current one; the records are hidden
+    limits = sandbox_limits(args)
+    args.sandbox_spec = (
+        SandboxSpec(limits, Path.cwd(), hide=(Path(args.records),)) if limits else None
+    )
     if args.http is not None and args.server:
         raise CommandError(
             "--http serves the viewer of the server this command starts; with --server, "
@@ -157,13 +164,13 @@ async def _play(
         spectator = admin_pb2_grpc.SpectatorServiceStub(channel)
         watch = spectator.Watch(admin_pb2.WatchRequest(match_id=match_id))
         logs.mkdir(parents=True, exist_ok=True)
-        procs: list[asyncio.subprocess.Process] = []
+        procs: list[BotProcess] = []
         # A multi-worker server names the process holding the match: bots go there directly.
         bot_address = created.endpoint if created.HasField("endpoint") else address
         try:
             for cmd, tok in zip(args.bot, created.tokens, strict=True):
                 log = logs / f"{match_id}.seat{tok.seat}.log"
-                procs.append(await _spawn(cmd, bot_address, tok.token, log))
+                procs.append(await _spawn(cmd, bot_address, tok.token, log, args.sandbox_spec))
         except BotStartError:
             for proc in procs:
                 with contextlib.suppress(ProcessLookupError):
@@ -249,9 +256,7 @@ class Spectator:
             self.next_index = event.index + 1
 
 
-async def _report_exit(
-    seat: int, proc: asyncio.subprocess.Process, log: Path, hosted: HostedMatch | None
-) -> None:
+async def _report_exit(seat: int, proc: BotProcess, log: Path, hosted: HostedMatch | None) -> None:
     """Say at once when a seat's bot exits before the match is over, where its log is, and
     (with the server in this process) forfeit the seat now rather than after a timeout."""
     code = await proc.wait()
@@ -261,9 +266,11 @@ async def _report_exit(
     if hosted is not None:
         when = " during the match" if hosted.seats[seat].ever_connected else " before connecting"
     tail = last_line(log)
-    detail = f"its bot exited with code {code}{when}"
+    detail = proc.exit_detail(when)
     print(
-        f"seat {seat}'s bot exited with code {code}{when}; its log: {log}"
+        f"seat {seat}'s bot exited with code {code}{when}"
+        + (f" ({proc.limit_hit()})" if proc.limit_hit() else "")
+        + f"; its log: {log}"
         + (f" (last line: {tail})" if tail else ""),
         file=sys.stderr,
         flush=True,
@@ -283,9 +290,9 @@ def last_line(path: Path, limit: int = 200) -> str:
 
 
 async def _spawn(
-    command: str, address: str, token: str, log_path: Path
-) -> asyncio.subprocess.Process:
+    command: str, address: str, token: str, log_path: Path, sandbox: SandboxSpec | None
+) -> BotProcess:
     argv = shlex.split(command)
     if not argv:
         raise CommandError("empty --bot command")
-    return await spawn_bot(argv, address, token, log_path)
+    return await spawn_bot(argv, address, token, log_path, sandbox=sandbox)

@@ -1,4 +1,4 @@
-"""Command-line options shared by commands: match settings and TLS files."""
+"""Command-line options shared by commands: match settings, TLS files, sandbox limits."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from pathlib import Path
 from medina.engine import RULESETS, EngineError, get_ruleset
 from medina.referee.config import MatchSettings, Policies, TimeControl, TimeoutPolicy
 from medina.referee.errors import ConfigError
+from medina.sandbox import SandboxConfigError, SandboxError, SandboxLimits, check
+from medina.sandbox.limits import BOUNDS
 
 from .errors import CommandError
 
@@ -103,3 +105,52 @@ def read_file(path: str | None, what: str) -> bytes | None:
         return Path(path).read_bytes()
     except OSError as exc:
         raise CommandError(f"cannot read {what} {path}: {exc.strerror}") from None
+
+
+def add_sandbox_options(p: argparse.ArgumentParser) -> None:
+    """--sandbox and one --sandbox-KEY option per limit (docs/sandbox.md)."""
+    g = p.add_argument_group(
+        "sandbox", "run the bots in bubblewrap under limits (needs root; docs/sandbox.md)"
+    )
+    g.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="sandbox every bot (with the file's [sandbox] limits, else the defaults)",
+    )
+    d = SandboxLimits()
+    for key, (_least, _most, unit) in BOUNDS.items():
+        g.add_argument(
+            f"--sandbox-{key.replace('_', '-')}",
+            dest=f"sandbox_{key}",
+            type=int,
+            metavar="N",
+            help=f"{key} in {unit} (default {getattr(d, key)}); implies --sandbox",
+        )
+
+
+def sandbox_changes(args: argparse.Namespace) -> dict[str, int] | None:
+    """The limits given on the command line, or None when no sandbox was asked for
+    ({} for a bare --sandbox)."""
+    changes = {k: getattr(args, f"sandbox_{k}") for k in BOUNDS}
+    changes = {k: v for k, v in changes.items() if v is not None}
+    if not changes and not getattr(args, "sandbox", False):
+        return None
+    return changes
+
+
+def sandbox_limits(
+    args: argparse.Namespace, base: SandboxLimits | None = None
+) -> SandboxLimits | None:
+    """``base`` (else the defaults) with the command line's limits, when a sandbox was asked
+    for; else ``base``. CommandError names a bad value."""
+    changes = sandbox_changes(args)
+    if changes is None:
+        return base
+    try:
+        limits = (base or SandboxLimits()).with_changes(changes)
+        check()
+    except SandboxConfigError as exc:
+        raise CommandError(f"--sandbox-{exc.key.replace('_', '-')}: {exc}") from None
+    except SandboxError as exc:
+        raise CommandError(str(exc)) from None
+    return limits

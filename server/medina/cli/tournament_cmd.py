@@ -17,6 +17,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from medina.rpc.server import RunningServer
+from medina.sandbox import SandboxError, SandboxLimits
+from medina.sandbox import check as sandbox_check
 from medina.storage.tournaments import (
     Claim,
     NewGame,
@@ -25,20 +27,30 @@ from medina.storage.tournaments import (
     TournamentStore,
 )
 from medina.tournament import config as tconfig
-from medina.tournament import report, schedule
+from medina.tournament import entry, report, schedule
 from medina.tournament.play import PlayedGame
 from medina.tournament.runner import (
     DEFAULT_LEASE_S,
     Runner,
     RunOptions,
     install_signal_handlers,
+    sprt_status,
     standings,
 )
+from medina.tournament.sprt import SprtTracker
+from medina.tournament.standings import SeatResult, counted_ranks
 
 from .errors import CommandError
+from .options import add_sandbox_options, sandbox_changes, sandbox_limits
+from .tournament_show import (
+    DB_FILE,
+    export_cmd,
+    games_cmd,
+    load_file,
+    out_dir,
+    standings_cmd,
+)
 from .web_cmd import start_viewer, tournament_standings
-
-DB_FILE = "tournament.db"
 
 
 def add_parser(sub: Any) -> None:
@@ -81,6 +93,8 @@ def add_parser(sub: Any) -> None:
         "(0: any free port; on 127.0.0.1 unless --http-host); read-only",
     )
     run.add_argument("--http-host", default="127.0.0.1", help="listen address of the viewer")
+    _validation(run)
+    add_sandbox_options(run)
     run.set_defaults(run=run_cmd)
 
     create = tsub.add_parser(
@@ -89,6 +103,11 @@ def add_parser(sub: Any) -> None:
     create.add_argument("file", help="the tournament file (TOML)")
     _where(create)
     create.add_argument("--until-separated", action="store_true")
+    create.add_argument(
+        "--concurrency", type=int, default=min(4, os.cpu_count() or 1), help="entry games at once"
+    )
+    _validation(create)
+    add_sandbox_options(create)
     create.set_defaults(run=create_cmd)
 
     work = tsub.add_parser(
@@ -124,7 +143,7 @@ def add_parser(sub: Any) -> None:
             q.add_argument("--format", choices=("csv", "json"), required=True)
             q.add_argument(
                 "--table",
-                choices=("standings", "games", "head-to-head", "all"),
+                choices=("standings", "games", "head-to-head", "rating-history", "all"),
                 default=None,
                 help="what to export (csv default standings; json default all)",
             )
@@ -132,44 +151,50 @@ def add_parser(sub: Any) -> None:
         q.set_defaults(run=func)
 
 
+def _validation(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--validation",
+        choices=tconfig.VALIDATION,
+        help="before the first game each bot plays one quick game per variant against random "
+        "players: a bot that fails it stops the run (stop), is left out with a warning (drop), "
+        "or nothing is checked (off); default: the file's validation key, else stop",
+    )
+
+
 def _where(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", help=f"database URL or SQLite file (default: OUT/{DB_FILE})")
     p.add_argument("--out", help="output directory (default: tournaments/NAME)")
 
 
-def _load(path: str) -> tconfig.TournamentConfig:
-    try:
-        return tconfig.load(path)
-    except tconfig.TournamentConfigError as exc:
-        raise CommandError(str(exc)) from None
-
-
-def _out(args: argparse.Namespace, name: str | None) -> Path:
-    if args.out:
-        return Path(args.out)
-    if name is None:
-        raise CommandError("which tournament? give its file, --out DIR or --db URL")
-    return Path("tournaments") / name
-
-
-def _open(args: argparse.Namespace, name: str | None) -> TournamentStore:
-    url = args.db or str(_out(args, name) / DB_FILE)
-    if not args.db and not Path(url).exists():
-        raise CommandError(f"no tournament database at {url} (run the tournament first)")
-    try:
-        return TournamentStore(url)
-    except StoreError as exc:
-        raise CommandError(str(exc)) from None
+class EntryFailed(Exception):
+    """A bot failed its entry game and the tournament is set to stop (exit code 1)."""
 
 
 def _create(
-    args: argparse.Namespace, cfg: tconfig.TournamentConfig, out: Path
-) -> tuple[TournamentStore, TournamentRow, bool, list[schedule.ScheduledGame]]:
-    games = schedule.build(cfg)
+    args: argparse.Namespace, cfg: tconfig.TournamentConfig, out: Path, records: Path
+) -> tuple[
+    TournamentStore, TournamentRow, bool, list[schedule.ScheduledGame], tconfig.TournamentConfig
+]:
+    """Create the tournament (after its entry validation) or find it as stored; the
+    configuration as played (without the bots entry validation dropped)."""
     try:
         if not args.db:
             out.mkdir(parents=True, exist_ok=True)
         store = TournamentStore(args.db or str(out / DB_FILE))
+        stored = next((t for t in store.tournaments() if t.name == cfg.name), None)
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(f"cannot use {out}: {exc.strerror}") from None
+    try:
+        if stored is not None:  # continuing: the bots dropped at the start stay dropped
+            cfg = cfg.without(tconfig.TournamentConfig.from_json(stored.config).dropped)
+        elif cfg.validation != "off":
+            cfg = _validate(args, cfg, records)
+    except tconfig.TournamentConfigError as exc:
+        raise CommandError(f"{args.file}: {exc}") from None
+    games = schedule.build(cfg)
+    try:
         row, created = store.ensure_tournament(
             cfg.name,
             cfg.digest,
@@ -190,17 +215,87 @@ def _create(
         )
     except StoreError as exc:
         raise CommandError(str(exc)) from None
-    except OSError as exc:
-        raise CommandError(f"cannot use {out}: {exc.strerror}") from None
-    return store, row, created, games
+    return store, row, created, games, cfg
+
+
+def _validate(
+    args: argparse.Namespace, cfg: tconfig.TournamentConfig, records: Path
+) -> tconfig.TournamentConfig:
+    """Every bot's entry game; the configuration without the bots that failed (drop), or
+    EntryFailed naming them (stop)."""
+    quiet = getattr(args, "quiet", False)
+    if not quiet:
+        games = len(cfg.bots) * len(cfg.variants)
+        print(f"tournament {cfg.name}: entry validation, {games} games", flush=True)
+
+    def show(result: entry.EntryResult) -> None:
+        if not quiet or not result.passed:
+            print(result.line(), flush=True)
+
+    results = asyncio.run(
+        entry.validate(
+            cfg,
+            records / "entry",
+            concurrency=args.concurrency,
+            on_result=show,
+            hide=(records, out_dir(args, cfg.name)),
+        )
+    )
+    failed = entry.failures(results)
+    if not failed:
+        return cfg
+    if cfg.validation == "stop":
+        lines = [f"bot {name!r} failed its entry game: {why}" for name, why in failed.items()]
+        raise EntryFailed(
+            "\n".join(lines) + f"\nnothing was played; fix the bot or its command in {args.file} "
+            '(validation = "drop" plays without it, "off" skips the check)'
+        )
+    for name, why in failed.items():
+        print(
+            f"warning: bot {name!r} is dropped from the tournament: it failed its entry game: "
+            f"{why}",
+            file=sys.stderr,
+            flush=True,
+        )
+    return cfg.without(list(failed.items()))
+
+
+def _records(cfg: tconfig.TournamentConfig, out: Path) -> Path:
+    return Path(cfg.base_dir) / cfg.records if cfg.records else out / "records"
+
+
+def _configured(args: argparse.Namespace) -> tconfig.TournamentConfig:
+    cfg = load_file(args.file)
+    if args.until_separated:
+        cfg = dataclasses.replace(cfg, until_separated=True)
+    if args.validation is not None:
+        cfg = dataclasses.replace(cfg, validation=args.validation)
+    changes = sandbox_changes(args)
+    if changes is not None:  # --sandbox: every bot, its own limits under the command line's
+        cfg = dataclasses.replace(
+            cfg,
+            bots=tuple(
+                dataclasses.replace(b, sandbox=sandbox_limits(args, b.sandbox or SandboxLimits()))
+                for b in cfg.bots
+            ),
+        )
+    if any(b.sandbox for b in cfg.bots):
+        try:
+            sandbox_check()
+        except SandboxError as exc:
+            raise CommandError(f"{args.file}: {exc}") from None
+    return cfg
 
 
 def create_cmd(args: argparse.Namespace) -> int:
     """Store the tournament and its schedule for workers, without playing."""
-    cfg = _load(args.file)
-    if args.until_separated:
-        cfg = dataclasses.replace(cfg, until_separated=True)
-    store, row, created, games = _create(args, cfg, _out(args, cfg.name))
+    cfg = _configured(args)
+    out = out_dir(args, cfg.name)
+    try:
+        store, row, created, games, cfg = _create(args, cfg, out, _records(cfg, out))
+    except EntryFailed as exc:
+        print(f"medina-arena tournament create: {exc}", file=sys.stderr)
+        return 1
     what = "created" if created else "already there"
     counts = ", ".join(f"{n} {s}" for s, n in sorted(store.counts(row.id).items()))
     print(f"tournament {cfg.name}: {what} in {store.safe_url}: {len(games)} games ({counts})")
@@ -209,16 +304,18 @@ def create_cmd(args: argparse.Namespace) -> int:
 
 def run_cmd(args: argparse.Namespace) -> int:
     """Create (or continue) the tournament and play it to the end."""
-    cfg = _load(args.file)
-    if args.until_separated:
-        cfg = dataclasses.replace(cfg, until_separated=True)
+    cfg = _configured(args)
     if args.concurrency < 1:
         raise CommandError(f"--concurrency must be at least 1, got {args.concurrency}")
     if args.lease_s <= 0:
         raise CommandError(f"--lease-s must be positive, got {args.lease_s}")
-    out = _out(args, cfg.name)
-    records = Path(cfg.base_dir) / cfg.records if cfg.records else out / "records"
-    store, row, created, games = _create(args, cfg, out)
+    out = out_dir(args, cfg.name)
+    records = _records(cfg, out)
+    try:
+        store, row, created, games, cfg = _create(args, cfg, out, records)
+    except EntryFailed as exc:
+        print(f"medina-arena tournament run: {exc}", file=sys.stderr)
+        return 1
     counts = store.counts(row.id)
     done = counts.get("done", 0)
     if not args.quiet:
@@ -235,8 +332,9 @@ def run_cmd(args: argparse.Namespace) -> int:
         organiser_token=args.organiser_token,
         lease_s=args.lease_s,
         tournament_id=row.id,
+        hide=(out,),
     )
-    display = _Display(store, row.id, len(games), done, quiet=args.quiet)
+    display = _Display(store, row.id, len(games), done, quiet=args.quiet, cfg=cfg)
     beside = None
     if args.http is not None:
         if not 0 <= args.http <= 65535:
@@ -252,11 +350,16 @@ def run_cmd(args: argparse.Namespace) -> int:
     code = asyncio.run(_run(runner, display))
     final = next(t for t in store.tournaments() if t.id == row.id)
     st = standings(store, row.id)
-    store.add_ratings(row.id, [(r.bot, r.games, r.mu, r.sigma) for r in st.rows])
     title = f"{cfg.name}: {st.games} games"
     if final.status == "separated":
         title += f" (stopped early: the standings separated after block {final.stop_block})"
+    if final.status.startswith("sprt-"):
+        title += f" (stopped early: the SPRT reached its verdict at block {final.stop_block})"
+    if cfg.dropped:
+        title += f" (left out at entry: {', '.join(name for name, _ in cfg.dropped)})"
     report.print_standings(st, title)
+    if cfg.format == "sprt":
+        print(sprt_status(store, row.id, cfg).line(), flush=True)
     if runner.stopping is not None:
         left = sum(n for s, n in store.counts(row.id).items() if s in ("pending", "running"))
         print(
@@ -281,9 +384,20 @@ async def _run(runner: Runner, display: _Display) -> int:
 class _Display:
     """A live progress bar on a terminal; a line per game otherwise (none with --quiet)."""
 
-    def __init__(self, store: TournamentStore, tid: int, total: int, done: int, quiet: bool):
+    def __init__(
+        self,
+        store: TournamentStore,
+        tid: int,
+        total: int,
+        done: int,
+        quiet: bool,
+        cfg: tconfig.TournamentConfig | None = None,
+    ):
         self.store, self.tid, self.total, self.done = store, tid, total, done
         self.quiet = quiet
+        #: An SPRT's test is shown after every game (its LLR in the bar's last column).
+        self.sprt = cfg if cfg is not None and cfg.format == "sprt" else None
+        self.tracker = SprtTracker(cfg.sprt) if cfg is not None and cfg.sprt else None
         self.started = time.monotonic()
         self.here = 0
         console = Console(stderr=True)
@@ -315,22 +429,37 @@ class _Display:
         minutes = (time.monotonic() - self.started) / 60
         rate = self.here / minutes if minutes > 0 else 0.0
         leader = standings(self.store, self.tid).leader() or "-"
+        test = sprt_status(self.store, self.tid, self.sprt, self.tracker) if self.sprt else None
+        if test is not None:
+            leader = (
+                f"{leader}; LLR {test.llr:.2f} [{test.bounds.lower:.2f}, {test.bounds.upper:.2f}]"
+            )
         self.progress.update(
             self.task, completed=self.done, rate=f"{rate:.1f} games/min", leader=leader
         )
         if not self.live and not self.quiet:
+            outcome = played.outcome.seats
+            counted = counted_ranks(
+                [
+                    SeatResult("", s.seat, s.total, s.rank, s.termination.name.lower())
+                    for s in outcome
+                ]
+            )
             ranks = ", ".join(
-                f"{claim.seats[s.seat]} {s.rank}"
+                f"{claim.seats[s.seat]} {rank}"
                 + ("" if s.termination.name == "NORMAL" else f" ({s.termination.name.lower()})")
-                for s in played.outcome.seats
+                for s, rank in zip(outcome, counted, strict=True)
             )
             left = self.total - self.done
             eta = f", ETA {left / rate:.0f} min" if rate > 0 and left else ""
             print(
-                f"game {claim.number + 1}/{self.total} ({self.done} done): {ranks}; "
+                f"game {report.game_number(claim.number)}/{self.total} ({self.done} done): "
+                f"{ranks}; "
                 f"{rate:.1f} games/min{eta}; leader {leader}",
                 flush=True,
             )
+            if test is not None:
+                print(test.line(), flush=True)
 
 
 def worker_cmd(args: argparse.Namespace) -> int:
@@ -354,7 +483,8 @@ def worker_cmd(args: argparse.Namespace) -> int:
 
     def line(claim: Claim, played: PlayedGame) -> None:
         print(
-            f"{claim.tournament} game {claim.number + 1}: {played.ending} ({played.match_id})",
+            f"{claim.tournament} game {report.game_number(claim.number)}: {played.ending} "
+            f"({played.match_id})",
             flush=True,
         )
 
@@ -381,107 +511,3 @@ def worker_cmd(args: argparse.Namespace) -> int:
         flush=True,
     )
     return code
-
-
-def _pick(args: argparse.Namespace) -> tuple[TournamentStore, int, str]:
-    name = args.tournament
-    if args.file:
-        cfg = _load(args.file)
-        name = name or cfg.name
-        if not args.out and not args.db:
-            args.out = str(Path("tournaments") / cfg.name)
-    store = _open(args, name)
-    try:
-        row = store.tournament(name)
-    except StoreError as exc:
-        raise CommandError(str(exc)) from None
-    return store, row.id, row.name
-
-
-def standings_cmd(args: argparse.Namespace) -> int:
-    """Print the standings."""
-    store, tid, name = _pick(args)
-    st = standings(store, tid)
-    counts = store.counts(tid)
-    status = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-    report.print_standings(st, f"{name}: {st.games} games counted ({status})")
-    return 0
-
-
-def games_cmd(args: argparse.Namespace) -> int:
-    """Print every game."""
-    store, tid, name = _pick(args)
-    from rich.table import Table
-
-    results = {g["number"]: g for g in store.results(tid)}
-    t = Table(title=f"{name}: games", title_justify="left")
-    for col in (
-        "game",
-        "block",
-        "variant",
-        "seed",
-        "status",
-        "seats (rank, termination)",
-        "record",
-    ):
-        t.add_column(col)
-    for g in store.schedule(tid):
-        r = results.get(g["number"])
-        if r is not None:
-            seats = ", ".join(
-                f"{s['bot']} {s['rank']}"
-                + ("" if s["termination"] == "normal" else f" ({s['termination']})")
-                for s in r["seats"]
-            )
-            status = r["ending"] if r["ending"] != "complete" else "done"
-        else:
-            seats = ", ".join(g["seats"])
-            status = g["status"]
-        t.add_row(
-            str(g["number"] + 1),
-            str(g["block"]),
-            f"{g['ruleset']} {g['players']}p",
-            str(g["seed"]),
-            status,
-            seats,
-            (r or {}).get("record_path") or "",
-        )
-    Console(width=200).print(t)
-    return 0
-
-
-def export_cmd(args: argparse.Namespace) -> int:
-    """Write standings, games or head-to-head as CSV or JSON."""
-    store, tid, name = _pick(args)
-    st = standings(store, tid)
-    table = args.table or ("all" if args.format == "json" else "standings")
-    if args.format == "csv" and table == "all":
-        raise CommandError("CSV holds one table: choose --table standings, games or head-to-head")
-    parts = {
-        "standings": lambda: report.standings_rows(st),
-        "games": lambda: report.games_rows(store.results(tid)),
-        "head-to-head": lambda: report.head_to_head_rows(st),
-    }
-    if args.format == "csv":
-        text = report.to_csv(parts[table]())
-    elif table == "all":
-        text = report.to_json(
-            {
-                "tournament": name,
-                "games_counted": st.games,
-                "standings": report.standings_rows(st),
-                "head_to_head": report.head_to_head_rows(st),
-                "games": store.results(tid),
-                "rating_history": store.rating_history(tid),
-            }
-        )
-    else:
-        text = report.to_json(parts[table]())
-    if args.output:
-        try:
-            report.write_atomically(Path(args.output), text)
-        except OSError as exc:
-            raise CommandError(f"cannot write {args.output}: {exc.strerror}") from None
-    else:
-        sys.stdout.write(text)
-    return 0

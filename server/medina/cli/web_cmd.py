@@ -12,10 +12,14 @@ from typing import Any
 
 from medina.rpc.server import RunningServer, wait_for_signal
 from medina.storage.tournaments import StoreError, TournamentStore
-from medina.tournament.runner import standings
+from medina.tournament.config import TournamentConfig
+from medina.tournament.report import game_counted_ranks, game_number
+from medina.tournament.runner import sprt_status, standings
+from medina.tournament.standings import Z95
 from medina.web import (
     BotGame,
     HttpServer,
+    RatingStep,
     StandingRow,
     Standings,
     StandingsProvider,
@@ -93,29 +97,53 @@ def tournament_standings(db: str, name: str | None) -> StandingsProvider:
                     high=r.rating_interval[1],
                     games=r.games,
                     terminations=dict(r.faults),
+                    mean_rank=r.mean_rank if r.games else None,
+                    win_share=r.win_share if r.games else None,
+                    win_low=r.win_ci[0],
+                    win_high=r.win_ci[1],
                 )
                 for r in st.rows
             ),
             note=f"{st.games} games counted ({counts}); status {row.status}. Rating: openskill "
-            "Plackett-Luce mu, interval mu -/+ 1.96 sigma; sorted by mu - 3 sigma.",
+            "Plackett-Luce mu, interval mu -/+ 1.96 sigma; sorted by mu - 3 sigma."
+            + _sprt_note(store, row.id, row.config),
             games=_games_by_bot(store.results(row.id)),
+            head_to_head=st.head_to_head,
+            history={
+                r.bot: tuple(
+                    RatingStep(
+                        game_number(p.game),
+                        p.mu,
+                        p.mu - Z95 * p.sigma,
+                        p.mu + Z95 * p.sigma,
+                    )
+                    for p in st.history_of(r.bot)
+                )
+                for r in st.rows
+            },
         )
 
     return provide
+
+
+def _sprt_note(store: TournamentStore, tid: int, config: str) -> str:
+    """The SPRT's line for an SPRT tournament ('' otherwise)."""
+    cfg = TournamentConfig.from_json(config)
+    return f" {sprt_status(store, tid, cfg).line()}." if cfg.format == "sprt" else ""
 
 
 def _games_by_bot(results: list[dict[str, Any]]) -> dict[str, tuple[BotGame, ...]]:
     out: dict[str, list[BotGame]] = {}
     for g in results:
         names = tuple(s["bot"] for s in g["seats"])
-        for s in g["seats"]:
+        for s, rank in zip(g["seats"], game_counted_ranks(g), strict=True):
             out.setdefault(s["bot"], []).append(
                 BotGame(
                     number=g["number"],
                     variant=f"{g['ruleset']} {g['players']}p",
                     seats=names,
                     seat=s["seat"],
-                    rank=s["rank"],
+                    rank=rank,
                     total=s["total"],
                     termination=s["termination"],
                     match_id=g["match_id"] or "",

@@ -1,5 +1,5 @@
 """Bot processes for ``match``, ``check-bot`` and tournaments: command line, start with a
-log, reaping."""
+log (in a sandbox when asked), reaping."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
+
+from medina.sandbox import Box, SandboxError, SandboxSpec, seccomp_fd
 
 
 class BotStartError(Exception):
@@ -37,6 +39,64 @@ def bot_argv(argv: Sequence[str], address: str, token: str) -> list[str]:
     return [*out[:at], "--server", address, *out[at:]]
 
 
+class BotProcess:
+    """A started bot: its process (under ``prlimit``, ``taskset`` and bubblewrap when it is
+    sandboxed) and, once it exited, the limit its sandbox stopped it at, if any."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, box: Box | None = None) -> None:
+        self.proc = proc
+        self.box = box
+        self._closed = box is None
+        self._log_path: Path | None = None
+
+    @property
+    def pid(self) -> int:
+        """The process id (the sandbox's outer process when sandboxed)."""
+        return self.proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """Its exit status, once it exited (negative: the signal that killed it)."""
+        return self.proc.returncode
+
+    @property
+    def sandboxed(self) -> bool:
+        """Whether it runs in a sandbox."""
+        return self.box is not None
+
+    async def wait(self) -> int:
+        """Wait for it to exit; a sandbox's resources are given back then (its log
+        directory's files kept beside its seat log)."""
+        code = await self.proc.wait()
+        if not self._closed and self.box is not None:
+            self._closed = True
+            self.box.verdict()
+            if self._log_path is not None:
+                self.box.keep_logs(self._log_path)
+            await asyncio.shield(self.box.close())
+        return code
+
+    def kill(self) -> None:
+        """Kill it (a sandbox ends with everything in it)."""
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.kill()
+
+    def exit_detail(self, when: str = "") -> str:
+        """Why its seat forfeits when it exited early: the limit its sandbox stopped it at
+        (``sandbox: memory limit 512 MiB reached; its bot was stopped during the match``),
+        else its exit status (``its bot exited with code 1 during the match``); ``when``
+        (`` during the match``) is appended."""
+        hit = self.limit_hit()
+        if hit is not None:
+            return f"{hit}; its bot was stopped{when}"
+        return f"its bot exited with code {self.returncode}{when}"
+
+    def limit_hit(self) -> str | None:
+        """The limit the sandbox stopped it at (e.g. ``sandbox: memory limit 512 MiB
+        reached``), or None."""
+        return self.box.verdict() if self.box is not None else None
+
+
 async def spawn_bot(
     argv: Sequence[str],
     address: str,
@@ -45,16 +105,23 @@ async def spawn_bot(
     *,
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
-) -> asyncio.subprocess.Process:
+    sandbox: SandboxSpec | None = None,
+) -> BotProcess:
     """Start a bot for one seat (see ``bot_argv``); its stdout and stderr go to ``log_path``.
 
     The environment also carries ``MEDINA_SERVER``, ``MEDINA_TOKEN`` and ``MEDINA_LOG_DIR``
     (the log's directory: where a stdio bridge keeps its program's stderr), over ``env``
     (extra variables) and the arena's own. It runs in ``cwd`` (default: the current
-    directory). BotStartError when the command is empty or cannot be started.
+    directory). With ``sandbox`` it runs in bubblewrap under its limits (see
+    ``medina.sandbox``), reaching the arena through the sandbox's relay at
+    ``127.0.0.1:PORT`` and starting from a small environment rather than the arena's.
+    BotStartError when the command is empty or cannot be started (or the sandbox cannot be
+    used here).
     """
     if not argv:
         raise BotStartError("empty bot command")
+    if sandbox is not None:
+        return await _spawn_sandboxed(argv, address, token, log_path, sandbox, env or {})
     full = bot_argv(argv, address, token)
     full_env = dict(
         os.environ,
@@ -65,7 +132,7 @@ async def spawn_bot(
     )
     log: IO[bytes] = log_path.open("wb")
     try:
-        return await asyncio.create_subprocess_exec(
+        proc = await asyncio.create_subprocess_exec(
             *full,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=log,
@@ -77,22 +144,65 @@ async def spawn_bot(
         raise BotStartError(f"cannot start bot {shlex.join(argv)!r}: {exc.strerror}") from None
     finally:
         log.close()
+    return BotProcess(proc)
 
 
-async def stop_bot(proc: asyncio.subprocess.Process, timeout_s: float) -> bool:
+async def _spawn_sandboxed(
+    argv: Sequence[str],
+    address: str,
+    token: str,
+    log_path: Path,
+    spec: SandboxSpec,
+    env: Mapping[str, str],
+) -> BotProcess:
+    try:
+        box = Box(spec, address)
+    except SandboxError as exc:
+        raise BotStartError(f"cannot sandbox bot {shlex.join(argv)!r}: {exc}") from None
+    try:
+        await box.start()
+        inside = box.inside_address
+        full_env = box.environment({**env, "MEDINA_SERVER": inside, "MEDINA_TOKEN": token})
+        filter_fd = seccomp_fd()
+        log: IO[bytes] = log_path.open("wb")
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *box.command(bot_argv(argv, inside, token), filter_fd),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                env=full_env,
+                cwd=spec.bot_dir,
+                pass_fds=() if filter_fd is None else (filter_fd,),
+            )
+        finally:
+            log.close()
+            if filter_fd is not None:
+                os.close(filter_fd)
+    except OSError as exc:
+        await box.close()
+        raise BotStartError(f"cannot start bot {shlex.join(argv)!r}: {exc.strerror}") from None
+    except BaseException:
+        await box.close()
+        raise
+    bot = BotProcess(proc, box)
+    bot._log_path = log_path
+    return bot
+
+
+async def stop_bot(proc: BotProcess, timeout_s: float) -> bool:
     """Wait up to ``timeout_s`` for the bot to exit, then kill it; True if it exited by itself."""
     try:
         async with asyncio.timeout(timeout_s):
             await proc.wait()
         return True
     except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
+        proc.kill()
         await proc.wait()
         return False
 
 
-async def reap(procs: Sequence[asyncio.subprocess.Process], timeout_s: float = 10.0) -> None:
+async def reap(procs: Sequence[BotProcess], timeout_s: float = 10.0) -> None:
     """Give bots ``timeout_s`` each to exit after the match, then stop them."""
     for proc in procs:
         await stop_bot(proc, timeout_s)

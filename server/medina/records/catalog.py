@@ -149,6 +149,19 @@ def _inspect_slowly(path: Path, match_id: str, mtime: float) -> StoredMatch:
     )
 
 
+def seat_labels(header: record_pb2.RecordHeader, players: int) -> list[str]:
+    """Seat labels from a record header, as the referee names seats in results
+    (``Match.seat_label``): the organiser's name for the seat when the match was given one
+    (a tournament's bot name), else the name the bot gave when it connected, else
+    ``seat N``."""
+    configured = {i: c.name for i, c in enumerate(header.config.seats[:players]) if c.name}
+    names = [configured.get(i, f"seat {i}") for i in range(players)]
+    for s in header.seats:
+        if 0 <= s.seat < players and s.seat not in configured:
+            names[s.seat] = s.bot_name or s.name or names[s.seat]
+    return names
+
+
 def _score_where_it_stopped(record: Record) -> tuple[int, match_pb2.MatchResult | None, str]:
     """Replay the decisions; the board's scores at the last one, every seat ABORTED."""
     state, count, error = replay_to_end(record)
@@ -158,7 +171,7 @@ def _score_where_it_stopped(record: Record) -> tuple[int, match_pb2.MatchResult 
     engine = result(state)
     forfeits = record.forfeits
     ranks = ranks_with_forfeits(engine.totals, tuple(s in forfeits for s in range(players)))
-    names = {s.seat: s.bot_name or s.name for s in record.header.seats}
+    names = dict(enumerate(seat_labels(record.header, players)))
     outcome = MatchOutcome(
         seats=tuple(
             SeatOutcome(

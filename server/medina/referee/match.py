@@ -214,6 +214,15 @@ class Match:
         """Ask the match to stop; its record is completed with an ABORTED outcome."""
         self.submit(AbortSignal(reason))
 
+    def seat_label(self, seat: int) -> str:
+        """How results and viewers name ``seat``: the organiser's name for it when one was
+        given (a tournament's bot name: two bots that both call themselves ``stdiobot`` in
+        their handshake stay apart), else the name its bot gave when it connected, else
+        ``seat N``. The handshake's name is kept beside it in the record's header."""
+        if self.settings.seat_names and self.settings.seat_names[seat]:
+            return self.settings.seat_names[seat]
+        return self.bot_names[seat] or self.settings.seat_name(seat)
+
     def process_exited(self, seat: int, detail: str) -> None:
         """The program playing ``seat`` exited: it forfeits as CRASHED at once."""
         self.submit(ProcessExitSignal(seat, detail))
@@ -713,7 +722,7 @@ class Match:
             seats.append(
                 SeatOutcome(
                     seat=seat,
-                    name=self.bot_names[seat] or self.settings.seat_name(seat),
+                    name=self.seat_label(seat),
                     total=res.totals[seat],
                     rank=ranks[seat],
                     breakdown=res.breakdowns[seat],

@@ -43,7 +43,8 @@ tournaments = Table(
     Column("config", Text, nullable=False),
     Column("created_at", Float, nullable=False),
     # running: games are being played; finished: every game is done; separated: stopped
-    # early because the standings separated (``stop_block``: the last block counted).
+    # early because the standings separated; sprt-h1, sprt-h0: stopped at an SPRT's verdict
+    # (``stop_block``: the last block counted).
     Column("status", String(16), nullable=False),
     Column("stop_block", Integer, nullable=True),
     Column("finished_at", Float, nullable=True),
@@ -101,6 +102,8 @@ seat_results = Table(
     Column("detail", Text, nullable=False),
 )
 
+# Rating snapshots written once per runner invocation by earlier versions; no longer
+# written: the rating history is computed per game from the results (tournament/standings).
 ratings = Table(
     "ratings",
     metadata,

@@ -28,7 +28,6 @@ from sqlalchemy import (
     func,
     insert,
     literal,
-    or_,
     select,
     text,
     update,
@@ -37,7 +36,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
 from . import schema
-from .schema import bots, games, incidents, ratings, seat_results, tournaments
+from .schema import bots, games, incidents, seat_results, tournaments
 
 
 class StoreError(Exception):
@@ -346,9 +345,50 @@ class TournamentStore:
                 )
             return len(dead)
 
+    def reclaim_expired(self, tid: int | None = None) -> int:
+        """Give back the games whose lease ran out (their worker died on another machine,
+        was paused, or lost the database), each with an incident naming that worker; how
+        many. Only one caller takes each game back: the update is conditional on the lease
+        it saw (owner and attempt)."""
+        with self.engine.begin() as conn:
+            q = select(games.c.id, games.c.lease_owner, games.c.attempts).where(
+                games.c.status == "running", games.c.lease_expires < self._now()
+            )
+            if tid is not None:
+                q = q.where(games.c.tournament_id == tid)
+            taken = 0
+            for gid, owner, attempts in conn.execute(q).all():
+                done = conn.execute(
+                    update(games)
+                    .where(
+                        games.c.id == gid,
+                        games.c.status == "running",
+                        games.c.lease_owner == owner,
+                        games.c.attempts == attempts,
+                        games.c.lease_expires < self._now(),
+                    )
+                    .values(status="pending", lease_owner=None, lease_expires=None)
+                )
+                if done.rowcount != 1:
+                    continue
+                taken += 1
+                conn.execute(
+                    insert(incidents).values(
+                        game_id=gid,
+                        at=time.time(),
+                        worker=owner,
+                        what="interrupted: its worker's lease ran out (the worker died, was "
+                        "paused or lost the database); replayed from scratch",
+                        flag=False,
+                    )
+                )
+            return taken
+
     def claim(self, owner: str, lease_s: float, tid: int | None = None) -> Claim | None:
-        """Lease the next game to play (pending, or running with its lease run out), in game
-        order; None when there is none. ``tid`` None: any running tournament."""
+        """Lease the next game to play, in game order; None when there is none. Games whose
+        lease ran out are given back first (``reclaim_expired``, with an incident each).
+        ``tid`` None: any running tournament."""
+        self.reclaim_expired(tid)
         now = self._now()
         active = select(tournaments.c.id).where(tournaments.c.status == "running")
         if tid is not None:
@@ -357,10 +397,7 @@ class TournamentStore:
             select(games.c.id)
             .where(
                 games.c.tournament_id.in_(active),
-                or_(
-                    games.c.status == "pending",
-                    and_(games.c.status == "running", games.c.lease_expires < now),
-                ),
+                games.c.status == "pending",
             )
             .order_by(games.c.tournament_id, games.c.number)
             .limit(1)
@@ -590,15 +627,16 @@ class TournamentStore:
             ).all()
         return [dict(r._mapping) | {"seats": json.loads(r.seats)} for r in rows]
 
-    def stop_early(self, tid: int, block: int) -> bool:
-        """The standings separated after ``block``: later games are cancelled (games of
-        later blocks already played are kept but not counted). True for the caller that
-        made the stop."""
+    def stop_early(self, tid: int, block: int, status: str = "separated") -> bool:
+        """The tournament is decided after ``block`` (the standings separated; an SPRT's
+        verdict, ``status`` ``sprt-h1`` or ``sprt-h0``): later games are cancelled (games of
+        later blocks already played are kept but not counted). True for the caller that made
+        the stop."""
         with self.engine.begin() as conn:
             done = conn.execute(
                 update(tournaments)
                 .where(tournaments.c.id == tid, tournaments.c.status == "running")
-                .values(status="separated", stop_block=block, finished_at=time.time())
+                .values(status=status, stop_block=block, finished_at=time.time())
             )
             if done.rowcount != 1:
                 return False
@@ -629,46 +667,6 @@ class TournamentStore:
                 .values(status="finished", finished_at=time.time())
             )
             return True
-
-    def add_ratings(self, tid: int, rows: Iterable[tuple[str, int, float, float]]) -> None:
-        """Append a rating snapshot (bot, games, mu, sigma) to the history."""
-        with self.engine.begin() as conn:
-            ids = dict(
-                conn.execute(
-                    select(bots.c.name, bots.c.id).where(bots.c.tournament_id == tid)
-                ).all()
-            )
-            now = time.time()
-            values = [
-                {
-                    "tournament_id": tid,
-                    "bot_id": ids[b],
-                    "games": n,
-                    "mu": mu,
-                    "sigma": sigma,
-                    "computed_at": now,
-                }
-                for b, n, mu, sigma in rows
-            ]
-            if values:
-                conn.execute(insert(ratings), values)
-
-    def rating_history(self, tid: int) -> list[dict[str, Any]]:
-        """Every rating snapshot, oldest first."""
-        with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(
-                    bots.c.name,
-                    ratings.c.games,
-                    ratings.c.mu,
-                    ratings.c.sigma,
-                    ratings.c.computed_at,
-                )
-                .join(bots, bots.c.id == ratings.c.bot_id)
-                .where(ratings.c.tournament_id == tid)
-                .order_by(ratings.c.id)
-            ).all()
-        return [dict(r._mapping) for r in rows]
 
     def incidents(self, tid: int) -> list[dict[str, Any]]:
         """Interrupted attempts and other notes, oldest first."""

@@ -7,16 +7,18 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import grpc
 
-from medina.launch.botproc import BotStartError, spawn_bot, stop_bot
+from medina.launch.botproc import BotProcess, BotStartError, spawn_bot, stop_bot
 from medina.referee.config import MatchSettings
-from medina.referee.outcome import MatchOutcome
+from medina.referee.outcome import MatchOutcome, Termination
 from medina.rpc.host import HostedMatch
 from medina.rpc.organiser import create_match
+from medina.sandbox import SandboxError, SandboxSpec
+from medina.sandbox import check as sandbox_check
 from medina.v1 import admin_pb2, admin_pb2_grpc
 from medina.wire import convert
 
@@ -51,6 +53,16 @@ class PlayedGame:
     match_id: str
     record_path: str
     outcome: MatchOutcome
+    #: Seats whose sandbox stopped their bot at a limit: seat -> ``sandbox: ... reached``.
+    notes: dict[int, str] = field(default_factory=dict)
+
+    def detail(self, seat: int) -> str:
+        """A seat's termination detail, with its sandbox's note when the note is news."""
+        s = self.outcome.seats[seat]
+        note = self.notes.get(seat, "")
+        if not note or note in s.detail or s.termination is Termination.NORMAL:
+            return s.detail
+        return f"{s.detail}; {note}" if s.detail else note
 
     @property
     def ending(self) -> str:
@@ -70,13 +82,20 @@ async def play_game(
     *,
     metadata: tuple[tuple[str, str], ...] = (),
     hosted: Callable[[str], HostedMatch | None] = lambda _id: None,
+    hide: Sequence[Path] = (),
 ) -> PlayedGame:
     """Create the match, start one process per seat, and wait for the result.
 
     ``hosted`` finds the match when the server runs in this process: a bot that exits before
     the end is then forfeited at once (CRASHED) rather than after its reconnect grace.
-    Cancelling aborts the match and stops the bots.
+    A bot with sandbox limits runs sandboxed in its directory, with ``hide`` (records,
+    database, other bots) out of its sight. Cancelling aborts the match and stops the bots.
     """
+    if any(b.sandbox is not None for b in bots):
+        try:
+            sandbox_check()  # a machine that cannot sandbox plays no game of sandboxed bots
+        except SandboxError as exc:
+            raise GameError(f"cannot run sandboxed bots here: {exc}", fatal=True) from None
     matches = admin_pb2_grpc.MatchServiceStub(channel)
     try:
         # A server at capacity asks to be asked again later: retried (one request id).
@@ -97,9 +116,11 @@ async def play_game(
     # A multi-worker server names the process holding the match: bots go there directly.
     bot_address = created.endpoint if created.HasField("endpoint") else address
     logs.mkdir(parents=True, exist_ok=True)
-    procs: list[asyncio.subprocess.Process] = []
+    procs: list[BotProcess] = []
+    seat_procs: dict[int, BotProcess] = {}
     watchers: list[asyncio.Task[None]] = []
     finished = False
+    played: PlayedGame | None = None
     try:
         for bot, tok in zip(bots, created.tokens, strict=True):
             log_path = logs / f"{match_id}.seat{tok.seat}.log"
@@ -111,12 +132,14 @@ async def play_game(
                     log_path,
                     cwd=(base_dir / bot.cwd) if bot.cwd else None,
                     env=dict(bot.env),
+                    sandbox=sandbox_spec(bot, base_dir, hide),
                 )
             except BotStartError as exc:
                 # Counted against this bot: its seat never connects (NO_SHOW), the rest play.
                 log.warning("match %s seat %d (%s): %s", match_id, tok.seat, bot.name, exc)
                 continue
             procs.append(proc)
+            seat_procs[tok.seat] = proc
             watchers.append(asyncio.create_task(_forfeit_on_exit(tok.seat, proc, match_id, hosted)))
         result = None
         async for message in watch:
@@ -128,7 +151,7 @@ async def play_game(
         summary = await matches.GetMatch(
             admin_pb2.GetMatchRequest(match_id=match_id), metadata=metadata, timeout=30
         )
-        return PlayedGame(match_id, summary.match.record_path, result)
+        played = PlayedGame(match_id, summary.match.record_path, result)
     except grpc.aio.AioRpcError as exc:
         raise GameError(f"match {match_id}: {exc.code().name}: {exc.details()}") from None
     finally:
@@ -146,21 +169,32 @@ async def play_game(
                     )
                 )
         await asyncio.shield(_stop_all(procs, 10.0 if finished else 0.0))
+    assert played is not None
+    notes = {seat: hit for seat, p in seat_procs.items() if (hit := p.limit_hit()) is not None}
+    return replace(played, notes=notes)
 
 
-async def _stop_all(procs: Sequence[asyncio.subprocess.Process], timeout_s: float) -> None:
+def sandbox_spec(bot: BotSpec, base_dir: Path, hide: Sequence[Path]) -> SandboxSpec | None:
+    """How to sandbox ``bot`` (None when it runs unsandboxed): in its directory, with
+    ``hide`` out of its sight."""
+    if bot.sandbox is None:
+        return None
+    return SandboxSpec(bot.sandbox, bot.directory(base_dir), hide=tuple(hide))
+
+
+async def _stop_all(procs: Sequence[BotProcess], timeout_s: float) -> None:
     await asyncio.gather(*(stop_bot(p, timeout_s) for p in procs))
 
 
 async def _forfeit_on_exit(
     seat: int,
-    proc: asyncio.subprocess.Process,
+    proc: BotProcess,
     match_id: str,
     hosted: Callable[[str], HostedMatch | None],
 ) -> None:
-    code = await proc.wait()
+    await proc.wait()
     found = hosted(match_id)
     if found is None or found.match.outcome is not None:
         return
-    when = "during the match" if found.seats[seat].ever_connected else "before connecting"
-    found.match.process_exited(seat, f"its bot exited with code {code} {when}")
+    when = " during the match" if found.seats[seat].ever_connected else " before connecting"
+    found.match.process_exited(seat, proc.exit_detail(when))

@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .standings import FAULTS, Standings
+from .standings import FAULTS, SeatResult, Standings, counted_ranks
 
 
 def _num(x: float, digits: int = 2) -> str:
@@ -114,14 +114,49 @@ def print_standings(st: Standings, title: str, console: Console | None = None) -
     console.print(head_to_head_table(st))
 
 
-def games_rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per seat of every finished game."""
+def game_counted_ranks(game: dict[str, Any]) -> list[int]:
+    """The ranks the standings count for a stored game (``TournamentStore.results`` form), by
+    seat: forfeits share last place (``standings.counted_ranks``)."""
+    return list(
+        counted_ranks(
+            [
+                SeatResult(s["bot"], s["seat"], s["total"], s["rank"], s["termination"])
+                for s in game["seats"]
+            ]
+        )
+    )
+
+
+def game_number(number: int) -> int:
+    """The number a game is shown with: games count from 1 in every output (progress lines,
+    ``tournament games``, exports, the viewer); the database's ``games.number`` from 0."""
+    return number + 1
+
+
+def games_json(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Finished games as the JSON export gives them: ``game`` numbered from 1 (as everywhere
+    games are shown) in place of the database's ``number``, and each seat's
+    ``counted_rank``."""
     out = []
     for g in results:
-        for s in g["seats"]:
+        counted = game_counted_ranks(g)
+        rest = {k: v for k, v in g.items() if k not in ("number", "seats")}
+        seats = [{**s, "counted_rank": rank} for s, rank in zip(g["seats"], counted, strict=True)]
+        out.append({"game": game_number(g["number"]), **rest, "seats": seats})
+    return out
+
+
+def games_rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per seat of every finished game (``game`` numbered from 1): ``rank`` is the
+    match's, ``counted_rank`` the one the standings count (forfeited seats share last
+    place)."""
+    out = []
+    for g in results:
+        counted = game_counted_ranks(g)
+        for s, standing_rank in zip(g["seats"], counted, strict=True):
             out.append(
                 {
-                    "game": g["number"],
+                    "game": game_number(g["number"]),
                     "block": g["block"],
                     "ruleset": g["ruleset"],
                     "players": g["players"],
@@ -133,11 +168,28 @@ def games_rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                     "bot": s["bot"],
                     "total": s["total"],
                     "rank": s["rank"],
+                    "counted_rank": standing_rank,
                     "termination": s["termination"],
                     "strikes": s["strikes"],
                 }
             )
     return out
+
+
+def rating_history_rows(st: Standings) -> list[dict[str, Any]]:
+    """One row per bot and complete game: its rating right after that game was rated (games
+    in number order, numbered from 1)."""
+    return [
+        {
+            "game": game_number(p.game),
+            "bot": p.bot,
+            "games": p.games,
+            "mu": round(p.mu, 4),
+            "sigma": round(p.sigma, 4),
+            "ordinal": round(p.ordinal, 4),
+        }
+        for p in st.history
+    ]
 
 
 def head_to_head_rows(st: Standings) -> list[dict[str, Any]]:

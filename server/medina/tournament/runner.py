@@ -23,6 +23,7 @@ from medina.storage.tournaments import Claim, SeatRow, StoreError, TournamentSto
 
 from .config import TournamentConfig, Variant
 from .play import GameError, PlayedGame, play_game
+from .sprt import SprtStatus, SprtTracker, pair_scores
 from .standings import GameResult, SeatResult, Standings, compute, first_separated_block
 
 log = logging.getLogger("medina.tournament")
@@ -44,6 +45,9 @@ class RunOptions:
     #: Keep waiting for games while a tournament is running elsewhere; False: stop when
     #: nothing is left to claim and nothing is being played.
     poll_s: float = 2.0
+    #: What sandboxed bots must not see besides the other bots' directories (the records,
+    #: the database's directory).
+    hide: tuple[Path, ...] = ()
 
 
 @dataclass
@@ -84,6 +88,7 @@ class Runner:
         self._stop = asyncio.Event()
         self._changed = asyncio.Event()  # a game of this runner ended (stored or given back)
         self._configs: dict[int, TournamentConfig] = {}
+        self._trackers: dict[int, SprtTracker] = {}
         self._server: RunningServer | None = None
 
     def stop(self, why: str) -> None:
@@ -207,6 +212,11 @@ class Runner:
                 self.options.records,
                 metadata=metadata,
                 hosted=hosted,  # type: ignore[arg-type]
+                hide=(
+                    self.options.records,
+                    *self.options.hide,
+                    *(b.directory(Path(cfg.base_dir)) for b in cfg.bots),
+                ),
             )
         )
         lost = asyncio.Event()
@@ -237,7 +247,7 @@ class Runner:
         try:
             played = game.result()
         except GameError as exc:
-            log.warning("game %d of %s: %s; given back", claim.number, claim.tournament, exc)
+            log.warning("game %d of %s: %s; given back", claim.number + 1, claim.tournament, exc)
             await asyncio.to_thread(self.store.release, claim, f"not played: {exc}")
             self.tally.given_back += 1
             if exc.fatal:
@@ -263,7 +273,7 @@ class Runner:
                 rank=s.rank,
                 termination=s.termination.name.lower(),
                 strikes=s.strikes,
-                detail=s.detail,
+                detail=played.detail(s.seat),
             )
             for s in played.outcome.seats
         ]
@@ -280,7 +290,7 @@ class Runner:
             log.warning(
                 "game %d of %s: the lease ran out before the result was stored; another worker "
                 "plays it again",
-                claim.number,
+                claim.number + 1,
                 claim.tournament,
             )
             return
@@ -295,20 +305,27 @@ class Runner:
             try:
                 held = await asyncio.to_thread(self.store.renew, claim, self.options.lease_s)
             except StoreError as exc:
-                log.warning("cannot renew the lease of game %d: %s", claim.number, exc)
+                log.warning("cannot renew the lease of game %d: %s", claim.number + 1, exc)
                 continue
             if not held:
                 lost.set()
                 return
 
     def _after_game(self, tid: int) -> None:
-        """Stop early once the standings separated (--until-separated), then mark the
-        tournament finished when nothing is left."""
+        """Stop early once the standings separated (--until-separated) or the SPRT reached
+        its verdict, then mark the tournament finished when nothing is left."""
         cfg = self.config(tid)
         if cfg.until_separated:
             block = separated_block(self.store, tid, cfg)
             if block is not None and self.store.stop_early(tid, block):
                 log.info("tournament %s: the standings separated after block %d", cfg.name, block)
+        if cfg.format == "sprt" and cfg.sprt is not None:
+            tracker = self._trackers.setdefault(tid, SprtTracker(cfg.sprt))
+            test = sprt_status(self.store, tid, cfg, tracker)
+            if test.verdict is not None and test.decided_at is not None:
+                block = (test.decided_at + 1) * cfg.pair_blocks - 1
+                if self.store.stop_early(tid, block, status=f"sprt-{test.verdict.lower()}"):
+                    log.info("tournament %s: %s", cfg.name, test.line())
         self.store.finish_if_done(tid)
 
 
@@ -349,6 +366,19 @@ def separated_block(store: TournamentStore, tid: int, cfg: TournamentConfig) -> 
         whole += 1
     counted = [g for g in results if g.block < whole]
     return first_separated_block([b.name for b in cfg.bots], counted, cfg.min_games)
+
+
+def sprt_status(
+    store: TournamentStore,
+    tid: int,
+    cfg: TournamentConfig,
+    tracker: SprtTracker | None = None,
+) -> SprtStatus:
+    """Where an SPRT tournament's test stands: its whole pairs in order, up to the verdict
+    (``tracker``, when given, remembers the pairs already counted)."""
+    assert cfg.sprt is not None
+    scores = pair_scores(game_results(store, tid), cfg.candidates[0], cfg.baseline, cfg.pair_blocks)
+    return (tracker or SprtTracker(cfg.sprt)).feed(scores)
 
 
 def standings(store: TournamentStore, tid: int) -> Standings:

@@ -34,35 +34,54 @@ def group_count(cfg: TournamentConfig, variant: Variant) -> int:
 
 
 def groups(cfg: TournamentConfig, variant: Variant) -> list[tuple[str, ...]]:
-    """Every group of bots that meets in ``variant`` (bot order as in the file)."""
+    """Every group of bots that meets in ``variant`` (bot order as in the file). A gauntlet's
+    groups alternate between the candidates (each group of the field meets the first
+    candidate, then the second, ...), so any prefix of the list is fair to them."""
     k = variant.players
     names = [b.name for b in cfg.bots]
     if cfg.format == "gauntlet":
         rest = [n for n in names if n not in cfg.candidates]
-        return [(c, *g) for c in cfg.candidates for g in itertools.combinations(rest, k - 1)]
+        return [(c, *g) for g in itertools.combinations(rest, k - 1) for c in cfg.candidates]
     return list(itertools.combinations(names, k))
 
 
 def _choose(
     cfg: TournamentConfig, variant: Variant, blocks: int, seed: int
 ) -> Iterator[tuple[str, ...]]:
-    """``blocks`` groups: every group in turn when there are no more groups than blocks;
-    otherwise a sample that keeps the bots' numbers of games as even as it can (the
-    least-played first, ties drawn from ``seed``)."""
+    """``blocks`` groups: every group once per whole round while whole rounds fit; the rest
+    (or all, when there are more groups than blocks) a sample that keeps the numbers of games
+    as even as it can -- the candidates' first in a gauntlet, then the bots' -- the
+    least-played first, ties drawn from ``seed``, no group twice."""
     count = group_count(cfg, variant)
-    if count <= blocks:
+    played: dict[str, int] = {b.name: 0 for b in cfg.bots}
+    rounds = blocks // count if count <= MAX_GROUPS else 0
+    if rounds:
         every = groups(cfg, variant)
-        for b in range(blocks):
-            yield every[b % count]
+        for _ in range(rounds):
+            for g in every:
+                for n in g:
+                    played[n] += 1
+                yield g
+    rest = blocks - rounds * count
+    if rest == 0:
         return
     rng = random.Random(seed)
-    played: dict[str, int] = {b.name: 0 for b in cfg.bots}
     order = {b.name: i for i, b in enumerate(cfg.bots)}
+    gauntlet = cfg.format == "gauntlet"
+
+    def load(g: tuple[str, ...]) -> tuple[int, int]:
+        # a gauntlet's group is its candidate and a group of the field
+        return (
+            (played[g[0]], sum(played[n] for n in g[1:]))
+            if gauntlet
+            else (0, sum(played[n] for n in g))
+        )
+
     pool = groups(cfg, variant) if count <= MAX_GROUPS else []
-    for _ in range(blocks):
+    for _ in range(rest):
         if pool:
             rng.shuffle(pool)
-            best = min(pool, key=lambda g: sum(played[n] for n in g))
+            best = min(pool, key=load)
             pool.remove(best)
         else:  # too many groups to list: take the least-played bots
             k = variant.players
@@ -70,11 +89,11 @@ def _choose(
             def least(names: list[str], n: int) -> list[str]:
                 return sorted(names, key=lambda x: (played[x], rng.random()))[:n]
 
-            if cfg.format == "gauntlet":
-                rest = [b.name for b in cfg.bots if b.name not in cfg.candidates]
+            if gauntlet:
+                field = [b.name for b in cfg.bots if b.name not in cfg.candidates]
                 best = (
                     *least(list(cfg.candidates), 1),
-                    *sorted(least(rest, k - 1), key=order.__getitem__),
+                    *sorted(least(field, k - 1), key=order.__getitem__),
                 )
             else:
                 best = tuple(sorted(least(list(played), k), key=order.__getitem__))
@@ -90,12 +109,41 @@ def rotation(group: Sequence[str], r: int) -> tuple[str, ...]:
     return tuple(group[(i + r) % k] for i in range(k))
 
 
+def build_sprt(cfg: TournamentConfig) -> list[ScheduledGame]:
+    """An SPRT's schedule: pair *p* plays setup seed ``cfg.seed + p`` over every seat
+    rotation -- for 2 players, of the candidate and the baseline (one block); for 3-4, of
+    the candidate with a group of the field, then of the baseline with the same group in
+    the same seats (two blocks). The field's groups come in turn."""
+    variant = cfg.variants[0]
+    k = variant.players
+    candidate, baseline = cfg.candidates[0], cfg.baseline
+    field = [b.name for b in cfg.bots if b.name not in (candidate, baseline)]
+    field_groups = list(itertools.islice(itertools.combinations(field, k - 1), MAX_GROUPS))
+    pair_games = k * cfg.pair_blocks
+    out: list[ScheduledGame] = []
+    for p in range(cfg.games // pair_games):
+        seed = cfg.seed + p
+        if k == 2:
+            groups_of_pair: list[tuple[str, ...]] = [(candidate, baseline)]
+        else:
+            others = field_groups[p % len(field_groups)]
+            groups_of_pair = [(candidate, *others), (baseline, *others)]
+        for i, group in enumerate(groups_of_pair):
+            block = p * cfg.pair_blocks + i
+            for r in range(k):
+                out.append(ScheduledGame(len(out), block, variant, seed, r, rotation(group, r)))
+    return out
+
+
 def build(cfg: TournamentConfig) -> list[ScheduledGame]:
     """The whole schedule: ``cfg.games`` games per variant, numbered in play order.
 
     Blocks of the variants are interleaved so an early stop (``--until-separated``) has
-    played every variant; block ``b`` uses setup seed ``cfg.seed + b``.
+    played every variant; block ``b`` uses setup seed ``cfg.seed + b``. An SPRT has a
+    schedule of its own (``build_sprt``).
     """
+    if cfg.format == "sprt":
+        return build_sprt(cfg)
     per_variant: list[list[tuple[int, tuple[str, ...], int]]] = []
     for vi, variant in enumerate(cfg.variants):
         k = variant.players

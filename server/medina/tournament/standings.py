@@ -16,7 +16,8 @@ from openskill.models import PlackettLuce
 #: 95 % two-sided normal quantile.
 Z95 = 1.959963984540054
 
-#: Terminations a bot is charged with (every other one is NORMAL or the server's doing).
+#: Terminations a bot is charged with (every other one is NORMAL or the server's doing). In a
+#: complete game each of them is a forfeit.
 FAULTS = ("timeout", "illegal_action", "crashed", "disconnected", "stalled", "no_show")
 
 
@@ -101,14 +102,37 @@ class Standing:
 
 
 @dataclass(frozen=True, slots=True)
+class RatingPoint:
+    """A bot's rating right after one of its games was rated (games in number order)."""
+
+    game: int  # the game's number (from 0, as stored)
+    bot: str
+    games: int  # complete games of the bot rated so far, this one included
+    mu: float
+    sigma: float
+
+    @property
+    def ordinal(self) -> float:
+        """mu - 3 sigma."""
+        return self.mu - 3 * self.sigma
+
+
+@dataclass(frozen=True, slots=True)
 class Standings:
-    """The table (best first) and head-to-head shares."""
+    """The table (best first), head-to-head shares and the rating history."""
 
     rows: tuple[Standing, ...]
     games: int
     #: head_to_head[a][b]: share of the games both played where a finished ahead of b (a tie
     #: counts half), and how many such games there were.
     head_to_head: dict[str, dict[str, tuple[float, int]]]
+    #: Every bot's rating after each of its complete games, in game-number order: the same
+    #: for a resumed or distributed run as for an uninterrupted one.
+    history: tuple[RatingPoint, ...] = ()
+
+    def history_of(self, bot: str) -> list[RatingPoint]:
+        """One bot's rating history."""
+        return [p for p in self.history if p.bot == bot]
 
     def separated(self) -> bool:
         """True when the rating intervals of every two neighbours in the table are apart."""
@@ -135,6 +159,23 @@ def wilson(successes: float, n: int) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def counted_ranks(seats: Sequence[SeatResult]) -> tuple[int, ...]:
+    """The ranks the standings count for one complete game, by seat order of ``seats``.
+
+    A seat that played on keeps its match rank (1 + the seats that played on with a strictly
+    higher total). Every seat that forfeited (a termination in ``FAULTS``) ranks last, at the
+    player count, tied with every other seat that forfeited, whatever the referee's random
+    play-out of its seat scored and whoever forfeited first: a forfeit is a loss to every seat
+    that played on and a draw with every other forfeit, never a win. So when every seat
+    forfeited nobody won (no seat ranks 1).
+
+    >>> counted_ranks([SeatResult("a", 0, 30, 1, "crashed"), SeatResult("b", 1, 20, 2, "timeout")])
+    (2, 2)
+    """
+    last = len(seats)
+    return tuple(last if s.termination in FAULTS else s.rank for s in seats)
+
+
 class Accumulator:
     """Standings built one game at a time, in game-number order."""
 
@@ -144,6 +185,7 @@ class Accumulator:
         self.rows = {b: Standing(bot=b) for b in bots}
         self.h2h: dict[str, dict[str, list[float]]] = {a: {} for a in bots}
         self.played = 0
+        self.history: list[RatingPoint] = []
 
     def add(self, game: GameResult) -> None:
         """Count one finished game."""
@@ -157,26 +199,32 @@ class Accumulator:
                 self.rows[s.bot].abandoned += 1
             return
         self.played += 1
-        firsts = sum(1 for s in game.seats if s.rank == 1)
-        for s in game.seats:
+        ranks = counted_ranks(game.seats)
+        firsts = sum(1 for r in ranks if r == 1)
+        for s, rank in zip(game.seats, ranks, strict=True):
             row = self.rows[s.bot]
             row.games += 1
-            row.rank_sum += s.rank
+            row.rank_sum += rank
             row.score_sum += s.total
             row.score_sq += s.total * s.total
-            if s.rank == 1:
+            if rank == 1:
                 row.wins += 1 / firsts
-        for a in game.seats:
-            for b in game.seats:
+        for a, ra in zip(game.seats, ranks, strict=True):
+            for b, rb in zip(game.seats, ranks, strict=True):
                 if a.bot == b.bot:
                     continue
                 cell = self.h2h[a.bot].setdefault(b.bot, [0.0, 0])
-                cell[0] += 1.0 if a.rank < b.rank else 0.5 if a.rank == b.rank else 0.0
+                cell[0] += 1.0 if ra < rb else 0.5 if ra == rb else 0.0
                 cell[1] += 1
         teams = [[self.ratings[s.bot]] for s in game.seats]
-        new = self.model.rate(teams, ranks=[float(s.rank) for s in game.seats])
+        new = self.model.rate(teams, ranks=[float(r) for r in ranks])
         for s, team in zip(game.seats, new, strict=True):
             self.ratings[s.bot] = team[0]
+            rated = team[0]
+            point = RatingPoint(
+                game.number, s.bot, self.rows[s.bot].games, float(rated.mu), float(rated.sigma)
+            )
+            self.history.append(point)
 
     def standings(self) -> Standings:
         """The table as it stands (best first: by rating ordinal, then mean rank)."""
@@ -206,6 +254,7 @@ class Accumulator:
                 a: {b: (c[0] / c[1], int(c[1])) for b, c in row.items()}
                 for a, row in self.h2h.items()
             },
+            history=tuple(self.history),
         )
 
 

@@ -369,7 +369,8 @@ async def bot(request: Request) -> Response:
     if name not in table.games:
         return _not_found(f"no bot {name!r} in {table.title}")
     replayable = {g.match_id for g in table.games[name] if viewer.records.has(g.match_id)}
-    return HTMLResponse(pages.bot_page(name, table.title, table.games[name], replayable))
+    history = table.history.get(name, ())
+    return HTMLResponse(pages.bot_page(name, table.title, table.games[name], replayable, history))
 
 
 async def metrics(request: Request) -> Response:

@@ -91,10 +91,9 @@ def clock_json(match: Match) -> JSON:
 
 
 def names_of(match: Match) -> list[str]:
-    """Seat labels: the bot's name once it connected, else the configured seat name."""
-    return [
-        match.bot_names[i] or match.settings.seat_name(i) for i in range(match.settings.players)
-    ]
+    """Seat labels (``Match.seat_label``): the organiser's seat name when one was given,
+    else the bot's own name once it connected, else ``seat N``."""
+    return [match.seat_label(i) for i in range(match.settings.players)]
 
 
 class LiveWatch:

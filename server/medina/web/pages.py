@@ -8,7 +8,8 @@ from html import escape
 from urllib.parse import quote
 
 from .listing import STATES, Listing, MatchRow
-from .standings import BotGame, Standings
+from .plot import rating_plot
+from .standings import BotGame, RatingStep, Standings
 
 TITLE = "Medina Arena"
 
@@ -208,19 +209,49 @@ def standings_page(standings: Standings | None) -> str:
     rows = []
     for n, r in enumerate(standings.rows, start=1):
         ends = ", ".join(f"{escape(k)} {v}" for k, v in sorted(r.terminations.items()) if v)
+        mean_rank = "-" if r.mean_rank is None or not r.games else f"{r.mean_rank:.2f}"
+        share = (
+            "-"
+            if r.win_share is None or not r.games
+            else f"{r.win_share * 100:.1f}% [{r.win_low * 100:.0f}-{r.win_high * 100:.0f}]"
+        )
         rows.append(
             f'<tr data-bot="{escape(r.bot)}"><td>{n}</td><td>{_bot_link(r.bot, standings)}</td>'
             f"<td>{r.rating:.1f}</td><td>{r.low:.1f} to {r.high:.1f}</td><td>{r.games}</td>"
+            f'<td class="mean-rank">{mean_rank}</td><td class="win-share">{share}</td>'
             f"<td>{ends}</td></tr>"
         )
     note = f'<p class="note">{escape(standings.note)}</p>' if standings.note else ""
     body = (
         f"<h2>{escape(standings.title)}</h2>{note}"
         '<table class="standings"><thead><tr><th>#</th><th>bot</th><th>rating</th>'
-        "<th>interval</th><th>games</th><th>terminations</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        "<th>interval</th><th>games</th><th>mean rank</th><th>win share [95%]</th>"
+        "<th>terminations</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>{_head_to_head(standings)}"
     )
     return layout("Standings", body)
+
+
+def _head_to_head(standings: Standings) -> str:
+    """The row bot finished ahead of the column bot in this share of the games both played."""
+    if not standings.head_to_head:
+        return ""
+    names = [r.bot for r in standings.rows]
+    head = "".join(f"<th>{escape(b)}</th>" for b in names)
+    rows = []
+    for a in names:
+        cells = []
+        for b in names:
+            share, met = standings.head_to_head.get(a, {}).get(b, (0.0, 0))
+            text = "" if a == b else "-" if met == 0 else f"{share * 100:.0f}% ({met})"
+            cells.append(f'<td data-opponent="{escape(b)}">{text}</td>')
+        rows.append(f'<tr data-bot="{escape(a)}"><th>{escape(a)}</th>{"".join(cells)}</tr>')
+    return (
+        '<h2>Head to head</h2><p class="note">Share of the games both played in which the row '
+        "bot finished ahead of the column bot (a tie counts half), and how many.</p>"
+        f'<table class="h2h" id="head-to-head"><thead><tr><th></th>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _bot_link(bot: str, standings: Standings) -> str:
@@ -229,8 +260,15 @@ def _bot_link(bot: str, standings: Standings) -> str:
     return f'<a href="/standings/bot/{quote(bot, safe="")}">{escape(bot)}</a>'
 
 
-def bot_page(bot: str, title: str, games: Sequence[BotGame], replayable: set[str]) -> str:
-    """A bot's games in a tournament, each linked to its replay when the viewer has it."""
+def bot_page(
+    bot: str,
+    title: str,
+    games: Sequence[BotGame],
+    replayable: set[str],
+    history: Sequence[RatingStep] = (),
+) -> str:
+    """A bot's games in a tournament, each linked to its replay when the viewer has it, under
+    its rating over those games."""
     rows = []
     for g in games:
         match = escape(g.match_id)
@@ -247,11 +285,24 @@ def bot_page(bot: str, title: str, games: Sequence[BotGame], replayable: set[str
         )
     body = (
         f'<h2>{escape(title)}</h2><p><a href="/standings">back to the standings</a></p>'
+        f"{_rating_figure(bot, history)}"
         '<table class="standings" id="bot-games"><thead><tr><th>game</th><th>variant</th>'
         "<th>seats</th><th>rank</th><th>score</th><th>termination</th><th>match</th></tr>"
         f"</thead><tbody>{''.join(rows)}</tbody></table>"
     )
     return layout(f"Bot {bot}", body)
+
+
+def _rating_figure(bot: str, history: Sequence[RatingStep]) -> str:
+    if not history:
+        return ""
+    now = history[-1]
+    return (
+        f'<h2>Rating over {len(history)} games</h2><figure class="rating">'
+        f"{rating_plot(bot, history)}<figcaption>rating after each game (line) and its "
+        f"interval (band); now {now.rating:.1f}, {now.low:.1f} to {now.high:.1f}"
+        "</figcaption></figure>"
+    )
 
 
 def not_found_page(message: str) -> str:

@@ -227,12 +227,9 @@ def record_id_of(path: Path) -> str:
 
 
 def seat_names(header: record_pb2.RecordHeader, players: int) -> list[str]:
-    """Seat labels from a record header: bot names, else seat names."""
-    names = [f"seat {i}" for i in range(players)]
-    for s in header.seats:
-        if 0 <= s.seat < players:
-            names[s.seat] = s.bot_name or s.name or names[s.seat]
-    return names
+    """Seat labels from a record header (``records.catalog.seat_labels``): the organiser's
+    seat names when given, else the bots' own names."""
+    return catalog.seat_labels(header, players)
 
 
 def replay_json(record_id: str, record: Record) -> JSON:

@@ -22,6 +22,12 @@ class StandingRow:
     games: int
     #: Games that ended otherwise than normally, by termination name (timeout, crashed, ...).
     terminations: dict[str, int] = field(default_factory=dict)
+    #: Mean finishing place (1 = first), when the provider counts places.
+    mean_rank: float | None = None
+    #: Share of games won and its 95 % interval, when the provider counts wins.
+    win_share: float | None = None
+    win_low: float = 0.0
+    win_high: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -39,13 +45,28 @@ class BotGame:
 
 
 @dataclass(frozen=True)
+class RatingStep:
+    """A bot's rating right after one of its games (for its rating-over-time plot)."""
+
+    game: int  # the game's number as shown (from 1)
+    rating: float
+    low: float  # the rating interval's lower end
+    high: float  # and upper end
+
+
+@dataclass(frozen=True)
 class Standings:
-    """A titled table, best first; ``games`` (optional) lists each bot's games for its page."""
+    """A titled table, best first; ``games`` (optional) lists each bot's games for its page,
+    ``head_to_head`` (optional) the pairs' shares (``[a][b]``: share of the games both
+    played in which a finished ahead of b, a tie counting half, and how many there were),
+    ``history`` (optional) each bot's rating after each of its games."""
 
     title: str
     rows: tuple[StandingRow, ...]
     note: str = ""
     games: dict[str, tuple[BotGame, ...]] = field(default_factory=dict)
+    head_to_head: dict[str, dict[str, tuple[float, int]]] = field(default_factory=dict)
+    history: dict[str, tuple[RatingStep, ...]] = field(default_factory=dict)
 
 
 #: Returns the current standings (called on each page view).

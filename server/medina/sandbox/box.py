@@ -1,0 +1,314 @@
+"""One sandboxed bot process, the arena's side: its user id, its seat directory (the unix
+socket to the arena, the relay's status file, a log directory), the command line that
+starts it under prlimit, taskset and bubblewrap, and what is left after it exits.
+
+Bubblewrap runs as root here (its privileged mode), without a user namespace, so that the
+bot can run under a user id of its own: the kernel counts the processes of a user id
+(RLIMIT_NPROC), which root is exempt from, and that id owns nothing on the machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import itertools
+import json
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import relay, seccomp
+from .forward import Forwarder, split_address
+from .limits import SandboxLimits
+
+#: The sandbox's user ids: UID_BASE + n, outside the ranges Debian and systemd hand out.
+UID_BASE = 1_900_000_000
+UID_SLOTS = 4096
+#: Where the seat directory appears inside the sandbox.
+INSIDE = Path("/run/medina")
+#: Directories every sandbox sees as empty (then the interpreter, the bot's directory and
+#: the seat directory are mounted back over them where needed).
+MASKED = ("/tmp", "/var/tmp", "/run", "/root", "/home")
+#: The environment a sandboxed bot starts from (then its own and MEDINA_*): nothing of the
+#: arena's secrets (organiser token, database URLs) reaches it.
+PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
+
+_cores = itertools.count()
+
+
+class SandboxError(Exception):
+    """The sandbox cannot be used here; the message says why and what to install."""
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxSpec:
+    """How to sandbox one bot: its limits, its directory (read-write; everything else
+    read-only), and directories to hide from it (records, databases, other bots)."""
+
+    limits: SandboxLimits
+    bot_dir: Path
+    hide: tuple[Path, ...] = field(default=())
+
+
+def check() -> None:
+    """SandboxError unless bubblewrap, prlimit and taskset are installed and the arena runs
+    as root (each bot gets a user id of its own)."""
+    if shutil.which("bwrap") is None:
+        raise SandboxError(
+            "the sandbox needs bubblewrap (bwrap), which is not installed; on Debian: "
+            "apt-get install bubblewrap"
+        )
+    for tool in ("prlimit", "taskset"):
+        if shutil.which(tool) is None:
+            raise SandboxError(f"the sandbox needs {tool} (Debian's util-linux)")
+    if os.geteuid() != 0:
+        raise SandboxError(
+            "the sandbox needs root: each bot runs under a user id of its own (as isolate "
+            "does), which only root can switch to"
+        )
+
+
+def _lock_dir() -> Path:
+    path = Path(tempfile.gettempdir()) / "medina-sandbox-uids"
+    path.mkdir(mode=0o700, exist_ok=True)
+    return path
+
+
+class Box:
+    """The resources of one sandboxed bot process; ``close`` gives them back."""
+
+    def __init__(self, spec: SandboxSpec, address: str) -> None:
+        check()
+        self.spec = spec
+        self.address = address
+        self.uid, self._lock = _take_uid()
+        self.seat_dir = Path(tempfile.mkdtemp(prefix="medina-sandbox-"))
+        os.chmod(self.seat_dir, 0o755)
+        self.logs = self.seat_dir / "logs"
+        self.logs.mkdir()
+        os.chmod(self.logs, 0o1777)
+        self.status = self.seat_dir / "status"
+        try:
+            _host, port = split_address(address)
+        except ValueError:
+            port = 50051
+        self.port = port
+        self.forwarder = Forwarder(self.seat_dir / "arena.sock", address)
+        self._verdict: str | None = None
+        self._read = False
+
+    async def start(self) -> None:
+        """Listen for the sandbox's connections to the arena."""
+        await self.forwarder.start()
+
+    @property
+    def inside_address(self) -> str:
+        """Where the bot finds the arena inside the sandbox."""
+        return f"127.0.0.1:{self.port}"
+
+    def environment(self, extra: Mapping[str, str]) -> dict[str, str]:
+        """The bot's environment: a few of the arena's variables, then ``extra``."""
+        env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+        env.update(HOME="/tmp", TMPDIR="/tmp", USER="medina-bot")
+        env.update(extra)
+        env["MEDINA_LOG_DIR"] = str(INSIDE / "logs")
+        return env
+
+    def command(self, argv: Sequence[str], seccomp_fd: int | None) -> list[str]:
+        """prlimit, taskset and bwrap around the relay and the bot's ``argv``."""
+        lim = self.spec.limits
+        # The kernel's limits, inherited by everything in the sandbox: backstops above the
+        # relay's, so that a bot going over a limit reaches the relay's (and is stopped and
+        # named for it) before the kernel refuses it anything -- a bot whose threads are
+        # refused at the kernel's limit may hang just under it, where polling cannot see it.
+        # RLIMIT_DATA counts reserved, untouched memory too (thread stacks): it lies well
+        # above, twice the limit and 256 MiB more.
+        data = 2 * lim.memory_bytes + (256 << 20)
+        nproc = lim.processes + max(4, lim.processes // 4)
+        prlimit = [
+            "prlimit",
+            f"--nproc={nproc}",
+            f"--data={data}",
+            f"--cpu={lim.cpu_s + 1}:{lim.cpu_s + 2}",
+            f"--fsize={lim.output_bytes}",
+            "--core=0",
+            "--",
+        ]
+        taskset = ["taskset", "--cpu-list", ",".join(map(str, _cores_for(lim.cores)))]
+        bwrap = [
+            shutil.which("bwrap") or "bwrap",
+            "--die-with-parent",
+            "--new-session",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--hostname",
+            "sandbox",
+            "--cap-add",
+            "CAP_SETUID",
+            "--cap-add",
+            "CAP_SETGID",
+        ]
+        if seccomp_fd is not None:
+            bwrap += ["--seccomp", str(seccomp_fd)]
+        bwrap += self._mounts()
+        bwrap += ["--chdir", str(self.spec.bot_dir), "--"]
+        opts = {
+            "port": self.port,
+            "unix": INSIDE / "arena.sock",
+            "status": INSIDE / "status",
+            "uid": self.uid,
+            "gid": self.uid,
+            "memory": lim.memory_bytes,
+            "cpu": lim.cpu_s,
+            "processes": lim.processes,
+            "output": lim.output_bytes,
+            "logs": INSIDE / "logs",
+        }
+        relay_argv = [sys.executable, "-I", "-S", "-c", _relay_source()]
+        for key, value in opts.items():
+            relay_argv += [f"--{key}", str(value)]
+        return [*prlimit, *taskset, *bwrap, *relay_argv, "--", *argv]
+
+    def _mounts(self) -> list[str]:
+        """The filesystem, read-only but for the bot's directory and the private /tmp;
+        shallower mounts first, so deeper ones lie over them."""
+        lim = self.spec.limits
+        ops: list[tuple[int, list[str]]] = []
+
+        def add(path: str | Path, op: list[str]) -> None:
+            ops.append((len(Path(path).parts), op))
+
+        for masked in MASKED:
+            if Path(masked).is_dir() and not Path(masked).is_symlink():
+                size = ["--size", str(lim.tmp_mb << 20)]
+                add(masked, [*size, "--perms", "1777" if "tmp" in masked else "0755", "--tmpfs",
+                             masked])  # fmt: skip
+        for path in _runtime_paths():
+            add(path, ["--ro-bind", str(path), str(path)])
+        bot_dir = self.spec.bot_dir.resolve()
+        add(bot_dir, ["--bind", str(bot_dir), str(bot_dir)])
+        for hidden in self.spec.hide:
+            hidden = hidden.resolve()
+            if hidden.is_dir() and hidden != bot_dir and not _within(bot_dir, hidden):
+                add(hidden, ["--perms", "0755", "--tmpfs", str(hidden)])
+        add(INSIDE, ["--bind", str(self.seat_dir), str(INSIDE)])
+        ops.sort(key=lambda o: o[0])
+        out = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        out += ["--size", str(lim.tmp_mb << 20), "--perms", "1777", "--tmpfs", "/dev/shm"]
+        emptied = [Path(m) for m in MASKED] + [h.resolve() for h in self.spec.hide]
+        for _depth, op in ops:
+            if op[0] in ("--bind", "--ro-bind"):
+                # the directories bwrap makes on the way to a mount point are root's 0700:
+                # make them 0755 first, so that the bot's user can get through
+                target = Path(op[2])
+                for parent in reversed(target.parents):
+                    if any(parent != e and _within(parent, e) for e in emptied):
+                        out += ["--perms", "0755", "--dir", str(parent)]
+            out += op
+        return out
+
+    def verdict(self) -> str | None:
+        """The limit the relay stopped the bot at (e.g. ``memory limit 512 MiB reached``),
+        or None."""
+        if not self._read:
+            try:
+                data = json.loads(self.status.read_text())
+                self._verdict = f"sandbox: {data['detail']}"
+                self._read = True
+            except FileNotFoundError:
+                pass
+            except (OSError, ValueError, KeyError, TypeError):
+                self._verdict, self._read = "sandbox: unreadable status", True
+        return self._verdict
+
+    def keep_logs(self, log_path: Path) -> None:
+        """Move the files the bot wrote to its log directory beside its seat log, as
+        ``SEATLOG-STEM.NAME`` (regular files only, no more than the output limit)."""
+        budget = self.spec.limits.output_bytes
+        with contextlib.suppress(OSError):
+            for entry in sorted(os.scandir(self.logs), key=lambda e: e.name):
+                info = entry.stat(follow_symlinks=False)
+                if not stat.S_ISREG(info.st_mode) or info.st_size > budget:
+                    continue
+                budget -= info.st_size
+                shutil.move(entry.path, log_path.parent / f"{log_path.stem}.{entry.name}")
+
+    async def close(self) -> None:
+        """Stop forwarding, remove the seat directory, give the user id back."""
+        self.verdict()
+        await self.forwarder.close()
+        shutil.rmtree(self.seat_dir, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
+            os.close(self._lock)
+
+
+def seccomp_fd() -> int | None:
+    """A file descriptor holding the seccomp filter for bwrap (None where there is none);
+    the caller closes it once the sandbox started."""
+    program = seccomp.program()
+    if program is None:
+        return None
+    fd = os.memfd_create("medina-sandbox-seccomp", 0)
+    os.write(fd, program)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _take_uid() -> tuple[int, int]:
+    """A user id no other sandbox on this machine holds, and the lock that holds it."""
+    locks = _lock_dir()
+    for n in range(UID_SLOTS):
+        fd = os.open(locks / f"{UID_BASE + n}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                continue
+            raise
+        return UID_BASE + n, fd
+    raise SandboxError(f"all {UID_SLOTS} sandbox user ids are in use")
+
+
+def _cores_for(count: int) -> list[int]:
+    """``count`` of the CPUs this process may use, taken in turn so that sandboxes spread."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if count >= len(cpus):
+        return cpus
+    start = next(_cores)
+    return sorted(cpus[(start * count + i) % len(cpus)] for i in range(count))
+
+
+def _runtime_paths() -> list[Path]:
+    """What the arena's Python needs (its prefixes and import path) that a masked
+    directory would hide: mounted back read-only."""
+    found: list[Path] = []
+    # sys.path[0] is the script's directory or the current one: not the interpreter's
+    candidates = [sys.base_prefix, sys.prefix, *sys.path[1:], os.path.dirname(sys.executable)]
+    for raw in candidates:
+        if not raw:
+            continue
+        path = Path(raw).resolve()
+        if not path.is_dir():
+            continue
+        if any(_within(path, Path(m)) for m in MASKED) and not any(_within(path, f) for f in found):
+            found.append(path)
+    return found
+
+
+def _within(path: Path, parent: Path) -> bool:
+    return path == parent or parent in path.parents
+
+
+def _relay_source() -> str:
+    return Path(relay.__file__).read_text()

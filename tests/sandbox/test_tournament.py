@@ -1,0 +1,96 @@
+"""A sandboxed tournament from the command line: limits from the file, a bot's own and the
+command line's; entry validation names the limit a bot hits; played, the rogues are
+charged with their limits and the bystanders' games -- two at once -- are clean."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from medina.storage.tournaments import TournamentStore
+from tournament.cups import run_cli, standings_json
+
+ROGUE = Path(__file__).resolve().parent / "bots" / "rogue.py"
+
+pytestmark = [pytest.mark.timeout(600), pytest.mark.usefixtures("bwrap")]
+
+CUP = f"""\
+name = "caged"
+games = 12
+seed = 3
+[[variants]]
+ruleset = "medina-v2"
+players = 2
+[clock]
+decision_ms = 10000
+[sandbox]
+memory_mb = 256
+cpu_s = 60
+processes = 32
+[[bots]]
+name = "greedy"
+command = "python -m medina_client --bot greedy"
+[[bots]]
+name = "random"
+command = "python -m medina_client --bot random"
+[[bots]]
+name = "hog"
+command = ["python", "{ROGUE}", "--do", "hog"]
+[[bots]]
+name = "spinner"
+command = ["python", "{ROGUE}", "--do", "spin"]
+env = {{ SPIN_WAIT_S = "60" }}
+sandbox = {{ cpu_s = 1 }}
+"""
+
+
+def test_a_sandboxed_tournament_charges_each_limit_to_its_bot(tmp_path: Path) -> None:
+    os.chmod(tmp_path, 0o755)  # the bots' directory: the sandbox's user may read it
+    (tmp_path / "caged.toml").write_text(CUP)
+    limits = ("--sandbox-memory-mb", "128")  # the command line over the file's 256
+    stopped = run_cli("tournament", "run", "caged.toml", *limits, cwd=tmp_path)
+    assert stopped.returncode == 1, stopped.stderr
+    assert "bot 'hog' failed its entry game" in stopped.stderr
+    assert "stopped by its sandbox (memory limit 128 MiB reached)" in stopped.stderr
+    assert "bot 'spinner' failed its entry game" in stopped.stderr
+    assert "stopped by its sandbox (CPU time limit 1 s reached)" in stopped.stderr
+    assert "entry: greedy (medina-v2 2p) ok" in stopped.stdout
+
+    done = run_cli(
+        "tournament",
+        "run",
+        "caged.toml",
+        *limits,
+        "--validation",
+        "off",
+        "--concurrency",
+        "2",
+        "--quiet",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = {r["bot"]: r for r in standings_json(tmp_path, "caged.toml")}
+    assert rows["hog"]["crashed"] == rows["hog"]["games"] == 6
+    assert rows["spinner"]["crashed"] == rows["spinner"]["games"] == 6
+    for bystander in ("greedy", "random"):
+        assert rows[bystander]["games"] == 6
+        faults = ("timeout", "illegal_action", "crashed", "disconnected", "stalled", "no_show")
+        assert all(rows[bystander][f] == 0 for f in faults), rows[bystander]
+        assert rows[bystander]["strikes"] == 0
+    store = TournamentStore(str(tmp_path / "tournaments" / "caged" / "tournament.db"))
+    tid = store.tournament("caged").id
+    config = json.loads(store.tournament("caged").config)
+    assert {b["name"]: b["sandbox"]["memory_mb"] for b in config["bots"]} == dict.fromkeys(
+        ("greedy", "random", "hog", "spinner"), 128
+    )
+    assert next(b for b in config["bots"] if b["name"] == "spinner")["sandbox"]["cpu_s"] == 1
+    for g in store.results(tid):
+        for s in g["seats"]:
+            if s["bot"] == "hog":
+                assert "sandbox: memory limit 128 MiB reached" in s["detail"]
+            elif s["bot"] == "spinner":
+                assert "sandbox: CPU time limit 1 s reached" in s["detail"]
+            else:
+                assert (s["termination"], s["strikes"]) == ("normal", 0), g

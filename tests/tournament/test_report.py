@@ -1,0 +1,70 @@
+"""Report forms: games are numbered from 1 in every output, as the progress lines and
+`tournament games` number them; each seat carries the rank the standings count."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from medina.tournament.report import (
+    game_number,
+    games_json,
+    games_rows,
+    rating_history_rows,
+    to_csv,
+)
+from medina.tournament.standings import GameResult, SeatResult, compute
+
+
+def stored(number: int) -> dict[str, Any]:
+    """A finished game as ``TournamentStore.results`` gives it: a double forfeit."""
+    return {
+        "number": number,
+        "block": 0,
+        "ruleset": "medina-v2",
+        "players": 2,
+        "seed": 1,
+        "ending": "complete",
+        "match_id": f"m{number}",
+        "record_path": f"r{number}.jsonl",
+        "played_by": "w",
+        "attempts": 1,
+        "seats": [
+            {"seat": 0, "bot": "a", "total": 30, "rank": 1, "termination": "crashed",
+             "strikes": 0, "detail": ""},
+            {"seat": 1, "bot": "b", "total": 20, "rank": 2, "termination": "timeout",
+             "strikes": 3, "detail": ""},
+        ],
+    }  # fmt: skip
+
+
+def test_exports_number_games_from_one() -> None:
+    results = [stored(0), stored(1)]
+    assert game_number(0) == 1
+    rows = games_rows(results)
+    assert [r["game"] for r in rows] == [1, 1, 2, 2]
+    assert to_csv(rows).splitlines()[1].startswith("1,0,medina-v2,2,")
+    data = games_json(results)
+    assert [g["game"] for g in data] == [1, 2] and "number" not in data[0]
+    assert data[0]["match_id"] == "m0"
+
+
+def test_games_carry_the_counted_rank_beside_the_match_rank() -> None:
+    rows = games_rows([stored(0)])
+    assert [(r["rank"], r["counted_rank"]) for r in rows] == [(1, 2), (2, 2)]
+    seats = games_json([stored(0)])[0]["seats"]
+    assert [(s["rank"], s["counted_rank"]) for s in seats] == [(1, 2), (2, 2)]
+
+
+def test_rating_history_rows_number_games_from_one() -> None:
+    st = compute(
+        ["a", "b"],
+        [
+            GameResult(
+                0, 0, "medina-v2", 2, "complete",
+                (SeatResult("a", 0, 30, 1, "normal"), SeatResult("b", 1, 20, 2, "normal")),
+            )
+        ],
+    )  # fmt: skip
+    rows = rating_history_rows(st)
+    assert [(r["game"], r["bot"], r["games"]) for r in rows] == [(1, "a", 1), (1, "b", 1)]
+    assert rows[0]["mu"] > rows[1]["mu"]
