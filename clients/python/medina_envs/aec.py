@@ -114,13 +114,12 @@ class MedinaAECEnv(AECEnv[str, PolicyInput, int]):
         s = self.state_of_game
         s = self.game = apply_action(s, core.chosen_action(s, action, agent))
         self._cumulative_rewards[agent] = 0.0
-        if s.over:
+        if s.over:  # the only rewards: every step before leaves them all 0
             self.rewards = dict(zip(self.agents, core.outcome(s), strict=True))
             self.terminations = dict.fromkeys(self.agents, True)
+            self._accumulate_rewards()
         else:
-            self.rewards = dict.fromkeys(self.agents, 0.0)
             self.agent_selection = self.possible_agents[s.to_move]
-        self._accumulate_rewards()
 
     def render(self) -> str | npt.NDArray[np.uint8] | None:
         """The board as ``render_mode`` says: printed ("human"), as text ("ansi") or as an
