@@ -43,15 +43,19 @@ from medina_client.encoding import (
 from .observer import encode_state
 
 __all__ = [
+    "MAX_GAME_SEED",
     "Encoder",
     "IllegalIndexError",
     "ObserverName",
     "action_space",
+    "check_configuration",
     "chosen_action",
     "encoder",
     "game_seeds",
+    "new_state",
     "observation_space",
     "outcome",
+    "policy_input",
 ]
 
 #: How an environment builds observations: from the engine state, or from the wire messages.
