@@ -70,6 +70,7 @@ def test_bad_parameters_are_refused() -> None:
         load("medina-v1-2p", 3)
 
 
-def test_mcts_plays_a_game_against_the_example_bots() -> None:
-    outcome = play_game("medina-v2", 2, 1, ["greedy"], simulations=2, seed=4)
+@pytest.mark.parametrize("evaluator", ["rollout", "heuristic"])
+def test_mcts_plays_a_game_against_the_example_bots(evaluator: str) -> None:
+    outcome = play_game("medina-v2", 2, 1, ["greedy"], simulations=2, seed=4, evaluator=evaluator)
     assert sum(outcome) == pytest.approx(0.0) and len(outcome) == 2

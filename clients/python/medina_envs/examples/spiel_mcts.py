@@ -5,9 +5,11 @@
 
 The MCTS seat moves round the table from game to game; the others play the named example
 strategies (``medina_envs.opponents``). MCTS (``open_spiel.python.algorithms.mcts``) searches
-the OpenSpiel game (``medina_envs.spiel``) with uniformly random rollouts to the end; it
-searches the true state, whose only hidden facts (the other supplies) the table can deduce
-from the history anyway. Prints one line per game and the MCTS seat's mean outcome.
+the OpenSpiel game (``medina_envs.spiel``) and values its leaves with ``--evaluator``:
+``rollout`` (OpenSpiel's uniformly random rollouts to the end) or ``heuristic`` (the greedy
+bot's static evaluation, ``HeuristicEvaluator``). It searches the true state, whose only
+hidden facts (the other supplies) the table can deduce from the history anyway. Prints one
+line per game and the MCTS seat's mean outcome.
 """
 
 from __future__ import annotations
@@ -20,11 +22,38 @@ from collections.abc import Sequence
 import numpy as np
 from medina.engine import RULESETS
 from medina_client.encoding import action_index
+from medina_client.heuristics import evaluate
 from open_spiel.python.algorithms import mcts
 
 from medina_envs import core
 from medina_envs.opponents import NAMES, Opponent, opponent
 from medina_envs.spiel import MedinaState, load
+
+#: Points of heuristic lead that make a leaf worth tanh(1) = 0.76 of a win.
+LEAD_SCALE = 10.0
+
+
+class HeuristicEvaluator(mcts.Evaluator):  # type: ignore[misc]
+    """Leaf values from the greedy bot's evaluation (``medina_client.heuristics``): each
+    seat's value is the tanh of its evaluation over ``LEAD_SCALE``; a finished game its
+    outcome. Priors are uniform."""
+
+    def evaluate(self, state: MedinaState) -> np.ndarray:
+        """Every seat's value of ``state`` in -1..1."""
+        s = state.engine_state
+        if s is None:
+            return np.zeros(state.players)
+        if s.over:
+            return np.array(core.outcome(s))
+        return np.tanh(np.array([evaluate(s, p) for p in range(s.players)]) / LEAD_SCALE)
+
+    def prior(self, state: MedinaState) -> list[tuple[int, float]]:
+        """Uniform over the legal actions (the chance outcomes at a chance node)."""
+        if state.is_chance_node():
+            outcomes: list[tuple[int, float]] = state.chance_outcomes()
+            return outcomes
+        legal = state.legal_actions()
+        return [(a, 1.0 / len(legal)) for a in legal]
 
 
 def play_game(
@@ -34,16 +63,18 @@ def play_game(
     opponents: Sequence[str],
     simulations: int,
     seed: int,
+    evaluator: str = "rollout",
 ) -> tuple[float, ...]:
     """One game; every seat's outcome."""
     game = load(ruleset, players)
     rng = np.random.RandomState(seed)
+    leaves = (
+        HeuristicEvaluator()
+        if evaluator == "heuristic"
+        else mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rng)
+    )
     bot = mcts.MCTSBot(
-        game,
-        uct_c=2.0,
-        max_simulations=simulations,
-        evaluator=mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rng),
-        random_state=rng,
+        game, uct_c=2.0, max_simulations=simulations, evaluator=leaves, random_state=rng
     )
     others = [p for p in range(players) if p != mcts_seat]
     bots: dict[int, Opponent] = {
@@ -78,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--games", type=int, default=4)
     p.add_argument("--simulations", type=int, default=40, help="MCTS simulations per decision")
+    p.add_argument("--evaluator", choices=("rollout", "heuristic"), default="rollout")
     p.add_argument("--seed", type=int, default=1)
     args = p.parse_args(argv)
     names = args.opponents.split(",")
@@ -90,11 +122,18 @@ def main(argv: list[str] | None = None) -> int:
         seat = k % args.players
         started = time.perf_counter()
         outcome = play_game(
-            args.ruleset, args.players, seat, names, args.simulations, args.seed + k
+            args.ruleset,
+            args.players,
+            seat,
+            names,
+            args.simulations,
+            args.seed + k,
+            args.evaluator,
         )
         total += outcome[seat]
         print(
-            f"game {k + 1}: MCTS in seat {seat} against {args.opponents}: outcome "
+            f"game {k + 1}: MCTS ({args.evaluator}) in seat {seat} against {args.opponents}: "
+            f"outcome "
             f"{outcome[seat]:+.2f} ({time.perf_counter() - started:.1f} s)",
             flush=True,
         )
