@@ -19,6 +19,7 @@ from bench import (
     SOAK_ENV,
     capacity,
     engine,
+    envs,
     referee,
     strength,
     tournament,
@@ -29,6 +30,7 @@ from bench import (
 #: The sections, run in this order.
 SECTIONS: list[tuple[str, Callable[[], None]]] = [
     ("engine", engine.main),  # rules-engine speed: random self-play, movegen, apply_action
+    ("envs", envs.main),  # learning environments: AEC steps/s beside engine decisions/s
     ("referee", referee.main),  # referee overhead over gRPC vs a raw ping-pong
     ("capacity", capacity.main),  # many matches on one server: dec/s, CPU, latency vs raw
     ("tournament", tournament.main),  # games per minute at concurrency 1..8 vs one match

@@ -4,6 +4,7 @@ no layer reaches up."""
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from pathlib import Path
 
@@ -223,4 +224,83 @@ def test_strategy_modules_import_only_the_engine() -> None:
             )
             if not ok:
                 bad.append(f"{path.relative_to(ROOT)} imports {imported}")
+    assert not bad, "\n".join(bad)
+
+
+ENVS = ROOT / "clients" / "python" / "medina_envs"
+#: The SDK modules that need numpy (the encoding and the policy runner); the rest of the SDK
+#: must stay installable without it.
+NUMPY_MODULES = ("encoding.py", "policy.py")
+
+
+def test_only_the_encoding_and_the_policy_runner_of_the_sdk_use_numpy() -> None:
+    bad = []
+    for path in sorted(CLIENT.rglob("*.py")):
+        if path.name in NUMPY_MODULES:
+            continue
+        names = _absolute_imports(path, ROOT / "clients" / "python")
+        heavy = sorted(n for n in names if n.split(".")[0] in ("numpy", "medina_envs"))
+        if heavy:
+            bad.append(f"{path.relative_to(ROOT)} imports {heavy}")
+    assert not bad, "the SDK must import without numpy:\n" + "\n".join(bad)
+
+
+def test_the_sdk_and_its_command_import_without_numpy() -> None:
+    # numpy made unimportable: the SDK, its example bots and its command line still load.
+    code = (
+        "import sys; sys.modules['numpy'] = None\n"
+        "import medina_client, medina_client.__main__, medina_client.bots\n"
+        "assert 'medina_client.policy' not in sys.modules"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_encoding_reads_only_the_messages_and_the_engine() -> None:
+    path = CLIENT / "encoding.py"
+    allowed = ("medina.v1", "medina.engine", "numpy")
+    bad = [
+        name
+        for name in _absolute_imports(path, ROOT / "clients" / "python")
+        if not name.startswith(allowed) and name.split(".")[0] not in sys.stdlib_module_names
+    ]
+    assert not bad, f"medina_client/encoding.py imports {bad}"
+
+
+#: What the environments may never import: the server's match machinery (they run the engine
+#: in process; ``medina.wire`` only builds the arena's own messages for the checks).
+ENVS_FORBIDDEN = (
+    "medina.referee",
+    "medina.rpc",
+    "medina.records",
+    "medina.cli",
+    "medina.tournament",
+    "medina.storage",
+    "medina.web",
+    "medina.checkbot",
+    "medina.launch",
+)
+
+
+def test_the_environments_sit_on_the_engine_and_the_sdk() -> None:
+    bad = []
+    for path in sorted(ENVS.rglob("*.py")):
+        for name in _absolute_imports(path, ROOT / "clients" / "python"):
+            if any(name == f or name.startswith(f + ".") for f in ENVS_FORBIDDEN):
+                bad.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert not bad, "\n".join(bad)
+    assert "medina_client.encoding" in _absolute_imports(
+        ENVS / "observer.py", ROOT / "clients" / "python"
+    )
+
+
+def test_nothing_of_the_server_or_the_sdk_imports_the_environments() -> None:
+    bad = []
+    for top, root in ((SERVER, ROOT / "server"), (CLIENT, ROOT / "clients" / "python")):
+        for path in sorted(top.rglob("*.py")):
+            if "v1" in path.relative_to(top).parts:
+                continue
+            for name in _absolute_imports(path, root):
+                if name.split(".")[0] == "medina_envs":
+                    bad.append(f"{path.relative_to(ROOT)} imports {name}")
     assert not bad, "\n".join(bad)

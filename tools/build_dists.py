@@ -2,7 +2,8 @@
 
     medina-engine    medina.engine             the rules; standard library only
     medina-protocol  medina.v1 (+ the .proto)  generated messages and stubs
-    medina-client    medina_client             the bot SDK, example bots, stdio bridge
+    medina-client    medina_client, medina_envs  the bot SDK, example bots, stdio bridge; the
+                                                learning environments (extra "envs")
     medina-arena     the rest of medina.*      referee, server, records, CLI, check-bot
 
 Each is staged from the source tree into ``build/dists/<name>`` with its pyproject.toml
@@ -30,7 +31,10 @@ from genproto import generate  # noqa: E402
 CONTENTS: dict[str, list[tuple[Path, str]]] = {
     "medina-engine": [(ROOT / "server/medina/engine", "medina/engine")],
     "medina-protocol": [],  # generated
-    "medina-client": [(ROOT / "clients/python/medina_client", "medina_client")],
+    "medina-client": [
+        (ROOT / "clients/python/medina_client", "medina_client"),
+        (ROOT / "clients/python/medina_envs", "medina_envs"),
+    ],
     "medina-arena": [
         (ROOT / "server/medina" / name, f"medina/{name}")
         for name in (

@@ -146,3 +146,27 @@ def test_a_bot_author_gets_the_sdk_and_nothing_of_the_server(dists: Path, tmp_pa
         cwd=tmp_path,
     )
     assert "arena.proto" in protos.stdout and "common.proto" in protos.stdout
+
+
+ENVS_CHECK = """
+import numpy as np, pyspiel, gymnasium
+import medina_envs, medina_envs.spiel
+from pettingzoo.test.api_test import api_test
+api_test(medina_envs.aec_env("medina-v2", 2), num_cycles=20)
+env = gymnasium.make(medina_envs.ENV_ID, players=2)
+obs, _ = env.reset(seed=1)
+env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+state = medina_envs.spiel.load("medina-v1", 3).new_initial_state()
+state.apply_action(state.legal_actions()[0])
+from medina_envs.examples.linear_policy import policy
+print("envs", policy(obs))
+"""
+
+
+def test_the_envs_extra_brings_the_environment_apis(dists: Path, tmp_path: Path) -> None:
+    python = make_venv(tmp_path / "venv", "--find-links", str(dists), "medina-client[envs]")
+    check = run(python, "-c", ENVS_CHECK, cwd=tmp_path)
+    assert check.returncode == 0, check.stderr[-3000:]
+    assert check.stdout.splitlines()[-1].startswith("envs "), check.stdout
+    server = run(python, "-c", "import medina.rpc", cwd=tmp_path)
+    assert server.returncode != 0  # the extra brings no server

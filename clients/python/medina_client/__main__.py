@@ -4,6 +4,10 @@
 the time each request allows, at most 1 000 ms) and ``--verbose`` (log the top candidate
 actions and their values on stderr).
 
+``python -m medina_client --policy module:function`` plays a policy over the observation
+encoding instead (docs/encoding.md; needs numpy): ``function`` gets the observation the
+learning environments give and returns an action index.
+
 ``python -m medina_client stdio [OPTIONS] -- COMMAND ARGS...`` plays with a program that
 speaks JSON lines on stdin/stdout instead (``python -m medina_client stdio --help``).
 """
@@ -31,8 +35,14 @@ def _read(path: str | None) -> bytes | None:
     return Path(path).read_bytes() if path else None
 
 
+class OptionError(ValueError):
+    """Options that do not go together; the message names them."""
+
+
 def _make_bot(args: argparse.Namespace) -> Bot:
-    """The chosen example bot; the search options only go with ``--bot search``."""
+    """The chosen example bot or policy; the search options only go with ``--bot search``."""
+    if args.policy is not None and args.bot is not None:
+        raise OptionError("--bot and --policy exclude each other")
     if args.bot != "search":
         given = [
             flag
@@ -45,7 +55,14 @@ def _make_bot(args: argparse.Namespace) -> Bot:
         ]
         if given:
             raise SearchLevelError(f"{', '.join(given)} only apply to --bot search")
-        return BOTS[args.bot](args.seed)
+    if args.policy is not None:
+        if args.seed is not None or args.no_legal_actions:
+            raise OptionError("--seed and --no-legal-actions do not apply to --policy")
+        from .policy import PolicyBot, load_policy  # numpy: only for a policy
+
+        return PolicyBot(load_policy(args.policy), name=args.policy.rpartition(":")[2])
+    if args.bot != "search":
+        return BOTS[args.bot or "random"](args.seed)
     level = DEFAULT_LEVEL if args.level is None else args.level
     return SearchBot(args.seed, level=level, budget_ms=args.budget_ms, verbose=args.verbose)
 
@@ -67,7 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--server", default=os.environ.get("MEDINA_SERVER"), help="HOST:PORT")
     p.add_argument("--token", default=os.environ.get("MEDINA_TOKEN"), help="seat token")
-    p.add_argument("--bot", choices=sorted(BOTS), default="random", help="which example bot")
+    p.add_argument("--bot", choices=sorted(BOTS), help="which example bot (default random)")
+    p.add_argument(
+        "--policy",
+        metavar="MODULE:FUNCTION",
+        help="play this policy over the observation encoding instead of an example bot",
+    )
     p.add_argument("--name", help="bot name shown in results")
     p.add_argument(
         "--seed",
@@ -108,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         bot = _make_bot(args)
-    except SearchLevelError as exc:
+    except (SearchLevelError, OptionError, MedinaClientError) as exc:
         p.error(str(exc))
     if args.name:
         bot.name = args.name

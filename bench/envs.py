@@ -1,0 +1,208 @@
+"""The learning environments' speed beside the raw engine's, in the same run.
+
+For each configuration, ``N`` seeded games are played three ways, in this one process
+(pinned to one CPU where the OS allows it, as the engine section is):
+
+* ``engine dec/s``: the raw engine — at every decision ``legal_moves`` and ``apply_action``
+  of a uniformly random legal action (``moves.nth``), no observation built: the engine
+  section's random self-play;
+* ``AEC steps/s``: the PettingZoo AEC environment (``medina_envs.aec_env``) with a uniformly
+  random policy: at every step ``env.last()`` (the agent's observation: the planes, the
+  vector and the action mask of docs/encoding.md, built by ``medina_envs.observer``), a
+  random index of the mask, ``env.step``; the steps of agents after the game ended (one each)
+  are not counted;
+* ``wire steps/s``: the same with ``observer="wire"``: every observation built from the
+  arena's own protobuf messages (``medina.wire``) and encoded from them.
+
+``ratio`` is AEC steps/s over engine decisions/s: the share of the engine's speed an agent
+keeps with its tensors built (the goal is at least 50 %). The three are timed in turns,
+game by game, each the best of ``REPEATS`` passes, so a load spike from another process
+hits them alike. ``encode µs`` is the observation alone (``observer.encode_state`` of the
+seat to move) per decision, over the decisions of the first games.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+from medina.engine import apply_action, legal_moves, new_game
+from medina.engine.variants import CONFIGURATIONS
+from medina_envs import aec_env
+from medina_envs.core import ObserverName
+from medina_envs.observer import encode_state
+
+from bench import games as games_setting
+from bench.engine import one_cpu
+
+GAMES = 10
+QUICK_GAMES = 4
+REPEATS = 3
+#: Games whose decision states time the encoding alone.
+SAMPLE_GAMES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One line of the table."""
+
+    ruleset: str
+    players: int
+    games: int
+    decisions: int
+    engine_per_s: float
+    aec_per_s: float
+    wire_per_s: float
+    encode_us: float
+
+    @property
+    def ratio(self) -> float:
+        """AEC steps/s over engine decisions/s."""
+        return self.aec_per_s / self.engine_per_s
+
+
+def engine_game(ruleset: str, players: int, seed: int) -> int:
+    """One seeded random game on the raw engine; its decisions."""
+    rng = random.Random(seed)
+    s = new_game(ruleset, players, seed)
+    while not s.over:
+        moves = legal_moves(s)
+        s = apply_action(s, moves.nth(rng.randrange(len(moves))))
+    return s.decisions
+
+
+def env_game(ruleset: str, players: int, seed: int, observer: ObserverName) -> int:
+    """One seeded game of the AEC environment with a uniformly random policy; its steps."""
+    env = aec_env(ruleset, players, observer=observer)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    steps = 0
+    for _ in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        if obs is None or terminated or truncated:
+            env.step(None)
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        env.step(int(legal[rng.integers(legal.size)]))
+        steps += 1
+    return steps
+
+
+def best_rate(run: Callable[[], int]) -> float:
+    """Units per second of ``run`` (it returns how many it did), best of ``REPEATS``."""
+    best = 0.0
+    for _ in range(REPEATS):
+        gc.collect()
+        started = time.perf_counter_ns()
+        done = run()
+        best = max(best, done / ((time.perf_counter_ns() - started) / 1e9))
+    return best
+
+
+def encode_us(ruleset: str, players: int) -> float:
+    """Microseconds of ``encode_state`` per decision over the first games' decisions."""
+    states = []
+    for seed in range(SAMPLE_GAMES):
+        rng = random.Random(seed)
+        s = new_game(ruleset, players, seed)
+        while not s.over:
+            states.append(s)
+            moves = legal_moves(s)
+            s = apply_action(s, moves.nth(rng.randrange(len(moves))))
+    best = float("inf")
+    for _ in range(REPEATS):
+        gc.collect()
+        started = time.perf_counter_ns()
+        for s in states:
+            encode_state(s, s.to_move)
+        best = min(best, (time.perf_counter_ns() - started) / 1e3 / len(states))
+    return best
+
+
+def measure(ruleset: str, players: int, n_games: int) -> Row:
+    """Time one configuration."""
+    engine_game(ruleset, players, 10**6)
+    env_game(ruleset, players, 10**6, "fast")  # warm-up: caches, imports
+    totals = {"engine": 0.0, "fast": 0.0, "wire": 0.0}
+    decisions = 0
+    for seed in range(n_games):
+        n = engine_game(ruleset, players, seed)
+        decisions += n
+        engine = best_rate(partial(engine_game, ruleset, players, seed))
+        fast = best_rate(partial(env_game, ruleset, players, seed, "fast"))
+        wire = best_rate(partial(env_game, ruleset, players, seed, "wire"))
+        # Time per decision, summed over games, so every decision weighs the same.
+        totals["engine"] += n / engine
+        totals["fast"] += n / fast
+        totals["wire"] += n / wire
+    return Row(
+        ruleset=ruleset,
+        players=players,
+        games=n_games,
+        decisions=decisions,
+        engine_per_s=decisions / totals["engine"],
+        aec_per_s=decisions / totals["fast"],
+        wire_per_s=decisions / totals["wire"],
+        encode_us=encode_us(ruleset, players),
+    )
+
+
+HEADERS = (
+    ("ruleset", "<", 13),
+    ("n", ">", 2),
+    ("games", ">", 5),
+    ("decisions", ">", 9),
+    ("engine dec/s", ">", 12),
+    ("AEC steps/s", ">", 11),
+    ("ratio", ">", 6),
+    ("wire steps/s", ">", 12),
+    ("encode µs", ">", 9),
+)
+
+
+def line(cells: tuple[str, ...]) -> str:
+    """One table line."""
+    return "  ".join(
+        f"{c:{align}{width}}" for c, (_, align, width) in zip(cells, HEADERS, strict=True)
+    )
+
+
+def main() -> None:
+    """Print the table."""
+    n_games = games_setting(GAMES, QUICK_GAMES)
+    with one_cpu() as pinning:
+        print(
+            f"Environment steps vs engine decisions: {n_games} seeded random games each; {pinning}"
+        )
+        print(line(tuple(name for name, _, _ in HEADERS)))
+        print(line(tuple("-" * width for _, _, width in HEADERS)))
+        rows = []
+        for ruleset, players in CONFIGURATIONS:
+            row = measure(ruleset, players, n_games)
+            rows.append(row)
+            print(
+                line(
+                    (
+                        row.ruleset,
+                        str(row.players),
+                        str(row.games),
+                        str(row.decisions),
+                        f"{row.engine_per_s:,.0f}",
+                        f"{row.aec_per_s:,.0f}",
+                        f"{row.ratio:.0%}",
+                        f"{row.wire_per_s:,.0f}",
+                        f"{row.encode_us:.0f}",
+                    )
+                ),
+                flush=True,
+            )
+    worst = min(rows, key=lambda r: r.ratio)
+    print(
+        f"\nAEC steps/s are {worst.ratio:.0%} to "
+        f"{max(r.ratio for r in rows):.0%} of the engine's decisions/s (goal: at least 50 %)"
+    )

@@ -1,0 +1,166 @@
+"""What every environment shares: the spaces, a seat's observation, the outcome, seeding.
+
+An agent's observation is the encoding of what the arena would send its seat
+(``medina_client.encoding``): built from the engine state by ``medina_envs.observer``
+(``observer="fast"``, the default) or, with ``observer="wire"``, from the arena's own
+protobuf messages (``medina.wire``, which needs the ``medina-arena`` distribution): the
+same tensors, the second several times slower.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Final, Literal, TypeAlias
+
+import numpy as np
+from gymnasium import spaces
+from medina.engine import (
+    Action,
+    ActionKind,
+    GameState,
+    get_ruleset,
+    legal_moves,
+    new_game,
+    observe,
+    result,
+)
+from medina_client.encoding import (
+    ACTION_COUNT,
+    COLS,
+    PLANE_COUNT,
+    ROWS,
+    VECTOR_HIGH,
+    VECTOR_SIZE,
+    Encoded,
+    EncodingError,
+    PolicyInput,
+    action_of_index,
+    describe_action,
+    encode,
+)
+
+from .observer import encode_state
+
+__all__ = [
+    "MAX_GAME_SEED",
+    "Encoder",
+    "IllegalIndexError",
+    "ObserverName",
+    "action_space",
+    "check_configuration",
+    "chosen_action",
+    "encoder",
+    "game_seeds",
+    "new_state",
+    "observation_space",
+    "outcome",
+    "policy_input",
+]
+
+#: How an environment builds observations: from the engine state, or from the wire messages.
+ObserverName: TypeAlias = Literal["fast", "wire"]
+#: A function giving the encoding of ``seat``'s view of a state.
+Encoder: TypeAlias = Callable[[GameState, int], Encoded]
+#: Largest game seed an environment draws (setups are drawn from it, docs/rules.md 12).
+MAX_GAME_SEED: Final = 2**31 - 1
+
+
+class IllegalIndexError(ValueError):
+    """An action index that is not legal for the agent to move (its mask holds a 0 there)."""
+
+
+def observation_space() -> spaces.Dict:
+    """The observation space of every agent: the encoding and the action mask."""
+    return spaces.Dict(
+        {
+            "observation": spaces.Dict(
+                {
+                    "planes": spaces.Box(0, 1, (PLANE_COUNT, ROWS, COLS), np.uint8),
+                    "vector": spaces.Box(0.0, VECTOR_HIGH, (VECTOR_SIZE,), np.float32),
+                }
+            ),
+            "action_mask": spaces.Box(0, 1, (ACTION_COUNT,), np.int8),
+        }
+    )
+
+
+def action_space() -> spaces.Discrete:
+    """The flat action space (docs/encoding.md, "Actions")."""
+    return spaces.Discrete(ACTION_COUNT)
+
+
+def _from_the_wire(s: GameState, seat: int) -> Encoded:
+    """The encoding of the messages the arena would send ``seat`` now."""
+    from medina.v1 import game_pb2
+    from medina.wire.legal import legal_bytes
+    from medina.wire.observation import observation_bytes
+
+    obs = game_pb2.Observation.FromString(observation_bytes(observe(s, seat, since=s.n_events)))
+    if s.over or s.to_move != seat:
+        return encode(obs)
+    return encode(obs, game_pb2.LegalActions.FromString(legal_bytes(legal_moves(s))))
+
+
+def encoder(name: ObserverName) -> Encoder:
+    """The encoder called ``name``; ValueError for another name."""
+    if name == "fast":
+        return encode_state
+    if name == "wire":
+        return _from_the_wire
+    raise ValueError(f"observer must be 'fast' or 'wire', not {name!r}")
+
+
+def chosen_action(s: GameState, index: object, who: str) -> Action:
+    """The engine action of ``index`` for the seat to move; IllegalIndexError unless its
+    action mask allows it (an integer index of one of its legal actions)."""
+    if not isinstance(index, int | np.integer):
+        raise IllegalIndexError(f"{who} is to move: {index!r} is not an action index")
+    g = s.rules.geometry
+    moves = legal_moves(s)
+    try:
+        action = action_of_index(int(index), g.cols, g.rows)
+    except EncodingError as exc:
+        raise IllegalIndexError(f"{who}: {exc}") from None
+    if action.kind is ActionKind.TEA:
+        legal = moves.tea
+    else:
+        legal = bool((moves.mask(action.kind, action.colour) >> action.square) & 1)
+    if not legal:
+        raise IllegalIndexError(
+            f"action {int(index)} ({describe_action(int(index))}) is not legal for {who} now; "
+            f"{len(moves)} actions are (the observation's action_mask)"
+        )
+    return action
+
+
+def outcome(s: GameState) -> tuple[float, ...]:
+    """Every seat's return at the end: the mean over the other seats of +1 for each it
+    ranks ahead of, -1 behind, 0 level (ranks by score, docs/rules.md 12). Zero-sum, in
+    -1..1; 2 players: +1 win, -1 loss, 0 draw."""
+    ranks = result(s).ranks
+    n = len(ranks)
+    return tuple(
+        sum((r > mine) - (r < mine) for j, r in enumerate(ranks) if j != i) / (n - 1)
+        for i, mine in enumerate(ranks)
+    )
+
+
+def game_seeds(seed: int | None) -> random.Random:
+    """The generator of game seeds after ``reset(seed=...)`` (None: from the OS)."""
+    return random.Random(seed)
+
+
+def new_state(ruleset: str, players: int, seeds: random.Random) -> GameState:
+    """A new game with the next seed of ``seeds``."""
+    return new_game(ruleset, players, seeds.randint(0, MAX_GAME_SEED))
+
+
+def check_configuration(ruleset: str, players: int) -> None:
+    """Raise the engine's typed error for an unknown ruleset or player count."""
+    get_ruleset(ruleset, players)
+
+
+def policy_input(enc: Encoded) -> PolicyInput:
+    """The observation an agent is given."""
+    return enc.policy_input()

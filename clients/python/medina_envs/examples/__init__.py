@@ -1,0 +1,1 @@
+"""Examples: OpenSpiel's MCTS against the example bots (``spiel_mcts``)."""

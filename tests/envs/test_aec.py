@@ -1,0 +1,124 @@
+"""The PettingZoo AEC environment: PettingZoo's own API, seed and render tests for every
+configuration, hidden information, rewards and refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from medina.engine import CONFIGURATIONS, PlayerCountError, UnknownRulesetError
+from medina_client.encoding import SEAT_OFFSET, VECTOR_OFFSET
+from medina_envs import IllegalIndexError, MedinaAECEnv, aec_env
+from medina_envs.core import encoder
+from pettingzoo.test.api_test import api_test
+from pettingzoo.test.render_test import render_test
+from pettingzoo.test.seed_test import seed_test
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+@pytest.mark.parametrize(("ruleset", "players"), CONFIGURATIONS)
+def test_pettingzoo_api_test(ruleset: str, players: int) -> None:
+    api_test(aec_env(ruleset, players), num_cycles=1000)  # type: ignore[no-untyped-call]
+
+
+@pytest.mark.parametrize(("ruleset", "players"), CONFIGURATIONS)
+def test_pettingzoo_seed_test(ruleset: str, players: int) -> None:
+    seed_test(lambda: aec_env(ruleset, players), num_cycles=1000)  # type: ignore[no-untyped-call]
+
+
+def test_pettingzoo_api_test_on_the_wire_observer() -> None:
+    env = aec_env("medina-v1-2p", 2, observer="wire")
+    api_test(env, num_cycles=1000)  # type: ignore[no-untyped-call]
+
+
+def test_pettingzoo_render_test() -> None:
+    def make(render_mode: str | None = None) -> MedinaAECEnv:
+        return aec_env("medina-v2", 2, render_mode=render_mode)
+
+    render_test(make)  # type: ignore[arg-type]  # it passes render_mode
+
+
+def play_out(env: MedinaAECEnv, seed: int) -> dict[str, float]:
+    """Play uniformly random legal indices to the end; the returns per agent."""
+    rng = np.random.default_rng(seed)
+    returns = dict.fromkeys(env.possible_agents, 0.0)
+    wire = encoder("wire")
+    for agent in env.agent_iter():
+        obs, reward, terminated, truncated, _ = env.last()
+        assert obs is not None
+        returns[agent] += reward
+        for other in env.agents:  # every agent sees what the arena would send its seat
+            seat = int(other.split("_")[1])
+            sent = wire(env.state_of_game, seat)
+            seen = env.observe(other)
+            np.testing.assert_array_equal(seen["observation"]["planes"], sent.planes)
+            np.testing.assert_array_equal(seen["observation"]["vector"], sent.vector)
+            np.testing.assert_array_equal(seen["action_mask"], sent.mask)
+        if terminated or truncated:
+            env.step(None)
+            continue
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    return returns
+
+
+@pytest.mark.parametrize(("ruleset", "players"), [("medina-v2", 3), ("medina-v1-2p", 2)])
+def test_agents_see_what_the_arena_would_send_them(ruleset: str, players: int) -> None:
+    env = aec_env(ruleset, players)
+    env.reset(seed=5)
+    returns = play_out(env, 5)
+    assert sum(returns.values()) == pytest.approx(0.0)
+    assert all(-1.0 <= r <= 1.0 for r in returns.values())
+    if players == 2:
+        assert sorted(returns.values()) in ([-1.0, 1.0], [0.0, 0.0])
+
+
+def test_other_supplies_stay_hidden() -> None:
+    env = aec_env("medina-v2", 4)
+    env.reset(seed=1)
+    vector = env.observe("seat_2")["observation"]["vector"]
+    known = [VECTOR_OFFSET[f"seat_{k}"] + SEAT_OFFSET["supply_known"] for k in range(4)]
+    assert list(vector[known]) == [1, 0, 0, 0]
+    assert not env.observe("seat_2")["action_mask"].any()  # seat 0 is to move
+    assert env.observe("seat_0")["action_mask"].any()
+
+
+def test_the_same_seed_plays_the_same_game() -> None:
+    boards = []
+    for _ in range(2):
+        env = aec_env("medina-v2", 2, render_mode="ansi")
+        env.reset(seed=9)
+        play_out(env, 9)
+        boards.append(env.render())
+    env.reset(seed=10)
+    assert boards[0] == boards[1] != env.render()
+
+
+def test_an_index_outside_the_mask_is_refused() -> None:
+    env = aec_env("medina-v2", 3)
+    env.reset(seed=2)
+    mask = env.observe("seat_0")["action_mask"]
+    illegal = int(np.flatnonzero(mask == 0)[0])
+    with pytest.raises(IllegalIndexError, match=f"action {illegal} .* is not legal for seat_0"):
+        env.step(illegal)
+    with pytest.raises(IllegalIndexError, match="not an action index"):
+        env.step(None)
+    assert env.agent_selection == "seat_0"  # nothing happened
+
+
+def test_bad_configurations_are_refused() -> None:
+    with pytest.raises(UnknownRulesetError):
+        aec_env("medina-v3", 2)
+    with pytest.raises(PlayerCountError):
+        aec_env("medina-v1", 2)
+    with pytest.raises(ValueError, match="render_mode must be one of"):
+        aec_env(render_mode="svg")
+    with pytest.raises(ValueError, match="observer must be 'fast' or 'wire'"):
+        aec_env(observer="slow")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("players", "shape"), [(2, (240, 320, 3)), (4, (260, 360, 3))])
+def test_the_rgb_image_has_a_square_per_square(players: int, shape: tuple[int, ...]) -> None:
+    env = aec_env("medina-v2", players, render_mode="rgb_array")
+    env.reset(seed=3)
+    image = env.render()
+    assert isinstance(image, np.ndarray) and image.shape == shape and image.dtype == np.uint8

@@ -1,0 +1,124 @@
+"""A policy over the encoding in the arena: ``play_policy``, ``PolicyBot``, ``load_policy``
+and ``python -m medina_client --policy``, against a real server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import pytest
+from medina.referee.config import MatchSettings
+from medina.rpc.server import RunningServer, ServerConfig, start_server
+from medina.v1 import match_pb2
+from medina_client import PolicyError, play, play_policy
+from medina_client.__main__ import main
+from medina_client.bots import RandomBot
+from medina_client.encoding import PolicyInput
+from medina_client.policy import load_policy
+
+T = TypeVar("T")
+
+
+def run(coro: Awaitable[T], timeout: float = 90) -> T:
+    async def bounded() -> T:
+        async with asyncio.timeout(timeout):
+            return await coro
+
+    return asyncio.run(bounded())
+
+
+async def server(tmp: Path) -> RunningServer:
+    return await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp))
+
+
+def last_legal(obs: PolicyInput) -> int:
+    """The highest index the mask allows (a numpy integer: allowed)."""
+    return np.flatnonzero(obs["action_mask"])[-1]  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(("ruleset", "players"), [("medina-v2", 3), ("medina-v1-2p", 2)])
+def test_a_policy_plays_a_whole_match(tmp_path: Path, ruleset: str, players: int) -> None:
+    async def main_() -> list[match_pb2.MatchResult]:
+        running = await server(tmp_path)
+        try:
+            hosted = running.arena.create(MatchSettings(ruleset, players, 4))
+            tokens = hosted.tokens
+            games = [play_policy(last_legal, running.address, tokens[0], name="last")]
+            games += [play(RandomBot(k), running.address, tokens[k]) for k in range(1, players)]
+            return list(await asyncio.gather(*games))
+        finally:
+            await running.stop(1)
+
+    results = run(main_())
+    assert all(r.ending == match_pb2.MATCH_ENDING_COMPLETE for r in results)
+    assert results[0].seats[0].name == "last"
+    assert {s.termination for s in results[0].seats} == {match_pb2.TERMINATION_NORMAL}
+
+
+def test_an_index_outside_the_mask_is_a_policy_error(tmp_path: Path) -> None:
+    def illegal(obs: PolicyInput) -> int:
+        return int(np.flatnonzero(obs["action_mask"] == 0)[0])
+
+    async def main_() -> None:
+        running = await server(tmp_path)
+        try:
+            hosted = running.arena.create(MatchSettings("medina-v2", 2, 1))
+            other = asyncio.ensure_future(play(RandomBot(1), running.address, hosted.tokens[1]))
+            with pytest.raises(PolicyError, match="which its mask does not allow"):
+                await play_policy(illegal, running.address, hosted.tokens[0])
+            other.cancel()
+        finally:
+            await running.stop(1)
+
+    run(main_())
+
+
+def test_play_policy_needs_the_legal_actions() -> None:
+    with pytest.raises(PolicyError, match="omit_legal_actions must be False"):
+        run(play_policy(last_legal, "127.0.0.1:1", "T", omit_legal_actions=True))
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("medina_envs", "named module:function"),
+        ("no_such_module_here:f", "cannot import the policy's module"),
+        ("medina_envs.examples.linear_policy:nothing", "has no 'nothing'"),
+        ("medina_envs.examples.linear_policy:FEATURES", "is not callable"),
+    ],
+)
+def test_load_policy_names_what_is_wrong(spec: str, message: str) -> None:
+    with pytest.raises(PolicyError, match=message):
+        load_policy(spec)
+
+
+def test_the_command_line_plays_a_policy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def main_() -> tuple[int, Any]:
+        running = await server(tmp_path)
+        try:
+            hosted = running.arena.create(MatchSettings("medina-v2", 2, 8))
+            argv = ["--server", running.address, "--token", hosted.tokens[0]]
+            argv += ["--policy", "medina_envs.examples.linear_policy:policy"]
+            code, result = await asyncio.gather(
+                asyncio.to_thread(main, argv),
+                play(RandomBot(2), running.address, hosted.tokens[1]),
+            )
+            return code, result
+        finally:
+            await running.stop(1)
+
+    code, result = run(main_())
+    assert code == 0 and result.ending == match_pb2.MATCH_ENDING_COMPLETE
+    assert capsys.readouterr().out.startswith("match over: seat 0 policy: ")
+
+
+def test_bot_and_policy_exclude_each_other(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--server", "x:1", "--token", "T", "--bot", "greedy", "--policy", "m:f"])
+    assert info.value.code == 2
+    assert "--bot and --policy exclude each other" in capsys.readouterr().err
