@@ -46,6 +46,7 @@ CONTENTS: dict[str, list[tuple[Path, str]]] = {
             "checkbot",
             "web",
             "launch",
+            "sandbox",
             "tournament",
             "storage",
         )

@@ -127,8 +127,12 @@ def tournament_standings(db: str, name: str | None) -> StandingsProvider:
 
 
 def _sprt_note(store: TournamentStore, tid: int, config: str) -> str:
-    """The SPRT's line for an SPRT tournament ('' otherwise)."""
-    cfg = TournamentConfig.from_json(config)
+    """The SPRT's line for an SPRT tournament ('' otherwise, and for a stored configuration
+    this version cannot read: the standings themselves come from the results)."""
+    try:
+        cfg = TournamentConfig.from_json(config)
+    except (KeyError, TypeError, ValueError):
+        return ""
     return f" {sprt_status(store, tid, cfg).line()}." if cfg.format == "sprt" else ""
 
 
