@@ -21,7 +21,7 @@ from medina.wire import convert
 from .admission import AdmissionLimits, LoopLag, refusal
 from .auth import require_organiser
 from .host import Arena, ArenaClosedError, HostedMatch
-from .idempotency import CreatedMatches, RequestIdError
+from .idempotency import CreatedMatches, create_once
 from .limits import ClientSlots, stream_slot
 from .listing import (
     SORT_KEYS_METADATA,
@@ -118,16 +118,9 @@ class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
     ) -> admin_pb2.CreateMatchResponse:
         """Create a match from a configuration (once per request id)."""
         await require_organiser(context, self.token)
-        try:
-            return await self.created.once(request, lambda: self._create(request, context))
-        except RequestIdError as exc:
-            await abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                Reason.REQUEST_ID_REUSED if exc.reused else Reason.REQUEST_INVALID,
-                str(exc),
-                field="request_id",
-            )
+        return await create_once(
+            self.created, request, context, lambda: self._create(request, context)
+        )
 
     async def _create(
         self, request: admin_pb2.CreateMatchRequest, context: Context

@@ -20,7 +20,7 @@ from medina.v1 import admin_pb2, admin_pb2_grpc
 from .admin_servicer import STORED_STATE, stored_summary
 from .admission import AdmissionLimits, LoopLag, refusal
 from .auth import require_organiser
-from .idempotency import CreatedMatches, RequestIdError
+from .idempotency import CreatedMatches, create_once
 from .listing import (
     SORT_KEYS_METADATA,
     ListingError,
@@ -118,16 +118,9 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
         """Create the match on the worker with the fewest matches waiting or running (once
         per request id: the front remembers, as a retry may reach another worker)."""
         await require_organiser(context, self.token)
-        try:
-            return await self.created.once(request, lambda: self._create(request, context))
-        except RequestIdError as exc:
-            await abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                Reason.REQUEST_ID_REUSED if exc.reused else Reason.REQUEST_INVALID,
-                str(exc),
-                field="request_id",
-            )
+        return await create_once(
+            self.created, request, context, lambda: self._create(request, context)
+        )
 
     async def _create(
         self, request: admin_pb2.CreateMatchRequest, context: Context

@@ -13,10 +13,15 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
+
+import grpc
 
 from medina.v1 import admin_pb2
 
-__all__ = ["MAX_REQUEST_ID", "CreatedMatches", "RequestIdError"]
+from .status import Reason, abort
+
+__all__ = ["MAX_REQUEST_ID", "CreatedMatches", "RequestIdError", "create_once"]
 
 #: Longest request id accepted, in characters.
 MAX_REQUEST_ID = 128
@@ -111,3 +116,23 @@ class CreatedMatches:
             if not entry.answer.done():
                 break  # still under way: kept until it is answered
             del entries[rid]
+
+
+async def create_once(
+    created: CreatedMatches,
+    request: admin_pb2.CreateMatchRequest,
+    context: grpc.aio.ServicerContext[Any, Any],
+    create: Callable[[], Awaitable[admin_pb2.CreateMatchResponse]],
+) -> admin_pb2.CreateMatchResponse:
+    """CreateMatch's answer through ``created`` (the single server's and the front's one
+    way): a bad or reused request id ends the call with INVALID_ARGUMENT and its reason."""
+    try:
+        return await created.once(request, create)
+    except RequestIdError as exc:
+        await abort(
+            context,
+            grpc.StatusCode.INVALID_ARGUMENT,
+            Reason.REQUEST_ID_REUSED if exc.reused else Reason.REQUEST_INVALID,
+            str(exc),
+            field="request_id",
+        )

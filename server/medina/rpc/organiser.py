@@ -15,12 +15,10 @@ import time
 import uuid
 
 import grpc
-from google.rpc.error_details_pb2 import ErrorInfo
-from google.rpc.status_pb2 import Status
 
 from medina.v1 import admin_pb2, admin_pb2_grpc
 
-from .status import DETAILS_KEY, DOMAIN
+from .status import reason_of
 
 __all__ = ["create_match"]
 
@@ -68,11 +66,6 @@ async def create_match(
 
 def _reason(exc: grpc.aio.AioRpcError) -> tuple[str, int]:
     """The ErrorInfo reason of a refusal and its retry hint in ms (0: none)."""
-    for key, value in exc.trailing_metadata() or ():
-        if key == DETAILS_KEY and isinstance(value, bytes):
-            for detail in Status.FromString(value).details:
-                info = ErrorInfo()
-                if detail.Unpack(info) and info.domain == DOMAIN:
-                    hint = info.metadata.get("retry_after_ms", "")
-                    return info.reason, int(hint) if hint.isdigit() else 0
-    return "", 0
+    reason, metadata = reason_of(exc.trailing_metadata())
+    hint = metadata.get("retry_after_ms", "")
+    return reason, int(hint) if hint.isdigit() else 0

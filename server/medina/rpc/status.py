@@ -18,7 +18,7 @@ from google.protobuf import any_pb2
 from google.rpc.error_details_pb2 import ErrorInfo
 from google.rpc.status_pb2 import Status
 
-__all__ = ["DETAILS_KEY", "DOMAIN", "Reason", "abort", "error_info", "trailers"]
+__all__ = ["DETAILS_KEY", "DOMAIN", "Reason", "abort", "error_info", "reason_of", "trailers"]
 
 #: The error domain of every ErrorInfo this server sends.
 DOMAIN = "medina.v1"
@@ -107,3 +107,15 @@ async def abort(
     """End the call with ``code``, ``message`` and an ErrorInfo naming ``reason``."""
     await context.abort(code, message, trailers(code, message, reason, metadata))
     raise AssertionError("context.abort returned")  # it always raises
+
+
+def reason_of(trailing_metadata: Any) -> tuple[str, dict[str, str]]:
+    """The ErrorInfo reason and metadata of domain ``medina.v1`` in a failed call's trailing
+    metadata (what ``trailers`` wrote); ("", {}) when there is none."""
+    for key, value in trailing_metadata or ():
+        if key == DETAILS_KEY and isinstance(value, bytes):
+            for detail in Status.FromString(value).details:
+                info = ErrorInfo()
+                if detail.Unpack(info) and info.domain == DOMAIN:
+                    return info.reason, dict(info.metadata)
+    return "", {}

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from medina.engine import Breakdown, PalaceScore
 from medina.v1 import game_pb2
 
 from .enums import colour_from_proto, colour_to_proto
 
-__all__ = ["breakdown_bytes", "breakdown_from_proto", "breakdown_to_proto"]
+__all__ = ["breakdown_from_proto", "breakdown_to_proto"]
 
 
 def breakdown_to_proto(b: Breakdown) -> game_pb2.ScoreBreakdown:
@@ -62,10 +60,3 @@ def breakdown_from_proto(msg: game_pb2.ScoreBreakdown) -> Breakdown:
             for p in msg.palaces
         ),
     )
-
-
-@lru_cache(maxsize=4096)
-def breakdown_bytes(b: Breakdown) -> bytes:
-    """The serialized ``breakdown_to_proto(b)``: scores change a few times a turn, and the
-    same ones recur in every seat's observation, so they are cached by value."""
-    return breakdown_to_proto(b).SerializeToString()
