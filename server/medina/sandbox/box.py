@@ -295,6 +295,15 @@ def _runtime_paths() -> list[Path]:
     found: list[Path] = []
     # sys.path[0] is the script's directory or the current one: not the interpreter's
     candidates = [sys.base_prefix, sys.prefix, *sys.path[1:], os.path.dirname(sys.executable)]
+    # The arena's own sources (an editable install finds them by a hook, not sys.path) and
+    # the organiser's working directory, where bot commands name their files: a checkout
+    # under /tmp or /home stays as visible as one anywhere else (read-only).
+    import medina
+
+    source = Path(medina.__file__).resolve().parents[1]
+    if (source.parent / "pyproject.toml").is_file():
+        source = source.parent  # a checkout: its SDK (clients/python) and scripts too
+    candidates += [str(source), os.getcwd()]
     for raw in candidates:
         if not raw:
             continue
