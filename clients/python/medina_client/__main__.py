@@ -8,6 +8,10 @@ actions and their values on stderr).
 encoding instead (docs/encoding.md; needs numpy): ``function`` gets the observation the
 learning environments give and returns an action index.
 
+``python -m medina_client --server HOST:PORT --bot-key KEY --bot greedy`` plays on a ladder
+until stopped: match after match, a fresh bot each (the first Ctrl-C finishes the matches in
+play, a second quits; docs/ladder.md).
+
 ``python -m medina_client stdio [OPTIONS] -- COMMAND ARGS...`` plays with a program that
 speaks JSON lines on stdin/stdout instead (``python -m medina_client stdio --help``).
 """
@@ -18,13 +22,17 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
+
+from medina.v1 import ladder_pb2
 
 from .bot import Bot
 from .bots import BOTS, SearchBot
 from .connection import channel_credentials
 from .errors import MedinaClientError, SessionOver
+from .ladder import LadderError, LadderOptions, play_ladder
 from .runner import play
 from .search import DEFAULT_LEVEL, SearchLevelError
 from .stdio import FREE_VALUES, glue_values
@@ -84,6 +92,24 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--server", default=os.environ.get("MEDINA_SERVER"), help="HOST:PORT")
     p.add_argument("--token", default=os.environ.get("MEDINA_TOKEN"), help="seat token")
+    ladder = p.add_argument_group("ladder (instead of --token)")
+    ladder.add_argument(
+        "--bot-key",
+        default=os.environ.get("MEDINA_BOT_KEY"),
+        help="play on the ladder at --server with this bot key (env MEDINA_BOT_KEY)",
+    )
+    ladder.add_argument(
+        "--bot-version", default="", help="the version to rate (a new one starts a new line)"
+    )
+    ladder.add_argument(
+        "--rulesets", help="comma-separated rulesets the bot plays (default: all offered)"
+    )
+    ladder.add_argument(
+        "--players", help="comma-separated player counts the bot plays (default: all)"
+    )
+    ladder.add_argument(
+        "--max-matches", type=int, help="matches at once (default: the ladder's, 1)"
+    )
     p.add_argument("--bot", choices=sorted(BOTS), help="which example bot (default random)")
     p.add_argument(
         "--policy",
@@ -123,8 +149,13 @@ def main(argv: list[str] | None = None) -> int:
         "--verbose", action="store_true", help="search: log the top candidates per decision"
     )
     args = p.parse_args(argv)
-    if not args.server or not args.token:
-        p.error("--server and --token are required (or MEDINA_SERVER / MEDINA_TOKEN)")
+    if args.bot_key and args.token:
+        p.error("--token plays one seat, --bot-key plays on a ladder: give one")
+    if not args.server or not (args.token or args.bot_key):
+        p.error(
+            "--server and --token (or --bot-key) are required "
+            "(or MEDINA_SERVER / MEDINA_TOKEN / MEDINA_BOT_KEY)"
+        )
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s"
     )
@@ -134,6 +165,12 @@ def main(argv: list[str] | None = None) -> int:
         p.error(str(exc))
     if args.name:
         bot.name = args.name
+    if args.bot_key:
+        try:
+            options = _ladder_options(args)
+        except OptionError as exc:
+            p.error(str(exc))
+        return _play_ladder(args, options)
     try:
         credentials = channel_credentials(
             _read(args.tls_ca), _read(args.tls_cert), _read(args.tls_key)
@@ -161,6 +198,87 @@ def main(argv: list[str] | None = None) -> int:
         line = ", ".join(f"seat {s.seat} {s.name}: {s.total} (rank {s.rank})" for s in mine)
         print(f"match over: {line}")
     return 0
+
+
+def _ladder_options(args: argparse.Namespace) -> LadderOptions:
+    def ints(text: str | None, what: str) -> tuple[int, ...]:
+        try:
+            return tuple(int(x) for x in text.split(",")) if text else ()
+        except ValueError:
+            raise OptionError(f"{what} {text!r}: comma-separated integers") from None
+
+    if args.max_matches is not None and args.max_matches < 1:
+        raise OptionError("--max-matches must be at least 1")
+    return LadderOptions(
+        version=args.bot_version,
+        rulesets=tuple(r for r in (args.rulesets or "").split(",") if r),
+        players=ints(args.players, "--players"),
+        max_matches=args.max_matches,
+    )
+
+
+def _play_ladder(args: argparse.Namespace, options: LadderOptions) -> int:
+    """Play on the ladder until Ctrl-C (finish the matches in play) or a second Ctrl-C."""
+
+    def make_bot() -> Bot:
+        bot = _make_bot(args)
+        if args.name:
+            bot.name = args.name
+        return bot
+
+    def show(ended: ladder_pb2.LadderMatchEnded) -> None:
+        if args.quiet:
+            return
+        seats = ", ".join(f"{s.name} {s.total} (rank {s.rank})" for s in ended.result.seats)
+        rating = f"; rating {ended.rating.ordinal:.2f}" if ended.HasField("rating") else ""
+        print(f"ladder match {ended.match_id}: {seats or 'aborted'}{rating}", flush=True)
+
+    async def run() -> int:
+        leave = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        main_task = asyncio.current_task()
+        assert main_task is not None
+
+        def interrupted() -> None:
+            if leave.is_set():
+                main_task.cancel()
+                return
+            leave.set()
+            print(
+                "medina_client: finishing the matches in play (Ctrl-C again to quit now)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        loop.add_signal_handler(signal.SIGINT, interrupted)
+        loop.add_signal_handler(signal.SIGTERM, interrupted)
+        credentials = channel_credentials(
+            _read(args.tls_ca), _read(args.tls_cert), _read(args.tls_key)
+        )
+        try:
+            summary = await play_ladder(
+                make_bot,
+                args.server,
+                args.bot_key,
+                options,
+                leave=leave,
+                credentials=credentials,
+                on_result=show,
+            )
+        except asyncio.CancelledError:
+            return 130
+        if not args.quiet:
+            print(f"left the ladder after {summary.matches} match(es)", flush=True)
+        return 0
+
+    try:
+        return asyncio.run(run())
+    except LadderError as exc:
+        print(f"medina_client: {exc}", file=sys.stderr)
+        return 1
+    except (MedinaClientError, OSError, ValueError) as exc:
+        print(f"medina_client: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""``medina-arena``: serve, match, selfplay, replay, check-bot and web commands."""
+"""``medina-arena``: serve, match, selfplay, replay, check-bot, tournament, web, ladder and
+bots commands."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from medina.launch.botproc import BotStartError
 
 from . import (
     checkbot_cmd,
+    ladder_cmd,
     match_cmd,
     replay_cmd,
     selfplay_cmd,
@@ -43,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     checkbot_cmd.add_parser(sub)
     tournament_cmd.add_parser(sub)
     web_cmd.add_parser(sub)
+    ladder_cmd.add_parser(sub)
     return parser
 
 

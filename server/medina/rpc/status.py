@@ -77,6 +77,23 @@ class Reason(StrEnum):
     #: CreateMatchRequest.request_id was used before with another configuration.
     REQUEST_ID_REUSED = "REQUEST_ID_REUSED"
 
+    # -- the ladder (LadderService) -------------------------------------------------------
+    #: The lobby call has no bot key, or not one of this ladder's (or it was rotated).
+    BOT_KEY_INVALID = "BOT_KEY_INVALID"
+    #: The bot's key was revoked by the organiser.
+    BOT_REVOKED = "BOT_REVOKED"
+    #: The bot is suspended for its faults until another version connects.
+    BOT_SUSPENDED = "BOT_SUSPENDED"
+    #: The same bot has a live lobby stream already (here or on another server).
+    BOT_CONNECTED_ELSEWHERE = "BOT_CONNECTED_ELSEWHERE"
+    #: The lobby's first message is not a valid LobbyHello (the message names the field).
+    LOBBY_HELLO_INVALID = "LOBBY_HELLO_INVALID"
+    #: The bot did not echo a heartbeat in time; it is no longer matched.
+    HEARTBEAT_MISSED = "HEARTBEAT_MISSED"
+    #: No bot account with this name.
+    BOT_NOT_FOUND = "BOT_NOT_FOUND"
+    #: A bot account with this name exists already.
+    BOT_EXISTS = "BOT_EXISTS"
 
 def error_info(reason: Reason, **metadata: object) -> ErrorInfo:
     """An ErrorInfo of this server's domain; metadata values are written as strings."""

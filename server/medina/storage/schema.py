@@ -128,13 +128,123 @@ incidents = Table(
 )
 
 
+# -- the ladder (version 2) ---------------------------------------------------------------
+
+ladder_bots = Table(
+    "ladder_bots",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(64), nullable=False, unique=True),
+    Column("owner", String(64), nullable=False),
+    # The key is "<key_id>.<secret>": the id finds the row, the secret is stored only as
+    # sha256(salt + secret) (a 256-bit random secret needs no slow hash).
+    Column("key_id", String(16), nullable=False, unique=True),
+    Column("key_salt", String(32), nullable=False),
+    Column("key_hash", String(64), nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("revoked_at", Float, nullable=True),
+    # Suspended until a version other than ``suspended_version`` connects.
+    Column("suspended_reason", Text, nullable=True),
+    Column("suspended_version", String(128), nullable=True),
+)
+
+# One rating line per bot version: a new version starts a new line, earlier lines stay.
+ladder_lines = Table(
+    "ladder_lines",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("bot_id", ForeignKey("ladder_bots.id"), nullable=False),
+    Column("version", String(128), nullable=False),
+    Column("first_seen", Float, nullable=False),
+    Column("last_seen", Float, nullable=False),
+    Column("mu", Float, nullable=False),
+    Column("sigma", Float, nullable=False),
+    Column("games", Integer, nullable=False),
+    Column("rank_sum", Integer, nullable=False),
+    Column("aborted", Integer, nullable=False),
+    Column("faults", Text, nullable=False),  # JSON object termination -> count
+    UniqueConstraint("bot_id", "version"),
+)
+
+# Every ladder server process, with a lease it renews: the matches of a server whose
+# lease has expired are aborted (not rated) by whichever server notices first.
+ladder_servers = Table(
+    "ladder_servers",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("address", Text, nullable=False),
+    Column("started_at", Float, nullable=False),
+    Column("lease_expires", Float, nullable=False),
+)
+
+# Which server a bot's lobby stream is on: one place at a time.
+ladder_presence = Table(
+    "ladder_presence",
+    metadata,
+    Column("bot_id", ForeignKey("ladder_bots.id"), primary_key=True),
+    Column("server", String(64), nullable=False),
+    Column("connected_at", Float, nullable=False),
+    Column("lease_expires", Float, nullable=False),
+)
+
+ladder_matches = Table(
+    "ladder_matches",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("server", String(64), nullable=False),
+    Column("ruleset", String(32), nullable=False),
+    Column("players", Integer, nullable=False),
+    Column("decision_ms", Integer, nullable=False),
+    Column("seed", BigInteger, nullable=False),
+    # starting -> running -> finished | aborted
+    Column("status", String(16), nullable=False),
+    Column("arena_match_id", String(64), nullable=True),
+    Column("record_path", Text, nullable=True),
+    Column("ending", String(16), nullable=True),  # complete | abandoned | aborted
+    Column("detail", Text, nullable=True),
+    Column("created_at", Float, nullable=False),
+    Column("finished_at", Float, nullable=True),
+    # The order ratings were updated in (1, 2, ...): a recomputation replays this order.
+    Column("rated_seq", Integer, nullable=True, unique=True),
+)
+Index("ladder_matches_status", ladder_matches.c.status, ladder_matches.c.server)
+
+ladder_seats = Table(
+    "ladder_seats",
+    metadata,
+    Column("match_id", ForeignKey("ladder_matches.id"), primary_key=True),
+    Column("seat", Integer, primary_key=True),
+    Column("line_id", ForeignKey("ladder_lines.id"), nullable=False),
+    Column("total", Integer, nullable=True),
+    Column("rank", Integer, nullable=True),  # the rank the rating counted (forfeits last)
+    Column("termination", String(16), nullable=True),
+    Column("strikes", Integer, nullable=True),
+    Column("detail", Text, nullable=True),
+    Column("mu_after", Float, nullable=True),
+    Column("sigma_after", Float, nullable=True),
+)
+Index("ladder_seats_line", ladder_seats.c.line_id)
+
+
 def _v1(conn: Connection) -> None:
     for table in (tournaments, bots, games, seat_results, ratings, incidents):
         table.create(conn)  # with its indexes
 
 
+def _v2(conn: Connection) -> None:
+    for table in (
+        ladder_bots,
+        ladder_lines,
+        ladder_servers,
+        ladder_presence,
+        ladder_matches,
+        ladder_seats,
+    ):
+        table.create(conn)
+
+
 #: Migration N takes the schema from version N-1 to N. Append, never edit.
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (_v1,)
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (_v1, _v2)
 LATEST = len(MIGRATIONS)
 
 

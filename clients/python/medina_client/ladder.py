@@ -1,0 +1,221 @@
+"""Playing on a ladder: one lobby stream with the bot key, and each match the ladder
+assigns played as an ordinary seat (``runner.play``) beside it (docs/ladder.md).
+
+``play_ladder`` runs until stopped: ``leave`` (the first Ctrl-C of ``python -m
+medina_client --bot-key``) asks the ladder for no more matches and returns once the matches
+in play have ended; cancelling it (the second Ctrl-C) quits at once. A lobby stream that
+breaks is opened again with backoff, while the matches in play go on over their own streams.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from medina.v1 import ladder_pb2, ladder_pb2_grpc, match_pb2
+
+from .bot import Bot
+from .errors import MedinaClientError, SessionOver
+from .runner import play
+from .status import status_info
+
+__all__ = ["LadderError", "LadderOptions", "LadderSummary", "play_ladder"]
+
+log = logging.getLogger("medina_client")
+
+#: Lobby reasons that end the session for good (a retry would be refused the same way).
+LOBBY_FINAL = frozenset(
+    {"BOT_KEY_INVALID", "BOT_REVOKED", "BOT_SUSPENDED", "LOBBY_HELLO_INVALID", "HELLO_MISSING"}
+)
+
+
+class LadderError(MedinaClientError):
+    """The ladder refused the bot for a reason retrying cannot fix (``reason``)."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class LadderOptions:
+    """What the bot tells the ladder it accepts (LobbyHello)."""
+
+    version: str = ""
+    rulesets: Sequence[str] = ()
+    players: Sequence[int] = ()
+    min_decision_ms: int | None = None
+    max_decision_ms: int | None = None
+    #: Matches at once; None: the ladder's default (1).
+    max_matches: int | None = None
+    client: str = "medina_client (python)"
+
+
+@dataclass
+class LadderSummary:
+    """What a ladder session did."""
+
+    matches: int = 0
+    results: list[match_pb2.MatchResult] = field(default_factory=list)
+    #: The last rating the ladder reported (mu, sigma, games).
+    rating: tuple[float, float, int] | None = None
+
+
+async def play_ladder(
+    make_bot: Callable[[], Bot],
+    address: str,
+    key: str,
+    options: LadderOptions = LadderOptions(),
+    *,
+    leave: asyncio.Event | None = None,
+    credentials: grpc.ChannelCredentials | None = None,
+    on_result: Callable[[ladder_pb2.LadderMatchEnded], None] | None = None,
+    reconnect_for_s: float = 300.0,
+) -> LadderSummary:
+    """Play every match the ladder at ``address`` assigns, a fresh ``make_bot()`` per match,
+    until ``leave`` is set and the matches in play have ended. LadderError when the ladder
+    refuses the bot for good (bad or revoked key, suspended version, bad options)."""
+    leave = leave or asyncio.Event()
+    summary = LadderSummary()
+    games: dict[str, asyncio.Task[None]] = {}
+    delay, give_up_at = 0.5, time.monotonic() + reconnect_for_s
+
+    async def game(assigned: ladder_pb2.MatchAssigned) -> None:
+        try:
+            await play(make_bot(), assigned.address or address, assigned.token,
+                       credentials=credentials)  # fmt: skip
+        except SessionOver:
+            pass  # the match ended without us (our seat forfeited): the lobby says how
+        except (MedinaClientError, OSError) as exc:
+            log.warning("ladder match %s: %s", assigned.match_id, exc)
+
+    try:
+        while True:
+            try:
+                done = await _session(
+                    address, key, options, leave, credentials, games, game, summary, on_result
+                )
+                if done:
+                    break
+                delay, give_up_at = 0.5, time.monotonic() + reconnect_for_s
+            except _Retry as exc:
+                if leave.is_set() or time.monotonic() + delay > give_up_at:
+                    if not leave.is_set():
+                        raise LadderError(f"the lobby stream keeps failing: {exc}") from None
+                    break
+                log.warning("lobby: %s; connecting again in %.1f s", exc, delay)
+                await asyncio.sleep(delay)  # backoff: waiting is the point here
+                delay = min(delay * 2, 10.0)
+        if games:
+            await asyncio.gather(*games.values(), return_exceptions=True)
+    finally:
+        for task in games.values():
+            task.cancel()
+    return summary
+
+
+class _Retry(Exception):
+    """The lobby stream broke for a reason worth another try."""
+
+
+async def _session(
+    address: str,
+    key: str,
+    options: LadderOptions,
+    leave: asyncio.Event,
+    credentials: grpc.ChannelCredentials | None,
+    games: dict[str, asyncio.Task[None]],
+    game: Callable[[ladder_pb2.MatchAssigned], Coroutine[Any, Any, None]],
+    summary: LadderSummary,
+    on_result: Callable[[ladder_pb2.LadderMatchEnded], None] | None,
+) -> bool:
+    """One lobby stream; True when the session is over (the ladder closed it after Leave)."""
+    outgoing: asyncio.Queue[ladder_pb2.LobbyRequest] = asyncio.Queue()
+    outgoing.put_nowait(ladder_pb2.LobbyRequest(hello=_hello(options)))
+
+    async def requests() -> AsyncIterator[ladder_pb2.LobbyRequest]:
+        while True:
+            yield await outgoing.get()
+
+    channel = (
+        grpc.aio.secure_channel(address, credentials)
+        if credentials is not None
+        else grpc.aio.insecure_channel(address)
+    )
+    async with channel:
+        stub = ladder_pb2_grpc.LadderServiceStub(channel)
+        call = stub.Lobby(requests(), metadata=(("authorization", f"Bearer {key}"),))
+
+        async def on_leave() -> None:
+            await leave.wait()
+            outgoing.put_nowait(ladder_pb2.LobbyRequest(leave=ladder_pb2.Leave()))
+
+        leaver = asyncio.create_task(on_leave())
+        try:
+            async for message in call:
+                kind = message.WhichOneof("kind")
+                if kind == "welcome":
+                    w = message.welcome
+                    log.info(
+                        "on the ladder as %s %s (rating %.2f over %d games)",
+                        w.bot,
+                        w.bot_version or "''",
+                        w.rating.ordinal,
+                        w.rating.games,
+                    )
+                elif kind == "heartbeat":
+                    outgoing.put_nowait(
+                        ladder_pb2.LobbyRequest(
+                            heartbeat=ladder_pb2.Heartbeat(sequence=message.heartbeat.sequence)
+                        )
+                    )
+                elif kind == "match":
+                    m = message.match
+                    if m.match_id not in games or games[m.match_id].done():
+                        games[m.match_id] = asyncio.create_task(game(m))
+                elif kind == "ended":
+                    e = message.ended
+                    summary.matches += 1
+                    if e.HasField("result"):
+                        summary.results.append(e.result)
+                    if e.HasField("rating"):
+                        summary.rating = (e.rating.mu, e.rating.sigma, e.rating.games)
+                    if on_result is not None:
+                        on_result(e)
+        except grpc.aio.AioRpcError as exc:
+            info = status_info(exc.trailing_metadata())
+            text = f"{exc.code().name}: {exc.details()}"
+            if info.reason in LOBBY_FINAL or exc.code() == grpc.StatusCode.UNIMPLEMENTED:
+                raise LadderError(text, info.reason) from None
+            raise _Retry(text) from None
+        finally:
+            leaver.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await leaver
+        if leave.is_set():
+            return True
+        raise _Retry("the ladder closed the lobby stream")
+
+
+def _hello(options: LadderOptions) -> ladder_pb2.LobbyHello:
+    hello = ladder_pb2.LobbyHello(
+        protocol_version=1,
+        protocol_minor=1,
+        bot_version=options.version,
+        rulesets=list(options.rulesets),
+        players=list(options.players),
+        client=options.client,
+    )
+    if options.min_decision_ms is not None:
+        hello.min_decision_ms = options.min_decision_ms
+    if options.max_decision_ms is not None:
+        hello.max_decision_ms = options.max_decision_ms
+    if options.max_matches is not None:
+        hello.max_matches = options.max_matches
+    return hello

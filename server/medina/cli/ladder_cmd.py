@@ -1,0 +1,419 @@
+"""``medina-arena ladder`` (serve, standings, export, recompute) and ``medina-arena bots``
+(add, list, revoke, rotate): a standing arena where bots with accounts are matched
+continuously and rated (docs/ladder.md)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ipaddress
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from medina.ladder import accounts
+from medina.ladder.matchmaker import Offer
+from medina.ladder.recompute import compare
+from medina.ladder.serve import LadderServerConfig, start_ladder
+from medina.ladder.service import LadderConfig
+from medina.ladder.standings import as_csv, as_json, as_table
+from medina.referee.config import MatchSettings
+from medina.referee.errors import ConfigError
+from medina.rpc.server import wait_for_signal
+from medina.storage.ladder import LadderStore, StoreError
+
+from .errors import CommandError
+
+DEFAULT_DB = "ladder.db"
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``ladder`` and ``bots``."""
+    ladder: argparse.ArgumentParser = sub.add_parser(
+        "ladder", help="a standing ladder: bots connect with a key, are matched and rated"
+    )
+    lsub = ladder.add_subparsers(dest="ladder_command", required=True)
+
+    serve = lsub.add_parser("serve", help="run a ladder server (lobby + arena)")
+    _db(serve)
+    serve.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=50061, help="lobby port (0: any free port)")
+    serve.add_argument(
+        "--arena-port", type=int, default=0, help="the in-process arena's port (0: any free)"
+    )
+    serve.add_argument(
+        "--arena",
+        metavar="HOST:PORT",
+        help="drive this arena (a `medina-arena serve`) instead of one in this process",
+    )
+    serve.add_argument(
+        "--arena-public",
+        metavar="HOST:PORT",
+        help="the arena address bots are told (default: the arena's own address)",
+    )
+    serve.add_argument("--records", default="records", help="records directory (in-process arena)")
+    serve.add_argument(
+        "--organiser-token",
+        default=os.environ.get("MEDINA_ORGANISER_TOKEN"),
+        help="bearer token for account calls and the arena (env MEDINA_ORGANISER_TOKEN)",
+    )
+    serve.add_argument(
+        "--offer",
+        action="append",
+        metavar="RULESET:PLAYERS:DECISION_MS[:WEIGHT]",
+        help="a kind of match to form (repeatable; default medina-v2:2:1000 and "
+        "medina-v2:4:1000, equal weights)",
+    )
+    d = LadderConfig()
+    serve.add_argument(
+        "--exploration",
+        type=float,
+        default=d.exploration,
+        help="chance of random opponents instead of the nearest in rating "
+        f"(default {d.exploration})",
+    )
+    serve.add_argument(
+        "--same-owner", action="store_true", help="let one owner's bots play each other"
+    )
+    serve.add_argument(
+        "--max-matches-per-bot",
+        type=int,
+        default=d.max_matches_per_bot,
+        help=f"matches at once per bot (default {d.max_matches_per_bot})",
+    )
+    serve.add_argument(
+        "--max-matches-per-owner", type=int, help="matches at once per owner (default: no cap)"
+    )
+    serve.add_argument(
+        "--suspend-after",
+        type=int,
+        default=d.suspend_after,
+        help=f"faults among a version's last --suspend-window matches that suspend it "
+        f"(default {d.suspend_after}; 0: never)",
+    )
+    serve.add_argument(
+        "--suspend-window",
+        type=int,
+        default=d.suspend_window,
+        help=f"matches --suspend-after counts over (default {d.suspend_window})",
+    )
+    serve.add_argument(
+        "--heartbeat-s",
+        type=float,
+        default=d.heartbeat_interval_s,
+        help=f"seconds between lobby heartbeats (default {d.heartbeat_interval_s:g}; a bot "
+        "that misses three is no longer matched)",
+    )
+    serve.add_argument("--seed", type=int, help="seed of the matchmaker's randomness")
+    serve.add_argument("--server-id", help="this server's name in the database (default host:pid)")
+    serve.set_defaults(run=_serve)
+
+    standings = lsub.add_parser("standings", help="the standings")
+    _db(standings)
+    standings.add_argument(
+        "--format", choices=("table", "csv", "json"), default="table", help="output format"
+    )
+    standings.add_argument(
+        "--all", action="store_true", help="include suspended and revoked bots' lines"
+    )
+    standings.add_argument(
+        "--follow", type=float, metavar="SECONDS", help="print again every SECONDS until Ctrl-C"
+    )
+    standings.set_defaults(run=_standings)
+
+    export = lsub.add_parser("export", help="the standings and every match, as CSV or JSON")
+    _db(export)
+    export.add_argument("--format", choices=("csv", "json"), default="json", help="format")
+    export.add_argument("--out", help="file to write (default stdout)")
+    export.set_defaults(run=_export)
+
+    recompute = lsub.add_parser(
+        "recompute", help="check the stored ratings against a recomputation from the results"
+    )
+    _db(recompute)
+    recompute.set_defaults(run=_recompute)
+
+    bots: argparse.ArgumentParser = sub.add_parser("bots", help="ladder bot accounts")
+    bsub = bots.add_subparsers(dest="bots_command", required=True)
+    add = bsub.add_parser("add", help="create an account and print its key (shown once)")
+    _db(add)
+    add.add_argument("name", help="the bot's name (letters, digits, . _ -)")
+    add.add_argument("--owner", help="who runs it (default: the bot's name)")
+    add.set_defaults(run=_bots_add)
+    ls = bsub.add_parser("list", help="every account (never a key)")
+    _db(ls)
+    ls.set_defaults(run=_bots_list)
+    revoke = bsub.add_parser("revoke", help="revoke a bot's key for good")
+    _db(revoke)
+    revoke.add_argument("name")
+    revoke.set_defaults(run=_bots_revoke)
+    rotate = bsub.add_parser("rotate", help="give a bot a new key (the old one stops at once)")
+    _db(rotate)
+    rotate.add_argument("name")
+    rotate.set_defaults(run=_bots_rotate)
+
+
+def _db(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--db",
+        default=os.environ.get("MEDINA_LADDER_DB", DEFAULT_DB),
+        help=f"database: a file (SQLite) or postgresql://... (default {DEFAULT_DB}, "
+        "env MEDINA_LADDER_DB)",
+    )
+
+
+def _store(args: argparse.Namespace) -> LadderStore:
+    try:
+        return LadderStore(args.db)
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def parse_offer(text: str) -> Offer:
+    """``RULESET:PLAYERS:DECISION_MS[:WEIGHT]`` as an Offer; CommandError naming the fault."""
+    parts = text.split(":")
+    if len(parts) not in (3, 4):
+        raise CommandError(f"--offer {text!r}: expected RULESET:PLAYERS:DECISION_MS[:WEIGHT]")
+    try:
+        players, decision_ms = int(parts[1]), int(parts[2])
+        weight = float(parts[3]) if len(parts) == 4 else 1.0
+    except ValueError:
+        raise CommandError(f"--offer {text!r}: PLAYERS and DECISION_MS are integers") from None
+    if weight <= 0:
+        raise CommandError(f"--offer {text!r}: the weight must be positive")
+    try:
+        MatchSettings(ruleset=parts[0], players=players, seed=0)
+    except ConfigError as exc:
+        raise CommandError(f"--offer {text!r}: {exc}") from None
+    if decision_ms <= 0:
+        raise CommandError(f"--offer {text!r}: DECISION_MS must be positive")
+    return Offer(parts[0], players, decision_ms, weight)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    wildcard = args.host in ("0.0.0.0", "::")
+    if args.arena is None and wildcard and not args.arena_public:
+        raise CommandError(
+            f"--host {args.host} listens everywhere: say which address bots reach the arena "
+            "at with --arena-public HOST:PORT"
+        )
+    if not args.organiser_token and not _loopback(args.host):
+        raise CommandError(
+            "a ladder on a non-loopback address needs --organiser-token (its account calls "
+            "hand out keys)"
+        )
+    offers = tuple(parse_offer(o) for o in args.offer) if args.offer else LadderConfig().offers
+    try:
+        config = LadderConfig(
+            offers=offers,
+            exploration=args.exploration,
+            same_owner=args.same_owner,
+            max_matches_per_bot=args.max_matches_per_bot,
+            max_matches_per_owner=args.max_matches_per_owner,
+            suspend_after=args.suspend_after,
+            suspend_window=args.suspend_window,
+            heartbeat_interval_s=args.heartbeat_s,
+            heartbeat_timeout_s=3 * args.heartbeat_s,
+            seed=args.seed,
+        )
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    server = LadderServerConfig(
+        db=args.db,
+        host=args.host,
+        port=args.port,
+        arena=args.arena,
+        arena_port=args.arena_port,
+        arena_public=args.arena_public,
+        records_dir=Path(args.records),
+        organiser_token=args.organiser_token,
+        ladder=config,
+        server_id=args.server_id,
+    )
+    return asyncio.run(_run(server))
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+async def _run(config: LadderServerConfig) -> int:
+    try:
+        running = await start_ladder(config)
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+    print(
+        f"medina-arena ladder listening on {config.host}:{running.port} "
+        f"(arena {running.arena_address}, database {running.store.safe_url})",
+        flush=True,
+    )
+    await wait_for_signal()
+    await running.stop()
+    return 0
+
+
+def _standings(args: argparse.Namespace) -> int:
+    store = _store(args)
+    render = {"table": as_table, "csv": as_csv, "json": as_json}[args.format]
+    while True:
+        lines = store.lines()
+        counts = store.counts()
+        text = render(lines, include_inactive=args.all)
+        if args.format == "table":
+            text += (
+                f"\n{counts.get('finished', 0)} matches finished, "
+                f"{counts.get('running', 0) + counts.get('starting', 0)} in play, "
+                f"{counts.get('aborted', 0)} aborted"
+            )
+        print(text, flush=True)
+        if args.follow is None:
+            return 0
+        try:
+            time.sleep(args.follow)  # the refresh period the user asked for
+        except KeyboardInterrupt:
+            return 0
+        print()
+
+
+def _export(args: argparse.Namespace) -> int:
+    import csv
+    import io
+    import json
+
+    store = _store(args)
+    lines = store.lines()
+    matches = store.matches()
+    if args.format == "json":
+        text = json.dumps(
+            {
+                "standings": json.loads(as_json(lines)),
+                "matches": [
+                    {
+                        "id": m.id,
+                        "server": m.server,
+                        "ruleset": m.ruleset,
+                        "players": m.players,
+                        "decision_ms": m.decision_ms,
+                        "seed": m.seed,
+                        "status": m.status,
+                        "ending": m.ending,
+                        "arena_match_id": m.arena_match_id,
+                        "record_path": m.record_path,
+                        "created_at": m.created_at,
+                        "finished_at": m.finished_at,
+                        "rated_seq": m.rated_seq,
+                        "seats": [
+                            {
+                                "seat": s[0],
+                                "bot": s[1],
+                                "version": s[2],
+                                "total": s[3],
+                                "rank": s[4],
+                                "termination": s[5],
+                                "mu_after": s[6],
+                            }
+                            for s in m.seats
+                        ],
+                    }
+                    for m in matches
+                ],
+            },
+            indent=2,
+        )
+    else:
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(
+            ["match", "status", "ending", "rated_seq", "ruleset", "players", "seat", "bot",
+             "version", "total", "rank", "termination", "mu_after", "record_path"]
+        )  # fmt: skip
+        for m in matches:
+            for s in m.seats:
+                w.writerow(
+                    [m.id, m.status, m.ending, m.rated_seq, m.ruleset, m.players, *s[:7],
+                     m.record_path]
+                )  # fmt: skip
+        text = "# standings\n" + as_csv(lines) + "# matches\n" + buf.getvalue()
+    if args.out:
+        tmp = Path(f"{args.out}.tmp")
+        tmp.write_text(text + "\n")
+        tmp.replace(args.out)  # never a half-written export
+    else:
+        sys.stdout.write(text + "\n")
+    return 0
+
+
+def _recompute(args: argparse.Namespace) -> int:
+    store = _store(args)
+    n, diffs = compare(store)
+    if not diffs:
+        print(f"the stored ratings equal a recomputation from {n} rated matches")
+        return 0
+    for d in diffs:
+        print(
+            f"{d.bot} {d.version!r}: stored mu {d.stored[0]:.6f} sigma {d.stored[1]:.6f} "
+            f"games {d.stored[2]}; recomputed {d.recomputed[0]:.6f} {d.recomputed[1]:.6f} "
+            f"{d.recomputed[2]}"
+        )
+    print(f"{len(diffs)} line(s) differ from a recomputation from {n} rated matches")
+    return 1
+
+
+def _bots_add(args: argparse.Namespace) -> int:
+    try:
+        name = accounts.check_name(args.name)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    owner = args.owner or name
+    if len(owner) > 64:
+        raise CommandError("--owner is longer than 64 characters")
+    store = _store(args)
+    made = accounts.new_key()
+    try:
+        store.add_bot(name, owner, made.key_id, made.salt, made.digest)
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+    print(made.key)
+    print(f"bot {name!r} (owner {owner!r}): the key above is shown once", file=sys.stderr)
+    return 0
+
+
+def _bots_list(args: argparse.Namespace) -> int:
+    store = _store(args)
+    rows = store.accounts()
+    if not rows:
+        print("no bots")
+        return 0
+    for a in rows:
+        versions = ", ".join(v or "''" for v in a.versions) or "-"
+        print(f"{a.name:<20} owner {a.owner:<16} {a.inactive or 'active':<10} versions: {versions}")
+    return 0
+
+
+def _bots_revoke(args: argparse.Namespace) -> int:
+    store = _store(args)
+    try:
+        store.revoke(args.name)
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+    print(f"bot {args.name!r}: key revoked (its lobby streams end within a lease renewal)")
+    return 0
+
+
+def _bots_rotate(args: argparse.Namespace) -> int:
+    store = _store(args)
+    made = accounts.new_key()
+    try:
+        store.set_key(args.name, made.key_id, made.salt, made.digest)
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+    print(made.key)
+    print(f"bot {args.name!r}: the old key stops working now", file=sys.stderr)
+    return 0

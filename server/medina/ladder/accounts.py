@@ -1,0 +1,73 @@
+"""Bot keys: made, stored as a salted hash, checked in constant time.
+
+A key is ``mdk_<key id>.<secret>``: the key id (public, stored plainly) finds the account
+in one indexed lookup, the secret (256 random bits) is stored only as
+``sha256(salt + secret)``. A slow password hash buys nothing against a 256-bit random
+secret, and a fast one keeps a flood of wrong keys cheap to refuse.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+
+__all__ = ["BadKeyError", "NewKey", "check_name", "hash_secret", "new_key", "parse_key", "verify"]
+
+PREFIX = "mdk_"
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+class BadKeyError(ValueError):
+    """A string that is not a bot key at all (the message says why, never the key)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewKey:
+    """A key to hand out once, and what is stored of it."""
+
+    key: str
+    key_id: str
+    salt: str
+    digest: str
+
+
+def check_name(name: str) -> str:
+    """``name`` if it may name a bot account; ValueError saying what is wrong otherwise."""
+    if not NAME.fullmatch(name):
+        raise ValueError(
+            f"bot name {name!r}: 1-64 characters, letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+def hash_secret(salt: str, secret: str) -> str:
+    """The stored digest of a key's secret."""
+    return hashlib.sha256(f"{salt}{secret}".encode()).hexdigest()
+
+
+def new_key() -> NewKey:
+    """A fresh key and what to store of it."""
+    key_id = secrets.token_hex(8)
+    secret = secrets.token_urlsafe(32)
+    salt = secrets.token_hex(16)
+    return NewKey(f"{PREFIX}{key_id}.{secret}", key_id, salt, hash_secret(salt, secret))
+
+
+def parse_key(key: str) -> tuple[str, str]:
+    """A key's (key id, secret); BadKeyError when ``key`` has not a key's shape."""
+    body = key.strip().removeprefix("Bearer ").strip()
+    if not body.startswith(PREFIX):
+        raise BadKeyError(f"a bot key starts with {PREFIX!r}")
+    key_id, dot, secret = body[len(PREFIX) :].partition(".")
+    if not dot or len(key_id) != 16 or not secret:
+        raise BadKeyError("a bot key is mdk_<16 hex digits>.<secret>")
+    return key_id, secret
+
+
+def verify(secret: str, salt: str, digest: str) -> bool:
+    """Whether ``secret`` is the one stored as ``digest`` (constant time)."""
+    return hmac.compare_digest(hash_secret(salt, secret), digest)

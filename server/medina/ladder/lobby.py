@@ -1,0 +1,312 @@
+"""LadderService over gRPC: the lobby stream, the standings, the organiser's account calls.
+Transport only: what a call means is ``service.Ladder``'s and the store's."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+from google.protobuf.message import DecodeError
+
+from medina.rpc.auth import require_organiser
+from medina.rpc.limits import FloodGuard, Limits, Oversize, sized
+from medina.rpc.status import Reason, abort
+from medina.storage.ladder import StoreError
+from medina.v1 import ladder_pb2, ladder_pb2_grpc
+
+from . import accounts
+from .service import Ladder, Refusal, Session
+from .standings import standing_rows
+
+__all__ = ["LadderServicer", "add_ladder_service"]
+
+log = logging.getLogger("medina.ladder")
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
+    """The ladder's gRPC face."""
+
+    def __init__(
+        self, ladder: Ladder, organiser_token: str | None, limits: Limits | None = None
+    ) -> None:
+        self.ladder = ladder
+        self.organiser_token = organiser_token
+        self.limits = limits or Limits()
+
+    # -- the lobby -----------------------------------------------------------------------
+
+    async def Lobby(
+        self,
+        request_iterator: AsyncIterator[ladder_pb2.LobbyRequest | Oversize],
+        context: Context,
+    ) -> AsyncIterator[ladder_pb2.LobbyResponse]:
+        """A bot's session: key, LobbyHello, then matches until either side ends it."""
+        key = ""
+        for k, v in context.invocation_metadata() or ():
+            if k == "authorization" and isinstance(v, str):
+                key = v
+        try:
+            account = await self.ladder.authenticate(key)
+            hello = await self._hello(request_iterator)
+            session = await self.ladder.open_session(account, hello)
+        except Refusal as refusal:
+            await abort(context, refusal.code, refusal.reason, str(refusal), **refusal.metadata)
+        # The reader is left to end with the call (cancelling a pending grpc.aio read leaks).
+        reader = asyncio.create_task(self._read(request_iterator, session))
+        try:
+            async for message in self._write(session):
+                yield message
+        finally:
+            await self.ladder.close_session(session)
+            del reader
+        if session.end is not None:
+            end = session.end
+            await abort(context, end.code, end.reason, str(end), **end.metadata)
+
+    async def _hello(
+        self, request_iterator: AsyncIterator[ladder_pb2.LobbyRequest | Oversize]
+    ) -> ladder_pb2.LobbyHello:
+        timeout = self.ladder.config.hello_timeout_s
+        try:
+            async with asyncio.timeout(timeout):
+                first = await anext(request_iterator)
+        except TimeoutError:
+            raise Refusal(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                Reason.HELLO_TIMEOUT,
+                f"no LobbyHello within {timeout:g} s of opening the stream",
+                timeout_ms=int(timeout * 1000),
+            ) from None
+        except StopAsyncIteration:
+            raise Refusal(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                Reason.HELLO_MISSING,
+                "stream closed before LobbyHello",
+            ) from None
+        except DecodeError as exc:
+            raise Refusal(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                Reason.MESSAGE_MALFORMED,
+                f"the first message is not a LobbyRequest: {exc}",
+            ) from None
+        if isinstance(first, Oversize):
+            code, reason, text = first.status()
+            raise Refusal(code, reason, text, limit=first.limit, size=first.size)
+        if not first.HasField("hello"):
+            raise Refusal(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                Reason.HELLO_MISSING,
+                "the first message of a lobby stream must be LobbyHello",
+            )
+        return first.hello
+
+    async def _read(
+        self,
+        request_iterator: AsyncIterator[ladder_pb2.LobbyRequest | Oversize],
+        session: Session,
+    ) -> None:
+        guard = FloodGuard(self.limits)
+        try:
+            async for message in request_iterator:
+                if session.closed:
+                    return
+                if isinstance(message, Oversize):
+                    code, reason, text = message.status()
+                    session.finish(Refusal(code, reason, text, limit=message.limit))
+                    return
+                verdict = guard.admit()
+                if verdict == "disconnect":
+                    session.finish(
+                        Refusal(
+                            grpc.StatusCode.RESOURCE_EXHAUSTED,
+                            Reason.FLOODING,
+                            f"more than {self.limits.unsolicited_per_second:g} lobby messages "
+                            f"a second, {self.limits.flood_disconnect_after} dropped in a row",
+                        )
+                    )
+                    return
+                if verdict != "ok":
+                    continue
+                kind = message.WhichOneof("kind")
+                if kind == "heartbeat":
+                    self.ladder.echo(session, message.heartbeat.sequence)
+                elif kind == "leave":
+                    self.ladder.leave(session)
+                # A second LobbyHello or an unknown kind (a newer client) is ignored.
+        except DecodeError as exc:
+            session.finish(
+                Refusal(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    Reason.MESSAGE_MALFORMED,
+                    f"a message from the bot is not a LobbyRequest: {exc}",
+                )
+            )
+        except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.CancelledError):
+            pass
+        # The bot closed its side (or the call ended): no more matches for it.
+        if not session.closed and not session.playing:
+            session.finish()
+        else:
+            session.leaving = True
+
+    async def _write(self, session: Session) -> AsyncIterator[ladder_pb2.LobbyResponse]:
+        interval = self.ladder.config.heartbeat_interval_s
+        timeout = self.ladder.config.heartbeat_timeout_s
+        next_beat = time.monotonic() + interval
+        while True:
+            try:
+                async with asyncio.timeout(max(0.0, next_beat - time.monotonic())):
+                    message = await session.out.get()
+            except TimeoutError:
+                now = time.monotonic()
+                if now - session.last_echo > timeout:
+                    session.finish(
+                        Refusal(
+                            grpc.StatusCode.DEADLINE_EXCEEDED,
+                            Reason.HEARTBEAT_MISSED,
+                            f"no heartbeat echo for {timeout:g} s; matches in play go on",
+                        )
+                    )
+                    return
+                session.heartbeats_sent += 1
+                next_beat = now + interval
+                yield ladder_pb2.LobbyResponse(
+                    heartbeat=ladder_pb2.Heartbeat(sequence=session.heartbeats_sent)
+                )
+                continue
+            if message is None:
+                return
+            yield message
+
+    # -- standings -----------------------------------------------------------------------
+
+    async def GetStandings(
+        self, request: ladder_pb2.GetStandingsRequest, context: Context
+    ) -> ladder_pb2.GetStandingsResponse:
+        """The standings, best first."""
+        store = self.ladder.store
+        lines = await asyncio.to_thread(store.lines)
+        rated = (await asyncio.to_thread(store.counts)).get("finished", 0)
+        rows = standing_rows(lines, include_inactive=request.include_inactive)
+        return ladder_pb2.GetStandingsResponse(rows=rows, matches=rated)
+
+    # -- accounts ------------------------------------------------------------------------
+
+    async def AddBot(
+        self, request: ladder_pb2.AddBotRequest, context: Context
+    ) -> ladder_pb2.AddBotResponse:
+        """A new account and its key (shown once)."""
+        await require_organiser(context, self.organiser_token)
+        try:
+            name = accounts.check_name(request.name)
+        except ValueError as exc:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, Reason.REQUEST_INVALID, str(exc))
+        if len(request.owner) > 64:
+            await abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                Reason.REQUEST_INVALID,
+                "owner is longer than 64 characters",
+            )
+        made = accounts.new_key()
+        try:
+            await asyncio.to_thread(
+                self.ladder.store.add_bot,
+                name,
+                request.owner or name,
+                made.key_id,
+                made.salt,
+                made.digest,
+            )
+        except StoreError as exc:
+            await abort(context, grpc.StatusCode.ALREADY_EXISTS, Reason.BOT_EXISTS, str(exc))
+        return ladder_pb2.AddBotResponse(name=name, key=made.key)
+
+    async def ListBots(
+        self, request: ladder_pb2.ListBotsRequest, context: Context
+    ) -> ladder_pb2.ListBotsResponse:
+        """Every account (never a key)."""
+        await require_organiser(context, self.organiser_token)
+        rows = await asyncio.to_thread(self.ladder.store.accounts)
+        return ladder_pb2.ListBotsResponse(
+            bots=[
+                ladder_pb2.BotAccount(
+                    name=a.name,
+                    owner=a.owner,
+                    created_at=a.created_at,
+                    inactive=a.inactive,
+                    versions=a.versions,
+                )
+                for a in rows
+            ]
+        )
+
+    async def RevokeBot(
+        self, request: ladder_pb2.RevokeBotRequest, context: Context
+    ) -> ladder_pb2.RevokeBotResponse:
+        """Revoke a key; the bot's lobby stream here ends at once (elsewhere: at the next
+        lease renewal)."""
+        await require_organiser(context, self.organiser_token)
+        account = await self._account(context, request.name)
+        await asyncio.to_thread(self.ladder.store.revoke, account.name)
+        self.ladder.revoke_local(account.id)
+        return ladder_pb2.RevokeBotResponse()
+
+    async def RotateBot(
+        self, request: ladder_pb2.RotateBotRequest, context: Context
+    ) -> ladder_pb2.RotateBotResponse:
+        """A new key; the old one stops working at once."""
+        await require_organiser(context, self.organiser_token)
+        account = await self._account(context, request.name)
+        made = accounts.new_key()
+        await asyncio.to_thread(
+            self.ladder.store.set_key, account.name, made.key_id, made.salt, made.digest
+        )
+        return ladder_pb2.RotateBotResponse(name=account.name, key=made.key)
+
+    async def _account(self, context: Context, name: str) -> Any:
+        try:
+            return await asyncio.to_thread(self.ladder.store.account, name)
+        except StoreError as exc:
+            await abort(context, grpc.StatusCode.NOT_FOUND, Reason.BOT_NOT_FOUND, str(exc))
+
+
+def add_ladder_service(servicer: LadderServicer, server: grpc.aio.Server) -> None:
+    """Register LadderService, its lobby messages read through the size limit (a message
+    over it ends the stream with MESSAGE_TOO_LARGE rather than a bare gRPC error)."""
+    handlers = {
+        "Lobby": grpc.stream_stream_rpc_method_handler(
+            servicer.Lobby,
+            request_deserializer=sized(
+                ladder_pb2.LobbyRequest.FromString, servicer.limits.max_message_bytes
+            ),
+            response_serializer=ladder_pb2.LobbyResponse.SerializeToString,
+        ),
+    }
+
+    def unary(method: Any, parse: Any) -> grpc.RpcMethodHandler[Any, Any]:
+        return grpc.unary_unary_rpc_method_handler(
+            method, request_deserializer=parse, response_serializer=_serialize
+        )
+
+    handlers["GetStandings"] = unary(
+        servicer.GetStandings, ladder_pb2.GetStandingsRequest.FromString
+    )
+    handlers["AddBot"] = unary(servicer.AddBot, ladder_pb2.AddBotRequest.FromString)
+    handlers["ListBots"] = unary(servicer.ListBots, ladder_pb2.ListBotsRequest.FromString)
+    handlers["RevokeBot"] = unary(servicer.RevokeBot, ladder_pb2.RevokeBotRequest.FromString)
+    handlers["RotateBot"] = unary(servicer.RotateBot, ladder_pb2.RotateBotRequest.FromString)
+    service = ladder_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+    server.add_registered_method_handlers(service, handlers)
+
+
+def _serialize(message: Any) -> bytes:
+    data: bytes = message.SerializeToString()
+    return data

@@ -1,0 +1,169 @@
+"""The matchmaker: which idle bots play which match next. Pure: candidates and offers in,
+plans out, randomness from the caller's seeded ``random.Random``.
+
+The bot waiting longest is served first. Its opponents are the eligible bots nearest in
+rating (conservative ordinal), except that with probability ``exploration`` they are drawn
+at random from every eligible bot, so ratings keep meeting the whole field. Nobody plays
+itself, nor (unless allowed) another bot of its owner. Seats are given so that each bot's
+count of games at each seat stays as even as it can.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["Candidate", "MatchPlan", "Offer", "accepts", "plan"]
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """A kind of match the ladder forms, with its share of the mix."""
+
+    ruleset: str
+    players: int
+    decision_ms: int
+    weight: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A connected bot that can take another match now."""
+
+    bot_id: int
+    name: str
+    owner: str
+    line_id: int
+    ordinal: float
+    #: Matches it may still start now (its cap minus those it plays).
+    free: int
+    #: When it last became idle (smaller: waiting longer).
+    idle_since: float
+    #: What it accepts; empty: anything.
+    rulesets: frozenset[str] = frozenset()
+    players: frozenset[int] = frozenset()
+    min_decision_ms: int | None = None
+    max_decision_ms: int | None = None
+    #: Games played at seat 0, 1, 2, 3 (by this rating line).
+    seat_counts: tuple[int, ...] = field(default=(0, 0, 0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class MatchPlan:
+    """A match to start: the offer and its bots in seat order."""
+
+    offer: Offer
+    seats: tuple[Candidate, ...]
+
+
+def accepts(bot: Candidate, offer: Offer) -> bool:
+    """Whether ``bot`` said it plays matches like ``offer``."""
+    if bot.rulesets and offer.ruleset not in bot.rulesets:
+        return False
+    if bot.players and offer.players not in bot.players:
+        return False
+    if bot.min_decision_ms is not None and offer.decision_ms < bot.min_decision_ms:
+        return False
+    return bot.max_decision_ms is None or offer.decision_ms <= bot.max_decision_ms
+
+
+def plan(
+    candidates: Sequence[Candidate],
+    offers: Sequence[Offer],
+    rng: random.Random,
+    *,
+    exploration: float = 0.2,
+    same_owner: bool = False,
+    owner_busy: Mapping[str, int] | None = None,
+    max_per_owner: int | None = None,
+) -> list[MatchPlan]:
+    """Every match that can start now among ``candidates``, longest-waiting bots first.
+
+    ``owner_busy`` counts the matches each owner's bots play now; with ``max_per_owner`` no
+    owner's bots are in more matches than that at once.
+    """
+    free = {c.bot_id: c.free for c in candidates}
+    busy = dict(owner_busy or {})
+    plans: list[MatchPlan] = []
+    waiting = sorted(candidates, key=lambda c: (c.idle_since, c.bot_id))
+
+    def owner_ok(owner: str) -> bool:
+        return max_per_owner is None or busy.get(owner, 0) < max_per_owner
+
+    progress = True
+    while progress:
+        progress = False
+        for anchor in waiting:
+            if free[anchor.bot_id] <= 0 or not owner_ok(anchor.owner):
+                continue
+            formed = _form(anchor, waiting, offers, free, rng, exploration, same_owner, owner_ok)
+            if formed is None:
+                continue
+            plans.append(formed)
+            for bot in formed.seats:
+                free[bot.bot_id] -= 1
+            for owner in {bot.owner for bot in formed.seats}:
+                busy[owner] = busy.get(owner, 0) + 1
+            progress = True
+    return plans
+
+
+def _form(
+    anchor: Candidate,
+    waiting: Sequence[Candidate],
+    offers: Sequence[Offer],
+    free: Mapping[int, int],
+    rng: random.Random,
+    exploration: float,
+    same_owner: bool,
+    owner_ok: Callable[[str], bool],
+) -> MatchPlan | None:
+    possible: list[tuple[Offer, list[Candidate]]] = []
+    for offer in offers:
+        if offer.weight <= 0 or not accepts(anchor, offer):
+            continue
+        others = [
+            c
+            for c in waiting
+            if c.bot_id != anchor.bot_id
+            and free[c.bot_id] > 0
+            and accepts(c, offer)
+            and (same_owner or c.owner != anchor.owner)
+            and owner_ok(c.owner)
+        ]
+        if len(others) >= offer.players - 1:
+            possible.append((offer, others))
+    if not possible:
+        return None
+    offer, others = rng.choices(possible, weights=[o.weight for o, _ in possible])[0]
+    chosen = [anchor]
+    pool = list(others)
+    while len(chosen) < offer.players and pool:
+        if rng.random() < exploration:
+            pick = rng.choice(pool)
+        else:
+            pick = min(pool, key=lambda c: (abs(c.ordinal - anchor.ordinal), c.idle_since))
+        chosen.append(pick)
+        # One owner per match unless allowed: each pick narrows the pool.
+        pool = [
+            c
+            for c in pool
+            if c.bot_id != pick.bot_id and (same_owner or c.owner not in {b.owner for b in chosen})
+        ]
+    if len(chosen) < offer.players:
+        return None
+    return MatchPlan(offer, _balanced(chosen, rng))
+
+
+def _balanced(bots: Sequence[Candidate], rng: random.Random) -> tuple[Candidate, ...]:
+    """``bots`` in the seat order that keeps each one's seat counts most even."""
+    orders: list[tuple[Candidate, ...]] = list(itertools.permutations(bots))
+    rng.shuffle(orders)
+
+    def load(order: tuple[Candidate, ...]) -> int:
+        return sum(b.seat_counts[i] if i < len(b.seat_counts) else 0 for i, b in enumerate(order))
+
+    best: tuple[Candidate, ...] = min(orders, key=load)
+    return best

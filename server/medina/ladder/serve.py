@@ -1,0 +1,110 @@
+"""Running a ladder server: the lobby (LadderService) on its address, and an arena beside
+it, in this process or anywhere an organiser can reach (``--arena``)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from medina.rpc.limits import Limits
+from medina.rpc.server import RunningServer, ServerConfig, add_port, start_server
+from medina.storage.database import worker_id
+from medina.storage.ladder import LadderStore
+
+from .lobby import LadderServicer, add_ladder_service
+from .service import Ladder, LadderConfig
+
+__all__ = ["LadderServerConfig", "RunningLadder", "start_ladder"]
+
+log = logging.getLogger("medina.ladder")
+
+
+@dataclass(frozen=True)
+class LadderServerConfig:
+    """Where a ladder listens, where its arena is, and its database."""
+
+    db: str
+    host: str = "127.0.0.1"
+    port: int = 50061
+    #: An arena to drive (``host:port``); None: start one in this process.
+    arena: str | None = None
+    #: The in-process arena's port (0: any free port).
+    arena_port: int = 0
+    #: The arena address bots are told (None: the arena's own address).
+    arena_public: str | None = None
+    records_dir: Path = Path("records")
+    organiser_token: str | None = None
+    #: The organiser credential of an external arena (None: ``organiser_token``).
+    arena_token: str | None = None
+    ladder: LadderConfig = field(default_factory=LadderConfig)
+    limits: Limits = field(default_factory=Limits)
+    #: This server's identity in the database (None: host, pid and start tick).
+    server_id: str | None = None
+
+
+@dataclass
+class RunningLadder:
+    """A started ladder server."""
+
+    server: grpc.aio.Server
+    port: int
+    ladder: Ladder
+    store: LadderStore
+    arena_address: str
+    arena: RunningServer | None
+    channel: grpc.aio.Channel
+
+    async def stop(self, grace_s: float = 5.0) -> None:
+        """Stop matching, abort matches in play (not rated), stop the servers."""
+        await self.ladder.stop()
+        await self.server.stop(1.0)
+        if self.arena is not None:
+            await self.arena.stop(grace_s)
+        await self.channel.close()
+        self.store.engine.dispose()
+
+
+async def start_ladder(config: LadderServerConfig) -> RunningLadder:
+    """Open the database, start (or reach) the arena, start the lobby; returns once both
+    listen."""
+    store = await asyncio.to_thread(LadderStore, config.db)
+    arena: RunningServer | None = None
+    if config.arena is None:
+        arena = await start_server(
+            ServerConfig(
+                host=config.host,
+                port=config.arena_port,
+                records_dir=config.records_dir,
+                organiser_token=config.organiser_token,
+                limits=config.limits,
+            )
+        )
+        target = f"127.0.0.1:{arena.port}" if config.host in ("0.0.0.0", "::") else arena.address
+        public = config.arena_public or arena.address
+    else:
+        target = config.arena
+        public = config.arena_public or config.arena
+    channel = grpc.aio.insecure_channel(target)
+    ladder = Ladder(
+        store,
+        config.ladder,
+        config.server_id or worker_id(),
+        channel,
+        public,
+        organiser_token=config.arena_token or config.organiser_token,
+    )
+    server = grpc.aio.server()
+    add_ladder_service(LadderServicer(ladder, config.organiser_token, config.limits), server)
+    health_servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    port = add_port(server, ServerConfig(host=config.host, port=config.port))
+    await server.start()
+    health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    await ladder.start()
+    log.info("ladder listening on %s:%d, arena %s", config.host, port, public)
+    return RunningLadder(server, port, ladder, store, public, arena, channel)

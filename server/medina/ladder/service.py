@@ -1,0 +1,682 @@
+"""A ladder server's heart: the connected bots (sessions), the matchmaking loop, and each
+match from its creation on the arena to its rated result.
+
+The ladder drives its arena as any organiser does, through ``MatchService`` and
+``SpectatorService`` over gRPC (the arena may be in this process or elsewhere), and tells
+each bot, on its lobby stream, where to open the match's ordinary Play stream. Database
+calls run in a thread: the arena may share this event loop, and its clocks must not wait
+for a disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import grpc
+
+from medina.referee.config import MatchSettings, TimeControl
+from medina.referee.outcome import MatchOutcome
+from medina.rpc.organiser import create_match
+from medina.rpc.status import Reason
+from medina.storage.ladder import AccountRow, LadderStore, LineRow, RatedSeat, SeatOutcome
+from medina.tournament.standings import FAULTS, SeatResult, counted_ranks
+from medina.v1 import admin_pb2, admin_pb2_grpc, ladder_pb2
+from medina.wire import convert
+
+from . import accounts, ratings
+from .matchmaker import Candidate, MatchPlan, Offer, accepts, plan
+
+__all__ = ["Ladder", "LadderConfig", "Refusal", "Session"]
+
+log = logging.getLogger("medina.ladder")
+
+
+@dataclass(frozen=True)
+class LadderConfig:
+    """How a ladder forms matches and treats bots (docs/ladder.md)."""
+
+    offers: tuple[Offer, ...] = (
+        Offer("medina-v2", 2, 1000, 1.0),
+        Offer("medina-v2", 4, 1000, 1.0),
+    )
+    #: Chance that a match's opponents are drawn at random rather than nearest in rating.
+    exploration: float = 0.2
+    #: Whether one owner's bots may meet.
+    same_owner: bool = False
+    #: Matches at once per bot (a bot may ask for fewer).
+    max_matches_per_bot: int = 2
+    #: Matches at once per owner (None: no cap).
+    max_matches_per_owner: int | None = None
+    #: A version with this many faults among its last ``suspend_window`` matches is
+    #: suspended (0: never).
+    suspend_after: int = 3
+    suspend_window: int = 10
+    heartbeat_interval_s: float = 10.0
+    heartbeat_timeout_s: float = 30.0
+    #: Server and presence leases: a server silent this long loses its unfinished matches.
+    lease_s: float = 30.0
+    #: Seconds between matchmaking rounds.
+    tick_s: float = 0.25
+    #: Seconds an idle bot waits for the offer that is due before any offer will do.
+    patience_s: float = 3.0
+    #: Seconds a lobby stream has to send its LobbyHello.
+    hello_timeout_s: float = 10.0
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.offers:
+            raise ValueError("a ladder needs at least one kind of match to offer")
+        if not 0.0 <= self.exploration <= 1.0:
+            raise ValueError(f"exploration {self.exploration} is not within 0..1")
+        if self.max_matches_per_bot < 1:
+            raise ValueError("max_matches_per_bot must be at least 1")
+        if self.max_matches_per_owner is not None and self.max_matches_per_owner < 1:
+            raise ValueError("max_matches_per_owner must be at least 1 (or absent: no cap)")
+        if self.suspend_after < 0 or self.suspend_window < 1:
+            raise ValueError("suspend_after must be >= 0 and suspend_window >= 1")
+        if self.heartbeat_timeout_s <= self.heartbeat_interval_s:
+            raise ValueError("the heartbeat timeout must be longer than its interval")
+
+
+class Refusal(Exception):
+    """A lobby call refused: the status and ErrorInfo reason to end it with."""
+
+    def __init__(
+        self, code: grpc.StatusCode, reason: Reason, message: str, **metadata: object
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.metadata = metadata
+
+
+@dataclass(eq=False)
+class Session:
+    """A bot connected to this server's lobby."""
+
+    account: AccountRow
+    line: LineRow
+    hello: ladder_pb2.LobbyHello
+    cap: int
+    out: asyncio.Queue[ladder_pb2.LobbyResponse | None] = field(default_factory=asyncio.Queue)
+    playing: set[int] = field(default_factory=set)
+    leaving: bool = False
+    idle_since: float = field(default_factory=time.monotonic)
+    last_echo: float = field(default_factory=time.monotonic)
+    heartbeats_sent: int = 0
+    #: Why the server ends the stream (None: it ends OK, or the bot ended it).
+    end: Refusal | None = None
+    closed: bool = False
+
+    @property
+    def bot_id(self) -> int:
+        """The account id."""
+        return self.account.id
+
+    def send(self, message: ladder_pb2.LobbyResponse) -> None:
+        """Queue a message for the bot."""
+        if not self.closed:
+            self.out.put_nowait(message)
+
+    def finish(self, end: Refusal | None = None) -> None:
+        """End the stream (with ``end``'s status, or OK)."""
+        if not self.closed:
+            self.end = end
+            self.closed = True
+            self.out.put_nowait(None)
+
+
+@dataclass(eq=False)
+class _Running:
+    """A match this server runs: the arena's id, each seat's bot and token."""
+
+    mid: int
+    plan: MatchPlan
+    arena_match_id: str = ""
+    tokens: tuple[str, ...] = ()
+    address: str = ""
+    config: ladder_pb2.MatchAssigned | None = None
+    task: asyncio.Task[None] | None = None
+
+
+class Ladder:
+    """One ladder server: sessions, matchmaking, matches, results."""
+
+    def __init__(
+        self,
+        store: LadderStore,
+        config: LadderConfig,
+        server_id: str,
+        arena: grpc.aio.Channel,
+        arena_address: str,
+        *,
+        organiser_token: str | None = None,
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.server_id = server_id
+        self.arena = arena
+        self.arena_address = arena_address
+        self.metadata: tuple[tuple[str, str], ...] = (
+            (("authorization", f"Bearer {organiser_token}"),) if organiser_token else ()
+        )
+        self.sessions: dict[int, Session] = {}
+        self.running: dict[int, _Running] = {}
+        self.rng = random.Random(config.seed)
+        self.wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._stopping = False
+        self.formed = 0
+        self.finished = 0
+        #: Matches formed per offer, for the mix.
+        self.offered: dict[Offer, int] = {}
+
+    # -- life --------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Announce this server, abort what an earlier life of it left, start the loops."""
+        await asyncio.to_thread(
+            self.store.register_server, self.server_id, self.arena_address, self.config.lease_s
+        )
+        await asyncio.to_thread(self.store.abort_orphans, self.server_id)
+        self._tasks = [
+            asyncio.create_task(self._matchmaking(), name="ladder-matchmaking"),
+            asyncio.create_task(self._leases(), name="ladder-leases"),
+            asyncio.create_task(self._revocations(), name="ladder-revocations"),
+        ]
+
+    async def stop(self) -> None:
+        """Form no more matches, abort those in play (not rated), end every lobby stream."""
+        self._stopping = True
+        for task in self._tasks:
+            task.cancel()
+        for running in list(self.running.values()):
+            if running.task is not None:
+                running.task.cancel()
+        tasks = [r.task for r in self.running.values() if r.task is not None]
+        await asyncio.gather(*self._tasks, *tasks, return_exceptions=True)
+        for session in list(self.sessions.values()):
+            session.finish(
+                Refusal(grpc.StatusCode.UNAVAILABLE, Reason.SHUTTING_DOWN, "the ladder stops")
+            )
+
+    # -- sessions ----------------------------------------------------------------------
+
+    async def authenticate(self, key: str) -> AccountRow:
+        """The account whose key this is; Refusal otherwise."""
+        try:
+            key_id, secret = accounts.parse_key(key)
+        except accounts.BadKeyError as exc:
+            raise Refusal(
+                grpc.StatusCode.UNAUTHENTICATED,
+                Reason.BOT_KEY_INVALID,
+                f"the lobby needs 'authorization: Bearer <bot key>' metadata: {exc}",
+            ) from None
+        found = await asyncio.to_thread(self.store.key_row, key_id)
+        if found is None or not accounts.verify(secret, found[1], found[2]):
+            raise Refusal(
+                grpc.StatusCode.UNAUTHENTICATED,
+                Reason.BOT_KEY_INVALID,
+                "not a bot key of this ladder (a rotated key stops working)",
+            )
+        account = found[0]
+        if account.revoked:
+            raise Refusal(
+                grpc.StatusCode.UNAUTHENTICATED,
+                Reason.BOT_REVOKED,
+                f"bot {account.name!r}: its key was revoked",
+                bot=account.name,
+            )
+        return account
+
+    def check_hello(self, hello: ladder_pb2.LobbyHello) -> int:
+        """The match cap for a valid LobbyHello; Refusal naming the field otherwise."""
+
+        def bad(message: str) -> Refusal:
+            return Refusal(grpc.StatusCode.INVALID_ARGUMENT, Reason.LOBBY_HELLO_INVALID, message)
+
+        if hello.protocol_version != 1:
+            raise bad(f"LobbyHello.protocol_version {hello.protocol_version}: this ladder speaks 1")
+        if len(hello.bot_version) > 128:
+            raise bad("LobbyHello.bot_version is longer than 128 characters")
+        offered = {o.ruleset for o in self.config.offers}
+        unknown = [r for r in hello.rulesets if r not in offered]
+        if unknown and len(unknown) == len(hello.rulesets):
+            raise bad(
+                f"LobbyHello.rulesets {list(hello.rulesets)}: this ladder offers {sorted(offered)}"
+            )
+        if any(not 2 <= p <= 4 for p in hello.players):
+            raise bad(f"LobbyHello.players {list(hello.players)}: player counts are 2..4")
+        if (
+            hello.HasField("min_decision_ms")
+            and hello.HasField("max_decision_ms")
+            and hello.min_decision_ms > hello.max_decision_ms
+        ):
+            raise bad("LobbyHello.min_decision_ms is above max_decision_ms")
+        if hello.HasField("max_matches") and hello.max_matches == 0:
+            raise bad("LobbyHello.max_matches is 0: a bot that wants no match sends Leave")
+        wanted = hello.max_matches if hello.HasField("max_matches") else 1
+        return min(wanted, self.config.max_matches_per_bot)
+
+    async def open_session(self, account: AccountRow, hello: ladder_pb2.LobbyHello) -> Session:
+        """Register a bot's lobby stream (its presence in the database first)."""
+        cap = self.check_hello(hello)
+        if account.suspended_reason and account.suspended_version == hello.bot_version:
+            raise Refusal(
+                grpc.StatusCode.PERMISSION_DENIED,
+                Reason.BOT_SUSPENDED,
+                f"bot {account.name!r} version {hello.bot_version!r} is suspended: "
+                f"{account.suspended_reason}",
+                version=hello.bot_version,
+            )
+        if account.id in self.sessions:
+            raise Refusal(
+                grpc.StatusCode.ALREADY_EXISTS,
+                Reason.BOT_CONNECTED_ELSEWHERE,
+                f"bot {account.name!r} has a live lobby stream on this server",
+                server=self.server_id,
+            )
+        holder = await asyncio.to_thread(
+            self.store.claim_presence, account.id, self.server_id, self.config.lease_s
+        )
+        if holder is not None:
+            raise Refusal(
+                grpc.StatusCode.ALREADY_EXISTS,
+                Reason.BOT_CONNECTED_ELSEWHERE,
+                f"bot {account.name!r} has a live lobby stream on another ladder server",
+                server=holder,
+            )
+        if account.id in self.sessions:  # connected meanwhile (the claim above is ours too)
+            raise Refusal(
+                grpc.StatusCode.ALREADY_EXISTS,
+                Reason.BOT_CONNECTED_ELSEWHERE,
+                f"bot {account.name!r} has a live lobby stream on this server",
+                server=self.server_id,
+            )
+        line = await asyncio.to_thread(
+            self.store.line,
+            account.id,
+            hello.bot_version,
+            ratings.INITIAL.mu,
+            ratings.INITIAL.sigma,
+        )
+        session = Session(account, line, hello, cap)
+        self.sessions[account.id] = session
+        session.send(
+            ladder_pb2.LobbyResponse(
+                welcome=ladder_pb2.LobbyWelcome(
+                    bot=account.name,
+                    bot_version=hello.bot_version,
+                    heartbeat_interval_ms=int(self.config.heartbeat_interval_s * 1000),
+                    heartbeat_timeout_ms=int(self.config.heartbeat_timeout_s * 1000),
+                    max_matches=cap,
+                    rating=_rating(line.mu, line.sigma, line.games),
+                )
+            )
+        )
+        # A bot that reconnects while its matches go on is told of them again: its seat
+        # token opens its seat whenever no stream holds it.
+        for running in self.running.values():
+            for seat, bot in enumerate(running.plan.seats):
+                if bot.bot_id == account.id and running.config is not None:
+                    session.playing.add(running.mid)
+                    session.send(_assigned(running, seat))
+        log.info("bot %s (%s) joined the lobby", account.name, hello.bot_version or "-")
+        self.wake.set()
+        return session
+
+    async def close_session(self, session: Session) -> None:
+        """The bot's lobby stream ended: it is no longer matched."""
+        session.closed = True
+        if self.sessions.get(session.bot_id) is session:
+            del self.sessions[session.bot_id]
+            await asyncio.to_thread(self.store.release_presence, session.bot_id, self.server_id)
+        log.info("bot %s left the lobby", session.account.name)
+
+    def leave(self, session: Session) -> None:
+        """The bot asked to stop being matched; its stream ends after its last match."""
+        session.leaving = True
+        if not session.playing:
+            session.finish()
+
+    def echo(self, session: Session, sequence: int) -> None:
+        """The bot echoed a heartbeat."""
+        if 0 < sequence <= session.heartbeats_sent:
+            session.last_echo = time.monotonic()
+
+    def revoke_local(self, bot_id: int) -> None:
+        """End a revoked bot's lobby stream at once."""
+        session = self.sessions.get(bot_id)
+        if session is not None:
+            session.finish(
+                Refusal(
+                    grpc.StatusCode.UNAUTHENTICATED,
+                    Reason.BOT_REVOKED,
+                    f"bot {session.account.name!r}: its key was revoked",
+                    bot=session.account.name,
+                )
+            )
+
+    # -- loops -------------------------------------------------------------------------
+
+    async def _leases(self) -> None:
+        """Renew this server's lease and its bots' presence; abort dead servers' matches;
+        end the streams of bots revoked from elsewhere."""
+        every = self.config.lease_s / 3
+        while True:
+            await asyncio.sleep(every)  # a lease's renewal period, not a synchronisation
+            try:
+                ids = list(self.sessions)
+                await asyncio.to_thread(self.store.renew, self.server_id, ids, self.config.lease_s)
+                await asyncio.to_thread(self.store.abort_orphans)
+            except Exception:
+                log.exception("ladder: renewing leases failed; trying again")
+
+    async def _revocations(self) -> None:
+        """End, within a second, the lobby streams of bots revoked from elsewhere (the
+        command line, another server)."""
+        while True:
+            await asyncio.sleep(1.0)  # a polling period, not a synchronisation
+            try:
+                for bot_id in await asyncio.to_thread(self.store.revoked, list(self.sessions)):
+                    self.revoke_local(bot_id)
+            except Exception:
+                log.exception("ladder: checking revocations failed; trying again")
+
+    async def _matchmaking(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.config.tick_s):
+                    await self.wake.wait()
+            self.wake.clear()
+            try:
+                await self.form_matches()
+            except Exception:
+                log.exception("ladder: matchmaking failed; trying again")
+
+    async def form_matches(self) -> list[int]:
+        """One matchmaking round: start every match that can start now; their ids."""
+        if self._stopping:
+            return []
+        idle = [
+            s
+            for s in self.sessions.values()
+            if not s.closed and not s.leaving and len(s.playing) < s.cap
+        ]
+        if len(idle) < 2:
+            return []
+        lines = [s.line.id for s in idle]
+        seats = await asyncio.to_thread(self.store.seat_counts, lines)
+        candidates = [_candidate(s, seats.get(s.line.id, (0, 0, 0, 0))) for s in idle]
+        busy: dict[str, int] = {}
+        for running in self.running.values():
+            for owner in {b.owner for b in running.plan.seats}:
+                busy[owner] = busy.get(owner, 0) + 1
+        plans = plan(
+            candidates,
+            self._due(idle),
+            self.rng,
+            exploration=self.config.exploration,
+            same_owner=self.config.same_owner,
+            owner_busy=busy,
+            max_per_owner=self.config.max_matches_per_owner,
+        )
+        started: list[int] = []
+        for p in plans:
+            self.offered[p.offer] = self.offered.get(p.offer, 0) + 1
+            line_ids = [b.line_id for b in p.seats]
+            seed = self.rng.randrange(2**63)
+            mid = await asyncio.to_thread(
+                self.store.new_match,
+                self.server_id,
+                p.offer.ruleset,
+                p.offer.players,
+                p.offer.decision_ms,
+                seed,
+                line_ids,
+            )
+            running = _Running(mid, p)
+            self.running[mid] = running
+            for b in p.seats:
+                session = self.sessions.get(b.bot_id)
+                if session is not None:
+                    session.playing.add(mid)
+                    session.idle_since = time.monotonic()  # its wait for a free slot restarts
+            running.task = asyncio.create_task(self._play(running, seed), name=f"ladder-{mid}")
+            self.formed += 1
+            started.append(mid)
+        return started
+
+    def _due(self, idle: Sequence[Session]) -> tuple[Offer, ...]:
+        """The offers to form now. The mix follows the weights: the offer furthest behind
+        its share (among those enough connected bots accept) is formed alone, so bigger
+        matches are not starved by smaller ones that fill first; once a bot has waited
+        ``patience_s``, any offer will do."""
+        now = time.monotonic()
+        if any(now - s.idle_since >= self.config.patience_s for s in idle):
+            return self.config.offers
+        connected = [_candidate(s, (0, 0, 0, 0)) for s in self.sessions.values() if not s.leaving]
+        feasible = [
+            o
+            for o in self.config.offers
+            if o.weight > 0 and sum(1 for c in connected if accepts(c, o)) >= o.players
+        ]
+        if not feasible:
+            return self.config.offers
+        due = min(feasible, key=lambda o: (self.offered.get(o, 0) / o.weight, -o.players))
+        return (due,)
+
+    # -- one match ---------------------------------------------------------------------
+
+    async def _play(self, running: _Running, seed: int) -> None:
+        mid, p = running.mid, running.plan
+        settings = MatchSettings(
+            ruleset=p.offer.ruleset,
+            players=p.offer.players,
+            seed=seed,
+            time=TimeControl(decision_ms=p.offer.decision_ms),
+            seat_names=tuple(b.name for b in p.seats),
+        )
+        matches = admin_pb2_grpc.MatchServiceStub(self.arena)
+        outcome: MatchOutcome | None = None
+        record_path = ""
+        try:
+            created = await create_match(
+                matches,
+                admin_pb2.CreateMatchRequest(
+                    config=convert.settings_to_proto(settings),
+                    request_id=f"ladder-{self.server_id}-{mid}"[:128],
+                ),
+                metadata=self.metadata,
+            )
+            running.arena_match_id = created.match_id
+            running.tokens = tuple(t.token for t in created.tokens)
+            running.address = (
+                created.endpoint if created.HasField("endpoint") else self.arena_address
+            )
+            running.config = ladder_pb2.MatchAssigned(config=created.config)
+            if not await asyncio.to_thread(
+                self.store.started, mid, self.server_id, created.match_id
+            ):
+                raise RuntimeError("the match was aborted as another server's orphan")
+            watch = admin_pb2_grpc.SpectatorServiceStub(self.arena).Watch(
+                admin_pb2.WatchRequest(match_id=created.match_id), metadata=self.metadata
+            )
+            for seat, bot in enumerate(p.seats):
+                session = self.sessions.get(bot.bot_id)
+                if session is not None:
+                    session.send(_assigned(running, seat))
+            async for message in watch:
+                if message.HasField("result"):
+                    outcome = convert.outcome_from_proto(message.result)
+            summary = await matches.GetMatch(
+                admin_pb2.GetMatchRequest(match_id=created.match_id),
+                metadata=self.metadata,
+                timeout=30,
+            )
+            record_path = summary.match.record_path
+        except asyncio.CancelledError:
+            await self._abort(running, "the ladder server stopped")
+            raise
+        except Exception as exc:
+            log.warning("ladder match %d: %s", mid, exc)
+            await self._abort(running, f"the match could not be played: {exc}")
+            return
+        finally:
+            self._release(running)
+        if outcome is None:
+            await self._abort(running, "the arena's spectator stream ended without a result")
+            return
+        try:
+            await self._record(running, outcome, record_path)
+        except Exception as exc:  # the database failed: the match is not rated, never lost
+            log.exception("ladder match %d: storing its result failed", mid)
+            await asyncio.to_thread(
+                self.store.abort, mid, self.server_id, f"its result could not be stored: {exc}"
+            )
+
+    async def _abort(self, running: _Running, detail: str) -> None:
+        if running.arena_match_id:
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                await admin_pb2_grpc.MatchServiceStub(self.arena).AbortMatch(
+                    admin_pb2.AbortMatchRequest(match_id=running.arena_match_id, reason=detail),
+                    metadata=self.metadata,
+                    timeout=10,
+                )
+        await asyncio.shield(
+            asyncio.to_thread(self.store.abort, running.mid, self.server_id, detail)
+        )
+        self._tell_end(running, None, rated=False, after={})
+
+    def _release(self, running: _Running) -> None:
+        self.running.pop(running.mid, None)
+        for bot in running.plan.seats:
+            session = self.sessions.get(bot.bot_id)
+            if session is None:
+                continue
+            session.playing.discard(running.mid)
+            session.idle_since = time.monotonic()
+            if not session.playing and session.leaving:
+                session.finish()
+        self.wake.set()
+
+    async def _record(self, running: _Running, outcome: MatchOutcome, record_path: str) -> None:
+        p = running.plan
+        results = [
+            SeatResult(p.seats[s.seat].name, s.seat, s.total, s.rank, s.termination.name.lower())
+            for s in outcome.seats
+        ]
+        counted = counted_ranks(results)
+        seats = [
+            SeatOutcome(s.seat, s.total, rank, r.termination, s.strikes, s.detail)
+            for s, r, rank in zip(outcome.seats, results, counted, strict=True)
+        ]
+        ending = "complete" if outcome.complete else "abandoned" if outcome.abandoned else "aborted"
+        rated = await asyncio.to_thread(
+            self.store.finish,
+            running.mid,
+            self.server_id,
+            seats,
+            ending,
+            record_path,
+            _rater,
+            suspend_after=self.config.suspend_after,
+            window=self.config.suspend_window,
+            faults=frozenset(FAULTS),
+        )
+        if rated is None:
+            log.warning("ladder match %d: not this server's to store any more", running.mid)
+            return
+        self.finished += 1
+        after = {r.seat: r for r in rated}
+        self._tell_end(running, outcome, rated=ending == "complete", after=after)
+        # A bot suspended by this result is no longer matched: its stream ends.
+        for bot in p.seats:
+            session = self.sessions.get(bot.bot_id)
+            if session is None:
+                continue
+            account = await asyncio.to_thread(self.store.account, bot.name)
+            if account.suspended_reason and account.suspended_version == session.line.version:
+                session.finish(
+                    Refusal(
+                        grpc.StatusCode.PERMISSION_DENIED,
+                        Reason.BOT_SUSPENDED,
+                        f"bot {bot.name!r} version {session.line.version!r} is suspended: "
+                        f"{account.suspended_reason}",
+                        version=session.line.version,
+                    )
+                )
+
+    def _tell_end(
+        self,
+        running: _Running,
+        outcome: MatchOutcome | None,
+        *,
+        rated: bool,
+        after: dict[int, RatedSeat],
+    ) -> None:
+        for seat, bot in enumerate(running.plan.seats):
+            session = self.sessions.get(bot.bot_id)
+            if session is None:
+                continue
+            ended = ladder_pb2.LadderMatchEnded(match_id=running.arena_match_id, rated=rated)
+            if outcome is not None:
+                ended.result.CopyFrom(convert.outcome_to_proto(outcome))
+            new = after.get(seat)
+            if new is not None:
+                ended.rating.CopyFrom(_rating(new.mu, new.sigma, new.games))
+                if session.line.id == new.line_id:  # the matchmaker's view of its rating
+                    session.line = replace(
+                        session.line, mu=new.mu, sigma=new.sigma, games=new.games
+                    )
+            session.send(ladder_pb2.LobbyResponse(ended=ended))
+
+
+def _rater(
+    before: Sequence[tuple[float, float]], ranks: Sequence[int]
+) -> list[tuple[float, float]]:
+    after = ratings.rate([ratings.Rating(mu, sigma) for mu, sigma in before], ranks)
+    return [(r.mu, r.sigma) for r in after]
+
+
+def _rating(mu: float, sigma: float, games: int) -> ladder_pb2.LadderRating:
+    return ladder_pb2.LadderRating(
+        mu=mu, sigma=sigma, ordinal=ratings.ordinal(mu, sigma), games=games
+    )
+
+
+def _assigned(running: _Running, seat: int) -> ladder_pb2.LobbyResponse:
+    assert running.config is not None
+    return ladder_pb2.LobbyResponse(
+        match=ladder_pb2.MatchAssigned(
+            match_id=running.arena_match_id,
+            seat=seat,
+            token=running.tokens[seat],
+            address=running.address,
+            config=running.config.config,
+        )
+    )
+
+
+def _candidate(session: Session, seats: tuple[int, int, int, int]) -> Candidate:
+    hello = session.hello
+    return Candidate(
+        bot_id=session.bot_id,
+        name=session.account.name,
+        owner=session.account.owner,
+        line_id=session.line.id,
+        ordinal=ratings.ordinal(session.line.mu, session.line.sigma),
+        free=session.cap - len(session.playing),
+        idle_since=session.idle_since,
+        rulesets=frozenset(hello.rulesets),
+        players=frozenset(hello.players),
+        min_decision_ms=hello.min_decision_ms if hello.HasField("min_decision_ms") else None,
+        max_decision_ms=hello.max_decision_ms if hello.HasField("max_decision_ms") else None,
+        seat_counts=seats,
+    )

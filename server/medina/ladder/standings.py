@@ -1,0 +1,128 @@
+"""The ladder's standings: one row per bot version, best conservative rating first; as
+protobuf rows (GetStandings), a table, CSV and JSON."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+
+from medina.storage.ladder import LineRow
+from medina.v1 import ladder_pb2
+
+from . import ratings
+
+__all__ = ["as_csv", "as_json", "as_table", "standing_rows"]
+
+COLUMNS = (
+    "rank",
+    "bot",
+    "version",
+    "owner",
+    "ordinal",
+    "mu",
+    "mu_low",
+    "mu_high",
+    "sigma",
+    "games",
+    "mean_rank",
+    "faults",
+    "aborted",
+    "last_seen",
+    "inactive",
+)
+
+
+def _active(lines: Sequence[LineRow], include_inactive: bool) -> list[LineRow]:
+    return [x for x in lines if include_inactive or not x.inactive]
+
+
+def standing_rows(
+    lines: Sequence[LineRow], *, include_inactive: bool = False
+) -> list[ladder_pb2.StandingRow]:
+    """GetStandings rows, in ``lines``'s order (the store's: best ordinal first)."""
+    rows = []
+    for x in _active(lines, include_inactive):
+        low, high = ratings.interval(x.mu, x.sigma)
+        rows.append(
+            ladder_pb2.StandingRow(
+                bot=x.bot,
+                owner=x.owner,
+                bot_version=x.version,
+                rating=ladder_pb2.LadderRating(
+                    mu=x.mu, sigma=x.sigma, ordinal=ratings.ordinal(x.mu, x.sigma), games=x.games
+                ),
+                mu_low=low,
+                mu_high=high,
+                mean_rank=x.mean_rank,
+                faults=x.faults,
+                last_seen=x.last_seen,
+                inactive=x.inactive,
+                aborted=x.aborted,
+            )
+        )
+    return rows
+
+
+def _records(lines: Sequence[LineRow], include_inactive: bool) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    for i, x in enumerate(_active(lines, include_inactive), 1):
+        low, high = ratings.interval(x.mu, x.sigma)
+        out.append(
+            {
+                "rank": i,
+                "bot": x.bot,
+                "version": x.version,
+                "owner": x.owner,
+                "ordinal": round(ratings.ordinal(x.mu, x.sigma), 3),
+                "mu": round(x.mu, 3),
+                "mu_low": round(low, 3),
+                "mu_high": round(high, 3),
+                "sigma": round(x.sigma, 3),
+                "games": x.games,
+                "mean_rank": round(x.mean_rank, 3),
+                "faults": dict(sorted(x.faults.items())),
+                "aborted": x.aborted,
+                "last_seen": round(x.last_seen, 3),
+                "inactive": x.inactive,
+            }
+        )
+    return out
+
+
+def as_json(lines: Sequence[LineRow], *, include_inactive: bool = True) -> str:
+    """The standings as a JSON list of rows."""
+    return json.dumps(_records(lines, include_inactive), indent=2)
+
+
+def as_csv(lines: Sequence[LineRow], *, include_inactive: bool = True) -> str:
+    """The standings as CSV (faults as ``kind:n;kind:n``)."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for r in _records(lines, include_inactive):
+        faults = r["faults"]
+        assert isinstance(faults, dict)
+        writer.writerow(r | {"faults": ";".join(f"{k}:{v}" for k, v in faults.items())})
+    return buf.getvalue()
+
+
+def as_table(lines: Sequence[LineRow], *, include_inactive: bool = False) -> str:
+    """The standings as a fixed-width table for a terminal."""
+    head = (
+        f"{'#':>3} {'bot':<18} {'version':<10} {'rating':>7} {'mu (95% interval)':>22} "
+        f"{'games':>5} {'mean rank':>9} {'faults':<16} {'status'}"
+    )
+    out = [head]
+    for r in _records(lines, include_inactive):
+        faults = r["faults"]
+        assert isinstance(faults, dict)
+        fault_text = ",".join(f"{k}:{v}" for k, v in faults.items()) or "-"
+        interval = f"{r['mu']:.1f} ({r['mu_low']:.1f}..{r['mu_high']:.1f})"
+        out.append(
+            f"{r['rank']:>3} {str(r['bot'])[:18]:<18} {str(r['version'])[:10] or '-':<10} "
+            f"{r['ordinal']:>7.2f} {interval:>22} {r['games']:>5} {r['mean_rank']:>9.2f} "
+            f"{fault_text[:16]:<16} {r['inactive'] or 'active'}"
+        )
+    return "\n".join(out)
