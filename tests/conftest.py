@@ -1,4 +1,5 @@
-"""Fixtures: a real PostgreSQL for the session, and store URLs of both kinds."""
+"""Fixtures shared by the test packages: a real PostgreSQL for the session, and store URLs of
+both kinds (the tournament and ladder stores)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from .postgres import PostgresServer, postgres_server
+from tournament.postgres import PostgresServer, postgres_server
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,189 @@
+"""The ladder's tables on SQLite and on a real PostgreSQL: accounts, presence, results
+stored once and rated in order, orphans aborted, suspension."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import pytest
+from medina.ladder import accounts, ratings
+from medina.ladder.recompute import compare
+from medina.storage.ladder import LadderStore, RatedSeat, SeatOutcome, StoreError
+from medina.tournament.standings import FAULTS
+
+FAULTSET = frozenset(FAULTS)
+
+
+def rater(before: Sequence[tuple[float, float]], ranks: Sequence[int]) -> list[tuple[float, float]]:
+    after = ratings.rate([ratings.Rating(m, s) for m, s in before], ranks)
+    return [(r.mu, r.sigma) for r in after]
+
+
+def add(store: LadderStore, name: str, owner: str = "") -> int:
+    made = accounts.new_key()
+    store.add_bot(name, owner or name, made.key_id, made.salt, made.digest)
+    return store.account(name).id
+
+
+def line(store: LadderStore, bot_id: int, version: str = "v1") -> int:
+    return store.line(bot_id, version, ratings.INITIAL.mu, ratings.INITIAL.sigma).id
+
+
+def seats(*results: tuple[int, int, str]) -> list[SeatOutcome]:
+    return [
+        SeatOutcome(i, total, rank, term, 0, "") for i, (total, rank, term) in enumerate(results)
+    ]
+
+
+def finish(
+    store: LadderStore,
+    mid: int,
+    server: str,
+    outcome: list[SeatOutcome],
+    *,
+    ending: str = "complete",
+    suspend_after: int = 3,
+) -> list[RatedSeat] | None:
+    return store.finish(
+        mid,
+        server,
+        outcome,
+        ending,
+        "rec.jsonl",
+        rater,
+        suspend_after=suspend_after,
+        window=10,
+        faults=FAULTSET,
+    )
+
+
+def test_accounts(db_url: str) -> None:
+    store = LadderStore(db_url)
+    add(store, "alpha", "ann")
+    with pytest.raises(StoreError, match="exists already"):
+        add(store, "alpha")
+    account = store.account("alpha")
+    assert account.owner == "ann" and not account.revoked and account.inactive == ""
+    made = accounts.new_key()
+    store.set_key("alpha", made.key_id, made.salt, made.digest)
+    found = store.key_row(made.key_id)
+    assert found is not None and found[0].name == "alpha"
+    store.revoke("alpha")
+    assert store.account("alpha").inactive == "revoked"
+    assert store.revoked([account.id]) == {account.id}
+    with pytest.raises(StoreError, match="no bot named"):
+        store.revoke("nobody")
+
+
+def test_presence_is_one_place_at_a_time(db_url: str) -> None:
+    store = LadderStore(db_url)
+    bot = add(store, "alpha")
+    assert store.claim_presence(bot, "s1", 30) is None
+    assert store.claim_presence(bot, "s2", 30) == "s1"
+    store.release_presence(bot, "s1")
+    assert store.claim_presence(bot, "s2", 30) is None
+    assert store.claim_presence(bot, "s1", -1) == "s2"
+    store.register_server("s2", "x", -1)  # s2 stops renewing: its hold lapses
+    store.renew("s2", [bot], -1)
+    assert store.claim_presence(bot, "s1", 30) is None
+
+
+def test_a_result_is_stored_and_rated_once_in_order(db_url: str) -> None:
+    store = LadderStore(db_url)
+    store.register_server("s1", "x", 30)
+    a, b = add(store, "a"), add(store, "b")
+    la, lb = line(store, a), line(store, b)
+    mid = store.new_match("s1", "medina-v2", 2, 1000, 7, [la, lb])
+    outcome = seats((40, 1, "normal"), (30, 2, "normal"))
+    assert finish(store, mid, "s1", outcome) is None  # not started: not running
+    assert store.started(mid, "s1", "arena-1")
+    assert not store.started(mid, "s2", "arena-1")
+    rated = finish(store, mid, "s1", outcome)
+    assert rated is not None and [r.games for r in rated] == [1, 1]
+    assert rated[0].mu > rated[1].mu
+    assert finish(store, mid, "s1", outcome) is None  # stored once
+    (m,) = store.matches()
+    assert (m.status, m.ending, m.rated_seq) == ("finished", "complete", 1)
+    assert compare(store) == (1, [])
+
+
+def test_an_abandoned_result_is_stored_but_not_rated(db_url: str) -> None:
+    store = LadderStore(db_url)
+    a, b = add(store, "a"), add(store, "b")
+    la, lb = line(store, a), line(store, b)
+    mid = store.new_match("s1", "medina-v2", 2, 1000, 7, [la, lb])
+    store.started(mid, "s1", "m")
+    finish(store, mid, "s1", seats((0, 1, "no_show"), (0, 1, "no_show")), ending="abandoned")
+    for x in store.lines():
+        assert (x.games, x.aborted, x.faults) == (0, 1, {"no_show": 1})
+    assert store.matches()[0].rated_seq is None
+
+
+def test_a_dead_servers_matches_are_aborted_and_never_rated(db_url: str) -> None:
+    store = LadderStore(db_url)
+    store.register_server("dead", "x", -1)
+    store.register_server("live", "y", 30)
+    a, b, c = add(store, "a"), add(store, "b"), add(store, "c")
+    la, lb, lc = line(store, a), line(store, b), line(store, c)
+    m1 = store.new_match("dead", "medina-v2", 2, 1000, 1, [la, lb])
+    store.started(m1, "dead", "x1")
+    m2 = store.new_match("live", "medina-v2", 2, 1000, 2, [lb, lc])
+    store.started(m2, "live", "x2")
+    assert store.abort_orphans() == [m1]
+    assert finish(store, m1, "dead", seats((1, 1, "normal"), (0, 2, "normal"))) is None
+    assert finish(store, m2, "live", seats((1, 1, "normal"), (0, 2, "normal"))) is not None
+    by_id = {m.id: m for m in store.matches()}
+    assert by_id[m1].status == "aborted" and by_id[m1].rated_seq is None
+    lines = {x.bot: x for x in store.lines()}
+    assert (lines["a"].games, lines["a"].aborted) == (0, 1)
+    assert (lines["b"].games, lines["b"].aborted) == (1, 1)
+    assert compare(store) == (1, [])
+
+
+def test_faults_suspend_a_version_until_another_connects(db_url: str) -> None:
+    store = LadderStore(db_url)
+    a, b = add(store, "a"), add(store, "b")
+    la, lb = line(store, a), line(store, b)
+    for n in range(3):
+        mid = store.new_match("s", "medina-v2", 2, 1000, n, [la, lb])
+        store.started(mid, "s", f"m{n}")
+        finish(store, mid, "s", seats((10, 2, "timeout"), (20, 1, "normal")))
+    account = store.account("a")
+    assert account.suspended_version == "v1" and "3 faults" in (account.suspended_reason or "")
+    assert store.lines(line_ids=[la])[0].inactive.startswith("suspended")
+    assert store.account("b").suspended_reason is None
+    line(store, a, "v2")  # a new version lifts it; the old line is kept
+    assert store.account("a").suspended_reason is None
+    assert {x.version for x in store.lines(bot_id=a)} == {"v1", "v2"}
+
+
+def test_two_servers_storing_at_once_rate_in_one_order(db_url: str) -> None:
+    store1, store2 = LadderStore(db_url), LadderStore(db_url)
+    ids = [add(store1, f"b{i}") for i in range(6)]
+    lines = [line(store1, i) for i in ids]
+    jobs: list[tuple[LadderStore, str, int]] = []
+    for n in range(24):
+        server, store = ("s1", store1) if n % 2 else ("s2", store2)
+        picked = [lines[(n + k) % 6] for k in range(3)]
+        mid = store.new_match(server, "medina-v2", 3, 1000, n, picked)
+        store.started(mid, server, f"m{n}")
+        jobs.append((store, server, mid))
+    errors: list[BaseException] = []
+
+    def run(part: list[tuple[LadderStore, str, int]]) -> None:
+        try:
+            for store, server, mid in part:
+                out = seats((mid % 7, 1, "normal"), (3, 2, "normal"), (1, 3, "crashed"))
+                assert finish(store, mid, server, out, suspend_after=0) is not None
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(jobs[i::3],)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
+    assert sorted(m.rated_seq or 0 for m in store1.matches()) == list(range(1, 25))
+    assert compare(store1) == (24, [])
