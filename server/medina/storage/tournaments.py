@@ -36,6 +36,7 @@ __all__ = [
     "TournamentRow",
     "TournamentStore",
     "database_url",
+    "owner_is_dead_here",
     "worker_id",
 ]
 
