@@ -79,13 +79,18 @@ const HANDSHAKE_CODES = new Set([
   grpc.status.UNIMPLEMENTED,
 ]);
 
-const USAGE = `usage: node bot.js --server HOST:PORT --token TOKEN [options]
+const USAGE = `usage: node bot.js --server HOST:PORT (--token TOKEN | --bot-key KEY) [options]
 
-Plays one seat of a Medina Arena match with the strategy in strategy.js.
+Plays one seat of a Medina Arena match with the strategy in strategy.js; with --bot-key,
+plays match after match on a ladder until stopped (Ctrl-C finishes the matches in play,
+a second Ctrl-C quits).
 
 options:
-  --server HOST:PORT   the arena server (env MEDINA_SERVER)
+  --server HOST:PORT   the arena server, or the ladder (env MEDINA_SERVER)
   --token TOKEN        the seat token from the organiser (env MEDINA_TOKEN)
+  --bot-key KEY        play on the ladder with this bot key (env MEDINA_BOT_KEY)
+  --bot-version V      ladder: the version to rate (a new one starts a new rating line)
+  --max-matches N      ladder: matches at once (default: the ladder's, 1)
   --name NAME          bot name shown in results (default: the strategy's name)
   --seed S             seed of the strategy's randomness, an integer (default: from
                        the match, its seed * 4 + this seat, at the first Welcome)
@@ -162,6 +167,9 @@ function parseOptions(argv, env) {
       options: {
         server: { type: 'string' },
         token: { type: 'string' },
+        'bot-key': { type: 'string' },
+        'bot-version': { type: 'string' },
+        'max-matches': { type: 'string' },
         name: { type: 'string' },
         seed: { type: 'string' },
         strategy: { type: 'string' },
@@ -183,9 +191,23 @@ function parseOptions(argv, env) {
     return { help: true };
   }
   const server = parsed.server || env.MEDINA_SERVER;
-  const token = parsed.token || env.MEDINA_TOKEN;
-  if (!server || !token) {
-    throw new UsageError('--server and --token are required (or MEDINA_SERVER / MEDINA_TOKEN)');
+  const botKey = parsed['bot-key'] || (parsed.token ? '' : env.MEDINA_BOT_KEY || '');
+  const token = parsed.token || (botKey ? '' : env.MEDINA_TOKEN);
+  if (parsed.token && parsed['bot-key']) {
+    throw new UsageError('--token plays one seat, --bot-key plays on a ladder: give one');
+  }
+  if (!server || !(token || botKey)) {
+    throw new UsageError(
+      '--server and --token (or --bot-key) are required (or MEDINA_SERVER / MEDINA_TOKEN / ' +
+        'MEDINA_BOT_KEY)',
+    );
+  }
+  let maxMatches = null;
+  if (parsed['max-matches'] !== undefined) {
+    if (!/^\d+$/.test(parsed['max-matches']) || Number(parsed['max-matches']) < 1) {
+      throw new UsageError(`--max-matches must be an integer >= 1, got '${parsed['max-matches']}'`);
+    }
+    maxMatches = Number(parsed['max-matches']);
   }
   const seedText = parsed.seed === undefined ? null : parsed.seed.trim();
   if (seedText !== null && !/^-?\d+$/.test(seedText)) {
@@ -204,6 +226,9 @@ function parseOptions(argv, env) {
     help: false,
     server,
     token,
+    botKey,
+    botVersion: parsed['bot-version'] || '',
+    maxMatches,
     name: parsed.name,
     seed: seedText === null ? null : BigInt(seedText), // null: from the match
     // null: updates when the strategy has onUpdate (usesUpdates); else as asked.
@@ -756,6 +781,145 @@ function resultLine(ended, seat) {
   return `match over: ${shown.join(', ')}`;
 }
 
+/** Lobby reasons that end a ladder session for good (docs/protocol.md, "Errors"). */
+const LOBBY_FINAL = new Set([
+  'BOT_KEY_INVALID',
+  'BOT_REVOKED',
+  'BOT_SUSPENDED',
+  'LOBBY_HELLO_INVALID',
+  'HELLO_MISSING',
+]);
+
+/** The LadderService client constructor, from medina/v1/ladder.proto under `protoDir`. */
+function loadLadderService(protoDir) {
+  const file = path.join(protoDir, 'medina', 'v1', 'ladder.proto');
+  if (!fs.existsSync(file)) {
+    throw new UsageError(`no medina/v1/ladder.proto under ${protoDir} (set --proto-dir)`);
+  }
+  const definition = protoLoader.loadSync(file, {
+    includeDirs: [protoDir],
+    keepCase: true,
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
+  return grpc.loadPackageDefinition(definition).medina.v1.LadderService;
+}
+
+/**
+ * Plays on a ladder until stopped: one lobby stream with the bot key, each assigned match
+ * played as an ordinary seat (a fresh strategy each) beside it. The first SIGINT/SIGTERM
+ * sends Leave (the ladder closes the lobby once the matches in play have ended), a second
+ * quits. A lobby stream that breaks is opened again with backoff; matches go on meanwhile.
+ * Resolves to the exit status.
+ */
+async function playLadder(options, ArenaService) {
+  const LadderService = loadLadderService(options.protoDir);
+  const credentials = channelCredentials(options);
+  const games = new Map();
+  let leaving = false;
+  let current = null;
+  let played = 0;
+  const onSignal = () => {
+    if (leaving) {
+      process.exit(130);
+    }
+    leaving = true;
+    log('finishing the matches in play (Ctrl-C again to quit now)');
+    if (current) {
+      current.write({ leave: {} });
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const playMatch = async (assigned) => {
+    const strategy = loadStrategy(options);
+    const seat = new Session(
+      { ...options, server: assigned.address || options.server, token: assigned.token },
+      strategy,
+      ArenaService,
+    );
+    try {
+      await seat.play();
+    } catch (err) {
+      log(`ladder match ${assigned.match_id}: ${err.message}`);
+    }
+  };
+  let delay = 500;
+  for (;;) {
+    const outcome = await new Promise((resolve) => {
+      const client = new LadderService(options.server, credentials);
+      const metadata = new grpc.Metadata();
+      metadata.set('authorization', `Bearer ${options.botKey}`);
+      const call = client.Lobby(metadata);
+      current = call;
+      const hello = {
+        protocol_version: PROTOCOL_VERSION,
+        protocol_minor: PROTOCOL_MINOR,
+        bot_version: options.botVersion,
+        client: 'medina-node-bot',
+      };
+      if (options.maxMatches !== null) {
+        hello.max_matches = options.maxMatches;
+      }
+      call.write({ hello });
+      if (leaving) {
+        call.write({ leave: {} });
+      }
+      call.on('data', (message) => {
+        if (message.kind === 'welcome') {
+          delay = 500;
+          log(`on the ladder as ${message.welcome.bot} (${message.welcome.bot_version || "''"})`);
+        } else if (message.kind === 'heartbeat') {
+          call.write({ heartbeat: { sequence: message.heartbeat.sequence } });
+        } else if (message.kind === 'match') {
+          const m = message.match;
+          if (!games.has(m.match_id)) {
+            games.set(
+              m.match_id,
+              playMatch(m).finally(() => games.delete(m.match_id)),
+            );
+          }
+        } else if (message.kind === 'ended') {
+          played += 1;
+          if (!options.quiet && message.ended.result) {
+            const seats = message.ended.result.seats
+              .map((s) => `${s.name} ${s.total} (rank ${s.rank})`)
+              .join(', ');
+            process.stdout.write(`ladder match ${message.ended.match_id}: ${seats}\n`);
+          }
+        }
+      });
+      call.on('error', (err) => {
+        const info = errorInfo(err.metadata);
+        resolve({ done: false, error: err, reason: info ? info.reason : '' });
+      });
+      call.on('end', () => resolve({ done: leaving, error: null, reason: '' }));
+    });
+    current = null;
+    if (outcome.done) {
+      break;
+    }
+    if (outcome.error && (LOBBY_FINAL.has(outcome.reason) || outcome.error.code === grpc.status.UNIMPLEMENTED)) {
+      log(`the ladder refused the bot (${outcome.reason || outcome.error.code}): ${outcome.error.details}`);
+      await Promise.all(games.values());
+      return 1;
+    }
+    if (leaving) {
+      break;
+    }
+    log(`lobby: ${outcome.error ? outcome.error.details : 'closed'}; connecting again in ${delay} ms`);
+    await sleep(delay);
+    delay = Math.min(delay * 2, 10000);
+  }
+  await Promise.all(games.values());
+  if (!options.quiet) {
+    process.stdout.write(`left the ladder after ${played} match(es)\n`);
+  }
+  return 0;
+}
+
 async function main(argv, env) {
   let options;
   let session;
@@ -766,6 +930,10 @@ async function main(argv, env) {
       return 0;
     }
     const ArenaService = loadArenaService(options.protoDir);
+    if (options.botKey) {
+      loadStrategy(options); // a strategy that cannot load is a usage error before any match
+      return await playLadder(options, ArenaService);
+    }
     session = new Session(options, loadStrategy(options), ArenaService);
   } catch (err) {
     if (err instanceof UsageError) {

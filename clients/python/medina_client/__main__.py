@@ -22,17 +22,14 @@ import argparse
 import asyncio
 import logging
 import os
-import signal
 import sys
 from pathlib import Path
-
-from medina.v1 import ladder_pb2
 
 from .bot import Bot
 from .bots import BOTS, SearchBot
 from .connection import channel_credentials
 from .errors import MedinaClientError, SessionOver
-from .ladder import LadderError, LadderOptions, play_ladder
+from .ladder import LadderOptions, run_ladder, seat_player
 from .runner import play
 from .search import DEFAULT_LEVEL, SearchLevelError
 from .stdio import FREE_VALUES, glue_values
@@ -226,59 +223,22 @@ def _play_ladder(args: argparse.Namespace, options: LadderOptions) -> int:
             bot.name = args.name
         return bot
 
-    def show(ended: ladder_pb2.LadderMatchEnded) -> None:
-        if args.quiet:
-            return
-        seats = ", ".join(f"{s.name} {s.total} (rank {s.rank})" for s in ended.result.seats)
-        rating = f"; rating {ended.rating.ordinal:.2f}" if ended.HasField("rating") else ""
-        print(f"ladder match {ended.match_id}: {seats or 'aborted'}{rating}", flush=True)
-
-    async def run() -> int:
-        leave = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        main_task = asyncio.current_task()
-        assert main_task is not None
-
-        def interrupted() -> None:
-            if leave.is_set():
-                main_task.cancel()
-                return
-            leave.set()
-            print(
-                "medina_client: finishing the matches in play (Ctrl-C again to quit now)",
-                file=sys.stderr,
-                flush=True,
-            )
-
-        loop.add_signal_handler(signal.SIGINT, interrupted)
-        loop.add_signal_handler(signal.SIGTERM, interrupted)
+    try:
         credentials = channel_credentials(
             _read(args.tls_ca), _read(args.tls_cert), _read(args.tls_key)
         )
-        try:
-            summary = await play_ladder(
-                make_bot,
-                args.server,
-                args.bot_key,
-                options,
-                leave=leave,
-                credentials=credentials,
-                on_result=show,
-            )
-        except asyncio.CancelledError:
-            return 130
-        if not args.quiet:
-            print(f"left the ladder after {summary.matches} match(es)", flush=True)
-        return 0
-
-    try:
-        return asyncio.run(run())
-    except LadderError as exc:
+    except (OSError, ValueError) as exc:
         print(f"medina_client: {exc}", file=sys.stderr)
         return 1
-    except (MedinaClientError, OSError, ValueError) as exc:
-        print(f"medina_client: {exc}", file=sys.stderr)
-        return 1
+    return run_ladder(
+        seat_player(make_bot, credentials),
+        args.server,
+        args.bot_key,
+        options,
+        credentials=credentials,
+        quiet=args.quiet,
+        prog="medina_client",
+    )
 
 
 if __name__ == "__main__":

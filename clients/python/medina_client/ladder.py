@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
+import sys
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +27,14 @@ from .errors import MedinaClientError, SessionOver
 from .runner import play
 from .status import status_info
 
-__all__ = ["LadderError", "LadderOptions", "LadderSummary", "play_ladder"]
+__all__ = [
+    "LadderError",
+    "LadderOptions",
+    "LadderSummary",
+    "play_ladder",
+    "run_ladder",
+    "seat_player",
+]
 
 log = logging.getLogger("medina_client")
 
@@ -67,8 +76,24 @@ class LadderSummary:
     rating: tuple[float, float, int] | None = None
 
 
+def seat_player(
+    make_bot: Callable[[], Bot], credentials: grpc.ChannelCredentials | None = None
+) -> Callable[[ladder_pb2.MatchAssigned], Coroutine[Any, Any, None]]:
+    """How the SDK plays an assigned match: a fresh ``make_bot()`` on its seat."""
+
+    async def game(assigned: ladder_pb2.MatchAssigned) -> None:
+        try:
+            await play(make_bot(), assigned.address, assigned.token, credentials=credentials)
+        except SessionOver:
+            pass  # the match ended without us (our seat forfeited): the lobby says how
+        except (MedinaClientError, OSError) as exc:
+            log.warning("ladder match %s: %s", assigned.match_id, exc)
+
+    return game
+
+
 async def play_ladder(
-    make_bot: Callable[[], Bot],
+    play_match: Callable[[ladder_pb2.MatchAssigned], Coroutine[Any, Any, None]],
     address: str,
     key: str,
     options: LadderOptions = LadderOptions(),
@@ -78,22 +103,19 @@ async def play_ladder(
     on_result: Callable[[ladder_pb2.LadderMatchEnded], None] | None = None,
     reconnect_for_s: float = 300.0,
 ) -> LadderSummary:
-    """Play every match the ladder at ``address`` assigns, a fresh ``make_bot()`` per match,
-    until ``leave`` is set and the matches in play have ended. LadderError when the ladder
-    refuses the bot for good (bad or revoked key, suspended version, bad options)."""
+    """Play every match the ladder at ``address`` assigns with ``play_match`` (for an SDK
+    bot: ``seat_player(make_bot)``; the stdio bridge starts its program per match), until
+    ``leave`` is set and the matches in play have ended. LadderError when the ladder refuses
+    the bot for good (bad or revoked key, suspended version, bad options)."""
     leave = leave or asyncio.Event()
     summary = LadderSummary()
     games: dict[str, asyncio.Task[None]] = {}
     delay, give_up_at = 0.5, time.monotonic() + reconnect_for_s
 
     async def game(assigned: ladder_pb2.MatchAssigned) -> None:
-        try:
-            await play(make_bot(), assigned.address or address, assigned.token,
-                       credentials=credentials)  # fmt: skip
-        except SessionOver:
-            pass  # the match ended without us (our seat forfeited): the lobby says how
-        except (MedinaClientError, OSError) as exc:
-            log.warning("ladder match %s: %s", assigned.match_id, exc)
+        if not assigned.address:
+            assigned.address = address
+        await play_match(assigned)
 
     try:
         while True:
@@ -219,3 +241,61 @@ def _hello(options: LadderOptions) -> ladder_pb2.LobbyHello:
     if options.max_matches is not None:
         hello.max_matches = options.max_matches
     return hello
+
+
+def run_ladder(
+    play_match: Callable[[ladder_pb2.MatchAssigned], Coroutine[Any, Any, None]],
+    address: str,
+    key: str,
+    options: LadderOptions,
+    *,
+    credentials: grpc.ChannelCredentials | None = None,
+    quiet: bool = False,
+    prog: str = "medina_client",
+) -> int:
+    """The command line's ladder session: a line per match, the first SIGINT/SIGTERM
+    finishes the matches in play, a second quits at once. 0 when it left as asked, 1 when
+    the ladder refused the bot (the reason is printed), 130 when cut short."""
+
+    def show(ended: ladder_pb2.LadderMatchEnded) -> None:
+        if quiet:
+            return
+        seats = ", ".join(f"{s.name} {s.total} (rank {s.rank})" for s in ended.result.seats)
+        rating = f"; rating {ended.rating.ordinal:.2f}" if ended.HasField("rating") else ""
+        print(f"ladder match {ended.match_id}: {seats or 'aborted'}{rating}", flush=True)
+
+    async def run() -> int:
+        leave = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        main_task = asyncio.current_task()
+        assert main_task is not None
+
+        def interrupted() -> None:
+            if leave.is_set():
+                main_task.cancel()
+                return
+            leave.set()
+            print(
+                f"{prog}: finishing the matches in play (Ctrl-C again to quit now)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, interrupted)
+        try:
+            summary = await play_ladder(
+                play_match, address, key, options, leave=leave, credentials=credentials,
+                on_result=show,
+            )  # fmt: skip
+        except asyncio.CancelledError:
+            return 130
+        if not quiet:
+            print(f"left the ladder after {summary.matches} match(es)", flush=True)
+        return 0
+
+    try:
+        return asyncio.run(run())
+    except (MedinaClientError, OSError, ValueError) as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 1

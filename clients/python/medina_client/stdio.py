@@ -20,15 +20,16 @@ import re
 import sys
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import grpc
-from medina.v1 import arena_pb2, common_pb2, match_pb2
+from medina.v1 import arena_pb2, common_pb2, ladder_pb2, match_pb2
 
 from . import messages
 from .connection import Connection, channel_credentials
 from .errors import ConnectionLost, MedinaClientError, SessionOver
+from .ladder import LadderOptions, run_ladder
 from .route import Route
 from .runner import reconnecting
 from .stdio_lines import LineError, decode_answer, encode_line, excerpt
@@ -96,6 +97,9 @@ class BridgeConfig:
     #: Ask for Update messages (``update`` lines). Off by default: every ``request`` line
     #: carries the events since the previous one, and the server's path is cheaper without.
     updates: bool = False
+    #: Start the program in a session of its own, so a Ctrl-C at the terminal reaches only
+    #: the bridge: on a ladder the first one lets the match in play finish.
+    own_session: bool = False
 
     def __post_init__(self) -> None:
         if not self.command:
@@ -145,7 +149,10 @@ class StdioBridge:
         """Play the match (see ``run_bridge``)."""
         with LogFile(self.config.log_path):
             bot = await BotProcess.start(
-                self.config.command, self.config.log_path, child_environment(os.environ)
+                self.config.command,
+                self.config.log_path,
+                child_environment(os.environ),
+                own_session=self.config.own_session,
             )
             self.bot = bot
             log.info("started the bot (pid %d): %s", bot.pid, " ".join(self.config.command))
@@ -438,6 +445,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--server", default=os.environ.get("MEDINA_SERVER"), help="HOST:PORT")
     p.add_argument("--token", default=os.environ.get("MEDINA_TOKEN"), help="seat token")
     p.add_argument(
+        "--bot-key",
+        default=os.environ.get("MEDINA_BOT_KEY"),
+        help="instead of --token: play on the ladder at --server with this bot key, the "
+        "program started afresh for each match, until Ctrl-C (env MEDINA_BOT_KEY)",
+    )
+    p.add_argument(
+        "--rulesets", help="ladder: comma-separated rulesets the program plays (default: all)"
+    )
+    p.add_argument(
+        "--players", help="ladder: comma-separated player counts the program plays (default: all)"
+    )
+    p.add_argument("--max-matches", type=int, help="ladder: matches at once (default 1)")
+    p.add_argument(
         "--name", help="bot name shown in results (default: the program's or script's name)"
     )
     p.add_argument("--bot-version", default="0", help="bot version sent in the handshake")
@@ -511,7 +531,7 @@ def glue_values(argv: Sequence[str], options: frozenset[str]) -> list[str]:
 
 
 #: Options whose values may start with "-".
-FREE_VALUES = frozenset({"--server", "--token", "--name", "--bot-version"})
+FREE_VALUES = frozenset({"--server", "--token", "--bot-key", "--name", "--bot-version"})
 
 
 def _read(path: str | None) -> bytes | None:
@@ -533,8 +553,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = argv[split + 1 :]
     if not command:
         parser.error("no bot command after --")
-    if not args.server or not args.token:
-        parser.error("--server and --token are required (or MEDINA_SERVER / MEDINA_TOKEN)")
+    if args.bot_key and args.token:
+        parser.error("--token plays one seat, --bot-key plays on a ladder: give one")
+    if not args.server or not (args.token or args.bot_key):
+        parser.error(
+            "--server and --token (or --bot-key) are required "
+            "(or MEDINA_SERVER / MEDINA_TOKEN / MEDINA_BOT_KEY)"
+        )
+    if args.max_matches is not None and args.max_matches < 1:
+        parser.error("--max-matches must be at least 1")
     if not args.exit_wait > 0:
         parser.error(f"--exit-wait must be positive, not {args.exit_wait}")
     name = args.name or default_name(command)
@@ -552,7 +579,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             log_path = log_dir / log_file_name(name, os.getpid())
         config = BridgeConfig(
             server=args.server,
-            token=args.token,
+            token=args.token or "",
             command=tuple(command),
             log_path=log_path,
             name=name,
@@ -565,6 +592,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ),
             exit_wait_s=args.exit_wait,
         )
+        if args.bot_key:
+            return _ladder(args, config)
         outcome = asyncio.run(run_bridge(config))
     except KeyboardInterrupt:  # the program got the signal too; it has been stopped
         return 130
@@ -591,3 +620,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_BOT
     return EXIT_ENDED
+
+
+def _ladder(args: argparse.Namespace, config: BridgeConfig) -> int:
+    """Play on a ladder: the program is started afresh for each match it is given."""
+    try:
+        players = tuple(int(x) for x in args.players.split(",")) if args.players else ()
+    except ValueError:
+        print(f"medina_client stdio: --players {args.players!r}: integers", file=sys.stderr)
+        return 2
+    options = LadderOptions(
+        version=args.bot_version,
+        rulesets=tuple(r for r in (args.rulesets or "").split(",") if r),
+        players=players,
+        max_matches=args.max_matches,
+        client="medina_client stdio",
+    )
+
+    async def play_match(assigned: ladder_pb2.MatchAssigned) -> None:
+        try:
+            await run_bridge(
+                replace(config, server=assigned.address, token=assigned.token, own_session=True)
+            )
+        except (BotStartError, BotFailed, SessionOver, MedinaClientError, OSError) as exc:
+            # Charged by the referee (a crash, a forfeit); the next match starts afresh.
+            print(f"medina_client stdio: match {assigned.match_id}: {exc}", file=sys.stderr)
+
+    return run_ladder(
+        play_match,
+        args.server,
+        args.bot_key,
+        options,
+        credentials=config.credentials,
+        quiet=args.quiet,
+        prog="medina_client stdio",
+    )

@@ -36,9 +36,15 @@ class BotProcess:
 
     @classmethod
     async def start(
-        cls, command: Sequence[str], log_path: Path, env: Mapping[str, str] | None = None
+        cls,
+        command: Sequence[str],
+        log_path: Path,
+        env: Mapping[str, str] | None = None,
+        *,
+        own_session: bool = False,
     ) -> BotProcess:
-        """Start ``command`` with its stderr appended to ``log_path``.
+        """Start ``command`` with its stderr appended to ``log_path`` (in a session of its
+        own with ``own_session``: the terminal's signals do not reach it).
 
         Raises BotStartError naming the command and the reason.
         """
@@ -53,6 +59,7 @@ class BotProcess:
                     stderr=stderr,
                     env=None if env is None else dict(env),
                     limit=LINE_LIMIT,
+                    start_new_session=own_session,
                 )
             except OSError as exc:
                 reason = exc.strerror or str(exc)
