@@ -24,3 +24,9 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return str(tmp_path / "t.db")
     server: PostgresServer = request.getfixturevalue("pg")
     return server.create_database()
+
+
+@pytest.fixture
+def pg_url(pg: PostgresServer) -> str:
+    """A fresh empty PostgreSQL database."""
+    return pg.create_database()

@@ -212,7 +212,8 @@ async def _session(
                         on_result(e)
         except grpc.aio.AioRpcError as exc:
             info = status_info(exc.trailing_metadata())
-            text = f"{exc.code().name}: {exc.details()}"
+            reason = f", {info.reason}" if info.reason else ""
+            text = f"{exc.code().name}{reason}: {exc.details()}"
             if info.reason in LOBBY_FINAL or exc.code() == grpc.StatusCode.UNIMPLEMENTED:
                 raise LadderError(text, info.reason) from None
             raise _Retry(text) from None

@@ -106,6 +106,19 @@ def add_parser(sub: Any) -> None:
         help=f"seconds between lobby heartbeats (default {d.heartbeat_interval_s:g}; a bot "
         "that misses three is no longer matched)",
     )
+    serve.add_argument(
+        "--lease-s",
+        type=float,
+        default=d.lease_s,
+        help=f"seconds a silent ladder server keeps its matches and bots (default {d.lease_s:g}); "
+        "after that another server aborts its unfinished matches",
+    )
+    serve.add_argument(
+        "--hello-timeout-s",
+        type=float,
+        default=d.hello_timeout_s,
+        help=f"seconds a lobby stream has to send LobbyHello (default {d.hello_timeout_s:g})",
+    )
     serve.add_argument("--seed", type=int, help="seed of the matchmaker's randomness")
     serve.add_argument("--server-id", help="this server's name in the database (default host:pid)")
     serve.set_defaults(run=_serve)
@@ -216,6 +229,8 @@ def _serve(args: argparse.Namespace) -> int:
             suspend_window=args.suspend_window,
             heartbeat_interval_s=args.heartbeat_s,
             heartbeat_timeout_s=3 * args.heartbeat_s,
+            lease_s=args.lease_s,
+            hello_timeout_s=args.hello_timeout_s,
             seed=args.seed,
         )
     except ValueError as exc:

@@ -147,8 +147,8 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
                     f"a message from the bot is not a LobbyRequest: {exc}",
                 )
             )
-        except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.CancelledError):
-            pass
+        except (Exception, asyncio.CancelledError):
+            pass  # the call ended (aborted by us, cancelled, or broken): nothing to read
         # The bot closed its side (or the call ended): no more matches for it.
         if not session.closed and not session.playing:
             session.finish()

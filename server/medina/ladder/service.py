@@ -80,8 +80,10 @@ class LadderConfig:
             raise ValueError("max_matches_per_owner must be at least 1 (or absent: no cap)")
         if self.suspend_after < 0 or self.suspend_window < 1:
             raise ValueError("suspend_after must be >= 0 and suspend_window >= 1")
-        if self.heartbeat_timeout_s <= self.heartbeat_interval_s:
-            raise ValueError("the heartbeat timeout must be longer than its interval")
+        if not 0 < self.heartbeat_interval_s < self.heartbeat_timeout_s:
+            raise ValueError("the heartbeat interval must be positive and below its timeout")
+        if self.lease_s <= 0 or self.hello_timeout_s <= 0 or self.tick_s <= 0:
+            raise ValueError("lease_s, hello_timeout_s and tick_s must be positive")
 
 
 class Refusal(Exception):

@@ -95,6 +95,7 @@ class Reason(StrEnum):
     #: A bot account with this name exists already.
     BOT_EXISTS = "BOT_EXISTS"
 
+
 def error_info(reason: Reason, **metadata: object) -> ErrorInfo:
     """An ErrorInfo of this server's domain; metadata values are written as strings."""
     return ErrorInfo(

@@ -1,0 +1,153 @@
+"""The ladder end to end, as its users run it: ``ladder serve`` and ``bots`` commands, bots
+of every kind the project ships (the SDK, the Node bot, a stdio program) connected with
+their keys, playing continuously; a revoked key, a killed bot, a killed server; the stored
+ratings against a recomputation. One server on SQLite; two servers on one PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from e2e.test_node_bot import node  # noqa: F401 (the fixture: node with the bot's packages)
+from medina.ladder.recompute import compare
+from medina.storage.ladder import LadderStore
+
+from .harness import Bots, LadderServer, add_bot, arena_cli, finished, running_with, wait_until
+
+pytestmark = pytest.mark.timeout(420)
+
+HANGBOT = Path(__file__).with_name("hangbot.py")
+
+#: Fast matches: a short clock (the bots answer at once) and 2- and 4-player games.
+OFFERS = ("--offer", "medina-v2:2:300", "--offer", "medina-v2:4:300")
+
+
+def test_one_server_plays_continuously_and_charges_faults(
+    tmp_path: Path,
+    node: str,  # noqa: F811
+) -> None:
+    db = str(tmp_path / "ladder.db")
+    keys = {name: add_bot(db, name) for name in ("py-1", "py-2", "node-1", "awk-1")}
+    server = LadderServer.start(db, tmp_path, "solo", *OFFERS, "--seed", "3")
+    bots = Bots(tmp_path)
+    store = LadderStore(db)
+    try:
+        py1 = bots.start(
+            "py-1",
+            [sys.executable, str(HANGBOT), "--server", server.address, "--bot-key",
+             keys["py-1"], "--name", "py-1", "--hang-when", str(tmp_path / "hang")],
+        )  # fmt: skip
+        bots.sdk("py-2", server.address, keys["py-2"], "--bot-version", "v2")
+        nodebot = bots.node(node, "node-1", server.address, keys["node-1"])
+        bots.stdio("awk-1", server.address, keys["awk-1"])
+        wait_until(lambda: finished(store) >= 12, 150, "12 finished ladder matches")
+        kinds = {m.players for m in store.matches() if m.status == "finished"}
+        assert kinds == {2, 4}, "the offer mix is kept"
+
+        # A revoked key: the live lobby stream ends, and the key opens nothing again.
+        done = arena_cli("bots", "revoke", "node-1", "--db", db)
+        assert done.returncode == 0, done.stderr
+        assert nodebot.proc.wait(60) == 1
+        assert "BOT_REVOKED" in nodebot.output()
+        t0 = time.monotonic()  # the key is checked on every connect: refused at once
+        retry = bots.sdk("node-1-again", server.address, keys["node-1"])
+        assert retry.proc.wait(30) == 1
+        assert time.monotonic() - t0 < 30 and "revoked" in retry.output()
+
+        # A bot killed mid-match (mid-turn) is charged for it.
+        (tmp_path / "hang").touch()
+        wait_until(lambda: "hanging in a match" in py1.output(), 60, "py-1 mid-match")
+        killed_in = running_with(store, "py-1")
+        assert killed_in is not None
+        py1.proc.kill()
+        py1.proc.wait(10)
+
+        def charged() -> bool:
+            m = {x.id: x for x in store.matches()}[killed_in]
+            return m.status == "finished" and any(
+                s[1] == "py-1" and s[5] in ("crashed", "disconnected", "timeout") for s in m.seats
+            )
+
+        wait_until(charged, 90, "py-1's match to end with py-1 charged")
+        py1_line = next(x for x in store.lines() if x.bot == "py-1")
+        assert sum(py1_line.faults.values()) >= 1
+
+        for bot in bots.procs:
+            if bot.proc.poll() is None:
+                assert bot.stop() == 0, bot.output()
+                assert "left the ladder after" in bot.output()
+    finally:
+        bots.kill_all()
+        server.stop()
+    assert compare(store) == (len(store.rated_results()), [])
+    standings = arena_cli("ladder", "standings", "--db", db, "--all", "--format", "json")
+    rows = {(r["bot"], r["version"]): r for r in json.loads(standings.stdout)}
+    assert rows[("node-1", "node-1")]["inactive"] == "revoked"
+    assert rows[("py-2", "v2")]["games"] > 0
+    assert "Traceback" not in server.log.read_text()
+    check = arena_cli("ladder", "recompute", "--db", db)
+    assert check.returncode == 0 and "equal a recomputation" in check.stdout
+
+
+def test_two_servers_share_one_postgresql(
+    tmp_path: Path,
+    pg_url: str,
+    node: str,  # noqa: F811
+) -> None:
+    names = ("a-py-1", "a-py-2", "a-node", "b-py-1", "b-py-2", "b-awk")
+    keys = {name: add_bot(pg_url, name, owner=name) for name in names}
+    lease = ("--lease-s", "3")
+    first = LadderServer.start(pg_url, tmp_path, "first", *OFFERS, *lease, "--seed", "1")
+    second = LadderServer.start(pg_url, tmp_path, "second", *OFFERS, *lease, "--seed", "2")
+    bots = Bots(tmp_path)
+    store = LadderStore(pg_url)
+    try:
+        bots.sdk("a-py-1", first.address, keys["a-py-1"])
+        bots.sdk("a-py-2", first.address, keys["a-py-2"])
+        bots.node(node, "a-node", first.address, keys["a-node"])
+        bots.sdk("b-py-1", second.address, keys["b-py-1"])
+        bots.sdk("b-py-2", second.address, keys["b-py-2"])
+        bots.stdio("b-awk", second.address, keys["b-awk"])
+        wait_until(lambda: finished(store) >= 30, 240, "30 finished ladder matches")
+
+        # The same key from a second place is refused while the first holds it.
+        twin = bots.sdk("twin", second.address, keys["a-py-1"])
+        wait_until(lambda: "BOT_CONNECTED_ELSEWHERE" in twin.output(), 30, "the twin refused")
+        twin.proc.kill()
+
+        # The second server dies mid-match: its matches are aborted, never rated.
+        wait_until(
+            lambda: any(m.status == "running" and m.server == "second" for m in store.matches()),
+            60,
+            "a running match on the second server",
+        )
+        os.kill(second.proc.pid, signal.SIGKILL)
+        second.proc.wait(10)
+        cut = [m.id for m in store.matches() if m.server == "second" and m.status == "running"]
+        assert cut
+
+        def orphans_aborted() -> bool:
+            by_id = {m.id: m for m in store.matches()}
+            return all(by_id[i].status == "aborted" for i in cut)
+
+        wait_until(orphans_aborted, 60, "the dead server's matches to be aborted")
+        by_id = {m.id: m for m in store.matches()}
+        assert all(by_id[i].rated_seq is None for i in cut)
+        # The first server plays on.
+        now = finished(store)
+        wait_until(lambda: finished(store) >= now + 3, 60, "the first server to play on")
+    finally:
+        bots.kill_all()
+        first.stop()
+        second.stop()
+    servers = {m.server for m in store.matches() if m.status == "finished"}
+    assert servers == {"first", "second"}
+    for m in store.matches():
+        assert len({s[1] for s in m.seats}) == len(m.seats), "nobody plays itself"
+    assert compare(store) == (len(store.rated_results()), [])
+    assert "Traceback" not in first.log.read_text()
