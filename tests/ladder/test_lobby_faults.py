@@ -1,0 +1,227 @@
+"""Hostile lobby clients against a ladder whose good bots keep playing: a bad key, a stall,
+garbage bytes, an oversize message, a flood, a bad LobbyHello, a missed heartbeat and the
+same key from two places each end only the offender's stream, with the documented reason;
+the organiser's account calls over gRPC."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+
+import grpc
+import pytest
+from medina.ladder.matchmaker import Offer
+from medina.ladder.serve import LadderServerConfig, RunningLadder, start_ladder
+from medina.ladder.service import LadderConfig
+from medina.v1 import ladder_pb2, ladder_pb2_grpc
+from medina_client.bots import RandomBot
+from medina_client.ladder import LadderError, play_ladder, seat_player
+from medina_client.status import status_info
+
+T = TypeVar("T")
+TOKEN = "organiser-secret"
+pytestmark = pytest.mark.timeout(180)
+
+CONFIG = LadderConfig(
+    offers=(Offer("medina-v2", 2, 300),),
+    heartbeat_interval_s=0.3,
+    heartbeat_timeout_s=1.0,
+    hello_timeout_s=0.5,
+    lease_s=5.0,
+    seed=1,
+)
+
+
+def run(make: Callable[[], Awaitable[T]], timeout_s: float = 150) -> T:
+    async def bounded() -> T:
+        async with asyncio.timeout(timeout_s):
+            return await make()
+
+    return asyncio.run(bounded())
+
+
+def auth(key: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {key}"),)
+
+
+async def add(stub: ladder_pb2_grpc.LadderServiceAsyncStub, name: str) -> str:
+    made = await stub.AddBot(ladder_pb2.AddBotRequest(name=name), metadata=auth(TOKEN))
+    return made.key
+
+
+def hello(**fields: object) -> ladder_pb2.LobbyRequest:
+    return ladder_pb2.LobbyRequest(hello=ladder_pb2.LobbyHello(protocol_version=1, **fields))  # type: ignore[arg-type]
+
+
+async def refusal(call: AsyncIterable[object]) -> tuple[grpc.StatusCode, str]:
+    """Read ``call`` to its end: the status code and ErrorInfo reason it ended with."""
+    try:
+        async for _ in call:
+            pass
+    except grpc.aio.AioRpcError as exc:
+        return exc.code(), status_info(exc.trailing_metadata()).reason
+    return grpc.StatusCode.OK, ""
+
+
+async def lobby_raw(
+    channel: grpc.aio.Channel, key: str, messages: list[bytes], then_wait: bool = True
+) -> tuple[grpc.StatusCode, str]:
+    """A lobby stream sending raw bytes (then holding the stream open)."""
+    method = channel.stream_stream(
+        "/medina.v1.LadderService/Lobby",
+        request_serializer=lambda b: b,
+        response_deserializer=lambda b: b,
+    )
+
+    async def requests() -> AsyncIterator[bytes]:
+        for m in messages:
+            yield m
+        if then_wait:
+            await asyncio.sleep(3600)  # hold the stream open until the server ends it
+
+    return await refusal(method(requests(), metadata=auth(key)))
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return str(tmp_path / "ladder.db")
+
+
+def test_only_the_offender_suffers(db: str, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        ladder = await start_ladder(
+            LadderServerConfig(
+                db=db, port=0, records_dir=tmp_path / "rec", organiser_token=TOKEN, ladder=CONFIG
+            )
+        )
+        address = f"127.0.0.1:{ladder.port}"
+        channel = grpc.aio.insecure_channel(address)
+        stub = ladder_pb2_grpc.LadderServiceStub(channel)
+        good = [await add(stub, f"good-{i}") for i in range(2)]
+        bad = await add(stub, "bad")
+        leave = asyncio.Event()
+        players = [
+            asyncio.create_task(
+                play_ladder(seat_player(lambda: RandomBot(1), None), address, key, leave=leave)
+            )
+            for key in good
+        ]
+        try:
+            await until_finished(ladder, 2)
+
+            async def attack(name: str, outcome: Awaitable[tuple[grpc.StatusCode, str]],
+                             want: tuple[grpc.StatusCode, str]) -> None:  # fmt: skip
+                before = ladder.ladder.finished
+                assert await outcome == want, name
+                await until_finished(ladder, before + 1)  # the good bots play on
+
+            lobby = stub.Lobby
+            await attack("no key", refusal(lobby(iter([hello()]))),
+                         (grpc.StatusCode.UNAUTHENTICATED, "BOT_KEY_INVALID"))  # fmt: skip
+            await attack("wrong key", refusal(lobby(iter([hello()]), metadata=auth(bad + "x"))),
+                         (grpc.StatusCode.UNAUTHENTICATED, "BOT_KEY_INVALID"))  # fmt: skip
+            await attack("stall", lobby_raw(channel, bad, []),
+                         (grpc.StatusCode.DEADLINE_EXCEEDED, "HELLO_TIMEOUT"))  # fmt: skip
+            await attack("garbage", lobby_raw(channel, bad, [b"\xff\xff\xff\xff"]),
+                         (grpc.StatusCode.INVALID_ARGUMENT, "MESSAGE_MALFORMED"))  # fmt: skip
+            hello_bytes = hello().SerializeToString()
+            await attack("garbage later", lobby_raw(channel, bad, [hello_bytes, b"\xff\xff\xff"]),
+                         (grpc.StatusCode.INVALID_ARGUMENT, "MESSAGE_MALFORMED"))  # fmt: skip
+            await attack("oversize", lobby_raw(channel, bad, [b"\x00" * 70_000]),
+                         (grpc.StatusCode.RESOURCE_EXHAUSTED, "MESSAGE_TOO_LARGE"))  # fmt: skip
+            beat = ladder_pb2.LobbyRequest(heartbeat=ladder_pb2.Heartbeat(sequence=1))
+            flood = [hello_bytes] + [beat.SerializeToString()] * 400
+            await attack("flood", lobby_raw(channel, bad, flood),
+                         (grpc.StatusCode.RESOURCE_EXHAUSTED, "FLOODING"))  # fmt: skip
+            await attack("no echo", lobby_raw(channel, bad, [hello_bytes]),
+                         (grpc.StatusCode.DEADLINE_EXCEEDED, "HEARTBEAT_MISSED"))  # fmt: skip
+            zero = hello(max_matches=0).SerializeToString()
+            await attack("zero matches", lobby_raw(channel, bad, [zero]),
+                         (grpc.StatusCode.INVALID_ARGUMENT, "LOBBY_HELLO_INVALID"))  # fmt: skip
+            five = hello(players=[5]).SerializeToString()
+            await attack("five players", lobby_raw(channel, bad, [five]),
+                         (grpc.StatusCode.INVALID_ARGUMENT, "LOBBY_HELLO_INVALID"))  # fmt: skip
+            await attack("same key twice", lobby_raw(channel, good[0], [hello_bytes]),
+                         (grpc.StatusCode.ALREADY_EXISTS, "BOT_CONNECTED_ELSEWHERE"))  # fmt: skip
+            # None of it was charged to anyone: every match so far was complete.
+            for line in await asyncio.to_thread(ladder.store.lines):
+                assert line.faults == {}, line
+        finally:
+            leave.set()
+            await asyncio.gather(*players)
+            await channel.close()
+            await ladder.stop()
+
+    run(scenario)
+
+
+def test_accounts_over_grpc(db: str, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        ladder = await start_ladder(
+            LadderServerConfig(
+                db=db, port=0, records_dir=tmp_path / "rec", organiser_token=TOKEN, ladder=CONFIG
+            )
+        )
+        address = f"127.0.0.1:{ladder.port}"
+        channel = grpc.aio.insecure_channel(address)
+        stub = ladder_pb2_grpc.LadderServiceStub(channel)
+        try:
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await stub.AddBot(ladder_pb2.AddBotRequest(name="x"))
+            assert status_info(caught.value.trailing_metadata()).reason == (
+                "ORGANISER_TOKEN_INVALID"
+            )
+            key = await add(stub, "alpha")
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await add(stub, "alpha")
+            assert caught.value.code() == grpc.StatusCode.ALREADY_EXISTS
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await add(stub, "no spaces")
+            assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            rotated = await stub.RotateBot(
+                ladder_pb2.RotateBotRequest(name="alpha"), metadata=auth(TOKEN)
+            )
+            assert rotated.key != key
+            old = play_ladder(seat_player(lambda: RandomBot(1)), address, key)
+            with pytest.raises(LadderError) as refused:
+                await old
+            assert refused.value.reason == "BOT_KEY_INVALID"
+            # A live stream ends at once when its key is revoked.
+            session = asyncio.create_task(
+                play_ladder(seat_player(lambda: RandomBot(1)), address, rotated.key)
+            )
+            await until(lambda: bool(ladder.ladder.sessions))
+            await stub.RevokeBot(ladder_pb2.RevokeBotRequest(name="alpha"), metadata=auth(TOKEN))
+            with pytest.raises(LadderError) as refused:
+                await session
+            assert refused.value.reason == "BOT_REVOKED"
+            listed = await stub.ListBots(ladder_pb2.ListBotsRequest(), metadata=auth(TOKEN))
+            assert [(b.name, b.inactive) for b in listed.bots] == [("alpha", "revoked")]
+            assert key not in str(listed) and rotated.key not in str(listed)
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await stub.RevokeBot(
+                    ladder_pb2.RevokeBotRequest(name="nobody"), metadata=auth(TOKEN)
+                )
+            assert status_info(caught.value.trailing_metadata()).reason == "BOT_NOT_FOUND"
+            standings = await stub.GetStandings(
+                ladder_pb2.GetStandingsRequest(include_inactive=True)
+            )
+            assert [r.bot for r in standings.rows] == ["alpha"]
+            assert (await stub.GetStandings(ladder_pb2.GetStandingsRequest())).rows == []
+        finally:
+            await channel.close()
+            await ladder.stop()
+
+    run(scenario)
+
+
+async def until(check: Callable[[], bool], timeout_s: float = 30) -> None:
+    async with asyncio.timeout(timeout_s):
+        while not check():
+            await asyncio.sleep(0.02)  # polling state another task changes
+
+
+async def until_finished(ladder: RunningLadder, n: int) -> None:
+    await until(lambda: ladder.ladder.finished >= n, 60)
