@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.stamp-install
 GEN    := server/medina/v1/.stamp-proto
 PROTOS := $(wildcard proto/medina/v1/*.proto)
 
-.PHONY: setup proto run test lint bench dist lock release-schema clean
+.PHONY: setup proto run ladder test lint bench dist lock release-schema clean
 
 setup: $(STAMP) $(GEN)
 
@@ -49,6 +49,10 @@ run: setup
 		--bot "python -m medina_client --bot random --name random-2" \
 		--bot "python -m medina_client --bot greedy --name greedy-3" \
 		--bot "python -m medina_client --bot random --name random-4"
+
+# The ladder demo: a local ladder with the example bots, standings printed as they change.
+ladder: setup
+	$(PY) -m medina.cli ladder demo $${LADDER_DIR:+--dir $$LADDER_DIR} $${SECONDS_:+--seconds $$SECONDS_}
 
 test: setup lint
 	$(PY) -m pytest

@@ -24,6 +24,7 @@ from medina.referee.errors import ConfigError
 from medina.rpc.server import wait_for_signal
 from medina.storage.ladder import LadderStore, StoreError
 
+from . import ladder_demo
 from .errors import CommandError
 
 DEFAULT_DB = "ladder.db"
@@ -141,6 +142,8 @@ def add_parser(sub: Any) -> None:
     export.add_argument("--format", choices=("csv", "json"), default="json", help="format")
     export.add_argument("--out", help="file to write (default stdout)")
     export.set_defaults(run=_export)
+
+    ladder_demo.add_parser(lsub)
 
     recompute = lsub.add_parser(
         "recompute", help="check the stored ratings against a recomputation from the results"
