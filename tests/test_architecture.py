@@ -123,6 +123,17 @@ FORBIDDEN = {
         "medina.web",
         "grpc",
     ),
+    # The ladder drives its arena over gRPC like any organiser (its lobby is its own gRPC
+    # face); the CLI drives it. It never reaches the referee's or the engine's insides.
+    "ladder": (
+        "medina.cli",
+        "medina.web",
+        "medina.referee.match",
+        "medina.engine",
+        "medina.checkbot",
+        "medina.launch",
+        "medina_client",
+    ),
     # Tournaments drive servers over gRPC like any organiser; the CLI drives them.
     "tournament": ("medina.cli", "medina_client", "medina.web"),
     # The viewer reads the arena (rpc), records, the referee's and engine's data, and a
@@ -304,3 +315,22 @@ def test_nothing_of_the_server_or_the_sdk_imports_the_environments() -> None:
                 if name.split(".")[0] == "medina_envs":
                     bad.append(f"{path.relative_to(ROOT)} imports {name}")
     assert not bad, "\n".join(bad)
+
+
+#: The ladder's pure parts: what a match plan, a rating and a key are. No I/O, no gRPC.
+LADDER_PURE = ("matchmaker.py", "ratings.py", "accounts.py", "recompute.py")
+
+
+def test_the_ladders_rules_are_pure() -> None:
+    allowed = set(sys.stdlib_module_names) | {"__future__", "openskill"}
+    bad = []
+    for name in LADDER_PURE:
+        path = SERVER / "ladder" / name
+        for imported in _absolute_imports(path, ROOT / "server"):
+            top = imported.split(".")[0]
+            if top in allowed or imported.startswith(("medina.ladder", "medina.storage.ladder")):
+                continue
+            bad.append(f"ladder/{name} imports {imported}")
+    assert not bad, "\n".join(bad)
+    # The checker sees the servicer's gRPC import, so it could fail.
+    assert "grpc" in _absolute_imports(SERVER / "ladder" / "lobby.py", ROOT / "server")
