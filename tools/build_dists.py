@@ -49,6 +49,7 @@ CONTENTS: dict[str, list[tuple[Path, str]]] = {
             "sandbox",
             "tournament",
             "storage",
+            "ladder",
         )
     ],
 }

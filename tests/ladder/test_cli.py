@@ -1,0 +1,118 @@
+"""The ladder's and the accounts' commands: what they print, and every bad input refused
+with a message naming it (exit status 2), nothing half-written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from medina.cli import main
+from medina.ladder import ratings
+from medina.storage.ladder import LadderStore, SeatOutcome
+
+from .test_store import rater
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_accounts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "l.db")
+    code, out, err = run(capsys, "bots", "add", "alpha", "--owner", "ann", "--db", db)
+    assert code == 0 and out.startswith("mdk_") and "shown once" in err
+    key = out.strip()
+    code, out, err = run(capsys, "bots", "add", "alpha", "--db", db)
+    assert code == 2 and "exists already" in err
+    code, out, err = run(capsys, "bots", "add", "bad name", "--db", db)
+    assert code == 2 and "1-64 characters" in err
+    code, out, _ = run(capsys, "bots", "list", "--db", db)
+    assert "alpha" in out and "ann" in out and key not in out
+    code, out, err = run(capsys, "bots", "rotate", "alpha", "--db", db)
+    assert code == 0 and out.strip() != key and out.startswith("mdk_")
+    code, out, err = run(capsys, "bots", "revoke", "nobody", "--db", db)
+    assert code == 2 and "no bot named 'nobody'" in err
+    code, out, _ = run(capsys, "bots", "revoke", "alpha", "--db", db)
+    assert code == 0
+    code, out, _ = run(capsys, "bots", "list", "--db", db)
+    assert "revoked" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--offer", "medina-v2:5:1000"), "players"),
+        (("--offer", "medina-v2:two:1000"), "integers"),
+        (("--offer", "nope:2:1000"), "nope"),
+        (("--offer", "medina-v2:2:0"), "DECISION_MS must be positive"),
+        (("--offer", "medina-v2:2:1000:0"), "weight must be positive"),
+        (("--offer", "medina-v2:2"), "RULESET:PLAYERS:DECISION_MS"),
+        (("--exploration", "1.5"), "exploration"),
+        (("--max-matches-per-bot", "0"), "at least 1"),
+        (("--heartbeat-s", "0"), "heartbeat"),
+        (("--lease-s", "0"), "lease_s"),
+        (("--host", "0.0.0.0"), "--arena-public"),
+        (("--host", "192.0.2.1", "--arena-public", "x:1"), "--organiser-token"),
+    ],
+)
+def test_serve_refuses_bad_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str
+) -> None:
+    code, _, err = run(capsys, "ladder", "serve", "--db", str(tmp_path / "l.db"), *args)
+    assert code == 2 and message in err, err
+
+
+def test_standings_export_and_recompute(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "l.db")
+    store = LadderStore(db)
+    lines = []
+    for name in ("a", "b"):
+        run(capsys, "bots", "add", name, "--db", db)
+        account = store.account(name)
+        lines.append(store.line(account.id, "v1", ratings.INITIAL.mu, ratings.INITIAL.sigma).id)
+    mid = store.new_match("s", "medina-v2", 2, 1000, 1, lines)
+    store.started(mid, "s", "m1")
+    outcome = [SeatOutcome(0, 40, 1, "normal", 0, ""), SeatOutcome(1, 30, 2, "timeout", 3, "")]
+    store.finish(mid, "s", outcome, "complete", "r.jsonl", rater, suspend_after=0, window=10,
+                 faults=frozenset({"timeout"}))  # fmt: skip
+    code, out, _ = run(capsys, "ladder", "standings", "--db", db)
+    assert code == 0 and out.index(" a ") < out.index(" b ") and "timeout:1" in out
+    assert "1 matches finished" in out
+    code, out, _ = run(capsys, "ladder", "standings", "--db", db, "--format", "json")
+    rows = json.loads(out)
+    assert [r["bot"] for r in rows] == ["a", "b"] and rows[1]["faults"] == {"timeout": 1}
+    target = tmp_path / "export.json"
+    code, _, _ = run(capsys, "ladder", "export", "--db", db, "--out", str(target))
+    data = json.loads(target.read_text())
+    assert data["matches"][0]["seats"][1]["termination"] == "timeout"
+    assert not list(tmp_path.glob("*.tmp"))
+    code, out, _ = run(capsys, "ladder", "export", "--db", db, "--format", "csv")
+    assert out.startswith("# standings\n") and "# matches\n" in out
+    code, out, _ = run(capsys, "ladder", "recompute", "--db", db)
+    assert code == 0 and "from 1 rated matches" in out
+    store.engine.dispose()
+    LadderStore(db).engine.dispose()
+    # A stored rating changed behind the ladder's back is found.
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE ladder_lines SET mu = mu + 1 WHERE version = 'v1'")
+    code, out, _ = run(capsys, "ladder", "recompute", "--db", db)
+    assert code == 1 and "2 line(s) differ" in out
+
+
+def test_the_demo_plays_and_updates_the_standings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(
+        capsys, "ladder", "demo", "--dir", str(tmp_path), "--seconds", "12", "--every", "2"
+    )
+    assert code == 0
+    tables = [block for block in out.split("\n\n") if "matches played" in block]
+    assert len(tables) >= 2, out
+    played = [int(t.split()[0]) for t in tables]
+    assert played == sorted(played) and played[-1] > played[0] > -1
+    assert "greedy" in tables[-1]
