@@ -20,6 +20,7 @@ from bench import (
     capacity,
     engine,
     envs,
+    ladder,
     referee,
     strength,
     tournament,
@@ -35,6 +36,7 @@ SECTIONS: list[tuple[str, Callable[[], None]]] = [
     ("capacity", capacity.main),  # many matches on one server: dec/s, CPU, latency vs raw
     ("tournament", tournament.main),  # games per minute at concurrency 1..8 vs one match
     ("workers", workers.main),  # decisions/s with serve --workers 1 vs 2, instant bots
+    ("ladder", ladder.main),  # ladder serve: matches formed/s, decisions/s vs the arena alone
     ("viewer", viewer.main),  # web viewer: board JSON, replay JSON, message sizes
     ("strength", strength.main),  # reference bots against each other, paired and rotated
 ]
