@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from enum import IntEnum
+from importlib import metadata
 
 from medina.engine import (
     Action,
@@ -56,11 +57,24 @@ from .seat import (
 
 log = logging.getLogger("medina.referee")
 
-WRITER = "medina-arena 0.1.0"
+#: The distributions that may carry this code, the published one first (``make dist``
+#: builds ``medina-arena``; the development checkout installs ``medina-arena-dev``).
+DISTRIBUTIONS = ("medina-arena", "medina-arena-dev")
 
-#: An extra referee rule for drills (``medina-arena check-bot``): given the seat, the request
-#: id and a legal action it sent, a Rejection refuses the reply anyway; None accepts it.
 
+def writer_name(distributions: Sequence[str] = DISTRIBUTIONS) -> str:
+    """What a record's header names as its writer: ``medina-arena`` and the installed
+    version, from the package metadata (so records never lie after a version bump);
+    ``medina-arena (version unknown)`` when run from a tree that is not installed."""
+    for dist in distributions:
+        try:
+            return f"medina-arena {metadata.version(dist)}"
+        except metadata.PackageNotFoundError:
+            continue
+    return "medina-arena (version unknown)"
+
+
+WRITER = writer_name()
 
 #: Least extra wait for a transport to report a request's write (see ``_decide``).
 WRITE_WAIT_MIN_S = 1.0
