@@ -59,10 +59,11 @@ lint: setup
 	$(BIN)/mypy
 	$(BIN)/mypy --strict tests bench
 	bash tools/buflint.sh
+	bash tools/jscheck.sh
 
 bench: setup
 	$(PY) -m bench
 
 clean:
-	rm -rf $(VENV) server/medina/v1 .mypy_cache .ruff_cache .pytest_cache tools/.buf clients/node/node_modules \
+	rm -rf $(VENV) server/medina/v1 .mypy_cache .ruff_cache .pytest_cache tools/.buf tools/jscheck/node_modules clients/node/node_modules \
 		build dist
