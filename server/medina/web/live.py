@@ -81,11 +81,11 @@ def clock_json(match: Match) -> JSON:
         "bank_ms": t.bank_ms,
         "seats": [
             {
-                "bank_ms": c.bank_ms,
-                "last_reply_ms": c.last_reply_ms,
-                "allowed_ms": c.allowed_ms(),
+                "bank_ms": s.bank_ms,
+                "last_reply_ms": s.last_reply_ms,
+                "allowed_ms": s.allowed_ms,
             }
-            for c in match.clocks
+            for s in match.view().seats
         ],
     }
 
