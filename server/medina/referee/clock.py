@@ -53,6 +53,11 @@ def after(start_ns: int, duration_ms: int) -> int:
     return start_ns + duration_ms * NS_PER_MS
 
 
+def seconds_of_ms(duration_ms: int) -> float:
+    """A setting in milliseconds as float seconds (for messages that speak seconds)."""
+    return duration_ms / 1000
+
+
 def seconds(duration_ns: int) -> float:
     """A duration in float seconds (for measurements kept in seconds)."""
     return duration_ns / NS_PER_S

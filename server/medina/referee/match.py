@@ -255,7 +255,7 @@ class Match:
             self._handle_background(signal)
         for seat, st in enumerate(self.seat_states):
             if not st.connected and not st.forfeited:
-                seconds = self.settings.connect_timeout_ms / 1000
+                seconds = clk.seconds_of_ms(self.settings.connect_timeout_ms)
                 self._forfeit(
                     seat,
                     Termination.NO_SHOW,
