@@ -12,17 +12,19 @@ PROTOS := $(wildcard proto/medina/v1/*.proto)
 setup: $(STAMP) $(GEN)
 
 # The dev environment is installed from the lock file, so a fresh machine gets exactly the
-# versions CI tested; `make lock` re-resolves it after a change to pyproject.toml.
+# versions CI tested, each checked against the hashes the lock records (pip's hash-checking
+# mode: every line carries its hashes); `make lock` re-resolves it after a change to
+# pyproject.toml. The checkout itself is installed apart (-e . has no hash), without deps.
 $(STAMP): pyproject.toml requirements/dev.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check -U pip
-	$(BIN)/pip install -q --disable-pip-version-check -r requirements/dev.lock
+	$(BIN)/pip install -q --disable-pip-version-check --require-hashes -r requirements/dev.lock
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 lock: $(STAMP)
 	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 --no-header -q \
-		-o requirements/dev.lock
+		--generate-hashes -o requirements/dev.lock
 
 # The four distributions (medina-engine, -protocol, -client, -arena), wheel and sdist each.
 dist: setup
@@ -63,10 +65,11 @@ lint: setup
 	$(BIN)/mypy
 	$(BIN)/mypy --strict tests bench
 	bash tools/buflint.sh
+	bash tools/jscheck.sh
 
 bench: setup
 	$(PY) -m bench
 
 clean:
-	rm -rf $(VENV) server/medina/v1 .mypy_cache .ruff_cache .pytest_cache tools/.buf clients/node/node_modules \
+	rm -rf $(VENV) server/medina/v1 .mypy_cache .ruff_cache .pytest_cache tools/.buf tools/jscheck/node_modules clients/node/node_modules \
 		build dist

@@ -177,6 +177,74 @@ def test_only_the_cli_imports_the_web_viewer() -> None:
     assert "medina.web" in _absolute_imports(SERVER / "cli" / "web_cmd.py", ROOT / "server")
 
 
+#: The viewer's two match sources (web/source.py) and the module that wires the in-process
+#: one to a running server: the only viewer modules that may read a Match or speak gRPC.
+WEB_SOURCES = {"hosted.py": "in-process", "remote.py": "gRPC", "server.py": "wiring"}
+#: What every other viewer module (the pages) must not import: they read live matches only
+#: through the MatchSource interface.
+WEB_PAGES_FORBIDDEN = (
+    "medina.referee.match",
+    "medina.rpc.host",
+    "medina.rpc.server",
+    "medina.web.hosted",
+    "medina.web.remote",
+    "grpc",
+)
+
+
+def test_viewer_pages_read_matches_only_through_the_match_source() -> None:
+    bad = []
+    for path in module_files(SERVER / "web"):
+        if path.name in WEB_SOURCES:
+            continue
+        for name in _absolute_imports(path, ROOT / "server"):
+            if any(name == f or name.startswith(f + ".") for f in WEB_PAGES_FORBIDDEN):
+                bad.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert not bad, "viewer pages must go through web/source.py's MatchSource:\n" + "\n".join(bad)
+    # The checker sees both sides of the seam, so it could fail: the app imports the
+    # interface, the in-process source reads the referee's Match.
+    assert "medina.web.source" in _absolute_imports(SERVER / "web" / "app.py", ROOT / "server")
+    hosted = _absolute_imports(SERVER / "web" / "hosted.py", ROOT / "server")
+    assert {"medina.referee.match", "medina.web.source"} <= hosted
+    assert "medina.web.source" in _absolute_imports(SERVER / "web" / "remote.py", ROOT / "server")
+
+
+#: Unit factors of time: milliseconds, microseconds, nanoseconds per second.
+TIME_FACTORS = {1000, 1_000_000, 1_000_000_000}  # equal floats (1e3, ...) match too
+
+
+def test_the_referee_match_keeps_no_clock_arithmetic() -> None:
+    # The clock module owns every deadline, duration and unit: match.py converts nothing.
+    path = SERVER / "referee" / "match.py"
+    tree = ast.parse(path.read_text())
+    bad = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Mult | ast.Div | ast.FloorDiv)
+        and any(
+            isinstance(v, ast.Constant) and v.value in TIME_FACTORS for v in (node.left, node.right)
+        )
+    ]
+    assert not bad, f"match.py converts times itself at lines {bad}: use referee/clock.py"
+    assert "medina.referee.clock" in _absolute_imports(path, ROOT / "server")
+
+
+def test_the_referee_match_keeps_no_per_seat_lists() -> None:
+    # One SeatState per seat: Match.__init__ builds no list of n items of its own.
+    tree = ast.parse((SERVER / "referee" / "match.py").read_text())
+    match = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Match")
+    init = next(n for n in match.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    per_seat = [
+        node.lineno
+        for node in ast.walk(init)
+        if isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Mult)
+        and isinstance(node.left, ast.List)
+    ]
+    assert not per_seat, f"Match.__init__ keeps [x] * n lists at lines {per_seat}: use SeatState"
+
+
 def test_client_never_imports_the_server_side() -> None:
     if not CLIENT.exists():
         return

@@ -571,7 +571,7 @@ def test_a_forfeit_notice_is_logged_and_play_goes_on(node: str, tmp_path: Path) 
             address, tokens = running.address, hosted.tokens
             bot = await NodeBot.start(node, address, tokens[0])
             try:
-                await until(lambda: hosted.match.connected[0])
+                await until(lambda: hosted.match.view().seats[0].connected)
                 hosted.match.process_exited(2, "its program exited (test)")
                 await play(RandomBot(7), address, tokens[1])
                 done = await bot.finished()

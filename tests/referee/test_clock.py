@@ -8,7 +8,7 @@ import time
 
 import pytest
 from medina.engine import Action
-from medina.referee.clock import SeatClock
+from medina.referee.clock import NS_PER_MS, SeatClock
 from medina.referee.config import TimeControl
 from medina.referee.record import DecisionSource
 from medina.referee.seat import DecisionRequest, RequestWrittenSignal
@@ -59,7 +59,7 @@ def test_allowed_is_min_of_limit_and_bank_plus_first_extra(
     extra: int,
     expected: int,
 ) -> None:
-    clock = SeatClock(control(decision, bank_setting, extra=extra), bank_ms=bank)
+    clock = SeatClock(control(decision, bank_setting, extra=extra), bank_ns=bank * NS_PER_MS)
     clock.decisions = decisions
     assert clock.allowed_ms() == expected, name
 
@@ -78,8 +78,8 @@ CHARGES = [
     ("name", "used", "bank", "decisions", "expected"), CHARGES, ids=[c[0] for c in CHARGES]
 )
 def test_charge(name: str, used: int, bank: int, decisions: int, expected: int) -> None:
-    clock = SeatClock(control(), bank_ms=bank, decisions=decisions)
-    clock.charge(used)
+    clock = SeatClock(control(), bank_ns=bank * NS_PER_MS, decisions=decisions)
+    clock.charge(used * NS_PER_MS)
     assert clock.bank_ms == expected, name
     assert clock.decisions == decisions + 1
 
@@ -90,7 +90,9 @@ def test_without_increment_an_exhausted_bank_stays_at_zero() -> None:
     for _ in range(3):
         allowed = clock.allowed_ms()
         used.append(allowed)
-        clock.charge(allowed + 40)  # replies in the grace period cost more than allowed
+        clock.charge(
+            (allowed + 40) * NS_PER_MS
+        )  # replies in the grace period cost more than allowed
     assert used == [100, 10, 0]
     assert clock.bank_ms == 0
 
@@ -98,7 +100,7 @@ def test_without_increment_an_exhausted_bank_stays_at_zero() -> None:
 def test_no_bank_mode_never_touches_the_bank() -> None:
     clock = SeatClock.start(control(decision=100, bank=0, increment=1_000, extra=50))
     assert clock.allowed_ms() == 150
-    clock.charge(10_000)
+    clock.charge(10_000 * NS_PER_MS)
     assert clock.bank_ms == 0
     assert clock.allowed_ms() == 100
     assert clock.decisions == 1

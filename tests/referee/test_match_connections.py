@@ -111,7 +111,7 @@ def test_a_seat_that_does_not_come_back_forfeits_after_the_grace(
     assert len(gone.requests) == 3 and gone.closed == [r.request_id for r in gone.requests]
     assert sink.kinds(2) == [CONNECTED, DISCONNECTED, IncidentKind.FORFEIT]
     assert sink.incidents[-1].termination is termination
-    assert match.is_forfeited(2) and not match.connected[2]
+    assert match.is_forfeited(2) and not match.view().seats[2].connected
     check_record(settings, sink, outcome)
 
 
@@ -170,7 +170,7 @@ def test_a_disconnected_seat_is_never_better_off() -> None:
         IncidentKind.FORFEIT
     ]
     assert [r.clock.strikes for r in away.requests] == [0, 0, 1, 2]
-    assert match.clocks[1].bank_ms == 0
+    assert match.view().seats[1].bank_ms == 0
     check_record(settings, sink, outcome)
 
 

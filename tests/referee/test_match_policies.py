@@ -136,7 +136,7 @@ def test_a_reply_within_the_grace_is_accepted_and_charged() -> None:
     late = [d for d in sink.decisions if d.seat == 1][:3]
     assert [d.source for d in late] == [B] * 3
     assert all(d.time_ms >= 60 for d in late)
-    assert match.strikes == [0, 0]
+    assert [s.strikes for s in match.view().seats] == [0, 0]
     # the second request is told the previous reply's measured time and the smaller bank
     clock = seats[1].requests[1].clock
     assert clock.last_reply_ms == late[0].time_ms
@@ -152,7 +152,7 @@ def test_a_timeout_is_charged_to_the_bank() -> None:
     seats = [FakeSeat(0), Skip(1, {1})]
     outcome, _, match = play_sync(settings, seats)
     assert outcome.seats[1].termination is Termination.TIMEOUT
-    assert match.clocks[1].bank_ms == 0
+    assert match.view().seats[1].bank_ms == 0
 
 
 # -- illegal and malformed replies ------------------------------------------------------
@@ -272,4 +272,4 @@ def test_stale_unknown_and_foreign_replies_change_nothing(ruleset: str, players:
     assert sink.incidents == baseline[1].incidents
     assert outcome.seats == baseline[0].seats
     assert all(seat.rejections == [] for seat in noisy)
-    assert match.strikes == [0] * players
+    assert [s.strikes for s in match.view().seats] == [0] * players

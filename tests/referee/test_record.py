@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from enum import IntEnum
+from importlib import metadata
 from typing import Any
 
 import pytest
 from medina.engine import Action, ActionKind, new_game, result
 from medina.referee.config import MatchSettings, TimeoutPolicy
-from medina.referee.match import MatchPhase
+from medina.referee.match import WRITER, MatchPhase, writer_name
 from medina.referee.outcome import MatchOutcome, SeatOutcome, Termination
 from medina.referee.record import (
     DecisionEntry,
@@ -88,3 +89,8 @@ def test_entries_are_frozen() -> None:
     with pytest.raises(AttributeError):
         decision.time_ms = 0  # type: ignore[misc]
     assert incident.termination is None
+
+
+def test_the_writer_is_the_installed_version() -> None:
+    assert f"medina-arena {metadata.version('medina-arena-dev')}" == WRITER
+    assert writer_name(("no-such-distribution",)) == "medina-arena (version unknown)"

@@ -87,10 +87,10 @@ def test_a_sandboxed_tournament_charges_each_limit_to_its_bot(tmp_path: Path) ->
     )
     assert next(b for b in config["bots"] if b["name"] == "spinner")["sandbox"]["cpu_s"] == 1
     for g in store.results(tid):
-        for s in g["seats"]:
-            if s["bot"] == "hog":
-                assert "sandbox: memory limit 128 MiB reached" in s["detail"]
-            elif s["bot"] == "spinner":
-                assert "sandbox: CPU time limit 1 s reached" in s["detail"]
+        for s in g.seats:
+            if s.bot == "hog":
+                assert "sandbox: memory limit 128 MiB reached" in s.detail
+            elif s.bot == "spinner":
+                assert "sandbox: CPU time limit 1 s reached" in s.detail
             else:
-                assert (s["termination"], s["strikes"]) == ("normal", 0), g
+                assert (s.termination, s.strikes) == ("normal", 0), g

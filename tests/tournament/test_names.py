@@ -41,10 +41,10 @@ def test_records_and_the_viewer_use_the_tournament_names(tmp_path: Path) -> None
     results = store.results(store.tournament("twins").id)
     assert len(results) == 2
     for g in results:
-        seats = [s["bot"] for s in g["seats"]]
-        record = read_record(tmp_path / g["record_path"])
+        seats = [s.bot for s in g.seats]
+        record = read_record(tmp_path / g.record_path)
         assert record.outcome is not None
         assert [s.name for s in record.outcome.result.seats] == seats
         assert [s.bot_name for s in record.header.seats] == ["twin", "twin"]  # kept
         assert seat_labels(record.header, 2) == seats
-        assert replay_json(g["match_id"], record)["names"] == seats
+        assert replay_json(g.match_id, record)["names"] == seats

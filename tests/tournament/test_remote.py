@@ -82,7 +82,7 @@ def test_games_are_played_on_the_given_server(server: str, tmp_path: Path) -> No
     results = store.results(store.tournament("duel").id)
     assert len(results) == 4
     for g in results:  # the server wrote the records
-        assert Path(g["record_path"]).resolve().parent == (tmp_path / "server-records").resolve()
+        assert Path(g.record_path).resolve().parent == (tmp_path / "server-records").resolve()
 
 
 def test_a_refused_credential_stops_the_run_with_the_reason(server: str, tmp_path: Path) -> None:

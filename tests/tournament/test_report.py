@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from medina.storage.tournaments import GameRow, SeatRow
 from medina.tournament.report import (
     game_number,
     games_json,
@@ -15,26 +14,24 @@ from medina.tournament.report import (
 from medina.tournament.standings import GameResult, SeatResult, compute
 
 
-def stored(number: int) -> dict[str, Any]:
+def stored(number: int) -> GameRow:
     """A finished game as ``TournamentStore.results`` gives it: a double forfeit."""
-    return {
-        "number": number,
-        "block": 0,
-        "ruleset": "medina-v2",
-        "players": 2,
-        "seed": 1,
-        "ending": "complete",
-        "match_id": f"m{number}",
-        "record_path": f"r{number}.jsonl",
-        "played_by": "w",
-        "attempts": 1,
-        "seats": [
-            {"seat": 0, "bot": "a", "total": 30, "rank": 1, "termination": "crashed",
-             "strikes": 0, "detail": ""},
-            {"seat": 1, "bot": "b", "total": 20, "rank": 2, "termination": "timeout",
-             "strikes": 3, "detail": ""},
-        ],
-    }  # fmt: skip
+    return GameRow(
+        number=number,
+        block=0,
+        ruleset="medina-v2",
+        players=2,
+        seed=1,
+        ending="complete",
+        match_id=f"m{number}",
+        record_path=f"r{number}.jsonl",
+        played_by="w",
+        attempts=1,
+        seats=(
+            SeatRow(seat=0, bot="a", total=30, rank=1, termination="crashed", strikes=0, detail=""),
+            SeatRow(seat=1, bot="b", total=20, rank=2, termination="timeout", strikes=3, detail=""),
+        ),
+    )
 
 
 def test_exports_number_games_from_one() -> None:
@@ -68,3 +65,14 @@ def test_rating_history_rows_number_games_from_one() -> None:
     rows = rating_history_rows(st)
     assert [(r["game"], r["bot"], r["games"]) for r in rows] == [(1, "a", 1), (1, "b", 1)]
     assert rows[0]["mu"] > rows[1]["mu"]
+
+
+def test_the_json_export_keeps_the_stored_fields_in_order() -> None:
+    game = games_json([stored(3)])[0]
+    assert list(game) == [
+        "game", "block", "ruleset", "players", "seed", "ending", "match_id", "record_path",
+        "played_by", "attempts", "seats",
+    ]  # fmt: skip
+    assert list(game["seats"][0]) == [
+        "seat", "bot", "total", "rank", "termination", "strikes", "detail", "counted_rank",
+    ]  # fmt: skip

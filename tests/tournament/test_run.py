@@ -52,9 +52,9 @@ def test_a_tournament_is_played_stored_and_reported(
     tid = store.tournament("cup").id
     assert store.tournament("cup").status == "finished"
     results = store.results(tid)
-    assert len(results) == 8 and all(g["attempts"] == 1 for g in results)
+    assert len(results) == 8 and all(g.attempts == 1 for g in results)
     for g in results:  # every record kept and verifiable
-        path = Path(g["record_path"])
+        path = Path(g.record_path)
         if not path.is_absolute():
             path = d / path
         report = verify_record(read_record(path))
@@ -143,7 +143,7 @@ def test_sigkill_mid_run_then_resume_gives_the_same_standings(
     store = TournamentStore(str(db))
     before = store.counts(1)
     assert before.get("running", 0) >= 1 and before.get("done", 0) < 8
-    done_before = {g["number"]: g["match_id"] for g in store.results(1)}
+    done_before = {g.number: g.match_id for g in store.results(1)}
     resumed = run_cli("tournament", "run", "cup.toml", "--concurrency", "2", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert f"continuing, 8 games ({before['done']} done)" in resumed.stdout
@@ -151,11 +151,11 @@ def test_sigkill_mid_run_then_resume_gives_the_same_standings(
     assert len(results) == 8
     # finished games were kept, not replayed; the interrupted ones were replayed from scratch
     for g in results:
-        if g["number"] in done_before:
-            assert g["match_id"] == done_before[g["number"]] and g["attempts"] == 1
-    replayed = [g for g in results if g["attempts"] > 1]
+        if g.number in done_before:
+            assert g.match_id == done_before[g.number] and g.attempts == 1
+    replayed = [g for g in results if g.attempts > 1]
     assert replayed, "the game that was being played was replayed"
-    assert {i["what"] for i in store.incidents(1)} == {
+    assert {i.what for i in store.incidents(1)} == {
         "interrupted: its runner is gone; replayed from scratch"
     }
     assert standings_json(tmp_path, "cup.toml") == expected
@@ -187,7 +187,7 @@ def test_sigterm_gives_games_back(tmp_path: Path) -> None:
     assert "runner stopped (SIGTERM)" in err and "run the same command to continue" in err
     counts = TournamentStore(str(db)).counts(1)
     assert counts.get("running", 0) == 0  # nothing left leased
-    whats: set[Any] = {i["what"] for i in TournamentStore(str(db)).incidents(1)}
+    whats: set[Any] = {i.what for i in TournamentStore(str(db)).incidents(1)}
     assert whats == {"interrupted: runner stopped (SIGTERM); replayed from scratch"}
 
 

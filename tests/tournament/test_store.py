@@ -66,8 +66,8 @@ def test_games_are_claimed_in_order_and_stored_once(db_url: str) -> None:
     )
     assert store.counts(tid) == {"done": 1, "running": 1, "pending": 2}
     results = store.results(tid)
-    assert [g["number"] for g in results] == [0]
-    assert [s["bot"] for s in results[0]["seats"]] == ["a", "b"]
+    assert [g.number for g in results] == [0]
+    assert [s.bot for s in results[0].seats] == ["a", "b"]
 
 
 def test_an_expired_lease_passes_the_game_on_and_the_old_holder_cannot_store(db_url: str) -> None:
@@ -81,10 +81,10 @@ def test_an_expired_lease_passes_the_game_on_and_the_old_holder_cannot_store(db_
         stale, match_id="x", record_path="x", ending="complete", seats=seats(stale)
     )
     assert store.finish(taken, match_id="y", record_path="y", ending="complete", seats=seats(taken))
-    assert [g["match_id"] for g in store.results(tid)] == ["y"]
+    assert [g.match_id for g in store.results(tid)] == ["y"]
     # the takeover is on record, naming the worker whose lease ran out
-    assert [(i["number"], i["worker"]) for i in store.incidents(tid)] == [(stale.number, "w1")]
-    assert "lease ran out" in store.incidents(tid)[0]["what"]
+    assert [(i.number, i.worker) for i in store.incidents(tid)] == [(stale.number, "w1")]
+    assert "lease ran out" in store.incidents(tid)[0].what
 
 
 def test_only_one_of_two_claimers_takes_an_expired_game_back(db_url: str) -> None:
@@ -103,7 +103,7 @@ def test_a_released_game_is_replayed(db_url: str) -> None:
     assert store.release(claim, "interrupted: test")
     again = store.claim("w1", 60, tid)
     assert again is not None and again.number == claim.number and again.attempt == 2
-    assert [i["what"] for i in store.incidents(tid)] == ["interrupted: test"]
+    assert [i.what for i in store.incidents(tid)] == ["interrupted: test"]
 
 
 def test_concurrent_claimers_never_share_a_game(db_url: str) -> None:

@@ -59,15 +59,15 @@ def test_three_workers_one_killed_every_game_once(pg: PostgresServer, tmp_path: 
 
         def victim_is_playing() -> bool:
             return any(
-                g["status"] == "running" and f":{victim.pid}:" in (g["lease_owner"] or "")
+                g.status == "running" and f":{victim.pid}:" in (g.lease_owner or "")
                 for g in store.schedule(tid)
             )
 
         wait_for(victim_is_playing, 240, "worker 0 to be playing a game")
         killed_game = next(
-            g["number"]
+            g.number
             for g in store.schedule(tid)
-            if g["status"] == "running" and f":{victim.pid}:" in (g["lease_owner"] or "")
+            if g.status == "running" and f":{victim.pid}:" in (g.lease_owner or "")
         )
         os.killpg(victim.pid, signal.SIGKILL)  # the worker and its bots, as a machine dying
         victim.wait(timeout=30)
@@ -82,21 +82,21 @@ def test_three_workers_one_killed_every_game_once(pg: PostgresServer, tmp_path: 
     assert store.counts(tid) == {"done": 8}
     assert store.tournament("cup").status == "finished"
     results = store.results(tid)
-    assert sorted(g["number"] for g in results) == list(range(8))
-    assert all(len(g["seats"]) == 4 for g in results)
-    redone = next(g for g in results if g["number"] == killed_game)
-    assert redone["attempts"] >= 2 and f":{victim.pid}:" not in redone["played_by"]
+    assert sorted(g.number for g in results) == list(range(8))
+    assert all(len(g.seats) == 4 for g in results)
+    redone = next(g for g in results if g.number == killed_game)
+    assert redone.attempts >= 2 and f":{victim.pid}:" not in redone.played_by
     # the takeover left an incident naming the dead worker: its lease ran out, or (a worker
     # that started after the kill on this same machine) its runner is gone
     assert any(
-        i["number"] == killed_game
-        and f":{victim.pid}:" in i["worker"]
-        and ("lease ran out" in i["what"] or "runner is gone" in i["what"])
+        i.number == killed_game
+        and f":{victim.pid}:" in i.worker
+        and ("lease ran out" in i.what or "runner is gone" in i.what)
         for i in store.incidents(tid)
     )
-    assert len({g["played_by"] for g in results}) >= 2  # the work was shared
+    assert len({g.played_by for g in results}) >= 2  # the work was shared
     for g in results:
-        report = verify_record(read_record(Path(g["record_path"])))
+        report = verify_record(read_record(Path(g.record_path)))
         assert report.complete
     rows = standings_json(tmp_path, "--db", url)
     assert rows[-1]["bot"] == "crashy" and rows[-1]["crashed"] == 8

@@ -79,7 +79,7 @@ def standings_cmd(args: argparse.Namespace) -> int:
 def games_cmd(args: argparse.Namespace) -> int:
     """Print every game."""
     store, tid, name = pick(args)
-    results = {g["number"]: g for g in store.results(tid)}
+    results = {g.number: g for g in store.results(tid)}
     t = Table(title=f"{name}: games", title_justify="left")
     for col in (
         "game",
@@ -92,25 +92,24 @@ def games_cmd(args: argparse.Namespace) -> int:
     ):
         t.add_column(col)
     for g in store.schedule(tid):
-        r = results.get(g["number"])
+        r = results.get(g.number)
         if r is not None:
             seats = ", ".join(
-                f"{s['bot']} {rank}"
-                + ("" if s["termination"] == "normal" else f" ({s['termination']})")
-                for s, rank in zip(r["seats"], report.game_counted_ranks(r), strict=True)
+                f"{s.bot} {rank}" + ("" if s.termination == "normal" else f" ({s.termination})")
+                for s, rank in zip(r.seats, report.game_counted_ranks(r), strict=True)
             )
-            status = r["ending"] if r["ending"] != "complete" else "done"
+            status = r.ending if r.ending != "complete" else "done"
         else:
-            seats = ", ".join(g["seats"])
-            status = g["status"]
+            seats = ", ".join(g.seats)
+            status = g.status
         t.add_row(
-            str(report.game_number(g["number"])),
-            str(g["block"]),
-            f"{g['ruleset']} {g['players']}p",
-            str(g["seed"]),
+            str(report.game_number(g.number)),
+            str(g.block),
+            f"{g.ruleset} {g.players}p",
+            str(g.seed),
             status,
             seats,
-            (r or {}).get("record_path") or "",
+            (r.record_path if r is not None else None) or "",
         )
     Console(width=200).print(t)
     return 0

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from medina.rpc.server import RunningServer, wait_for_signal
-from medina.storage.tournaments import StoreError, TournamentStore
+from medina.storage.tournaments import GameRow, StoreError, TournamentStore
 from medina.tournament.config import TournamentConfig
 from medina.tournament.report import game_counted_ranks, game_number
 from medina.tournament.runner import sprt_status, standings
@@ -136,21 +136,21 @@ def _sprt_note(store: TournamentStore, tid: int, config: str) -> str:
     return f" {sprt_status(store, tid, cfg).line()}." if cfg.format == "sprt" else ""
 
 
-def _games_by_bot(results: list[dict[str, Any]]) -> dict[str, tuple[BotGame, ...]]:
+def _games_by_bot(results: list[GameRow]) -> dict[str, tuple[BotGame, ...]]:
     out: dict[str, list[BotGame]] = {}
     for g in results:
-        names = tuple(s["bot"] for s in g["seats"])
-        for s, rank in zip(g["seats"], game_counted_ranks(g), strict=True):
-            out.setdefault(s["bot"], []).append(
+        names = tuple(s.bot for s in g.seats)
+        for s, rank in zip(g.seats, game_counted_ranks(g), strict=True):
+            out.setdefault(s.bot, []).append(
                 BotGame(
-                    number=g["number"],
-                    variant=f"{g['ruleset']} {g['players']}p",
+                    number=g.number,
+                    variant=f"{g.ruleset} {g.players}p",
                     seats=names,
-                    seat=s["seat"],
+                    seat=s.seat,
                     rank=rank,
-                    total=s["total"],
-                    termination=s["termination"],
-                    match_id=g["match_id"] or "",
+                    total=s.total,
+                    termination=s.termination,
+                    match_id=g.match_id or "",
                 )
             )
     return {bot: tuple(games) for bot, games in out.items()}

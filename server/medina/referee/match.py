@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from enum import IntEnum
+from importlib import metadata
 
 from medina.engine import (
     Action,
@@ -25,7 +25,8 @@ from medina.engine import (
 from medina.engine.notation import squares_named
 from medina.engine.turn import explain
 
-from .clock import SeatClock
+from . import clock as clk
+from .clock import DecisionClock, SeatClock
 from .config import MatchSettings, TimeoutPolicy
 from .outcome import MatchOutcome, SeatOutcome, Termination, ranks_with_forfeits
 from .record import (
@@ -53,86 +54,34 @@ from .seat import (
     Seat,
     Signal,
 )
+from .seat_state import SeatState
+from .view import MatchPhase, MatchView
 
 log = logging.getLogger("medina.referee")
 
-WRITER = "medina-arena 0.1.0"
+#: The distributions that may carry this code, the published one first (``make dist``
+#: builds ``medina-arena``; the development checkout installs ``medina-arena-dev``).
+DISTRIBUTIONS = ("medina-arena", "medina-arena-dev")
 
-#: An extra referee rule for drills (``medina-arena check-bot``): given the seat, the request
-#: id and a legal action it sent, a Rejection refuses the reply anyway; None accepts it.
+
+def writer_name(distributions: Sequence[str] = DISTRIBUTIONS) -> str:
+    """What a record's header names as its writer: ``medina-arena`` and the installed
+    version, from the package metadata (so records never lie after a version bump);
+    ``medina-arena (version unknown)`` when run from a tree that is not installed."""
+    for dist in distributions:
+        try:
+            return f"medina-arena {metadata.version(dist)}"
+        except metadata.PackageNotFoundError:
+            continue
+    return "medina-arena (version unknown)"
 
 
-#: Least extra wait for a transport to report a request's write (see ``_decide``).
-WRITE_WAIT_MIN_S = 1.0
-#: How late the referee may notice a decision's deadline before it doubts the timeout: a
-#: loop that was busy past the deadline may hold a reply that reached the server in time but
-#: has not yet come through the transport (see ``_next_signal``).
-LAG_TOLERANCE_S = 0.002
+WRITER = writer_name()
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_result(None)
-
-
-class _Awaited:
-    """The decision a match is waiting for: when its seat's clock started and runs out."""
-
-    __slots__ = (
-        "allowed_s",
-        "awaiting_write",
-        "grace_s",
-        "lag_s",
-        "request_id",
-        "seat",
-        "sent_at",
-    )
-
-    def __init__(self, seat: int, request_id: int, allowed_s: float, grace_s: float) -> None:
-        self.seat = seat
-        self.request_id = request_id
-        self.allowed_s = allowed_s
-        self.grace_s = grace_s
-        self.sent_at = 0.0  # set once the request is out
-        #: The transport will report the request's write (the clock then restarts from it).
-        self.awaiting_write = False
-        #: Extra wait granted because the referee's own loop noticed the deadline late.
-        self.lag_s = 0.0
-
-    def excuse_lateness(self, late: float) -> bool:
-        """Whether the referee, noticing the hard deadline ``late`` seconds after it passed,
-        waits longer. Its loop was busy when the deadline passed, so a reply that reached the
-        server in time may not have come through the transport yet: the seat is not timed
-        out for the server's lateness. The wait is extended as long again, at most one more
-        allowance (or ``WRITE_WAIT_MIN_S``) in all."""
-        if late <= LAG_TOLERANCE_S or self.lag_s >= max(self.allowed_s, WRITE_WAIT_MIN_S):
-            return False
-        self.lag_s += 2 * late
-        return True
-
-    @property
-    def deadline(self) -> float:
-        """When the seat's allowance runs out."""
-        return self.sent_at + self.allowed_s
-
-    @property
-    def hard_deadline(self) -> float:
-        """When the referee stops waiting: the allowance, the grace, and while the write is
-        still to come, another allowance for it (at least ``WRITE_WAIT_MIN_S``)."""
-        end = self.sent_at + self.allowed_s + self.grace_s + self.lag_s
-        if self.awaiting_write:
-            end += max(self.allowed_s, WRITE_WAIT_MIN_S)
-        return end
-
-
-class MatchPhase(IntEnum):
-    """Lifecycle of a match. Values match the protobuf enum ``MatchState``."""
-
-    WAITING = 1
-    RUNNING = 2
-    FINISHED = 3
-    ABORTED = 4
-    ABANDONED = 5  # no seat's bot ever connected
 
 
 class _Aborted(Exception):
@@ -173,27 +122,27 @@ class Match:
         self.writer = writer
         self.state: GameState = settings.new_game()
         self.phase = MatchPhase.WAITING
-        self.connected = list(connected) if connected is not None else [False] * n
-        self._ever_connected = list(self.connected)  # a later connection is a reconnection
-        self.bot_names = [""] * n
-        self.bot_versions = [""] * n
-        self.forfeits: list[tuple[Termination, str] | None] = [None] * n
-        self.strikes = [0] * n
-        self.clocks = [SeatClock.start(settings.time) for _ in range(n)]
+        #: One record per seat (its connection, bot, forfeit, strikes, clock, cursors).
+        self.seat_states = [
+            SeatState(
+                SeatClock.start(settings.time),
+                connected=bool(connected and connected[seat]),
+                ever_connected=bool(connected and connected[seat]),
+            )
+            for seat in range(n)
+        ]
         self.outcome: MatchOutcome | None = None
         self._inbox: deque[Signal] = deque()
-        #: What ``_next_signal`` is waiting on, and the timer that ends the wait.
+        #: What ``_next_signal`` is waiting on, and the timer that ends the wait (due at
+        #: ``_timer_due_ns``).
         self._waiter: asyncio.Future[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._timer_due_ns = 0
         #: The decision being waited for (its clock), while ``_decide`` waits.
-        self._awaited: _Awaited | None = None
+        self._awaited: DecisionClock | None = None
         self._observers: dict[MatchObserver, int] = {}
         self._rng = random.Random(f"referee:{settings.seed}")
         self._next_request = 1
-        self._request_cursor = [0] * n  # history index of each seat's previous request
-        self._update_cursor = [0] * n  # history index up to which each seat got updates
-        self._reconnect_by: list[float | None] = [None] * n
-        self._crashed = [False] * n
         self._done = asyncio.Event()
         #: Server-measured seconds from sending each accepted request to its reply (benchmarks).
         self.reply_seconds: list[float] = []
@@ -221,7 +170,7 @@ class Match:
         ``seat N``. The handshake's name is kept beside it in the record's header."""
         if self.settings.seat_names and self.settings.seat_names[seat]:
             return self.settings.seat_names[seat]
-        return self.bot_names[seat] or self.settings.seat_name(seat)
+        return self.seat_states[seat].bot_name or self.settings.seat_name(seat)
 
     def process_exited(self, seat: int, detail: str) -> None:
         """The program playing ``seat`` exited: it forfeits as CRASHED at once."""
@@ -240,7 +189,33 @@ class Match:
 
     def is_forfeited(self, seat: int) -> bool:
         """Whether ``seat`` has forfeited (a bot may not take it up again)."""
-        return self.forfeits[seat] is not None
+        return self.seat_states[seat].forfeited
+
+    def view(self) -> MatchView:
+        """A frozen snapshot of the match and its seats (what the viewer and /metrics read)."""
+        return MatchView(
+            match_id=self.match_id,
+            settings=self.settings,
+            phase=self.phase,
+            state=self.state,
+            outcome=self.outcome,
+            seats=tuple(
+                st.view(seat, self.seat_label(seat)) for seat, st in enumerate(self.seat_states)
+            ),
+        )
+
+    # Read-only per-seat lists, kept for rpc/admin_servicer (its match summaries), which
+    # should read ``view()`` instead once the rpc/ restructuring lands; new code reads it.
+
+    @property
+    def bot_names(self) -> list[str]:
+        """Each seat's bot name ("" before it connected)."""
+        return [st.bot_name for st in self.seat_states]
+
+    @property
+    def bot_versions(self) -> list[str]:
+        """Each seat's bot version ("" before it connected)."""
+        return [st.bot_version for st in self.seat_states]
 
     async def wait_done(self) -> None:
         """Wait until the match has finished or been aborted."""
@@ -252,7 +227,7 @@ class Match:
         """Play the match to its end (or abort) and return the outcome."""
         try:
             await self._wait_for_seats()
-            if not any(self._ever_connected):
+            if not any(st.ever_connected for st in self.seat_states):
                 return self._abandon()
             self._start()
             while not self.state.over:
@@ -272,18 +247,15 @@ class Match:
             self._done.set()
 
     async def _wait_for_seats(self) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.settings.connect_timeout_ms / 1000
-        while not all(
-            c or f is not None for c, f in zip(self.connected, self.forfeits, strict=True)
-        ):
+        deadline = clk.after(self._now_ns(), self.settings.connect_timeout_ms)
+        while not all(st.connected or st.forfeited for st in self.seat_states):
             signal = await self._next_signal(deadline)
             if signal is None:
                 break
             self._handle_background(signal)
-        for seat, ok in enumerate(self.connected):
-            if not ok and self.forfeits[seat] is None:
-                seconds = self.settings.connect_timeout_ms / 1000
+        for seat, st in enumerate(self.seat_states):
+            if not st.connected and not st.forfeited:
+                seconds = clk.seconds_of_ms(self.settings.connect_timeout_ms)
                 self._forfeit(
                     seat,
                     Termination.NO_SHOW,
@@ -294,10 +266,10 @@ class Match:
         """Write the header, then who connected and who forfeited while waiting."""
         self._write_header()
         self.phase = MatchPhase.RUNNING
-        for seat in range(self.settings.players):
-            if self.connected[seat]:
-                self._incident(IncidentKind.CONNECTED, seat, self.bot_names[seat])
-            forfeit = self.forfeits[seat]
+        for seat, st in enumerate(self.seat_states):
+            if st.connected:
+                self._incident(IncidentKind.CONNECTED, seat, st.bot_name)
+            forfeit = st.forfeit
             if forfeit is not None:
                 self._incident(IncidentKind.FORFEIT, seat, forfeit[1], forfeit[0])
 
@@ -305,10 +277,8 @@ class Match:
         # The setup as dealt, before any scripted opening placed pieces of its own.
         s = replace(self.settings, opening=()).new_game() if self.settings.opening else self.state
         seats = tuple(
-            SeatInfo(
-                seat, self.settings.seat_name(seat), self.bot_names[seat], self.bot_versions[seat]
-            )
-            for seat in range(self.settings.players)
+            SeatInfo(seat, self.settings.seat_name(seat), st.bot_name, st.bot_version)
+            for seat, st in enumerate(self.seat_states)
         )
         merchant = (s.merchants & -s.merchants).bit_length() - 1 if s.merchants else -1
         self.sink.header(
@@ -327,7 +297,7 @@ class Match:
         s = self.state
         seat = s.to_move
         index = s.decisions
-        if self.forfeits[seat] is not None:
+        if self.seat_states[seat].forfeited:
             self._broadcast(exclude=-1)
             action = self._random_action()
             entry = DecisionEntry(index, seat, 0, action, 0, (), DecisionSource.FALLBACK)
@@ -352,12 +322,12 @@ class Match:
         n = s.n_events
         sent = False
         if s.placed == 0 or s.over:  # a turn is over
-            for seat, obj in enumerate(self.seats):
-                first = self._update_cursor[seat]
+            for seat, (obj, st) in enumerate(zip(self.seats, self.seat_states, strict=True)):
+                first = st.update_cursor
                 if seat != exclude and first < n:
                     if obj.update(first, s.events_since(first)) is not False:
                         sent = True
-                    self._update_cursor[seat] = n
+                    st.update_cursor = n
         for observer, first in list(self._observers.items()):
             if first < n:
                 observer.on_events(first, s.events_since(first))
@@ -370,33 +340,36 @@ class Match:
         policies = self.settings.policies
         if policies.on_timeout is TimeoutPolicy.FORFEIT:
             return 0
-        return max(0, policies.max_strikes - self.strikes[seat] - 1)
+        return max(0, policies.max_strikes - self.seat_states[seat].strikes - 1)
 
     def _random_action(self) -> Action:
         moves = legal_moves(self.state)
         return moves.nth(self._rng.randrange(len(moves)))
 
     async def _decide(self, seat: int) -> DecisionEntry:
-        loop = asyncio.get_running_loop()
         s = self.state
-        clock = self.clocks[seat]
-        allowed = clock.allowed_ms()
+        st = self.seat_states[seat]
+        clock = st.clock
         rid = self._next_request
         self._next_request += 1
         legal = legal_moves(s)
-        first = self._request_cursor[seat]
-        self._request_cursor[seat] = s.n_events
-        self._update_cursor[seat] = s.n_events
+        first = st.request_cursor
+        st.request_cursor = s.n_events
+        st.update_cursor = s.n_events
         observation = observe(s, seat, since=first)
-        awaited = _Awaited(seat, rid, allowed / 1000, self.settings.time.grace_ms / 1000)
+        awaited = DecisionClock.for_seat(seat, rid, clock)
 
         has_bank = self.settings.time.bank_ms > 0
         strikes_left = self._strikes_left(seat)
 
-        def view(now: float) -> ClockView:
-            left = max(0, int((awaited.deadline - now) * 1000))
+        def view(now_ns: int) -> ClockView:
             return ClockView(
-                left, clock.bank_ms, clock.last_reply_ms, self.strikes[seat], has_bank, strikes_left
+                awaited.time_left_ms(now_ns),
+                clock.bank_ms,
+                clock.last_reply_ms,
+                st.strikes,
+                has_bank,
+                strikes_left,
             )
 
         request = DecisionRequest(
@@ -405,21 +378,21 @@ class Match:
             observation,
             legal,
             ClockView(
-                allowed,
+                clock.allowed_ms(),
                 clock.bank_ms,
                 clock.last_reply_ms,
-                self.strikes[seat],
+                st.strikes,
                 has_bank,
                 strikes_left,
             ),
         )
-        awaited.awaiting_write = bool(self.seats[seat].request(request))
+        writes = bool(self.seats[seat].request(request))
         # The seat's clock starts once the request is handed to the transport: building and
         # converting it is server work, not the seat's time. A transport that reports when
         # it actually wrote the request (RequestWrittenSignal) starts it then, so a server
         # backlog is never charged to the bot; a write that does not come within another
         # full allowance (a bot that stopped reading its stream) is the bot's timeout.
-        awaited.sent_at = loop.time()
+        awaited.start(self._now_ns(), awaiting_write=writes)
         self._awaited = awaited
         try:
             return await self._await_decision(awaited, legal, view)
@@ -427,43 +400,42 @@ class Match:
             self._awaited = None
 
     async def _await_decision(
-        self, awaited: _Awaited, legal: LegalMoves, view: Callable[[float], ClockView]
+        self, awaited: DecisionClock, legal: LegalMoves, view: Callable[[int], ClockView]
     ) -> DecisionEntry:
         """Wait for the seat's accepted reply, judging and refusing as it comes."""
-        loop = asyncio.get_running_loop()
         s = self.state
         seat, rid = awaited.seat, awaited.request_id
-        clock = self.clocks[seat]
+        st = self.seat_states[seat]
         rejections: list[Rejection] = []
         while True:
-            signal = await self._next_signal(awaited.hard_deadline, seat)
+            signal = await self._next_signal(awaited.hard_deadline_ns, seat)
             if signal is None:
-                if self.forfeits[seat] is not None:
-                    return self._settle_forfeit(seat, rid, awaited.sent_at, rejections)
-                return self._timeout(seat, rid, awaited.sent_at, rejections, Termination.TIMEOUT)
+                if st.forfeited:
+                    return self._settle_forfeit(seat, awaited, rejections)
+                return self._timeout(seat, awaited, rejections, Termination.TIMEOUT)
             if isinstance(signal, ReplySignal) and signal.seat == seat and signal.request_id == rid:
                 action = signal.action
                 rejection = self._judge_reply(action, signal.error, signal.raw)
                 if rejection is None:
                     assert action is not None  # a reply without an action is always refused
-                    self.reply_seconds.append(signal.received_at - awaited.sent_at)
-                    used = max(0, int((signal.received_at - awaited.sent_at) * 1000))
-                    if awaited.lag_s:
-                        # Taken in the wait the referee's own lateness bought: it may have
-                        # reached the server in time, so it is charged as if it had.
-                        used = min(used, int(awaited.allowed_s * 1000))
-                    clock.charge(used)
-                    clock.last_reply_ms = used
+                    received = clk.ns(signal.received_at)
+                    self.reply_seconds.append(clk.seconds(received - awaited.sent_at_ns))
+                    used = awaited.reply_used_ns(received)
+                    st.clock.charge(used)
                     self.seats[seat].close_request(rid)
                     return DecisionEntry(
-                        s.decisions, seat, rid, action, used, tuple(rejections), DecisionSource.BOT
+                        s.decisions,
+                        seat,
+                        rid,
+                        action,
+                        clk.ms(used),
+                        tuple(rejections),
+                        DecisionSource.BOT,
                     )
                 rejections.append(rejection)
                 left = self.settings.policies.max_rejections - len(rejections)
                 if left < 0:
-                    return self._timeout(
-                        seat, rid, awaited.sent_at, rejections, Termination.ILLEGAL_ACTION
-                    )
+                    return self._timeout(seat, awaited, rejections, Termination.ILLEGAL_ACTION)
                 self.seats[seat].reject(
                     RejectionNotice(
                         rid,
@@ -471,21 +443,23 @@ class Match:
                         rejection.rule,
                         rejection.message,
                         left,
-                        view(loop.time()),
+                        view(self._now_ns()),
                         self._squares_of(rejection),
                     )
                 )
                 continue
             reconnected = self._handle_background(signal)
-            if awaited.awaiting_write and not self.connected[seat]:
+            if awaited.awaiting_write and not st.connected:
                 # Gone before the write: a disconnected seat's clock runs from the queueing.
                 awaited.awaiting_write = False
             if reconnected == seat:
                 self.seats[seat].request(
-                    DecisionRequest(rid, seat, observe(self.state, seat), legal, view(loop.time()))
+                    DecisionRequest(
+                        rid, seat, observe(self.state, seat), legal, view(self._now_ns())
+                    )
                 )
-            elif self.forfeits[seat] is not None:
-                return self._settle_forfeit(seat, rid, awaited.sent_at, rejections)
+            elif st.forfeited:
+                return self._settle_forfeit(seat, awaited, rejections)
 
     def _judge_reply(
         self, action: Action | None, error: str, raw: bytes | None = None
@@ -518,81 +492,88 @@ class Match:
     def _timeout(
         self,
         seat: int,
-        rid: int,
-        sent_at: float,
+        awaited: DecisionClock,
         rejections: list[Rejection],
         cause: Termination,
     ) -> DecisionEntry:
         """The seat ran out of time or retries: strike, random action or forfeit."""
+        rid = awaited.request_id
+        st = self.seat_states[seat]
         self.seats[seat].close_request(rid)
-        self.strikes[seat] += 1
+        st.strikes += 1
         policies = self.settings.policies
         what = (
             "ran out of time" if cause is Termination.TIMEOUT else "sent too many illegal actions"
         )
-        self._incident(IncidentKind.TIMEOUT, seat, f"{what}; strike {self.strikes[seat]}")
-        loop = asyncio.get_running_loop()
-        used = max(0, int((loop.time() - sent_at) * 1000))
-        clock = self.clocks[seat]
-        clock.charge(used)
-        clock.last_reply_ms = used
-        if (
-            policies.on_timeout is TimeoutPolicy.FORFEIT
-            or self.strikes[seat] >= policies.max_strikes
-        ):
-            detail = f"{what} ({self.strikes[seat]} strike(s))"
-            if not self.connected[seat] and self._ever_connected[seat]:
+        self._incident(IncidentKind.TIMEOUT, seat, f"{what}; strike {st.strikes}")
+        used = awaited.used_ns(self._now_ns())
+        st.clock.charge(used)
+        if policies.on_timeout is TimeoutPolicy.FORFEIT or st.strikes >= policies.max_strikes:
+            detail = f"{what} ({st.strikes} strike(s))"
+            if not st.connected and st.ever_connected:
                 # Its connection went first: the strikes came while it was away, so the
                 # first cause is the crash or disconnect, which standings must charge.
-                lost = "crashed" if self._crashed[seat] else "disconnected"
-                cause = Termination.CRASHED if self._crashed[seat] else Termination.DISCONNECTED
+                lost = "crashed" if st.crashed else "disconnected"
+                cause = st.lost_as
                 detail = f"{lost} and did not come back before its strikes ran out ({detail})"
             self._forfeit(seat, cause, detail)
             source = DecisionSource.FALLBACK
         else:
             source = DecisionSource.TIMEOUT
         return DecisionEntry(
-            self.state.decisions, seat, rid, self._random_action(), used, tuple(rejections), source
+            self.state.decisions,
+            seat,
+            rid,
+            self._random_action(),
+            clk.ms(used),
+            tuple(rejections),
+            source,
         )
 
     def _settle_forfeit(
-        self, seat: int, rid: int, sent_at: float, rejections: list[Rejection]
+        self, seat: int, awaited: DecisionClock, rejections: list[Rejection]
     ) -> DecisionEntry:
         """The seat forfeited while deciding: the fallback decides for it."""
+        rid = awaited.request_id
+        st = self.seat_states[seat]
         self.seats[seat].close_request(rid)
-        if self.forfeits[seat] is None:
-            cause = Termination.CRASHED if self._crashed[seat] else Termination.DISCONNECTED
-            self._forfeit(seat, cause, "did not reconnect in time")
-        used = max(0, int((asyncio.get_running_loop().time() - sent_at) * 1000))
+        if not st.forfeited:
+            self._forfeit(seat, st.lost_as, "did not reconnect in time")
+        used = awaited.used_ns(self._now_ns())
         return DecisionEntry(
             self.state.decisions,
             seat,
             rid,
             self._random_action(),
-            used,
+            clk.ms(used),
             tuple(rejections),
             DecisionSource.FALLBACK,
         )
 
-    async def _next_signal(self, deadline: float, seat: int = -1) -> Signal | None:
-        """The next signal; None at ``deadline`` (or the awaited decision's deadline, which a
-        late write can move) or when the awaited ``seat`` forfeits because its reconnect
-        grace ran out."""
+    @staticmethod
+    def _now_ns() -> int:
+        """The event loop's time, in the clock's nanoseconds."""
+        return clk.ns(asyncio.get_running_loop().time())
+
+    async def _next_signal(self, deadline_ns: int, seat: int = -1) -> Signal | None:
+        """The next signal; None at ``deadline_ns`` (or the awaited decision's deadline,
+        which a late write can move) or when the awaited ``seat`` forfeits because its
+        reconnect grace ran out."""
         inbox = self._inbox
         loop = asyncio.get_running_loop()
         while True:
             if inbox:
                 return inbox.popleft()
-            now = loop.time()
+            now = clk.ns(loop.time())
             self._expire_reconnects(now)
-            if seat >= 0 and self.forfeits[seat] is not None:
+            if seat >= 0 and self.seat_states[seat].forfeited:
                 return None
             awaited = self._awaited
-            due = awaited.hard_deadline if awaited is not None else deadline
+            due = awaited.hard_deadline_ns if awaited is not None else deadline_ns
             until = due
-            for by in self._reconnect_by:
-                if by is not None:
-                    until = min(until, by)
+            for st in self.seat_states:
+                if st.reconnect_by_ns is not None:
+                    until = min(until, st.reconnect_by_ns)
             if now >= until:
                 if awaited is not None and until == due and awaited.excuse_lateness(now - due):
                     continue
@@ -601,7 +582,8 @@ class Match:
             # runs on every decision.
             waiter = loop.create_future()
             self._waiter = waiter
-            self._timer = loop.call_at(until, _wake, waiter)
+            self._timer = loop.call_at(clk.loop_time(until), _wake, waiter)
+            self._timer_due_ns = until
             try:
                 await waiter
             finally:
@@ -622,19 +604,21 @@ class Match:
             or awaited.request_id != signal.request_id
         ):
             return  # for a request already settled, or timed from its queueing: nothing to do
-        awaited.awaiting_write = False
-        awaited.sent_at = max(awaited.sent_at, signal.at)  # queueing is not the seat's time
+        awaited.written(clk.ns(signal.at))
         timer, waiter = self._timer, self._waiter
-        if timer is not None and waiter is not None and awaited.hard_deadline < timer.when():
+        due = awaited.hard_deadline_ns
+        if timer is not None and waiter is not None and due < self._timer_due_ns:
             timer.cancel()
-            self._timer = asyncio.get_running_loop().call_at(awaited.hard_deadline, _wake, waiter)
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_at(clk.loop_time(due), _wake, waiter)
+            self._timer_due_ns = due
 
-    def _expire_reconnects(self, now: float) -> None:
+    def _expire_reconnects(self, now_ns: int) -> None:
         """Forfeit seats whose reconnect grace ran out."""
-        for seat, by in enumerate(self._reconnect_by):
-            if by is not None and now >= by and self.forfeits[seat] is None:
-                cause = Termination.CRASHED if self._crashed[seat] else Termination.DISCONNECTED
-                self._forfeit(seat, cause, "did not reconnect in time")
+        for seat, st in enumerate(self.seat_states):
+            by = st.reconnect_by_ns
+            if by is not None and now_ns >= by and not st.forfeited:
+                self._forfeit(seat, st.lost_as, "did not reconnect in time")
 
     def _handle_background(self, signal: Signal) -> int:
         """Handle a signal that is not the awaited reply; returns a seat that just
@@ -646,43 +630,46 @@ class Match:
         if isinstance(signal, RequestWrittenSignal):
             return -1  # for a request already settled: nothing to time
         if isinstance(signal, ProcessExitSignal):
-            if self.outcome is None and self.forfeits[signal.seat] is None:
-                self.connected[signal.seat] = False
+            exited = self.seat_states[signal.seat]
+            if self.outcome is None and not exited.forfeited:
+                exited.connected = False
                 self._forfeit(signal.seat, Termination.CRASHED, signal.detail)
             return -1
         seat = signal.seat
+        st = self.seat_states[seat]
         if signal.connected:
-            was_seen = self._ever_connected[seat]
-            self._ever_connected[seat] = True
-            self.connected[seat] = True
-            self.bot_names[seat] = signal.bot_name or self.bot_names[seat]
-            self.bot_versions[seat] = signal.bot_version or self.bot_versions[seat]
-            self._reconnect_by[seat] = None
-            self._crashed[seat] = False
+            was_seen = st.ever_connected
+            st.ever_connected = True
+            st.connected = True
+            st.bot_name = signal.bot_name or st.bot_name
+            st.bot_version = signal.bot_version or st.bot_version
+            st.reconnect_by_ns = None
+            st.crashed = False
             kind = IncidentKind.RECONNECTED if was_seen else IncidentKind.CONNECTED
             if self.phase is not MatchPhase.WAITING:
                 self._incident(kind, seat, signal.bot_name)
             return seat if was_seen else -1
-        if not self.connected[seat]:
+        if not st.connected:
             return -1
-        self.connected[seat] = False
-        self._crashed[seat] = signal.crashed
-        if self.forfeits[seat] is None and self.phase is not MatchPhase.WAITING:
-            grace = self.settings.policies.reconnect_grace_ms / 1000
-            self._reconnect_by[seat] = signal.at + grace
+        st.connected = False
+        st.crashed = signal.crashed
+        if not st.forfeited and self.phase is not MatchPhase.WAITING:
+            grace_ms = self.settings.policies.reconnect_grace_ms
+            st.reconnect_by_ns = clk.after(clk.ns(signal.at), grace_ms)
         if self.phase is not MatchPhase.WAITING:
             self._incident(IncidentKind.DISCONNECTED, seat, signal.detail)
         return -1
 
     def _forfeit(self, seat: int, cause: Termination, detail: str) -> None:
-        if self.forfeits[seat] is not None:
+        st = self.seat_states[seat]
+        if st.forfeited:
             return
-        self.forfeits[seat] = (cause, detail)
-        self._reconnect_by[seat] = None
+        st.forfeit = (cause, detail)
+        st.reconnect_by_ns = None
         log.info("match %s seat %d forfeits: %s (%s)", self.match_id, seat, cause.name, detail)
         if self.phase is not MatchPhase.WAITING:
             self._incident(IncidentKind.FORFEIT, seat, detail, cause)
-        notice = ForfeitNotice(seat, cause, detail, self.strikes[seat])
+        notice = ForfeitNotice(seat, cause, detail, st.strikes)
         for obj in self.seats:
             obj.forfeited(notice)
 
@@ -694,7 +681,8 @@ class Match:
     def _abandon(self) -> MatchOutcome:
         """Nobody came: record the no-shows and end without playing (not a game for standings)."""
         self._write_header()
-        for seat, f in enumerate(self.forfeits):
+        for seat, st in enumerate(self.seat_states):
+            f = st.forfeit
             if f is not None:
                 self._incident(IncidentKind.FORFEIT, seat, f[1], f[0])
         return self._finish(complete=False, reason="", abandoned=True)
@@ -708,11 +696,11 @@ class Match:
             self._incident(IncidentKind.ABORTED, -1, reason)
         s = self.state
         res = result(s)
-        forfeited = tuple(f is not None for f in self.forfeits)
+        forfeited = tuple(st.forfeited for st in self.seat_states)
         ranks = ranks_with_forfeits(res.totals, forfeited)
         seats = []
-        for seat in range(self.settings.players):
-            f = self.forfeits[seat]
+        for seat, st in enumerate(self.seat_states):
+            f = st.forfeit
             if f is not None:
                 termination, detail = f
             elif complete:
@@ -728,7 +716,7 @@ class Match:
                     breakdown=res.breakdowns[seat],
                     termination=termination,
                     detail=detail,
-                    strikes=self.strikes[seat],
+                    strikes=st.strikes,
                 )
             )
         outcome = MatchOutcome(seats=tuple(seats), complete=complete, abandoned=abandoned)
@@ -746,11 +734,11 @@ class Match:
 
     def _broadcast_end(self, outcome: MatchOutcome) -> None:
         s = self.state
-        for seat, obj in enumerate(self.seats):
-            first = self._update_cursor[seat]
+        for seat, (obj, st) in enumerate(zip(self.seats, self.seat_states, strict=True)):
+            first = st.update_cursor
             if first < s.n_events:
                 obj.update(first, s.events_since(first))
-                self._update_cursor[seat] = s.n_events
+                st.update_cursor = s.n_events
             obj.end(MatchEnd(outcome, observe(s, seat, since=s.n_events)))
         for observer, first in list(self._observers.items()):
             if first < s.n_events:
@@ -759,4 +747,4 @@ class Match:
         self._observers.clear()
 
 
-__all__ = ["Match", "MatchPhase", "utc_now"]
+__all__ = ["WRITER", "Match", "MatchPhase", "MatchView", "utc_now", "writer_name"]

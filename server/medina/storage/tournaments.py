@@ -73,7 +73,7 @@ class Claim:
 
 @dataclass(frozen=True, slots=True)
 class SeatRow:
-    """One seat's result to store."""
+    """One seat's result, as stored (``finish``) and as read back (``GameRow.seats``)."""
 
     seat: int
     bot: str
@@ -82,6 +82,61 @@ class SeatRow:
     termination: str
     strikes: int
     detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class GameRow:
+    """A finished game with its seats in seat order (``results``). ``number`` is the
+    database's, counted from 0; ``ending`` is ``complete`` or ``abandoned``. A game is done
+    only through ``finish``, which stores its match, record and worker with it."""
+
+    number: int
+    block: int
+    ruleset: str
+    players: int
+    seed: int
+    ending: str
+    match_id: str
+    record_path: str
+    played_by: str
+    attempts: int
+    seats: tuple[SeatRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledGame:
+    """A game of the schedule in any status (``schedule``): ``pending``, ``running`` (leased
+    to ``lease_owner`` until ``lease_expires``), ``done`` or ``cancelled``."""
+
+    id: int
+    tournament_id: int
+    number: int
+    block: int
+    ruleset: str
+    players: int
+    seed: int
+    rotation: int
+    seats: tuple[str, ...]
+    status: str
+    lease_owner: str | None
+    lease_expires: float | None
+    attempts: int
+    match_id: str | None
+    record_path: str | None
+    ending: str | None
+    played_by: str | None
+    started_at: float | None
+    finished_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class IncidentRow:
+    """A note on a game's attempt (``incidents``): an interruption, a lease taken over."""
+
+    number: int
+    at: float
+    worker: str
+    what: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -445,8 +500,8 @@ class TournamentStore(Database):
             ).all()
         return {int(b): int(n) for b, n in rows}
 
-    def results(self, tid: int) -> list[dict[str, Any]]:
-        """Every finished game with its seats, in game order (plain dicts)."""
+    def results(self, tid: int) -> list[GameRow]:
+        """Every finished game with its seats, in game order."""
         with self.engine.connect() as conn:
             rows = conn.execute(
                 select(
@@ -474,44 +529,48 @@ class TournamentStore(Database):
                 .where(games.c.tournament_id == tid, games.c.status == "done")
                 .order_by(games.c.number, seat_results.c.seat)
             ).all()
-        out: dict[int, dict[str, Any]] = {}
+        by_number: dict[int, list[Any]] = {}
         for r in rows:
-            g = out.setdefault(
-                r.number,
-                {
-                    "number": r.number,
-                    "block": r.block,
-                    "ruleset": r.ruleset,
-                    "players": r.players,
-                    "seed": r.seed,
-                    "ending": r.ending,
-                    "match_id": r.match_id,
-                    "record_path": r.record_path,
-                    "played_by": r.played_by,
-                    "attempts": r.attempts,
-                    "seats": [],
-                },
+            by_number.setdefault(r.number, []).append(r)
+        return [
+            GameRow(
+                number=g.number,
+                block=g.block,
+                ruleset=g.ruleset,
+                players=g.players,
+                seed=g.seed,
+                ending=g.ending,
+                match_id=g.match_id,
+                record_path=g.record_path,
+                played_by=g.played_by,
+                attempts=g.attempts,
+                seats=tuple(
+                    SeatRow(
+                        seat=r.seat,
+                        bot=r.name,
+                        total=r.total,
+                        rank=r.rank,
+                        termination=r.termination,
+                        strikes=r.strikes,
+                        detail=r.detail,
+                    )
+                    for r in seats
+                ),
             )
-            g["seats"].append(
-                {
-                    "seat": r.seat,
-                    "bot": r.name,
-                    "total": r.total,
-                    "rank": r.rank,
-                    "termination": r.termination,
-                    "strikes": r.strikes,
-                    "detail": r.detail,
-                }
-            )
-        return list(out.values())
+            for seats in by_number.values()
+            for g in seats[:1]
+        ]
 
-    def schedule(self, tid: int) -> list[dict[str, Any]]:
-        """Every game of the tournament with its status (plain dicts, game order)."""
+    def schedule(self, tid: int) -> list[ScheduledGame]:
+        """Every game of the tournament with its status, in game order."""
         with self.engine.connect() as conn:
             rows = conn.execute(
                 select(games).where(games.c.tournament_id == tid).order_by(games.c.number)
             ).all()
-        return [dict(r._mapping) | {"seats": json.loads(r.seats)} for r in rows]
+        return [
+            ScheduledGame(**(dict(r._mapping) | {"seats": tuple(json.loads(r.seats))}))
+            for r in rows
+        ]
 
     def stop_early(self, tid: int, block: int, status: str = "separated") -> bool:
         """The tournament is decided after ``block`` (the standings separated; an SPRT's
@@ -554,7 +613,7 @@ class TournamentStore(Database):
             )
             return True
 
-    def incidents(self, tid: int) -> list[dict[str, Any]]:
+    def incidents(self, tid: int) -> list[IncidentRow]:
         """Interrupted attempts and other notes, oldest first."""
         with self.engine.connect() as conn:
             rows = conn.execute(
@@ -563,7 +622,7 @@ class TournamentStore(Database):
                 .where(games.c.tournament_id == tid)
                 .order_by(incidents.c.id)
             ).all()
-        return [dict(r._mapping) for r in rows]
+        return [IncidentRow(r.number, r.at, r.worker, r.what) for r in rows]
 
     def close(self) -> None:
         """Release the connection pool."""

@@ -9,11 +9,14 @@ import math
 import os
 import tempfile
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+
+from medina.storage.tournaments import GameRow
 
 from .standings import FAULTS, SeatResult, Standings, counted_ranks
 
@@ -114,15 +117,12 @@ def print_standings(st: Standings, title: str, console: Console | None = None) -
     console.print(head_to_head_table(st))
 
 
-def game_counted_ranks(game: dict[str, Any]) -> list[int]:
-    """The ranks the standings count for a stored game (``TournamentStore.results`` form), by
+def game_counted_ranks(game: GameRow) -> list[int]:
+    """The ranks the standings count for a stored game (``TournamentStore.results``), by
     seat: forfeits share last place (``standings.counted_ranks``)."""
     return list(
         counted_ranks(
-            [
-                SeatResult(s["bot"], s["seat"], s["total"], s["rank"], s["termination"])
-                for s in game["seats"]
-            ]
+            [SeatResult(s.bot, s.seat, s.total, s.rank, s.termination) for s in game.seats]
         )
     )
 
@@ -133,44 +133,46 @@ def game_number(number: int) -> int:
     return number + 1
 
 
-def games_json(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def games_json(results: Sequence[GameRow]) -> list[dict[str, Any]]:
     """Finished games as the JSON export gives them: ``game`` numbered from 1 (as everywhere
     games are shown) in place of the database's ``number``, and each seat's
     ``counted_rank``."""
     out = []
     for g in results:
         counted = game_counted_ranks(g)
-        rest = {k: v for k, v in g.items() if k not in ("number", "seats")}
-        seats = [{**s, "counted_rank": rank} for s, rank in zip(g["seats"], counted, strict=True)]
-        out.append({"game": game_number(g["number"]), **rest, "seats": seats})
+        rest = {k: v for k, v in asdict(g).items() if k not in ("number", "seats")}
+        seats = [
+            {**asdict(s), "counted_rank": rank} for s, rank in zip(g.seats, counted, strict=True)
+        ]
+        out.append({"game": game_number(g.number), **rest, "seats": seats})
     return out
 
 
-def games_rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def games_rows(results: Sequence[GameRow]) -> list[dict[str, Any]]:
     """One row per seat of every finished game (``game`` numbered from 1): ``rank`` is the
     match's, ``counted_rank`` the one the standings count (forfeited seats share last
     place)."""
     out = []
     for g in results:
         counted = game_counted_ranks(g)
-        for s, standing_rank in zip(g["seats"], counted, strict=True):
+        for s, standing_rank in zip(g.seats, counted, strict=True):
             out.append(
                 {
-                    "game": game_number(g["number"]),
-                    "block": g["block"],
-                    "ruleset": g["ruleset"],
-                    "players": g["players"],
-                    "seed": g["seed"],
-                    "ending": g["ending"],
-                    "match_id": g["match_id"],
-                    "record": g["record_path"],
-                    "seat": s["seat"],
-                    "bot": s["bot"],
-                    "total": s["total"],
-                    "rank": s["rank"],
+                    "game": game_number(g.number),
+                    "block": g.block,
+                    "ruleset": g.ruleset,
+                    "players": g.players,
+                    "seed": g.seed,
+                    "ending": g.ending,
+                    "match_id": g.match_id,
+                    "record": g.record_path,
+                    "seat": s.seat,
+                    "bot": s.bot,
+                    "total": s.total,
+                    "rank": s.rank,
                     "counted_rank": standing_rank,
-                    "termination": s["termination"],
-                    "strikes": s["strikes"],
+                    "termination": s.termination,
+                    "strikes": s.strikes,
                 }
             )
     return out

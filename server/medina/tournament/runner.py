@@ -333,21 +333,21 @@ def game_results(store: TournamentStore, tid: int) -> list[GameResult]:
     """The stored results as standings input."""
     return [
         GameResult(
-            number=g["number"],
-            block=g["block"],
-            ruleset=g["ruleset"],
-            players=g["players"],
-            ending=g["ending"],
+            number=g.number,
+            block=g.block,
+            ruleset=g.ruleset,
+            players=g.players,
+            ending=g.ending,
             seats=tuple(
                 SeatResult(
-                    bot=s["bot"],
-                    seat=s["seat"],
-                    total=s["total"],
-                    rank=s["rank"],
-                    termination=s["termination"],
-                    strikes=s["strikes"],
+                    bot=s.bot,
+                    seat=s.seat,
+                    total=s.total,
+                    rank=s.rank,
+                    termination=s.termination,
+                    strikes=s.strikes,
                 )
-                for s in g["seats"]
+                for s in g.seats
             ),
         )
         for g in store.results(tid)

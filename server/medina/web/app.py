@@ -7,9 +7,8 @@ aborting a match stays with the organiser's gRPC calls, behind the organiser cre
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,20 +28,16 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from medina.engine import result
 from medina.records.catalog import StoredMatch
-from medina.referee.match import MatchPhase
-from medina.rpc.host import Arena, HostedMatch
 from medina.rpc.limits import ClientSlots, StreamSlotsExhausted
-from medina.v1 import admin_pb2
 from medina.wire.enums import RULESET_NAMES
 
 from . import pages
 from .listing import BadQueryError, Listing, MatchRow, Query
-from .live import KEEPALIVE_S, LiveWatch, names_of, sse
+from .live import KEEPALIVE_S, sse
 from .metrics import CONTENT_TYPE_LATEST, Metrics
-from .remote import RemoteArena
 from .shelf import RecordShelf, UnknownRecordError
+from .source import Feed, MatchSource
 from .standings import StandingsProvider
 from .view import JSON
 
@@ -61,33 +56,49 @@ SECURITY_HEADERS = {
 
 @dataclass
 class Viewer:
-    """What the pages read: a records directory, and the arena when one runs in-process."""
+    """What the pages read: a records directory, and where matches are played live."""
 
     records: RecordShelf
-    arena: Arena | None = None
+    #: Where live matches are found, in order: this process's arena (``hosted.ArenaSource``)
+    #: or another server (``web --server``: ``remote.RemoteArena``). A match id two sources
+    #: know is the first one's.
+    sources: tuple[MatchSource, ...] = ()
     metrics: Metrics = field(default_factory=Metrics)
     standings: StandingsProvider | None = None
-    #: Another server whose matches are listed and followed live (``web --server``).
-    remote: RemoteArena | None = None
     keepalive_s: float = KEEPALIVE_S
     #: Open streams per client address, shared with the gRPC server's Play and Watch
     #: streams (its --max-streams-per-client); None: no limit.
     slots: ClientSlots | None = None
 
-    def hosted(self, match_id: str) -> HostedMatch | None:
-        """A match this process hosts, if any."""
-        return self.arena.get(match_id) if self.arena is not None else None
+    async def live_rows(self) -> list[MatchRow]:
+        """The rows of every source's matches, each source's newest first."""
+        rows: list[MatchRow] = []
+        for source in self.sources:
+            ids = {r.match_id for r in rows}
+            rows += [r for r in await source.rows() if r.match_id not in ids]
+        return rows
+
+    async def has_live_page(self, match_id: str) -> bool:
+        """Whether some source has a live page for ``match_id``."""
+        for source in self.sources:
+            if await source.has_live_page(match_id):
+                return True
+        return False
+
+    async def feed(self, match_id: str) -> Feed | None:
+        """The live stream of ``match_id`` from the first source that knows it."""
+        for source in self.sources:
+            feed = await source.feed(match_id)
+            if feed is not None:
+                return feed
+        return None
 
     async def listing(self, query: Query) -> Listing:
         """One page of the matches list: the matches hosted here (and by a watched
-        server) first, newest first, then the other records, newest first; only the
+        server: every source's) first, newest first, then the other records, newest first; only the
         records the page shows are read, on a worker thread (a directory of many records
         never stalls the event loop)."""
-        live = self.hosted_rows()
-        if self.remote is not None:
-            remote = await self.remote.rows()
-            ids = {r.match_id for r in remote}
-            live = remote + [r for r in live if r.match_id not in ids]
+        live = await self.live_rows()
         exclude = frozenset(r.match_id for r in live)
         if query.states:
             live = [r for r in live if r.state in query.states]
@@ -103,35 +114,6 @@ class Viewer:
         total = len(live) + part.total if part.total is not None else None
         more = part.more or query.skip + query.per < len(live)
         return Listing(rows, query, total, more)
-
-    def hosted_rows(self) -> list[MatchRow]:
-        """The rows of the matches hosted here, newest first."""
-        rows: list[MatchRow] = []
-        if self.arena is None:
-            return rows
-        for h in reversed(list(self.arena.matches.values())):
-            m = h.match
-            if m.outcome is not None:
-                scores: list[int] | None = [s.total for s in m.outcome.seats]
-            elif m.phase is MatchPhase.RUNNING:
-                scores = list(result(m.state).totals)
-            else:
-                scores = None
-            record = h.record_path.stem if h.record_path.exists() else None
-            rows.append(
-                MatchRow(
-                    match_id=h.match_id,
-                    ruleset=m.settings.ruleset,
-                    players=m.settings.players,
-                    bots=names_of(m),
-                    state=m.phase.name.lower(),
-                    decisions=m.state.decisions,
-                    scores=scores,
-                    live=True,
-                    record=record,
-                )
-            )
-        return rows
 
     def stored_row(self, stored: StoredMatch) -> MatchRow:
         """The row of a record."""
@@ -239,11 +221,7 @@ def _not_found(message: str) -> Response:
 async def live(request: Request) -> Response:
     viewer = _viewer(request)
     match_id = request.path_params["match_id"]
-    if viewer.hosted(match_id) is None:
-        if viewer.remote is not None:
-            summary = await viewer.remote.summary(match_id)
-            if summary is not None and summary.state in LIVE_STATES:
-                return HTMLResponse(pages.live_page(match_id))
+    if not await viewer.has_live_page(match_id):
         try:
             viewer.records.path_of(match_id)
         except UnknownRecordError:
@@ -255,17 +233,9 @@ async def live(request: Request) -> Response:
 async def live_events(request: Request) -> Response:
     viewer = _viewer(request)
     match_id = request.path_params["match_id"]
-    hosted = viewer.hosted(match_id)
-    summary = None
-    if hosted is None and viewer.remote is not None:
-        summary = await viewer.remote.summary(match_id)
-    if hosted is None and summary is None:
+    feed = await viewer.feed(match_id)
+    if feed is None:
         return JSONResponse(await _gone(viewer, match_id), status_code=404)
-    if hosted is not None:
-        feed: Callable[[float], AsyncIterator[JSON | None]] = LiveWatch(hosted.match).messages
-    else:
-        assert viewer.remote is not None and summary is not None
-        feed = functools.partial(viewer.remote.messages, summary)
     gauge = viewer.metrics.event_streams
     slots = viewer.slots if viewer.slots is not None else ClientSlots(0)
     try:
@@ -436,12 +406,9 @@ def build_app(viewer: Viewer) -> Starlette:
 def records_viewer(
     records_dir: Path,
     standings: StandingsProvider | None = None,
-    remote: RemoteArena | None = None,
+    remote: MatchSource | None = None,
 ) -> Viewer:
     """A viewer of a records directory, or of one record file (``medina-arena web``), and
-    of another server's matches when ``remote`` is given."""
-    return Viewer(RecordShelf.at(records_dir), standings=standings, remote=remote)
-
-
-#: States in which a remote match has a live page (later, its record's replay).
-LIVE_STATES = (admin_pb2.MATCH_STATE_WAITING, admin_pb2.MATCH_STATE_RUNNING)
+    of another server's matches when ``remote`` (a ``remote.RemoteArena``) is given."""
+    sources = (remote,) if remote is not None else ()
+    return Viewer(RecordShelf.at(records_dir), sources=sources, standings=standings)

@@ -1,6 +1,6 @@
-"""A running arena elsewhere (``medina-arena web --server HOST:PORT``): its matches listed
-through ``ListMatches`` and followed through ``Watch``, exactly as any gRPC spectator does,
-turned into the live page's messages.
+"""A running arena elsewhere (``medina-arena web --server HOST:PORT``) as a ``MatchSource``:
+its matches listed through ``ListMatches`` and followed through ``Watch``, exactly as any gRPC
+spectator does, turned into the live page's messages.
 
 The board is rebuilt by following the public events from the match's setup (the settings
 from ``GetMatch``); clocks are those of the configuration (a spectator is not told a seat's
@@ -10,6 +10,7 @@ bank as it runs down).
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -22,15 +23,19 @@ from medina.wire.enums import RULESET_NAMES
 
 from .listing import MatchRow
 from .live import KEEPALIVE_S, follow, proto_json, result_json
+from .source import Feed
 from .story import Story
 from .view import JSON, board_view
 
 #: Matches of the remote server listed on the matches page (its newest first).
 LIST_LIMIT = 200
 
+#: States in which a remote match has a live page (later, its record's replay).
+LIVE_STATES = (admin_pb2.MATCH_STATE_WAITING, admin_pb2.MATCH_STATE_RUNNING)
+
 
 class RemoteArena:
-    """The gRPC side of a viewer that watches another server."""
+    """The ``MatchSource`` of another server, read over gRPC."""
 
     def __init__(self, address: str, organiser_token: str | None = None) -> None:
         self.address = address
@@ -88,10 +93,22 @@ class RemoteArena:
             )
         return rows
 
+    async def has_live_page(self, match_id: str) -> bool:
+        """Whether the server plays ``match_id`` or waits for its bots."""
+        summary = await self.summary(match_id)
+        return summary is not None and summary.state in LIVE_STATES
+
+    async def feed(self, match_id: str) -> Feed | None:
+        """The live stream of a match the server knows (in any state: an ended one's
+        stream gives its result)."""
+        summary = await self.summary(match_id)
+        return functools.partial(self.messages, summary) if summary is not None else None
+
     async def messages(
         self, summary: admin_pb2.MatchSummary, keepalive_s: float = KEEPALIVE_S
     ) -> AsyncIterator[JSON | None]:
-        """The live page's messages for a match of the remote server (see ``LiveWatch``)."""
+        """The live page's messages for a match of the remote server (see
+        ``hosted.LiveWatch``)."""
         settings = convert.settings_from_proto(summary.config)
         follower = GameFollower(settings.new_game())
         story = Story(follower.state)

@@ -12,10 +12,11 @@ from collections.abc import Iterator
 import uvicorn
 from starlette.applications import Starlette
 
-from medina.referee.match import MatchPhase
+from medina.referee.view import MatchPhase
 from medina.rpc.server import RunningServer
 
 from .app import Viewer, build_app
+from .hosted import ArenaSource
 from .metrics import ArenaProbe, Metrics
 from .shelf import RecordShelf
 from .standings import StandingsProvider
@@ -102,13 +103,10 @@ def arena_viewer(running: RunningServer, standings: StandingsProvider | None = N
     """A viewer of a running server's arena: its matches live, its records, its metrics (from
     every match created from now on)."""
     arena = running.arena
-
-    def count(phase: MatchPhase) -> float:
-        return float(sum(1 for h in arena.matches.values() if h.match.phase is phase))
-
+    source = ArenaSource(arena)
     probe = ArenaProbe(
-        running=lambda: count(MatchPhase.RUNNING),
-        waiting=lambda: count(MatchPhase.WAITING),
+        running=lambda: float(source.count(MatchPhase.RUNNING)),
+        waiting=lambda: float(source.count(MatchPhase.WAITING)),
         grpc_streams=lambda: float(sum(running.slots.open.values())),
         loop_lag_ms=lambda: running.lag.ms,
     )
@@ -116,7 +114,7 @@ def arena_viewer(running: RunningServer, standings: StandingsProvider | None = N
     arena.record_taps.append(metrics.tap)
     return Viewer(
         RecordShelf(arena.records_dir),
-        arena=arena,
+        sources=(source,),
         metrics=metrics,
         standings=standings,
         slots=running.slots,

@@ -12,7 +12,7 @@
   const plot = document.getElementById("plot");
   const status = document.getElementById("status");
   const clockBox = document.getElementById("clock");
-  const replayLink = document.getElementById("replay-link");
+  const replayLink = /** @type {HTMLAnchorElement} */ (document.getElementById("replay-link"));
   const RETRY_FIRST_MS = 1000;
   const RETRY_MAX_MS = 4000;
   let retryMs = RETRY_FIRST_MS;

@@ -7,14 +7,14 @@
   const body = document.body;
   const recordId = body.dataset.record;
   const svg = document.getElementById("board");
-  const slider = document.getElementById("slider");
+  const slider = /** @type {HTMLInputElement} */ (document.getElementById("slider"));
   const stepBox = document.getElementById("step");
   const status = document.getElementById("status");
   const list = document.getElementById("movelist");
   const plot = document.getElementById("plot");
   const playButton = document.getElementById("play");
-  const speed = document.getElementById("speed");
-  const moment = document.getElementById("moment");
+  const speed = /** @type {HTMLSelectElement} */ (document.getElementById("speed"));
+  const moment = /** @type {HTMLAnchorElement} */ (document.getElementById("moment"));
   let data = null;
   let step = 0;
   let timer = null;
@@ -127,17 +127,16 @@
   });
   document.addEventListener("keydown", (e) => {
     if (e.target === slider || e.target === speed) return;  // they move themselves
+    const target = /** @type {HTMLElement} */ (e.target);
     const moves = { ArrowLeft: -1, ArrowRight: 1, PageUp: -10, PageDown: 10 };
     if (e.key in moves) go(step + moves[e.key]);
     else if (e.key === "Home") go(0);
     else if (e.key === "End") go(Infinity);
-    else if (e.key === " " && e.target.tagName !== "BUTTON" && e.target.tagName !== "A") toggle();
+    else if (e.key === " " && target.tagName !== "BUTTON" && target.tagName !== "A") toggle();
     else return;
     e.preventDefault();
   });
 
-  // Shared with the page that opens a record file from this computer (open.js).
-  window.MedinaReplay = { load };
   if (!recordId) return;
   fetch(`/api/records/${encodeURIComponent(recordId)}/replay`)
     .then((r) => r.json().then((body) => ({ ok: r.ok, body })))

@@ -1,0 +1,193 @@
+"""The matches of this process's arena as a ``MatchSource``: listed from ``Match.view()``
+and followed as a spectator, exactly as a gRPC ``Watch`` spectator does (``Match.watch``): the
+public snapshot, then the public events as they happen, then the result. Each message carries
+those spectator messages (``watch``, the protobuf JSON mapping of ``WatchResponse``) and the
+board drawn from them (``view``, built by following the events with the engine's
+``GameFollower`` and observing as a spectator). Nothing polls the match's state.
+
+The only module of the viewer that reads a ``Match`` (tests/test_architecture.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+
+from medina.engine import Event, GameFollower, GameState, observe, result
+from medina.referee.match import Match
+from medina.referee.outcome import MatchOutcome
+from medina.referee.view import MatchPhase, MatchView
+from medina.rpc.host import Arena
+from medina.v1 import admin_pb2, game_pb2
+from medina.wire import convert
+
+from .listing import MatchRow
+from .live import KEEPALIVE_S, STORIES, follow, proto_json, result_json
+from .source import Feed
+from .story import Story
+from .view import JSON, board_view
+
+
+class ArenaSource:
+    """The ``MatchSource`` of an arena running in this process."""
+
+    def __init__(self, arena: Arena) -> None:
+        self.arena = arena
+
+    def views(self) -> list[MatchView]:
+        """Every match in memory, oldest first."""
+        return [h.match.view() for h in self.arena.matches.values()]
+
+    def count(self, phase: MatchPhase) -> int:
+        """How many matches in memory are in ``phase`` (the gauges of /metrics)."""
+        return sum(1 for v in self.views() if v.phase is phase)
+
+    async def rows(self) -> list[MatchRow]:
+        rows: list[MatchRow] = []
+        for h in reversed(list(self.arena.matches.values())):
+            m = h.match.view()
+            if m.outcome is not None:
+                scores: list[int] | None = [s.total for s in m.outcome.seats]
+            elif m.phase is MatchPhase.RUNNING:
+                scores = list(result(m.state).totals)
+            else:
+                scores = None
+            record = h.record_path.stem if h.record_path.exists() else None
+            rows.append(
+                MatchRow(
+                    match_id=h.match_id,
+                    ruleset=m.settings.ruleset,
+                    players=m.settings.players,
+                    bots=m.labels,
+                    state=m.phase.name.lower(),
+                    decisions=m.state.decisions,
+                    scores=scores,
+                    live=True,
+                    record=record,
+                )
+            )
+        return rows
+
+    async def has_live_page(self, match_id: str) -> bool:
+        # Any match still in memory, ended or not: its page shows the result.
+        return self.arena.get(match_id) is not None
+
+    async def feed(self, match_id: str) -> Feed | None:
+        hosted = self.arena.get(match_id)
+        return LiveWatch(hosted.match).messages if hosted is not None else None
+
+
+class _Feed:
+    """A MatchObserver that queues what the match tells its spectators."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[tuple[int, Sequence[Event]] | MatchOutcome] = asyncio.Queue()
+
+    def on_events(self, first_index: int, events: Sequence[Event]) -> None:
+        self.queue.put_nowait((first_index, list(events)))
+
+    def on_end(self, outcome: MatchOutcome) -> None:
+        self.queue.put_nowait(outcome)
+
+
+def clock_json(view: MatchView) -> JSON:
+    """The seats' clocks as the referee keeps them (banks, last reply times)."""
+    t = view.settings.time
+    return {
+        "decision_ms": t.decision_ms,
+        "bank_ms": t.bank_ms,
+        "seats": [
+            {
+                "bank_ms": s.bank_ms,
+                "last_reply_ms": s.last_reply_ms,
+                "allowed_ms": s.allowed_ms,
+            }
+            for s in view.seats
+        ],
+    }
+
+
+class LiveWatch:
+    """One viewer of one match of this process; ``messages()`` yields the JSON messages."""
+
+    def __init__(self, match: Match) -> None:
+        self.match = match
+
+    @staticmethod
+    def _view(view: MatchView, state: GameState) -> JSON:
+        # Seat labels (``Match.seat_label``): the organiser's seat name when one was given,
+        # else the bot's own name once it connected, else ``seat N``.
+        return board_view(state, names=view.labels)
+
+    async def messages(self, keepalive_s: float = KEEPALIVE_S) -> AsyncIterator[JSON | None]:
+        """The snapshot, then one message per batch of news, the last with ``result``;
+        None for a keep-alive when nothing happened for ``keepalive_s``."""
+        match = self.match
+        feed = _Feed()
+        _start, outcome = match.watch(feed)
+        now = match.view()
+        follower = GameFollower(now.state)
+        snapshot = convert.observation_to_proto(observe(follower.state, None))
+        start = now.settings.new_game()
+        story = Story(start)
+        first: JSON = {
+            "phase": now.phase.name.lower(),
+            "watch": [proto_json(admin_pb2.WatchResponse(snapshot=snapshot))],
+            "view": self._view(now, follower.state),
+            "clock": clock_json(now),
+            "story": STORIES.history(match, story, start, follower.state),
+        }
+        if outcome is not None:
+            res = convert.outcome_to_proto(outcome)
+            first["watch"].append(proto_json(admin_pb2.WatchResponse(result=res)))
+            first["result"] = result_json(res)
+            yield first
+            return
+        yield first
+        try:
+            while True:
+                try:
+                    item = await asyncio.wait_for(feed.queue.get(), keepalive_s)
+                except TimeoutError:
+                    yield None
+                    continue
+                batch = [item]
+                while not feed.queue.empty():
+                    batch.append(feed.queue.get_nowait())
+                message = self._batch(follower, story, batch)
+                yield message
+                if "result" in message:
+                    return
+        finally:
+            match.unwatch(feed)
+
+    def _batch(
+        self,
+        follower: GameFollower,
+        story: Story,
+        batch: list[tuple[int, Sequence[Event]] | MatchOutcome],
+    ) -> JSON:
+        watch: list[JSON] = []
+        points: list[JSON] = []
+        message: JSON = {"watch": watch, "story": points}
+        for item in batch:
+            if isinstance(item, MatchOutcome):
+                res = convert.outcome_to_proto(item)
+                watch.append(proto_json(admin_pb2.WatchResponse(result=res)))
+                message["result"] = result_json(res)
+                continue
+            first, events = item
+            protos = convert.events_to_proto(first, events)
+            watch.append(proto_json(admin_pb2.WatchResponse(update=game_pb2.Update(events=protos))))
+            for event in protos:
+                point = follow(follower, story, event)
+                if point is not None:
+                    points.append(point)
+        now = self.match.view()
+        message["phase"] = now.phase.name.lower()
+        message["view"] = self._view(now, follower.state)
+        message["clock"] = clock_json(now)
+        return message
+
+
+__all__ = ["ArenaSource", "LiveWatch", "clock_json"]
