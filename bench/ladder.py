@@ -78,7 +78,7 @@ async def ladder_row(tmp: Path, window_s: float) -> dict[str, float]:
             "--quiet",
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
-        )  # fmt: skip
+        )
         for key in keys
     ]
     try:
