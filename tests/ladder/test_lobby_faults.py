@@ -145,9 +145,11 @@ def test_only_the_offender_suffers(db: str, tmp_path: Path) -> None:
                          (grpc.StatusCode.INVALID_ARGUMENT, "LOBBY_HELLO_INVALID"))  # fmt: skip
             await attack("same key twice", lobby_raw(channel, good[0], [hello_bytes]),
                          (grpc.StatusCode.ALREADY_EXISTS, "BOT_CONNECTED_ELSEWHERE"))  # fmt: skip
-            # None of it was charged to anyone: every match so far was complete.
+            # None of it was charged to the good bots (an attacker that got in with a valid
+            # LobbyHello and was matched is charged its no-show: only the offender suffers).
             for line in await asyncio.to_thread(ladder.store.lines):
-                assert line.faults == {}, line
+                if line.bot != "bad":
+                    assert line.faults == {}, line
         finally:
             leave.set()
             await asyncio.gather(*players)
