@@ -32,8 +32,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from medina.engine import result
 from medina.records.catalog import StoredMatch
 from medina.referee.match import MatchPhase
-from medina.rpc.host import Arena, HostedMatch
-from medina.rpc.limits import ClientSlots, StreamSlotsExhausted
+from medina.rpc.common.limits import ClientSlots, StreamSlotsExhausted
+from medina.rpc.single.host import Arena, HostedMatch
 from medina.v1 import admin_pb2
 from medina.wire.enums import RULESET_NAMES
 

@@ -18,12 +18,11 @@ from medina.referee.outcome import MatchOutcome
 from medina.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 from medina.wire import convert
 
-from .admission import AdmissionLimits, LoopLag, refusal
-from .auth import require_organiser
-from .host import Arena, ArenaClosedError, HostedMatch
-from .idempotency import CreatedMatches, create_once
-from .limits import ClientSlots, stream_slot
-from .listing import (
+from ..common.admission import AdmissionLimits, LoopLag, refusal
+from ..common.auth import require_organiser
+from ..common.idempotency import CreatedMatches, create_once
+from ..common.limits import ClientSlots, stream_slot
+from ..common.listing import (
     SORT_KEYS_METADATA,
     ListingError,
     SortKey,
@@ -31,7 +30,8 @@ from .listing import (
     page_size,
     paginate,
 )
-from .status import Reason, abort
+from ..common.status import Reason, abort
+from .host import Arena, ArenaClosedError, HostedMatch
 
 Context = grpc.aio.ServicerContext[Any, Any]
 log = logging.getLogger("medina.rpc")

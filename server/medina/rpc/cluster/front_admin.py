@@ -17,11 +17,10 @@ from medina.records import catalog
 from medina.records.catalog import StoredMatch, StoredState
 from medina.v1 import admin_pb2, admin_pb2_grpc
 
-from .admin_servicer import STORED_STATE, stored_summary
-from .admission import AdmissionLimits, LoopLag, refusal
-from .auth import require_organiser
-from .idempotency import CreatedMatches, create_once
-from .listing import (
+from ..common.admission import AdmissionLimits, LoopLag, refusal
+from ..common.auth import require_organiser
+from ..common.idempotency import CreatedMatches, create_once
+from ..common.listing import (
     SORT_KEYS_METADATA,
     ListingError,
     Page,
@@ -32,8 +31,9 @@ from .listing import (
     page_size,
     paginate,
 )
+from ..common.status import Reason, abort
+from ..single.admin_servicer import STORED_STATE, stored_summary
 from .routes import Route, Routes
-from .status import Reason, abort
 from .workers import Worker, WorkerPool
 
 Context = grpc.aio.ServicerContext[Any, Any]

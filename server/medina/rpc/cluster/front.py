@@ -27,12 +27,13 @@ from grpc_health.v1 import health
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2
 from medina.wire.protocol import REDIRECT
 
-from .admission import LoopLag
+from ..common.admission import LoopLag
+from ..common.config import ServerConfig
+from ..common.limits import ClientSlots, Limits, stream_slot
+from ..common.serving import server_options, start_serving, tune_gc
+from ..common.status import Reason, abort
 from .front_admin import FrontCatalog, FrontMatchServicer, relay
-from .limits import ClientSlots, Limits, stream_slot
 from .routes import ROUTES_KEPT, Route, Routes
-from .server import ServerConfig, server_options, start_serving, tune_gc
-from .status import Reason, abort
 from .workers import Worker, WorkerPool
 
 Context = grpc.aio.ServicerContext[Any, Any]

@@ -16,11 +16,11 @@ from medina.v1 import arena_pb2, common_pb2
 from medina.wire import convert
 from medina.wire.protocol import PROTOCOL_MINOR, PROTOCOL_VERSION, features_for
 
+from ..common.limits import ClientSlots, FloodGuard, Limits, Oversize, sized, stream_slot
+from ..common.status import Reason, abort
+from ..common.tokens import same_token
 from .grpc_seat import Connection, GrpcSeat
 from .host import Arena, HostedMatch
-from .limits import ClientSlots, FloodGuard, Limits, Oversize, sized, stream_slot
-from .status import Reason, abort
-from .tokens import same_token
 
 log = logging.getLogger("medina.rpc")
 
