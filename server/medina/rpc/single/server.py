@@ -18,10 +18,11 @@ from medina.v1 import admin_pb2_grpc
 from ..common.admission import LoopLag
 from ..common.config import BotListener, ServerConfig
 from ..common.limits import ClientSlots
+from ..common.match_service import MatchService
 from ..common.serving import add_port, server_options, start_serving, tune_gc, wait_for_signal
-from .admin_servicer import MatchServicer, SpectatorServicer
 from .arena_servicer import ArenaServicer, add_arena_service
 from .host import Arena
+from .local_matches import LocalMatches, SpectatorServicer
 
 log = logging.getLogger("medina.rpc")
 
@@ -70,7 +71,7 @@ async def start_server(config: ServerConfig) -> RunningServer:
     slots = ClientSlots.for_limits(config.limits)
     add_arena_service(ArenaServicer(arena, config.limits, slots), server)
     admin_pb2_grpc.add_MatchServiceServicer_to_server(
-        MatchServicer(arena, config.organiser_token, config.admission, lag), server
+        MatchService(LocalMatches(arena), config.organiser_token, config.admission, lag), server
     )
     admin_pb2_grpc.add_SpectatorServiceServicer_to_server(SpectatorServicer(arena, slots), server)
     health_servicer, port = await start_serving(server, config)
