@@ -20,6 +20,7 @@ from ..common.hello import first_message
 from ..common.limits import (
     ClientSlots,
     FloodGuard,
+    FloodVerdict,
     Limits,
     Oversize,
     sized,
@@ -210,14 +211,14 @@ class ArenaServicer:
                     grpc_seat.on_reply(conn, message.reply)
                     continue
                 verdict = guard.admit()
-                if verdict == "ok":
+                if verdict is FloodVerdict.OK:
                     if is_reply:
                         grpc_seat.on_reply(conn, message.reply)
                     else:
                         conn.send(_protocol_notice("only Reply messages are expected after Hello"))
-                elif verdict == "first-drop":
+                elif verdict is FloodVerdict.FIRST_DROP:
                     conn.send(_rate_notice(self.limits))
-                elif verdict == "disconnect":
+                elif verdict is FloodVerdict.DISCONNECT:
                     conn.crashed = True
                     conn.status = (
                         grpc.StatusCode.RESOURCE_EXHAUSTED,
