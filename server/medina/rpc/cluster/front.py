@@ -6,8 +6,7 @@ routes filled from CreateMatch; an unknown token is offered to each worker in tu
 forwarded as raw bytes both ways, never decoded; the worker's status, details and trailing
 metadata reach the bot unchanged, and cancelling either side cancels the other. Watch is
 routed by match id and forwarded the same way. Organiser calls: ``common.match_service`` over
-``worker_matches``. Health and
-reflection answer here.
+``worker_matches``. Health and reflection answer here.
 """
 
 from __future__ import annotations
