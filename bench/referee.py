@@ -22,7 +22,8 @@ from typing import Any
 import grpc
 from medina.engine import apply_action, legal_moves, new_game, observe
 from medina.referee.config import MatchSettings, TimeControl
-from medina.rpc.server import ServerConfig, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.single.server import start_server
 from medina.v1 import arena_pb2
 from medina.wire import convert
 

@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 import grpc
-from medina.rpc.server import ServerConfig, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.single.server import start_server
 from medina.storage.tournaments import NewGame, TournamentStore
 from medina.tournament.config import BotSpec, TournamentConfig, Variant
 from medina.tournament.play import play_game

@@ -163,6 +163,52 @@ def test_layers_do_not_reach_up() -> None:
     assert not bad, "\n".join(bad)
 
 
+RPC = SERVER / "rpc"
+#: The gRPC layer's parts and the parts of it each must never import: what both servers share
+#: (``common``) imports neither server; the single-process server and the multi-worker front
+#: (``cluster``) know each other only through ``common``; the organiser's retry helper is a
+#: client and imports no server.
+RPC_FORBIDDEN = {
+    "common": ("medina.rpc.single", "medina.rpc.cluster", "medina.rpc.organiser"),
+    "single": ("medina.rpc.cluster", "medina.rpc.organiser"),
+    "cluster": ("medina.rpc.single", "medina.rpc.organiser"),
+    "organiser.py": ("medina.rpc.single", "medina.rpc.cluster"),
+}
+
+
+def test_the_rpc_parts_keep_their_seams() -> None:
+    bad = []
+    for part, forbidden in RPC_FORBIDDEN.items():
+        paths = [RPC / part] if part.endswith(".py") else module_files(RPC / part)
+        for path in paths:
+            for name in _absolute_imports(path, ROOT / "server"):
+                if any(name == f or name.startswith(f + ".") for f in forbidden):
+                    bad.append(f"{path.relative_to(ROOT)} ({part}) imports {name}")
+    assert not bad, "\n".join(bad)
+    # Every module of rpc/ sits in one of the parts (a new flat module needs a rule here) ...
+    loose = [p.name for p in RPC.glob("*.py") if p.name not in ("__init__.py", *RPC_FORBIDDEN)]
+    assert not loose, f"rpc/ modules in none of {sorted(RPC_FORBIDDEN)}: {loose}"
+    # ... and the checker sees the parts' relative imports, so it could fail.
+    assert "medina.rpc.common.match_service" in _absolute_imports(
+        RPC / "single" / "server.py", ROOT / "server"
+    )
+    assert "medina.rpc.common.match_service" in _absolute_imports(
+        RPC / "cluster" / "front.py", ROOT / "server"
+    )
+
+
+def test_the_organiser_service_is_written_once() -> None:
+    # MatchService is implemented in common/ only; each server brings a MatchBackend.
+    servicers = []
+    for path in module_files(SERVER):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ClassDef) and any(
+                ast.unparse(base).endswith("MatchServiceServicer") for base in node.bases
+            ):
+                servicers.append(f"{path.relative_to(ROOT)}: {node.name}")
+    assert servicers == ["server/medina/rpc/common/match_service.py: MatchService"], servicers
+
+
 def test_only_the_cli_imports_the_web_viewer() -> None:
     bad = []
     for path in module_files(SERVER):
@@ -184,8 +230,8 @@ WEB_SOURCES = {"hosted.py": "in-process", "remote.py": "gRPC", "server.py": "wir
 #: through the MatchSource interface.
 WEB_PAGES_FORBIDDEN = (
     "medina.referee.match",
-    "medina.rpc.host",
-    "medina.rpc.server",
+    "medina.rpc.single",
+    "medina.rpc.cluster",
     "medina.web.hosted",
     "medina.web.remote",
     "grpc",

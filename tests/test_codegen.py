@@ -33,7 +33,8 @@ from e2e.rawbot import RawBot
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.referee.config import MatchSettings
-from medina.rpc.server import RunningServer, ServerConfig, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.single.server import RunningServer, start_server
 from medina.v1 import match_pb2, record_pb2
 from medina_client import play
 from medina_client.bots import RandomBot

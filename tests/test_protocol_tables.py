@@ -20,7 +20,7 @@ from medina.engine import (
 )
 from medina.engine.errors import RULE_CODES
 from medina.engine.turn import explain
-from medina.rpc.status import Reason
+from medina.rpc.common.status import Reason
 from medina.wire.protocol import ALWAYS_ON, OPT_IN
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,8 +21,8 @@ from medina.referee.local import LocalSeat, random_policy
 from medina.referee.match import Match
 from medina.referee.record import DecisionSource, ErrorCode, MemorySink
 from medina.referee.seat import DecisionRequest, RejectionNotice, Signal
-from medina.rpc.admin_servicer import summary
-from medina.rpc.host import Arena
+from medina.rpc.single.host import Arena
+from medina.rpc.single.local_matches import summary
 from medina.wire.convert import action_to_proto
 from medina_client.strategies import random_action
 

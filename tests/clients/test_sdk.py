@@ -13,7 +13,8 @@ import pytest
 from medina.engine import Action, ActionKind, apply_action, legal_moves, new_game, result
 from medina.records.reader import read_record
 from medina.referee.config import MatchSettings
-from medina.rpc.server import RunningServer, ServerConfig, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.single.server import RunningServer, start_server
 from medina.v1 import game_pb2, match_pb2, record_pb2
 from medina.wire.convert import events_to_proto, settings_to_proto
 from medina_client import Bot, HandshakeError, LocalStateError, Turn, play

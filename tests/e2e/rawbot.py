@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import grpc
 from google.rpc.error_details_pb2 import ErrorInfo
 from google.rpc.status_pb2 import Status
-from medina.rpc.status import Reason
+from medina.rpc.common.status import Reason
 from medina.v1 import arena_pb2, arena_pb2_grpc, game_pb2
 
 #: Chooses a reply for a request; None means "do not answer this request".

@@ -15,7 +15,8 @@ from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.referee.config import MatchSettings, Policies, TimeControl
 from medina.referee.outcome import MatchOutcome, Termination
-from medina.rpc.server import RunningServer, ServerConfig, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.single.server import RunningServer, start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, arena_pb2_grpc, common_pb2, game_pb2
 
 from .rawbot import RawBot, collect_tasks, first_legal

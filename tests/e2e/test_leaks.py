@@ -19,8 +19,9 @@ from google.protobuf.message import Message
 from medina.engine import CONFIGURATIONS, initial_supplies
 from medina.engine.variants import get_ruleset
 from medina.referee.config import MatchSettings
-from medina.rpc.server import ServerConfig, start_server
-from medina.rpc.tokens import new_token, same_token
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.common.tokens import new_token, same_token
+from medina.rpc.single.server import start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, game_pb2, match_pb2
 from medina.web import serve_viewer
 from medina.wire import convert

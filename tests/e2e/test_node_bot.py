@@ -26,9 +26,10 @@ from medina.records.reader import Record, read_record
 from medina.records.verify import verify_record
 from medina.referee.config import MatchSettings
 from medina.referee.outcome import MatchOutcome, Termination
-from medina.rpc.host import HostedMatch
-from medina.rpc.server import RunningServer, ServerConfig, start_server
-from medina.rpc.status import Reason, trailers
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.common.status import Reason, trailers
+from medina.rpc.single.host import HostedMatch
+from medina.rpc.single.server import RunningServer, start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, game_pb2, match_pb2, record_pb2
 from medina_client import Turn, play
 from medina_client.bots import GreedyBot, RandomBot

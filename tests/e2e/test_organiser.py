@@ -15,9 +15,10 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.referee.config import MatchSettings
-from medina.rpc.admission import AdmissionLimits, LoopLag, refusal
+from medina.rpc.common.admission import AdmissionLimits, LoopLag, refusal
+from medina.rpc.common.config import ServerConfig
 from medina.rpc.organiser import create_match
-from medina.rpc.server import ServerConfig, start_server
+from medina.rpc.single.server import start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, common_pb2, match_pb2
 from medina_client.status import status_info
 

@@ -15,7 +15,8 @@ from medina.engine import initial_supplies, squares_named
 from medina.engine.geometry import geometry
 from medina.engine.variants import get_ruleset
 from medina.referee.config import MatchSettings, Policies, TimeControl, TimeoutPolicy
-from medina.rpc.server import RunningServer, ServerConfig, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.single.server import RunningServer, start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, common_pb2, game_pb2, match_pb2
 from medina.wire import convert
 from medina.wire.protocol import ALWAYS_ON

@@ -9,8 +9,9 @@ import grpc
 import pytest
 from google.protobuf import descriptor_pb2
 from grpc_reflection.v1alpha import reflection_pb2
-from medina.rpc.reflection import V1_SERVICE_NAME, V1ALPHA_SERVICE_NAME
-from medina.rpc.server import ServerConfig, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.common.reflection import V1_SERVICE_NAME, V1ALPHA_SERVICE_NAME
+from medina.rpc.single.server import start_server
 
 
 @pytest.mark.parametrize("service", [V1_SERVICE_NAME, V1ALPHA_SERVICE_NAME])

@@ -15,7 +15,8 @@ import pytest
 from medina.records.reader import read_record
 from medina.referee.config import MatchSettings, Policies, TimeControl, TimeoutPolicy
 from medina.referee.outcome import MatchOutcome, Termination
-from medina.rpc.server import ServerConfig, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.single.server import start_server
 from medina.v1 import record_pb2
 from medina_client import play
 from medina_client.bots import RandomBot

@@ -16,7 +16,8 @@ from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.referee.config import MatchSettings
 from medina.referee.outcome import Termination
-from medina.rpc.server import ServerConfig, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.single.server import start_server
 from medina.v1 import record_pb2
 from medina_client import play
 from medina_client.bots import RandomBot

@@ -11,7 +11,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.referee.config import MatchSettings
-from medina.rpc.server import ServerConfig, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.single.server import start_server
 from medina_client import play
 from medina_client.bots import RandomBot
 from medina_client.connection import channel_credentials

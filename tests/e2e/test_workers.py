@@ -28,8 +28,8 @@ from medina.cli import build_parser
 from medina.cli.serve_cmd import worker_argv
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
-from medina.rpc.front import start_front
-from medina.rpc.server import ServerConfig
+from medina.rpc.cluster.front import start_front
+from medina.rpc.common.config import ServerConfig
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, match_pb2
 
 from .rawbot import RawBot, collect_tasks, first_legal, reason_of

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from medina.engine import Action, apply_action, new_game
 from medina.referee.config import MatchSettings
-from medina.rpc.server import ServerConfig, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.single.server import start_server
 from medina_client import Bot, Turn, play
 from medina_client.encoding import Encoded, action_of_index, encode
 from medina_envs.observer import encode_state

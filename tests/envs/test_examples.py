@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from medina.rpc.server import ServerConfig, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.single.server import start_server
 from medina_client.bots import RandomBot
 from medina_envs.examples.linear_policy import WEIGHTS, LinearPolicy
 from medina_envs.examples.train_policy import collect, evaluate, train, wilson

@@ -11,7 +11,8 @@ from typing import Any, TypeVar
 import numpy as np
 import pytest
 from medina.referee.config import MatchSettings
-from medina.rpc.server import RunningServer, ServerConfig, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.single.server import RunningServer, start_server
 from medina.v1 import match_pb2
 from medina_client import PolicyError, play, play_policy
 from medina_client.__main__ import main

@@ -61,7 +61,7 @@ def test_pip_wheel_builds_the_dev_wheel_in_a_fresh_clone(tmp_path: Path) -> None
     assert installed.returncode == 0, installed.stdout + installed.stderr
     imports = subprocess.run(
         [str(python), "-c",
-         "import medina.v1.arena_pb2 as a, medina_client, medina.rpc.server\n"
+         "import medina.v1.arena_pb2 as a, medina_client, medina.rpc.single.server\n"
          "print(a.Hello(token='t').token)"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
     )  # fmt: skip

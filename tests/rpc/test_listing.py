@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from medina.rpc.listing import (
+from medina.rpc.common.listing import (
     ListingError,
     Page,
     SortKey,

@@ -8,7 +8,7 @@ import random
 import pytest
 from medina.engine import CONFIGURATIONS, apply_action, legal_moves, new_game, observe
 from medina.referee.seat import ClockView, DecisionRequest
-from medina.rpc.grpc_seat import request_bytes
+from medina.rpc.single.grpc_seat import request_bytes
 from medina.v1 import arena_pb2
 from medina.wire import convert
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from medina.rpc.routes import Route, Routes
+from medina.rpc.cluster.routes import Route, Routes
 
 
 def test_routes_by_match_and_token_and_the_oldest_are_forgotten() -> None:

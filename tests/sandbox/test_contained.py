@@ -14,7 +14,8 @@ import grpc
 import pytest
 from medina.referee.config import MatchSettings, TimeControl
 from medina.referee.outcome import Termination
-from medina.rpc.server import ServerConfig, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.single.server import start_server
 from medina.sandbox import SandboxLimits
 from medina.tournament.config import BotSpec
 from medina.tournament.play import GameError, PlayedGame, play_game

@@ -18,9 +18,10 @@ from typing import Any, TypeVar
 import pytest
 from e2e.rawbot import RawBot
 from medina.referee.config import MatchSettings
-from medina.rpc.host import HostedMatch
-from medina.rpc.limits import Limits
-from medina.rpc.server import RunningServer, ServerConfig, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.common.limits import Limits
+from medina.rpc.single.host import HostedMatch
+from medina.rpc.single.server import RunningServer, start_server
 from medina.v1 import arena_pb2, game_pb2
 from medina.web import HttpServer, StandingRow, Standings, serve_viewer
 from PIL import Image

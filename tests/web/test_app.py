@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from e2e.rawbot import RawBot
 from medina.referee.config import MatchSettings, TimeControl
-from medina.rpc.limits import Limits
+from medina.rpc.common.limits import Limits
 from medina.v1 import arena_pb2, game_pb2
 
 from .conftest import ArenaThread, choose_randomly, finished_id

@@ -20,7 +20,7 @@ import pytest
 from e2e.rawbot import Chooser, RawBot
 from medina.engine import EventKind, result, square_name
 from medina.referee.config import MatchSettings
-from medina.rpc.limits import Limits
+from medina.rpc.common.limits import Limits
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, game_pb2, match_pb2
 from playwright.sync_api import Browser, Page
 

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from medina.referee.config import MatchSettings
-from medina.rpc.server import ServerConfig, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.single.server import start_server
 
 from .conftest import play_bots
 from .sse import get, read_events

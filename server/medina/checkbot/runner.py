@@ -13,8 +13,8 @@ from medina.launch.botproc import BotProcess
 from medina.records.reader import read_record
 from medina.referee.outcome import MatchOutcome
 from medina.referee.record import DecisionEntry, Incident
-from medina.rpc.host import HostedMatch
-from medina.rpc.server import RunningServer
+from medina.rpc.single.host import HostedMatch
+from medina.rpc.single.server import RunningServer
 from medina.wire.records import decision_from_proto, incident_from_proto
 
 from .drills import Drills

@@ -21,7 +21,7 @@ from medina.ladder.service import LadderConfig
 from medina.ladder.standings import as_csv, as_json, as_table
 from medina.referee.config import MatchSettings
 from medina.referee.errors import ConfigError
-from medina.rpc.server import wait_for_signal
+from medina.rpc.common.serving import wait_for_signal
 from medina.storage.ladder import LadderStore, StoreError
 
 from . import ladder_demo

@@ -14,7 +14,7 @@ from medina.ladder import accounts
 from medina.ladder.serve import LadderServerConfig, start_ladder
 from medina.ladder.service import LadderConfig
 from medina.ladder.standings import as_table
-from medina.rpc.server import wait_for_signal
+from medina.rpc.common.serving import wait_for_signal
 from medina.storage.ladder import LadderStore
 
 #: The demo's bots: name, owner and the example bot's options.

@@ -18,9 +18,11 @@ from medina.engine import GameFollower, GameState, render
 from medina.launch.botproc import BotProcess, BotStartError, reap, spawn_bot
 from medina.referee.config import MatchSettings
 from medina.referee.outcome import MatchOutcome
-from medina.rpc.host import HostedMatch
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.common.serving import wait_for_signal
 from medina.rpc.organiser import create_match
-from medina.rpc.server import RunningServer, ServerConfig, start_server, wait_for_signal
+from medina.rpc.single.host import HostedMatch
+from medina.rpc.single.server import RunningServer, start_server
 from medina.sandbox import SandboxSpec
 from medina.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 from medina.web import serve_viewer

@@ -13,11 +13,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from medina.rpc.admission import AdmissionLimits
-from medina.rpc.front import serve_front_forever
-from medina.rpc.limits import Limits
-from medina.rpc.server import BotListener, RunningServer, ServerConfig, serve_forever
-from medina.rpc.workers import WorkerStartError
+from medina.rpc.cluster.front import serve_front_forever
+from medina.rpc.cluster.workers import WorkerStartError
+from medina.rpc.common.admission import AdmissionLimits
+from medina.rpc.common.config import BotListener, ServerConfig
+from medina.rpc.common.limits import Limits
+from medina.rpc.single.server import RunningServer, serve_forever
 
 from .errors import CommandError
 from .options import read_file

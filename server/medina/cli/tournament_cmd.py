@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from medina.rpc.server import RunningServer
+from medina.rpc.single.server import RunningServer
 from medina.sandbox import SandboxError, SandboxLimits
 from medina.sandbox import check as sandbox_check
 from medina.storage.tournaments import (

@@ -10,7 +10,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from medina.rpc.server import RunningServer, wait_for_signal
+from medina.rpc.common.serving import wait_for_signal
+from medina.rpc.single.server import RunningServer
 from medina.storage.tournaments import GameRow, StoreError, TournamentStore
 from medina.tournament.config import TournamentConfig
 from medina.tournament.report import game_counted_ranks, game_number

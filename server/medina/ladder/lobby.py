@@ -12,9 +12,9 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError
 
-from medina.rpc.auth import require_organiser
-from medina.rpc.limits import FloodGuard, Limits, Oversize, sized
-from medina.rpc.status import Reason, abort
+from medina.rpc.common.auth import require_organiser
+from medina.rpc.common.limits import FloodGuard, FloodVerdict, Limits, Oversize, sized
+from medina.rpc.common.status import Reason, abort
 from medina.storage.ladder import StoreError
 from medina.v1 import ladder_pb2, ladder_pb2_grpc
 
@@ -121,7 +121,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
                     session.finish(Refusal(code, reason, text, limit=message.limit))
                     return
                 verdict = guard.admit()
-                if verdict == "disconnect":
+                if verdict is FloodVerdict.DISCONNECT:
                     session.finish(
                         Refusal(
                             grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -131,7 +131,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
                         )
                     )
                     return
-                if verdict != "ok":
+                if verdict is not FloodVerdict.OK:
                     continue
                 kind = message.WhichOneof("kind")
                 if kind == "heartbeat":

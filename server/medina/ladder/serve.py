@@ -11,8 +11,10 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from medina.rpc.limits import Limits
-from medina.rpc.server import RunningServer, ServerConfig, add_port, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.common.limits import Limits
+from medina.rpc.common.serving import add_port
+from medina.rpc.single.server import RunningServer, start_server
 from medina.storage.database import worker_id
 from medina.storage.ladder import LadderStore
 

@@ -18,7 +18,7 @@ import grpc
 
 from medina.v1 import admin_pb2, admin_pb2_grpc
 
-from .status import reason_of
+from .common.status import reason_of
 
 __all__ = ["create_match"]
 

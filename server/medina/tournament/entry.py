@@ -16,7 +16,8 @@ from medina.checkbot.scenarios import Scenario
 from medina.checkbot.verdicts import first_problem
 from medina.launch.botproc import BotProcess, BotStartError, spawn_bot
 from medina.referee.outcome import Termination
-from medina.rpc.server import RunningServer, ServerConfig, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.single.server import RunningServer, start_server
 
 from .config import BotSpec, TournamentConfig, Variant
 from .play import sandbox_spec

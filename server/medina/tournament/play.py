@@ -15,8 +15,8 @@ import grpc
 from medina.launch.botproc import BotProcess, BotStartError, spawn_bot, stop_bot
 from medina.referee.config import MatchSettings
 from medina.referee.outcome import MatchOutcome, Termination
-from medina.rpc.host import HostedMatch
 from medina.rpc.organiser import create_match
+from medina.rpc.single.host import HostedMatch
 from medina.sandbox import SandboxError, SandboxSpec
 from medina.sandbox import check as sandbox_check
 from medina.v1 import admin_pb2, admin_pb2_grpc

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import grpc
 
-from medina.rpc.server import RunningServer, ServerConfig, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.single.server import RunningServer, start_server
 from medina.storage.tournaments import Claim, SeatRow, StoreError, TournamentStore, worker_id
 
 from .config import TournamentConfig, Variant

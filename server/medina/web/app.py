@@ -29,7 +29,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from medina.records.catalog import StoredMatch
-from medina.rpc.limits import ClientSlots, StreamSlotsExhausted
+from medina.rpc.common.limits import ClientSlots, StreamSlotsExhausted
 from medina.wire.enums import RULESET_NAMES
 
 from . import pages

@@ -17,7 +17,7 @@ from medina.engine import Event, GameFollower, GameState, observe, result
 from medina.referee.match import Match
 from medina.referee.outcome import MatchOutcome
 from medina.referee.view import MatchPhase, MatchView
-from medina.rpc.host import Arena
+from medina.rpc.single.host import Arena
 from medina.v1 import admin_pb2, game_pb2
 from medina.wire import convert
 

@@ -13,7 +13,7 @@ import uvicorn
 from starlette.applications import Starlette
 
 from medina.referee.view import MatchPhase
-from medina.rpc.server import RunningServer
+from medina.rpc.single.server import RunningServer
 
 from .app import Viewer, build_app
 from .hosted import ArenaSource

@@ -5,8 +5,8 @@ Play streams are routed on their first message (the Hello's seat token, looked u
 routes filled from CreateMatch; an unknown token is offered to each worker in turn) and then
 forwarded as raw bytes both ways, never decoded; the worker's status, details and trailing
 metadata reach the bot unchanged, and cancelling either side cancels the other. Watch is
-routed by match id and forwarded the same way. Organiser calls: ``front_admin``. Health and
-reflection answer here.
+routed by match id and forwarded the same way. Organiser calls: ``common.match_service`` over
+``worker_matches``. Health and reflection answer here.
 """
 
 from __future__ import annotations
@@ -27,12 +27,15 @@ from grpc_health.v1 import health
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2
 from medina.wire.protocol import REDIRECT
 
-from .admission import LoopLag
-from .front_admin import FrontCatalog, FrontMatchServicer, relay
-from .limits import ClientSlots, Limits, stream_slot
+from ..common.admission import LoopLag
+from ..common.config import ServerConfig
+from ..common.hello import first_message
+from ..common.limits import ClientSlots, Limits, stream_slot
+from ..common.match_service import MatchService
+from ..common.serving import server_options, start_serving, tune_gc
+from ..common.status import Reason, abort
 from .routes import ROUTES_KEPT, Route, Routes
-from .server import ServerConfig, server_options, start_serving, tune_gc
-from .status import Reason, abort
+from .worker_matches import FrontCatalog, WorkerMatches, relay
 from .workers import Worker, WorkerPool
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -44,11 +47,11 @@ class Forwarder:
     match."""
 
     def __init__(
-        self, pool: WorkerPool, routes: Routes, admin: FrontMatchServicer, limits: Limits
+        self, pool: WorkerPool, routes: Routes, matches: WorkerMatches, limits: Limits
     ) -> None:
         self.pool = pool
         self.routes = routes
-        self.admin = admin
+        self.matches = matches
         self.limits = limits
         self.slots = ClientSlots.for_limits(limits)
         #: Streams forwarded to a worker so far (bots at an endpoint are not counted here).
@@ -80,7 +83,7 @@ class Forwarder:
     async def play(self, requests: AsyncIterator[bytes], context: Context) -> AsyncIterator[bytes]:
         """One bot session, forwarded."""
         async with stream_slot(self.slots, context):
-            first = await self._first(requests, context)
+            first = await first_message(requests, context, self.limits.handshake_timeout_s)
             redirect = self._redirect(first)
             if redirect is not None:
                 self.redirects += 1
@@ -123,27 +126,6 @@ class Forwarder:
             redirect=arena_pb2.Redirect(port=worker.bots_port)
         ).SerializeToString()
 
-    async def _first(self, requests: AsyncIterator[bytes], context: Context) -> bytes:
-        """The stream's first message (the Hello), within the handshake deadline."""
-        try:
-            async with asyncio.timeout(self.limits.handshake_timeout_s):
-                return await anext(requests)
-        except TimeoutError:
-            await abort(
-                context,
-                grpc.StatusCode.DEADLINE_EXCEEDED,
-                Reason.HELLO_TIMEOUT,
-                f"no Hello within {self.limits.handshake_timeout_s:g} s of opening the stream",
-                timeout_ms=int(self.limits.handshake_timeout_s * 1000),
-            )
-        except StopAsyncIteration:
-            await abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                Reason.HELLO_MISSING,
-                "stream closed before Hello",
-            )
-
     async def _open(
         self, first: bytes, context: Context
     ) -> tuple[Worker, grpc.aio.StreamStreamCall[bytes, bytes], object]:
@@ -159,7 +141,7 @@ class Forwarder:
             found = self.routes.token(token)
             if found is not None:
                 match_id, route = found
-                await self.admin.refuse_lost(match_id, context)
+                await self.matches.refuse_lost(match_id, context)
                 worker = self.pool.find(route.slot, route.generation)
                 assert worker is not None  # refuse_lost aborted otherwise
                 candidates = [worker]
@@ -196,7 +178,7 @@ class Forwarder:
     ) -> AsyncIterator[bytes]:
         """A spectator stream, forwarded."""
         async with stream_slot(self.slots, context):
-            worker = await self.admin.locate(request.match_id, context)
+            worker = await self.matches.locate(request.match_id, context)
             call = worker.watch(request)
             self.watches += 1
             try:
@@ -242,7 +224,7 @@ class RunningFront:
     server: grpc.aio.Server
     port: int
     pool: WorkerPool
-    admin: FrontMatchServicer
+    matches: WorkerMatches
     forwarder: Forwarder
     health: health.HealthServicer
     config: ServerConfig
@@ -258,7 +240,7 @@ class RunningFront:
         ``grace_s`` and stops; then the front stops."""
         grace = self.config.shutdown_grace_s if grace_s is None else grace_s
         self.health.enter_graceful_shutdown()
-        self.admin.accepting = False
+        self.matches.accepting = False
         await self.pool.stop(grace)
         await self.server.stop(1.0)
         await self.lag.stop()
@@ -318,17 +300,11 @@ async def _serve(
 ) -> RunningFront:
     server = grpc.aio.server(options=server_options(config))
     lag = LoopLag()
-    admin = FrontMatchServicer(
-        pool,
-        routes,
-        records,
-        config.organiser_token,
-        config.admission,
-        lag,
-        public_host=public_host,
+    matches = WorkerMatches(pool, routes, records, public_host=public_host)
+    admin_pb2_grpc.add_MatchServiceServicer_to_server(
+        MatchService(matches, config.organiser_token, config.admission, lag), server
     )
-    admin_pb2_grpc.add_MatchServiceServicer_to_server(admin, server)
-    forwarder = Forwarder(pool, routes, admin, config.limits)
+    forwarder = Forwarder(pool, routes, matches, config.limits)
     server.add_generic_rpc_handlers(forwarder.handlers())
     health_servicer, port = await start_serving(server, config)
     log.info(
@@ -339,7 +315,7 @@ async def _serve(
         config.records_dir,
     )
     lag.start()
-    return RunningFront(server, port, pool, admin, forwarder, health_servicer, config, lag)
+    return RunningFront(server, port, pool, matches, forwarder, health_servicer, config, lag)
 
 
 async def serve_front_forever(

@@ -1,5 +1,6 @@
-"""MatchService at a multi-worker front: create on the least-loaded worker, route by match id,
-merge listings; earlier runs' records are the front's own.
+"""Where a multi-worker front's matches live (the ``MatchBackend`` of ``serve --workers N``):
+created on the least-loaded worker, routed by match id, listings merged; earlier runs'
+records and matches lost with a worker are the front's own (``FrontCatalog``).
 """
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Set
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -15,25 +16,13 @@ import grpc
 
 from medina.records import catalog
 from medina.records.catalog import StoredMatch, StoredState
-from medina.v1 import admin_pb2, admin_pb2_grpc
+from medina.referee.config import MatchSettings
+from medina.v1 import admin_pb2
 
-from .admin_servicer import STORED_STATE, stored_summary
-from .admission import AdmissionLimits, LoopLag, refusal
-from .auth import require_organiser
-from .idempotency import CreatedMatches, create_once
-from .listing import (
-    SORT_KEYS_METADATA,
-    ListingError,
-    Page,
-    SortKey,
-    decode_keys,
-    decode_token,
-    merge,
-    page_size,
-    paginate,
-)
+from ..common.listing import SORT_KEYS_METADATA, Page, SortKey, decode_keys, merge, paginate
+from ..common.match_service import Admit, Load, recorded_entries, refuse_ended, stored_summary
+from ..common.status import Reason, abort
 from .routes import Route, Routes
-from .status import Reason, abort
 from .workers import Worker, WorkerPool
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -86,45 +75,35 @@ class FrontCatalog:
         return found
 
 
-class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
-    """Organiser calls, answered by the worker that holds the match."""
+class WorkerMatches:
+    """The matches of a front's workers (a ``MatchBackend``), each answered by the worker
+    that holds it; earlier runs' records and lost matches are the front's own."""
 
     def __init__(
         self,
         pool: WorkerPool,
         routes: Routes,
         records: FrontCatalog,
-        organiser_token: str | None,
-        admission: AdmissionLimits,
-        lag: LoopLag,
         *,
         public_host: str | None,
     ) -> None:
         self.pool = pool
         self.routes = routes
         self.records = records
-        self.token = organiser_token
-        self.admission = admission
-        self.lag = lag
         #: The host bots reach this server at, for CreateMatch's ``endpoint`` (the worker's
         #: own address for bots); None when it cannot be named (a wildcard listen address).
         self.public_host = public_host
         self.accepting = True
-        self.created = CreatedMatches()
 
-    async def CreateMatch(
-        self, request: admin_pb2.CreateMatchRequest, context: Context
+    async def create(
+        self,
+        request: admin_pb2.CreateMatchRequest,
+        settings: MatchSettings,
+        admit: Admit,
+        context: Context,
     ) -> admin_pb2.CreateMatchResponse:
-        """Create the match on the worker with the fewest matches waiting or running (once
-        per request id: the front remembers, as a retry may reach another worker)."""
-        await require_organiser(context, self.token)
-        return await create_once(
-            self.created, request, context, lambda: self._create(request, context)
-        )
-
-    async def _create(
-        self, request: admin_pb2.CreateMatchRequest, context: Context
-    ) -> admin_pb2.CreateMatchResponse:
+        """Create the match on the worker with the fewest matches waiting or running (the
+        loop lag against the clocks in play is each worker's to weigh)."""
         if not self.accepting:
             await abort(
                 context,
@@ -141,16 +120,7 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
                 "no worker process is running; try again shortly",
             )
         counted = await asyncio.gather(*(self._load(w) for w in workers))
-        refused = refusal(self.admission, sum(n for n in counted if n is not None), self.lag.ms)
-        if refused is not None:
-            log.warning("CreateMatch refused: %s", refused)
-            await abort(
-                context,
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                Reason.SERVER_FULL,
-                refused,
-                retry_after_ms=self.admission.retry_after_ms,
-            )
+        await admit(Load(sum(n for n in counted if n is not None), None))
         # Counted now, with the creations other calls have under way (no await in between);
         # a worker that did not answer is tried last.
         loads = [UNKNOWN_LOAD if n is None else n for n in counted]
@@ -196,23 +166,15 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
             return None
         return page.total_size
 
-    async def ListMatches(
-        self, request: admin_pb2.ListMatchesRequest, context: Context
-    ) -> admin_pb2.ListMatchesResponse:
-        """The workers' pages merged with the records of earlier runs, newest first."""
-        await require_organiser(context, self.token)
-        try:
-            size = page_size(request.page_size if request.HasField("page_size") else None)
-            decode_token(request.page_token)
-        except ListingError as exc:
-            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, Reason.REQUEST_INVALID, str(exc))
-        states = {int(s) for s in request.states}
+    async def page(
+        self, request: admin_pb2.ListMatchesRequest, states: Set[int], size: int, context: Context
+    ) -> Page:
+        """The workers' pages merged with the front's records, newest first."""
         own = [
-            ((0, m.mtime, m.match_id), stored_summary(m))
-            for m in self.records.stored.values()
-            if not states or int(STORED_STATE[m.state]) in states
+            (key, stored_summary(m))
+            for key, m in recorded_entries(self.records.stored.values(), states)
         ]
-        pages = [paginate(own, size, request.page_token)]
+        pages = [paginate(own, size, request.page_token)]  # a bad token: before any call
         total = len(own)
         asked = admin_pb2.ListMatchesRequest()
         asked.CopyFrom(request)
@@ -234,19 +196,15 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
                 )
             )
             total += worker_total
-        merged = merge(pages, size, total)
-        return admin_pb2.ListMatchesResponse(
-            matches=merged.items, next_page_token=merged.next_token, total_size=merged.total
-        )
+        return merge(pages, size, total)
 
-    async def GetMatch(
-        self, request: admin_pb2.GetMatchRequest, context: Context
-    ) -> admin_pb2.GetMatchResponse:
-        """One match, from the worker that holds it (or its record)."""
-        await require_organiser(context, self.token)
-        stored = self.records.stored.get(request.match_id)
-        if stored is not None:
-            return admin_pb2.GetMatchResponse(match=stored_summary(stored))
+    def record(self, match_id: str) -> StoredMatch | None:
+        """A match of an earlier run, or one lost with its worker (once its record is read)."""
+        return self.records.stored.get(match_id)
+
+    async def get(self, match_id: str, context: Context) -> admin_pb2.MatchSummary:
+        """One match, from the worker that holds it."""
+        request = admin_pb2.GetMatchRequest(match_id=match_id)
 
         async def ask(w: Worker) -> admin_pb2.GetMatchResponse:
             answer: admin_pb2.GetMatchResponse = await w.matches.GetMatch(
@@ -254,25 +212,13 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
             )
             return answer
 
-        return await self._routed(request.match_id, context, ask)
+        return (await self._routed(match_id, context, ask)).match
 
-    async def AbortMatch(
+    async def abort(
         self, request: admin_pb2.AbortMatchRequest, context: Context
-    ) -> admin_pb2.AbortMatchResponse:
+    ) -> admin_pb2.MatchSummary:
         """Abort a match at the worker that holds it."""
-        await require_organiser(context, self.token)
-        await self.refuse_lost(request.match_id, context)
-        stored = self.records.stored.get(request.match_id)
-        if stored is not None:
-            await abort(
-                context,
-                grpc.StatusCode.FAILED_PRECONDITION,
-                Reason.MATCH_ENDED,
-                f"match {request.match_id} has ended ({stored.state.value}); "
-                "only its record remains",
-                match_id=request.match_id,
-                state=stored.state.value,
-            )
+        await self._known(request.match_id, context)
 
         async def ask(w: Worker) -> admin_pb2.AbortMatchResponse:
             answer: admin_pb2.AbortMatchResponse = await w.matches.AbortMatch(
@@ -280,7 +226,7 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
             )
             return answer
 
-        return await self._routed(request.match_id, context, ask)
+        return (await self._routed(request.match_id, context, ask)).match
 
     async def refuse_lost(self, match_id: str, context: Context) -> None:
         """UNAVAILABLE, naming the worker, for a match whose worker died."""
@@ -295,20 +241,18 @@ class FrontMatchServicer(admin_pb2_grpc.MatchServiceServicer):
                 match_id=match_id,
             )
 
-    async def locate(self, match_id: str, context: Context) -> Worker:
-        """The worker holding a match (a live one first, then one that remembers it);
-        aborts as that worker would (NOT_FOUND when none knows it)."""
+    async def _known(self, match_id: str, context: Context) -> None:
+        """Ends the call for a match that was lost with its worker, or of which only the
+        record remains."""
         await self.refuse_lost(match_id, context)
         stored = self.records.stored.get(match_id)
         if stored is not None:
-            await abort(
-                context,
-                grpc.StatusCode.FAILED_PRECONDITION,
-                Reason.MATCH_ENDED,
-                f"match {match_id} has ended ({stored.state.value}); only its record remains",
-                match_id=match_id,
-                state=stored.state.value,
-            )
+            await refuse_ended(context, match_id, stored.state.value)
+
+    async def locate(self, match_id: str, context: Context) -> Worker:
+        """The worker holding a match (a live one first, then one that remembers it);
+        aborts as that worker would (NOT_FOUND when none knows it)."""
+        await self._known(match_id, context)
         route = self.routes.match(match_id)
         if route is not None:
             worker = self.pool.find(route.slot, route.generation)

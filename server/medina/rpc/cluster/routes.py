@@ -10,7 +10,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .tokens import token_key
+from ..common.tokens import token_key
 
 #: Matches remembered (about 0.6 KB each with four seats).
 ROUTES_KEPT = 20_000

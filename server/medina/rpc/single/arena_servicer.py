@@ -16,11 +16,20 @@ from medina.v1 import arena_pb2, common_pb2
 from medina.wire import convert
 from medina.wire.protocol import PROTOCOL_MINOR, PROTOCOL_VERSION, features_for
 
+from ..common.hello import first_message
+from ..common.limits import (
+    ClientSlots,
+    FloodGuard,
+    FloodVerdict,
+    Limits,
+    Oversize,
+    sized,
+    stream_slot,
+)
+from ..common.status import Reason, abort
+from ..common.tokens import same_token
 from .grpc_seat import Connection, GrpcSeat
 from .host import Arena, HostedMatch
-from .limits import ClientSlots, FloodGuard, Limits, Oversize, sized, stream_slot
-from .status import Reason, abort
-from .tokens import same_token
 
 log = logging.getLogger("medina.rpc")
 
@@ -113,31 +122,7 @@ class ArenaServicer:
         request_iterator: AsyncIterator[arena_pb2.PlayRequest],
         context: grpc.aio.ServicerContext[arena_pb2.PlayRequest, arena_pb2.PlayResponse],
     ) -> tuple[HostedMatch, int, arena_pb2.Hello]:
-        try:
-            async with asyncio.timeout(self.limits.handshake_timeout_s):
-                first = await anext(request_iterator)
-        except TimeoutError:
-            await abort(
-                context,
-                grpc.StatusCode.DEADLINE_EXCEEDED,
-                Reason.HELLO_TIMEOUT,
-                f"no Hello within {self.limits.handshake_timeout_s:g} s of opening the stream",
-                timeout_ms=int(self.limits.handshake_timeout_s * 1000),
-            )
-        except StopAsyncIteration:
-            await abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                Reason.HELLO_MISSING,
-                "stream closed before Hello",
-            )
-        except DecodeError as exc:
-            await abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                Reason.MESSAGE_MALFORMED,
-                f"the first message is not a PlayRequest: {exc}",
-            )
+        first = await first_message(request_iterator, context, self.limits.handshake_timeout_s)
         if isinstance(first, Oversize):
             await first.refuse(context)
         if not first.HasField("hello"):
@@ -226,14 +211,14 @@ class ArenaServicer:
                     grpc_seat.on_reply(conn, message.reply)
                     continue
                 verdict = guard.admit()
-                if verdict == "ok":
+                if verdict is FloodVerdict.OK:
                     if is_reply:
                         grpc_seat.on_reply(conn, message.reply)
                     else:
                         conn.send(_protocol_notice("only Reply messages are expected after Hello"))
-                elif verdict == "first-drop":
+                elif verdict is FloodVerdict.FIRST_DROP:
                     conn.send(_rate_notice(self.limits))
-                elif verdict == "disconnect":
+                elif verdict is FloodVerdict.DISCONNECT:
                     conn.crashed = True
                     conn.status = (
                         grpc.StatusCode.RESOURCE_EXHAUSTED,

@@ -24,7 +24,7 @@ from medina.v1 import arena_pb2
 from medina.wire import convert
 from medina.wire.packed import field, key, scalar, varint
 
-from .status import Reason
+from ..common.status import Reason
 
 #: What the writer side of a stream consumes: a message, or a ``PlayResponse`` already
 #: serialized (decision requests, built as wire bytes); None closes the stream.

@@ -23,8 +23,8 @@ from medina.referee.outcome import MatchOutcome
 from medina.referee.record import RecordSink, TeeSink
 from medina.referee.seat import Seat, Signal
 
+from ..common.tokens import new_token, token_key
 from .grpc_seat import GrpcSeat
-from .tokens import new_token, token_key
 
 log = logging.getLogger("medina.rpc")
 

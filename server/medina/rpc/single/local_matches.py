@@ -1,10 +1,11 @@
-"""MatchService (organisers) and SpectatorService (live public view)."""
+"""This process's matches as organisers and spectators see them: the ``MatchBackend`` of the
+single-process server (an ``Arena``), and SpectatorService (the live public view)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Sequence, Set
 from typing import Any
 
 import grpc
@@ -13,61 +14,19 @@ from medina.engine import Event, observe
 from medina.records import catalog
 from medina.records.catalog import StoredMatch, StoredState
 from medina.records.errors import RecordError
-from medina.referee.errors import ConfigError
+from medina.referee.config import MatchSettings
 from medina.referee.outcome import MatchOutcome
 from medina.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 from medina.wire import convert
 
-from .admission import AdmissionLimits, LoopLag, refusal
-from .auth import require_organiser
+from ..common.limits import ClientSlots, stream_slot
+from ..common.listing import Page, SortKey, paginate
+from ..common.match_service import Admit, Load, recorded_entries, refuse_ended, stored_summary
+from ..common.status import Reason, abort
 from .host import Arena, ArenaClosedError, HostedMatch
-from .idempotency import CreatedMatches, create_once
-from .limits import ClientSlots, stream_slot
-from .listing import (
-    SORT_KEYS_METADATA,
-    ListingError,
-    SortKey,
-    encode_keys,
-    page_size,
-    paginate,
-)
-from .status import Reason, abort
 
 Context = grpc.aio.ServicerContext[Any, Any]
 log = logging.getLogger("medina.rpc")
-
-
-STORED_STATE = {
-    StoredState.FINISHED: admin_pb2.MATCH_STATE_FINISHED,
-    StoredState.ABORTED: admin_pb2.MATCH_STATE_ABORTED,
-    StoredState.ABANDONED: admin_pb2.MATCH_STATE_ABANDONED,
-    StoredState.INTERRUPTED: admin_pb2.MATCH_STATE_ABORTED,
-    StoredState.UNREADABLE: admin_pb2.MATCH_STATE_ABORTED,
-}
-
-
-def stored_summary(stored: StoredMatch) -> admin_pb2.MatchSummary:
-    """What the organiser sees of a match of an earlier server run."""
-    msg = admin_pb2.MatchSummary(
-        match_id=stored.match_id,
-        state=STORED_STATE[stored.state],
-        decisions=max(0, stored.decisions),
-        record_path=str(stored.path),
-        note=stored.note,
-        from_record=True,
-    )
-    if stored.config is not None:
-        msg.config.CopyFrom(stored.config)
-    if stored.header is not None:
-        msg.seats.extend(
-            admin_pb2.SeatStatus(
-                seat=s.seat, name=s.name, bot_name=s.bot_name, bot_version=s.bot_version
-            )
-            for s in stored.header.seats
-        )
-    if stored.result is not None:
-        msg.result.CopyFrom(stored.result)
-    return msg
 
 
 def summary(hosted: HostedMatch) -> admin_pb2.MatchSummary:
@@ -95,62 +54,27 @@ def summary(hosted: HostedMatch) -> admin_pb2.MatchSummary:
     return msg
 
 
-class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
-    """Creating, listing and aborting matches."""
+class LocalMatches:
+    """The matches of this process's ``Arena`` (a ``MatchBackend``)."""
 
-    def __init__(
-        self,
-        arena: Arena,
-        organiser_token: str | None,
-        admission: AdmissionLimits | None = None,
-        lag: LoopLag | None = None,
-    ) -> None:
+    def __init__(self, arena: Arena) -> None:
         self.arena = arena
-        self.token = organiser_token
-        self.admission = admission or AdmissionLimits(max_loop_lag_ms=None)
-        self.lag = lag or LoopLag()
-        self.created = CreatedMatches()
-        #: CreateMatch calls refused by admission control (/metrics).
-        self.refused = 0
 
-    async def CreateMatch(
-        self, request: admin_pb2.CreateMatchRequest, context: Context
+    async def create(
+        self,
+        request: admin_pb2.CreateMatchRequest,
+        settings: MatchSettings,
+        admit: Admit,
+        context: Context,
     ) -> admin_pb2.CreateMatchResponse:
-        """Create a match from a configuration (once per request id)."""
-        await require_organiser(context, self.token)
-        return await create_once(
-            self.created, request, context, lambda: self._create(request, context)
-        )
-
-    async def _create(
-        self, request: admin_pb2.CreateMatchRequest, context: Context
-    ) -> admin_pb2.CreateMatchResponse:
-        try:
-            settings = convert.settings_from_proto(request.config)
-        except ConfigError as exc:
-            await abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                Reason.MATCH_CONFIG_INVALID,
-                f"bad match config: {exc}",
-            )
+        """Create the match here, weighed against the matches waiting or running and the
+        shortest decision clock among them and the new match."""
         running = self.arena.running()
         shortest = min(
             (h.match.settings.time.decision_ms for h in running),
             default=settings.time.decision_ms,
         )
-        shortest = min(shortest, settings.time.decision_ms)
-        refused = refusal(self.admission, len(running), self.lag.ms, shortest)
-        if refused is not None:
-            self.refused += 1
-            log.info("CreateMatch refused: %s", refused)
-            await abort(
-                context,
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                Reason.SERVER_FULL,
-                refused,
-                retry_after_ms=self.admission.retry_after_ms,
-            )
+        await admit(Load(len(running), min(shortest, settings.time.decision_ms)))
         try:
             hosted = self.arena.create(settings)
         except ArenaClosedError as exc:
@@ -173,35 +97,22 @@ class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
             config=convert.settings_to_proto(settings),
         )
 
-    async def ListMatches(
-        self, request: admin_pb2.ListMatchesRequest, context: Context
-    ) -> admin_pb2.ListMatchesResponse:
-        """A page of matches, newest first, optionally only those in some states."""
-        await require_organiser(context, self.token)
-        states = {int(s) for s in request.states}
-        # Summaries are built for the page only: counting and ordering need just the keys.
+    async def page(
+        self, request: admin_pb2.ListMatchesRequest, states: Set[int], size: int, context: Context
+    ) -> Page:
+        """Live matches and records in one order; summaries are built for the page only
+        (counting and ordering need just the keys)."""
         entries: list[tuple[SortKey, catalog.Entry | HostedMatch]] = []
-        for m in self.arena.stored.entries():
-            if not states or int(STORED_STATE[m.state]) in states:
-                entries.append(((0, m.mtime, m.match_id), m))
+        entries.extend(recorded_entries(self.arena.stored.entries(), states))
         for h in self.arena.matches.values():
             if not states or int(h.match.phase) in states:
                 entries.append(((1, h.created, h.match_id), h))
-        try:
-            size = page_size(request.page_size if request.HasField("page_size") else None)
-            page = paginate(entries, size, request.page_token)
-        except ListingError as exc:
-            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, Reason.REQUEST_INVALID, str(exc))
-        if _wants_keys(context):
-            context.set_trailing_metadata(((SORT_KEYS_METADATA, encode_keys(page.keys)),))
-        return admin_pb2.ListMatchesResponse(
-            matches=[
-                summary(m) if isinstance(m, HostedMatch) else self._stored_summary(m)
-                for m in page.items
-            ],
-            next_page_token=page.next_token,
-            total_size=page.total,
-        )
+        page = paginate(entries, size, request.page_token)
+        items = [
+            summary(m) if isinstance(m, HostedMatch) else self._stored_summary(m)
+            for m in page.items
+        ]
+        return Page(items, page.next_token, page.total, page.keys)
 
     def _stored_summary(self, entry: catalog.Entry) -> admin_pb2.MatchSummary:
         """A listed record's summary, read back from it (a record that went away between
@@ -220,46 +131,29 @@ class MatchServicer(admin_pb2_grpc.MatchServiceServicer):
             )
         return stored_summary(stored)
 
-    async def GetMatch(
-        self, request: admin_pb2.GetMatchRequest, context: Context
-    ) -> admin_pb2.GetMatchResponse:
-        """One match."""
-        await require_organiser(context, self.token)
-        stored = self.arena.stored.get(request.match_id)
-        if stored is not None:
-            return admin_pb2.GetMatchResponse(match=stored_summary(stored))
-        hosted = await _find(self.arena, request.match_id, context)
-        return admin_pb2.GetMatchResponse(match=summary(hosted))
+    def record(self, match_id: str) -> StoredMatch | None:
+        """A match of an earlier run, or of this one that has left memory."""
+        return self.arena.stored.get(match_id)
 
-    async def AbortMatch(
+    async def get(self, match_id: str, context: Context) -> admin_pb2.MatchSummary:
+        """A match in memory."""
+        return summary(await _find(self.arena, match_id, context))
+
+    async def abort(
         self, request: admin_pb2.AbortMatchRequest, context: Context
-    ) -> admin_pb2.AbortMatchResponse:
-        """Abort a match and wait until its record is complete."""
-        await require_organiser(context, self.token)
+    ) -> admin_pb2.MatchSummary:
+        """Abort a match here and wait until its record is complete."""
         hosted = await _find(self.arena, request.match_id, context)
         hosted.match.abort(request.reason or "aborted by the organiser")
         await hosted.match.wait_done()
-        return admin_pb2.AbortMatchResponse(match=summary(hosted))
-
-
-def _wants_keys(context: Context) -> bool:
-    """Whether the caller (a multi-worker front merging pages) asked for the sort keys."""
-    return any(key == SORT_KEYS_METADATA for key, _ in context.invocation_metadata() or ())
+        return summary(hosted)
 
 
 async def _find(arena: Arena, match_id: str, context: Context) -> HostedMatch:
     hosted = arena.get(match_id)
     entry = arena.stored.entry(match_id) if hosted is None else None
     if entry is not None:
-        state = entry.state.value
-        await abort(
-            context,
-            grpc.StatusCode.FAILED_PRECONDITION,
-            Reason.MATCH_ENDED,
-            f"match {match_id} has ended ({state}); only its record remains",
-            match_id=match_id,
-            state=state,
-        )
+        await refuse_ended(context, match_id, entry.state.value)
     if hosted is None:
         await abort(
             context,

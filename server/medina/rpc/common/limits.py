@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, NoReturn, TypeVar
 
 import grpc
@@ -88,6 +89,19 @@ class TokenBucket:
         return False
 
 
+class FloodVerdict(Enum):
+    """What becomes of an unsolicited message (``FloodGuard.admit``)."""
+
+    #: Within the budget: answer it (its in-band Notice).
+    OK = "ok"
+    #: Over the budget, the first in a row: drop it and tell the bot once (RATE_LIMITED).
+    FIRST_DROP = "first-drop"
+    #: Over the budget again: drop it unanswered.
+    DROP = "drop"
+    #: Over the budget ``flood_disconnect_after`` times in a row: close the stream.
+    DISCONNECT = "disconnect"
+
+
 class FloodGuard:
     """The unsolicited-message budget of one stream."""
 
@@ -96,16 +110,15 @@ class FloodGuard:
         self.disconnect_after = limits.flood_disconnect_after
         self.dropped = 0  # dropped in a row; reset once a message is within budget again
 
-    def admit(self) -> str:
-        """``"ok"`` (answer it), ``"first-drop"`` (drop, tell the bot once), ``"drop"``, or
-        ``"disconnect"`` (the stream has flooded for too long)."""
+    def admit(self) -> FloodVerdict:
+        """The verdict on one more unsolicited message."""
         if self.bucket.take():
             self.dropped = 0
-            return "ok"
+            return FloodVerdict.OK
         self.dropped += 1
         if self.dropped >= self.disconnect_after:
-            return "disconnect"
-        return "first-drop" if self.dropped == 1 else "drop"
+            return FloodVerdict.DISCONNECT
+        return FloodVerdict.FIRST_DROP if self.dropped == 1 else FloodVerdict.DROP
 
 
 def client_of(peer: str) -> str:

@@ -1,0 +1,265 @@
+"""MatchService (organisers), written once for every kind of server: the organiser
+credential, request ids, the configuration's validation, admission control, the listing's
+request and answer, and the errors every server gives alike.
+
+Where the matches live is a ``MatchBackend``: this process's ``Arena`` (the single-process
+server, ``single/local_matches.py``) or the worker processes of ``serve --workers N`` (the
+front, ``cluster/worker_matches.py``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Set
+from dataclasses import dataclass
+from typing import Any, NoReturn, Protocol, TypeVar
+
+import grpc
+
+from medina.records.catalog import StoredMatch, StoredState
+from medina.referee.config import MatchSettings
+from medina.referee.errors import ConfigError
+from medina.v1 import admin_pb2, admin_pb2_grpc
+from medina.wire import convert
+
+from .admission import AdmissionLimits, LoopLag, refusal
+from .auth import require_organiser
+from .idempotency import CreatedMatches, create_once
+from .listing import SORT_KEYS_METADATA, ListingError, Page, SortKey, encode_keys, page_size
+from .status import Reason, abort
+
+__all__ = [
+    "STORED_STATE",
+    "Admit",
+    "Load",
+    "MatchBackend",
+    "MatchService",
+    "recorded_entries",
+    "refuse_ended",
+    "stored_summary",
+]
+
+Context = grpc.aio.ServicerContext[Any, Any]
+log = logging.getLogger("medina.rpc")
+
+
+#: How a match known only from its record is listed.
+STORED_STATE = {
+    StoredState.FINISHED: admin_pb2.MATCH_STATE_FINISHED,
+    StoredState.ABORTED: admin_pb2.MATCH_STATE_ABORTED,
+    StoredState.ABANDONED: admin_pb2.MATCH_STATE_ABANDONED,
+    StoredState.INTERRUPTED: admin_pb2.MATCH_STATE_ABORTED,
+    StoredState.UNREADABLE: admin_pb2.MATCH_STATE_ABORTED,
+}
+
+
+def stored_summary(stored: StoredMatch) -> admin_pb2.MatchSummary:
+    """What the organiser sees of a match known only from its record."""
+    msg = admin_pb2.MatchSummary(
+        match_id=stored.match_id,
+        state=STORED_STATE[stored.state],
+        decisions=max(0, stored.decisions),
+        record_path=str(stored.path),
+        note=stored.note,
+        from_record=True,
+    )
+    if stored.config is not None:
+        msg.config.CopyFrom(stored.config)
+    if stored.header is not None:
+        msg.seats.extend(
+            admin_pb2.SeatStatus(
+                seat=s.seat, name=s.name, bot_name=s.bot_name, bot_version=s.bot_version
+            )
+            for s in stored.header.seats
+        )
+    if stored.result is not None:
+        msg.result.CopyFrom(stored.result)
+    return msg
+
+
+class Recorded(Protocol):
+    """What the listing needs of a match known from its record (a catalog entry, or the
+    record read back)."""
+
+    @property
+    def match_id(self) -> str: ...
+    @property
+    def state(self) -> StoredState: ...
+    @property
+    def mtime(self) -> float: ...
+
+
+R = TypeVar("R", bound=Recorded)
+
+
+def recorded_entries(records: Iterable[R], states: Set[int]) -> list[tuple[SortKey, R]]:
+    """Records in the listing's order (after this run's matches, by file time) and filter
+    (``states`` empty: every state)."""
+    return [
+        ((0, r.mtime, r.match_id), r)
+        for r in records
+        if not states or int(STORED_STATE[r.state]) in states
+    ]
+
+
+async def refuse_ended(context: Context, match_id: str, state: str) -> NoReturn:
+    """FAILED_PRECONDITION (MATCH_ENDED) for a match of which only the record remains."""
+    await abort(
+        context,
+        grpc.StatusCode.FAILED_PRECONDITION,
+        Reason.MATCH_ENDED,
+        f"match {match_id} has ended ({state}); only its record remains",
+        match_id=match_id,
+        state=state,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Load:
+    """What admission control weighs before a new match."""
+
+    #: Matches waiting or running.
+    active: int
+    #: The shortest decision clock in play, the new match's included; None where the loop
+    #: lag is not weighed against the clocks (a front: its workers' loops referee).
+    shortest_clock_ms: int | None
+
+
+#: Admission control's verdict on a load: returns when the match may be created.
+Admit = Callable[[Load], Awaitable[None]]
+
+
+class MatchBackend(Protocol):
+    """Where a server's matches live. Every method may end the call (``abort``)."""
+
+    async def create(
+        self,
+        request: admin_pb2.CreateMatchRequest,
+        settings: MatchSettings,
+        admit: Admit,
+        context: Context,
+    ) -> admin_pb2.CreateMatchResponse:
+        """Create the match (its configuration is valid), once ``admit`` has accepted the
+        load it would be created under: ``admit`` ends the call when admission control
+        refuses it. Ends the call when no match can be created at all (the server is
+        shutting down, no worker runs)."""
+        ...
+
+    async def page(
+        self, request: admin_pb2.ListMatchesRequest, states: Set[int], size: int, context: Context
+    ) -> Page:
+        """A page of ``MatchSummary`` in the listing's order, with their sort keys; raises
+        ListingError for a page token that is not one."""
+        ...
+
+    def record(self, match_id: str) -> StoredMatch | None:
+        """A match known only from its record, read back; None when there is none."""
+        ...
+
+    async def get(self, match_id: str, context: Context) -> admin_pb2.MatchSummary:
+        """A match not known from a record alone; ends the call when there is none."""
+        ...
+
+    async def abort(
+        self, request: admin_pb2.AbortMatchRequest, context: Context
+    ) -> admin_pb2.MatchSummary:
+        """Abort a match and wait until its record is complete."""
+        ...
+
+
+class MatchService(admin_pb2_grpc.MatchServiceServicer):
+    """Creating, listing and aborting matches, wherever they live."""
+
+    def __init__(
+        self,
+        backend: MatchBackend,
+        organiser_token: str | None,
+        admission: AdmissionLimits | None = None,
+        lag: LoopLag | None = None,
+    ) -> None:
+        self.backend = backend
+        self.token = organiser_token
+        self.admission = admission or AdmissionLimits(max_loop_lag_ms=None)
+        self.lag = lag or LoopLag()
+        #: Answers by request id: a retry gets the match the first call created.
+        self.created = CreatedMatches()
+        #: CreateMatch calls refused by admission control.
+        self.refused = 0
+
+    async def CreateMatch(
+        self, request: admin_pb2.CreateMatchRequest, context: Context
+    ) -> admin_pb2.CreateMatchResponse:
+        """Create a match from a configuration (once per request id)."""
+        await require_organiser(context, self.token)
+        return await create_once(
+            self.created, request, context, lambda: self._create(request, context)
+        )
+
+    async def _create(
+        self, request: admin_pb2.CreateMatchRequest, context: Context
+    ) -> admin_pb2.CreateMatchResponse:
+        try:
+            settings = convert.settings_from_proto(request.config)
+        except ConfigError as exc:
+            await abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                Reason.MATCH_CONFIG_INVALID,
+                f"bad match config: {exc}",
+            )
+        return await self.backend.create(
+            request, settings, lambda load: self._admit(load, context), context
+        )
+
+    async def _admit(self, load: Load, context: Context) -> None:
+        """RESOURCE_EXHAUSTED (SERVER_FULL, with a retry hint) when admission refuses."""
+        refused = refusal(self.admission, load.active, self.lag.ms, load.shortest_clock_ms)
+        if refused is not None:
+            self.refused += 1
+            log.info("CreateMatch refused: %s", refused)
+            await abort(
+                context,
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                Reason.SERVER_FULL,
+                refused,
+                retry_after_ms=self.admission.retry_after_ms,
+            )
+
+    async def ListMatches(
+        self, request: admin_pb2.ListMatchesRequest, context: Context
+    ) -> admin_pb2.ListMatchesResponse:
+        """A page of matches, newest first, optionally only those in some states."""
+        await require_organiser(context, self.token)
+        states = {int(s) for s in request.states}
+        try:
+            size = page_size(request.page_size if request.HasField("page_size") else None)
+            page = await self.backend.page(request, states, size, context)
+        except ListingError as exc:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, Reason.REQUEST_INVALID, str(exc))
+        if _wants_keys(context):
+            context.set_trailing_metadata(((SORT_KEYS_METADATA, encode_keys(page.keys)),))
+        return admin_pb2.ListMatchesResponse(
+            matches=page.items, next_page_token=page.next_token, total_size=page.total
+        )
+
+    async def GetMatch(
+        self, request: admin_pb2.GetMatchRequest, context: Context
+    ) -> admin_pb2.GetMatchResponse:
+        """One match."""
+        await require_organiser(context, self.token)
+        stored = self.backend.record(request.match_id)
+        if stored is not None:
+            return admin_pb2.GetMatchResponse(match=stored_summary(stored))
+        return admin_pb2.GetMatchResponse(match=await self.backend.get(request.match_id, context))
+
+    async def AbortMatch(
+        self, request: admin_pb2.AbortMatchRequest, context: Context
+    ) -> admin_pb2.AbortMatchResponse:
+        """Abort a match and wait until its record is complete."""
+        await require_organiser(context, self.token)
+        return admin_pb2.AbortMatchResponse(match=await self.backend.abort(request, context))
+
+
+def _wants_keys(context: Context) -> bool:
+    """Whether the caller (a multi-worker front merging pages) asked for the sort keys."""
+    return any(key == SORT_KEYS_METADATA for key, _ in context.invocation_metadata() or ())

@@ -1,0 +1,126 @@
+"""What every gRPC server here does alike (the single-process server, the front of a
+multi-worker one, a worker's listener for bots): its options, its port (TLS when
+configured), health and reflection, the garbage collector's tuning, and waiting for a signal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import signal
+from collections.abc import Callable
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from medina.v1 import admin_pb2, arena_pb2
+
+from .config import BotListener, ServerConfig
+from .limits import CORE_MESSAGE_CEILING
+from .reflection import enable_reflection
+
+#: New calls the server holds before gRPC cancels some (three times as many: all).
+PENDING_CALLS = 10_000
+
+
+def server_options(config: ServerConfig) -> list[tuple[str, int]]:
+    """The gRPC server options: the limits, then ``config.options`` (which override)."""
+    options = {
+        # The limit on bot streams is enforced by `limits.sized` (its refusal names a reason).
+        "grpc.max_receive_message_length": max(
+            config.limits.max_message_bytes, CORE_MESSAGE_CEILING
+        ),
+        "grpc.max_send_message_length": 4 * 1024 * 1024,
+        "grpc.keepalive_time_ms": 20_000,
+        "grpc.keepalive_timeout_ms": 10_000,
+        "grpc.http2.min_ping_interval_without_data_ms": 5_000,
+        # A TCP connection that has not finished its TLS/HTTP2 handshake by the Hello deadline
+        # is closed: raw sockets that never speak hold nothing for long.
+        "grpc.server_handshake_timeout_ms": int(config.limits.handshake_timeout_s * 1000),
+        # A connection with no open stream for five minutes is closed: it holds no seat.
+        "grpc.max_connection_idle_ms": 300_000,
+        # Streams per HTTP/2 connection; the per-client limit counts across connections.
+        "grpc.max_concurrent_streams": 64,
+        # New calls that wait for the server to take them up. gRPC's defaults (1,000, and
+        # 3,000 at which every further call is refused) cancel calls of an ordinary burst:
+        # a tournament starting 512 four-player matches at once opens over 2,000 streams,
+        # and some of its bots were cancelled before they could say Hello.
+        "grpc.server.max_pending_requests": PENDING_CALLS,
+        "grpc.server.max_pending_requests_hard_limit": 3 * PENDING_CALLS,
+    }
+    options.update(dict(config.options))
+    return list(options.items())
+
+
+def add_port(server: grpc.aio.Server, config: ServerConfig | BotListener) -> int:
+    """Listen on ``config.host:config.port`` (TLS when configured); the bound port."""
+    address = f"{config.host}:{config.port}"
+    if config.tls_cert is not None and config.tls_key is not None:
+        credentials = grpc.ssl_server_credentials(
+            [(config.tls_key, config.tls_cert)],
+            root_certificates=config.tls_client_ca,
+            require_client_auth=config.tls_client_ca is not None,
+        )
+        port = server.add_secure_port(address, credentials)
+    else:
+        port = server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"could not listen on {address}")
+    return port
+
+
+def service_names() -> tuple[str, ...]:
+    """The services every server (single process or front) answers, health last."""
+    return (
+        arena_pb2.DESCRIPTOR.services_by_name["ArenaService"].full_name,
+        admin_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name,
+        admin_pb2.DESCRIPTOR.services_by_name["SpectatorService"].full_name,
+        health.SERVICE_NAME,
+    )
+
+
+async def start_serving(
+    server: grpc.aio.Server, config: ServerConfig
+) -> tuple[health.HealthServicer, int]:
+    """Add health and reflection to ``server`` (its own services already added), bind its
+    port and start it; the health servicer (every service SERVING) and the bound port.
+    The single server and the ``--workers`` front start the same way."""
+    health_servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = service_names()
+    enable_reflection(names, server)
+    port = add_port(server, config)
+    await server.start()
+    for name in names[:3]:
+        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    return health_servicer, port
+
+
+def tune_gc() -> None:
+    """Collect garbage less often and never look at start-up objects again.
+
+    A match allocates many short-lived objects per decision; with the default threshold the
+    young generation is collected hundreds of times a second and the occasional full
+    collection walks every module and message class (pauses of tens of ms were measured,
+    charged to whoever was waiting). Frozen start-up objects are never scanned again, and a
+    larger first threshold makes collections rarer but no longer.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 50, 100)
+
+
+async def wait_for_signal(ready: Callable[[], None] | None = None) -> None:
+    """Return at the first SIGTERM or SIGINT; ``ready`` is called once they are caught."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    if ready is not None:
+        ready()
+    try:
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)

@@ -1,0 +1,152 @@
+"""The single-process server: one process hosts every match and answers every service (also
+what each worker process of ``serve --workers N`` runs, with its own listener for bots)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from medina.v1 import admin_pb2_grpc
+
+from ..common.admission import LoopLag
+from ..common.config import BotListener, ServerConfig
+from ..common.limits import ClientSlots
+from ..common.match_service import MatchService
+from ..common.serving import add_port, server_options, start_serving, tune_gc, wait_for_signal
+from .arena_servicer import ArenaServicer, add_arena_service
+from .host import Arena
+from .local_matches import LocalMatches, SpectatorServicer
+
+log = logging.getLogger("medina.rpc")
+
+
+@dataclass
+class RunningServer:
+    """A started server and what it hosts."""
+
+    server: grpc.aio.Server
+    port: int
+    arena: Arena
+    health: health.HealthServicer
+    config: ServerConfig
+    #: The event loop's lateness, which admission control reads.
+    lag: LoopLag = field(default_factory=LoopLag)
+    #: Open Play/Watch streams per client address.
+    slots: ClientSlots = field(default_factory=lambda: ClientSlots(0))
+    #: The worker's own server for bots (``ServerConfig.bots``) and its port.
+    bots_server: grpc.aio.Server | None = None
+    bots_port: int = 0
+
+    @property
+    def address(self) -> str:
+        """``host:port`` bots connect to."""
+        return f"{self.config.host}:{self.port}"
+
+    async def stop(self, grace_s: float | None = None) -> None:
+        """Graceful shutdown: no new matches, running ones get ``grace_s`` to end, the rest
+        are aborted with complete records, then the server stops."""
+        grace = self.config.shutdown_grace_s if grace_s is None else grace_s
+        self.health.enter_graceful_shutdown()
+        await self.arena.shutdown(grace)
+        if self.bots_server is not None:
+            await self.bots_server.stop(1.0)
+        await self.server.stop(1.0)
+        await self.lag.stop()
+
+
+async def start_server(config: ServerConfig) -> RunningServer:
+    """Start serving; returns once the port is bound."""
+    server = grpc.aio.server(options=server_options(config))
+    arena = Arena(config.records_dir)
+    if config.scan_records:
+        arena.load_records()
+    lag = LoopLag()
+    slots = ClientSlots.for_limits(config.limits)
+    add_arena_service(ArenaServicer(arena, config.limits, slots), server)
+    admin_pb2_grpc.add_MatchServiceServicer_to_server(
+        MatchService(LocalMatches(arena), config.organiser_token, config.admission, lag), server
+    )
+    admin_pb2_grpc.add_SpectatorServiceServicer_to_server(SpectatorServicer(arena, slots), server)
+    health_servicer, port = await start_serving(server, config)
+    log.info("listening on %s:%d (records in %s)", config.host, port, config.records_dir)
+    lag.start()
+    running = RunningServer(server, port, arena, health_servicer, config, lag, slots)
+    if config.bots is not None:
+        running.bots_server, running.bots_port = await _serve_bots(arena, config, config.bots)
+    return running
+
+
+async def _serve_bots(
+    arena: Arena, config: ServerConfig, bots: BotListener
+) -> tuple[grpc.aio.Server, int]:
+    """A worker's own listener for bots: ArenaService and health on ``bots``'s address."""
+    server = grpc.aio.server(
+        options=server_options(dataclasses.replace(config, limits=bots.limits, options=()))
+    )
+    slots = ClientSlots.for_limits(bots.limits)
+    add_arena_service(ArenaServicer(arena, bots.limits, slots), server)
+    health_servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    port = add_port(server, bots)
+    await server.start()
+    health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    log.info("bots may connect to %s:%d", bots.host, port)
+    return server, port
+
+
+async def serve_forever(
+    config: ServerConfig,
+    beside: Callable[[RunningServer], Awaitable[Callable[[], Awaitable[None]]]] | None = None,
+    *,
+    until_stdin_closes: bool = False,
+) -> None:
+    """Run until SIGTERM or SIGINT (or, for a worker process, until its front closes our
+    stdin: a front that died leaves no worker behind), then shut down gracefully.
+
+    ``beside`` starts something next to the server once it listens (the web viewer) and
+    returns how to stop it; it is stopped first at shutdown.
+    """
+    running = await start_server(config)
+    tune_gc()
+    bots = f" bots-port {running.bots_port}" if running.bots_server is not None else ""
+    print(f"medina-arena listening on {running.address}{bots}", flush=True)
+    stop_beside = await beside(running) if beside is not None else None
+    if until_stdin_closes:
+        await _first_of(wait_for_signal(), _stdin_closed())
+    else:
+        await wait_for_signal()
+    log.info("shutting down: %d running match(es)", len(running.arena.running()))
+    if stop_beside is not None:
+        await stop_beside()
+    await running.stop()
+
+
+async def _first_of(*waits: Awaitable[None]) -> None:
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _stdin_closed() -> None:
+    """Return when stdin reaches its end."""
+    reader = asyncio.StreamReader()
+    loop = asyncio.get_running_loop()
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
+    )
+    try:
+        while await reader.read(4096):
+            pass
+    finally:
+        transport.close()
