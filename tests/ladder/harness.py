@@ -51,6 +51,8 @@ class LadderServer:
     proc: subprocess.Popen[str]
     port: int
     log: Path
+    #: The viewer's URL when started with --http.
+    viewer: str = ""
 
     @classmethod
     def start(cls, db: str, tmp: Path, name: str, *extra: str) -> LadderServer:
@@ -67,7 +69,12 @@ class LadderServer:
         if found is None:
             proc.kill()
             raise AssertionError(f"ladder serve did not start: {line!r}\n{log.read_text()}")
-        return cls(proc, int(found.group(1)), log)
+        viewer = ""
+        if "--http" in extra:
+            shown = re.search(r"viewer on (http://\S+?)/?$", proc.stdout.readline().strip())
+            assert shown, "ladder serve --http did not print the viewer's URL"
+            viewer = shown.group(1)
+        return cls(proc, int(found.group(1)), log, viewer)
 
     @property
     def address(self) -> str:

@@ -26,6 +26,7 @@ from medina.storage.ladder import LadderStore, StoreError
 
 from . import ladder_demo
 from .errors import CommandError
+from .web_cmd import add_http_options, check_http, ladder_standings, start_viewer
 
 DEFAULT_DB = "ladder.db"
 
@@ -121,6 +122,7 @@ def add_parser(sub: Any) -> None:
         help=f"seconds a lobby stream has to send LobbyHello (default {d.hello_timeout_s:g})",
     )
     serve.add_argument("--seed", type=int, help="seed of the matchmaker's randomness")
+    add_http_options(serve)
     serve.add_argument("--server-id", help="this server's name in the database (default host:pid)")
     serve.set_defaults(run=_serve)
 
@@ -209,6 +211,12 @@ def parse_offer(text: str) -> Offer:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    check_http(args)
+    if args.http is not None and args.arena is not None:
+        raise CommandError(
+            "--http serves the viewer of the ladder's own arena; with --arena, run "
+            "`medina-arena web --server ARENA --ladder-db DB` beside it"
+        )
     wildcard = args.host in ("0.0.0.0", "::")
     if args.arena is None and wildcard and not args.arena_public:
         raise CommandError(
@@ -250,7 +258,7 @@ def _serve(args: argparse.Namespace) -> int:
         ladder=config,
         server_id=args.server_id,
     )
-    return asyncio.run(_run(server))
+    return asyncio.run(_run(server, args.http, args.http_host or args.host))
 
 
 def _loopback(host: str) -> bool:
@@ -262,7 +270,7 @@ def _loopback(host: str) -> bool:
         return False
 
 
-async def _run(config: LadderServerConfig) -> int:
+async def _run(config: LadderServerConfig, http: int | None, http_host: str) -> int:
     try:
         running = await start_ladder(config)
     except StoreError as exc:
@@ -272,7 +280,14 @@ async def _run(config: LadderServerConfig) -> int:
         f"(arena {running.arena_address}, database {running.store.safe_url})",
         flush=True,
     )
+    stop_viewer = None
+    if http is not None and running.arena is not None:
+        stop_viewer = await start_viewer(
+            running.arena, http_host, http, standings=ladder_standings(config.db)
+        )
     await wait_for_signal()
+    if stop_viewer is not None:
+        await stop_viewer()
     await running.stop()
     return 0
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from medina.rpc.common.serving import wait_for_signal
 from medina.rpc.single.server import RunningServer
+from medina.storage.ladder import LadderStore
 from medina.storage.tournaments import GameRow, StoreError, TournamentStore
 from medina.tournament.config import TournamentConfig
 from medina.tournament.report import game_counted_ranks, game_number
@@ -60,6 +61,11 @@ def add_parser(sub: Any) -> None:
         help="a tournament database (URL or SQLite file) whose standings /standings shows",
     )
     p.add_argument("--tournament", help="which tournament of --db (default: the newest)")
+    p.add_argument(
+        "--ladder-db",
+        metavar="URL",
+        help="a ladder database whose standings /standings shows instead (updated live)",
+    )
     p.add_argument(
         "--server",
         metavar="HOST:PORT",
@@ -122,6 +128,74 @@ def tournament_standings(db: str, name: str | None) -> StandingsProvider:
                 )
                 for r in st.rows
             },
+        )
+
+    return provide
+
+
+def ladder_standings(db: str) -> StandingsProvider:
+    """A standings provider reading a ladder database on each page view: one row per bot
+    version (``name@version``), its games linked to their replays, its rating over time;
+    CommandError when the database cannot be opened."""
+    if "://" not in db and not Path(db).is_file():
+        raise CommandError(f"no ladder database at {db}")
+    try:
+        store = LadderStore(db)
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+
+    def label(bot: str, version: str) -> str:
+        return f"{bot}@{version}" if version else bot
+
+    def provide() -> Standings:
+        lines = [x for x in store.lines() if not x.inactive or x.games]
+        counts = store.counts()
+        games: dict[str, list[BotGame]] = {}
+        history: dict[str, tuple[RatingStep, ...]] = {}
+        for x in lines:
+            name = label(x.bot, x.version)
+            for m in store.matches(line_id=x.id, newest_first=True, limit=50):
+                if m.status != "finished":
+                    continue
+                mine = next(s for s in m.seats if s[1] == x.bot and s[2] == x.version)
+                games.setdefault(name, []).append(
+                    BotGame(
+                        number=m.id - 1,
+                        variant=f"{m.ruleset} {m.players}p",
+                        seats=tuple(label(s[1], s[2]) for s in m.seats),
+                        seat=mine[0],
+                        rank=mine[4] or 0,
+                        total=mine[3] or 0,
+                        termination=mine[5] or "",
+                        match_id=m.arena_match_id or "",
+                    )
+                )
+            history[name] = tuple(
+                RatingStep(n, mu, mu - Z95 * sigma, mu + Z95 * sigma)
+                for n, (_mid, _at, mu, sigma) in enumerate(store.history(x.id), start=1)
+            )
+        return Standings(
+            title="Ladder",
+            rows=tuple(
+                StandingRow(
+                    bot=label(x.bot, x.version),
+                    rating=x.mu,
+                    low=x.mu - Z95 * x.sigma,
+                    high=x.mu + Z95 * x.sigma,
+                    games=x.games,
+                    terminations=dict(x.faults),
+                    mean_rank=x.mean_rank if x.games else None,
+                )
+                for x in lines
+            ),
+            note=f"{counts.get('finished', 0)} matches played, "
+            f"{counts.get('running', 0) + counts.get('starting', 0)} in play, "
+            f"{counts.get('aborted', 0)} aborted. One row per bot version. Rating: openskill "
+            "Plackett-Luce mu, interval mu -/+ 1.96 sigma; sorted by mu - 3 sigma. "
+            "This page follows the ladder as it plays.",
+            games={k: tuple(v) for k, v in games.items()},
+            history=history,
+            live=True,
         )
 
     return provide
@@ -197,7 +271,15 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"no records directory {records} (set --records DIR)")
     if records.exists() and not (records.is_dir() or records.is_file()):
         raise CommandError(f"--records {records} is neither a directory nor a record file")
-    provider = tournament_standings(args.db, args.tournament) if args.db else None
+    if args.db and args.ladder_db:
+        raise CommandError("--db (a tournament) and --ladder-db: /standings shows one; give one")
+    provider = (
+        ladder_standings(args.ladder_db)
+        if args.ladder_db
+        else tournament_standings(args.db, args.tournament)
+        if args.db
+        else None
+    )
     return asyncio.run(
         _serve(records, args.host, args.http, provider, args.server, args.organiser_token)
     )

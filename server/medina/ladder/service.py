@@ -22,8 +22,8 @@ import grpc
 
 from medina.referee.config import MatchSettings, TimeControl
 from medina.referee.outcome import MatchOutcome
-from medina.rpc.organiser import create_match
 from medina.rpc.common.status import Reason
+from medina.rpc.organiser import create_match
 from medina.storage.ladder import AccountRow, LadderStore, LineRow, RatedSeat, SeatOutcome
 from medina.tournament.standings import FAULTS, SeatResult, counted_ranks
 from medina.v1 import admin_pb2, admin_pb2_grpc, ladder_pb2

@@ -221,14 +221,20 @@ def standings_page(standings: Standings | None) -> str:
             f'<td class="mean-rank">{mean_rank}</td><td class="win-share">{share}</td>'
             f"<td>{ends}</td></tr>"
         )
-    note = f'<p class="note">{escape(standings.note)}</p>' if standings.note else ""
+    note = (
+        f'<p class="note" id="standings-note">{escape(standings.note)}</p>'
+        if standings.note
+        else ""
+    )
     body = (
         f"<h2>{escape(standings.title)}</h2>{note}"
-        '<table class="standings"><thead><tr><th>#</th><th>bot</th><th>rating</th>'
+        '<table class="standings" id="standings"><thead><tr><th>#</th><th>bot</th><th>rating</th>'
         "<th>interval</th><th>games</th><th>mean rank</th><th>win share [95%]</th>"
         "<th>terminations</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>{_head_to_head(standings)}"
     )
+    if standings.live:
+        return layout("Standings", body, script="standings.js", data=' data-live="standings"')
     return layout("Standings", body)
 
 

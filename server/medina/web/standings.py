@@ -67,6 +67,8 @@ class Standings:
     games: dict[str, tuple[BotGame, ...]] = field(default_factory=dict)
     head_to_head: dict[str, dict[str, tuple[float, int]]] = field(default_factory=dict)
     history: dict[str, tuple[RatingStep, ...]] = field(default_factory=dict)
+    #: The page refreshes its table as the provider's numbers change (a ladder's standings).
+    live: bool = False
 
 
 #: Returns the current standings (called on each page view).
