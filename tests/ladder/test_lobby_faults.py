@@ -227,3 +227,52 @@ async def until(check: Callable[[], bool], timeout_s: float = 30) -> None:
 
 async def until_finished(ladder: RunningLadder, n: int) -> None:
     await until(lambda: ladder.ladder.finished >= n, 60)
+
+
+def test_a_bot_that_reconnects_its_lobby_is_told_of_its_match_again(
+    db: str, tmp_path: Path
+) -> None:
+    async def scenario() -> None:
+        ladder = await start_ladder(
+            LadderServerConfig(
+                db=db, port=0, records_dir=tmp_path / "rec", organiser_token=TOKEN, ladder=CONFIG
+            )
+        )
+        address = f"127.0.0.1:{ladder.port}"
+        channel = grpc.aio.insecure_channel(address)
+        stub = ladder_pb2_grpc.LadderServiceStub(channel)
+        try:
+            keys = [await add(stub, name) for name in ("a", "b")]
+
+            async def first_assignment(key: str) -> ladder_pb2.MatchAssigned:
+                outgoing: asyncio.Queue[ladder_pb2.LobbyRequest] = asyncio.Queue()
+                outgoing.put_nowait(hello())
+
+                async def requests() -> AsyncIterator[ladder_pb2.LobbyRequest]:
+                    while True:
+                        yield await outgoing.get()
+
+                call = stub.Lobby(requests(), metadata=auth(key))
+                async for message in call:
+                    if message.HasField("heartbeat"):
+                        beat = ladder_pb2.Heartbeat(sequence=message.heartbeat.sequence)
+                        outgoing.put_nowait(ladder_pb2.LobbyRequest(heartbeat=beat))
+                    if message.HasField("match"):
+                        call.cancel()  # the lobby stream drops; the match goes on
+                        return message.match
+                raise AssertionError("the lobby ended without a match")
+
+            first = await asyncio.gather(*(first_assignment(k) for k in keys))
+            assert first[0].match_id == first[1].match_id
+            await until(lambda: not ladder.ladder.sessions)  # both lobby streams closed
+            again = await first_assignment(keys[0])
+            assert (again.match_id, again.seat, again.token) == (
+                first[0].match_id,
+                first[0].seat,
+                first[0].token,
+            )
+        finally:
+            await channel.close()
+            await ladder.stop()
+
+    run(scenario)
