@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 from medina.cli import main
 from medina.ladder import ratings
+from medina.ladder.house import parse_house
 from medina.storage.ladder import LadderStore, SeatOutcome
 
+from .harness import Bots, LadderServer, add_bot, wait_until
 from .test_store import rater
 
 
@@ -116,3 +118,44 @@ def test_the_demo_plays_and_updates_the_standings(
     played = [int(t.split()[0]) for t in tables]
     assert played == sorted(played) and played[-1] > played[0] > -1
     assert "greedy" in tables[-1]
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "options"),
+    [
+        ("greedy", "house-greedy", ("--bot", "greedy")),
+        ("search --level 5", "house-search-level-5", ("--bot", "search", "--level", "5")),
+        ("boss=champion", "boss", ("--bot", "champion")),
+    ],
+)
+def test_house_bot_specs(text: str, name: str, options: tuple[str, ...]) -> None:
+    bot = parse_house(text)
+    assert (bot.name, bot.owner, bot.options) == (name, "house", options)
+
+
+@pytest.mark.parametrize("text", ["", "alphazero", "bad name=greedy"])
+def test_bad_house_bot_specs_are_refused(text: str) -> None:
+    with pytest.raises(ValueError, match=r"--house|1-64 characters"):
+        parse_house(text)
+
+
+def test_house_bots_play_the_visitors(tmp_path: Path) -> None:
+    db = str(tmp_path / "l.db")
+    key = add_bot(db, "visitor")
+    server = LadderServer.start(
+        db, tmp_path, "house", "--offer", "medina-v2:2:300", "--house", "greedy",
+        "--house", "boss=random",
+    )  # fmt: skip
+    bots = Bots(tmp_path)
+    store = LadderStore(db)
+    try:
+        bots.sdk("visitor", server.address, key)
+        wait_until(lambda: store.counts().get("finished", 0) >= 4, 90, "four matches")
+    finally:
+        bots.kill_all()
+        server.stop()
+    for m in store.matches():
+        names = {s[1] for s in m.seats}
+        assert "visitor" in names, "house bots share an owner: they never meet each other"
+    accounts = {a.name: a.owner for a in store.accounts()}
+    assert accounts == {"visitor": "visitor", "house-greedy": "house", "boss": "house"}

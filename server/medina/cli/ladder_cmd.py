@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from medina.ladder import accounts
+from medina.ladder.house import HouseBot, parse_house, start_house, stop_house
 from medina.ladder.matchmaker import Offer
 from medina.ladder.recompute import compare
 from medina.ladder.serve import LadderServerConfig, start_ladder
@@ -122,6 +123,13 @@ def add_parser(sub: Any) -> None:
         help=f"seconds a lobby stream has to send LobbyHello (default {d.hello_timeout_s:g})",
     )
     serve.add_argument("--seed", type=int, help="seed of the matchmaker's randomness")
+    serve.add_argument(
+        "--house",
+        action="append",
+        metavar="[NAME=]BOT [OPTIONS]",
+        help="a house bot the ladder runs itself, e.g. 'greedy' or 'boss=champion' "
+        "(repeatable; account house-<bot> unless named; owner 'house')",
+    )
     add_http_options(serve)
     serve.add_argument("--server-id", help="this server's name in the database (default host:pid)")
     serve.set_defaults(run=_serve)
@@ -230,6 +238,12 @@ def _serve(args: argparse.Namespace) -> int:
         )
     offers = tuple(parse_offer(o) for o in args.offer) if args.offer else LadderConfig().offers
     try:
+        house = tuple(parse_house(h) for h in args.house or ())
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    if len({h.name for h in house}) != len(house):
+        raise CommandError("--house: two house bots with one name; name them (NAME=BOT)")
+    try:
         config = LadderConfig(
             offers=offers,
             exploration=args.exploration,
@@ -258,7 +272,7 @@ def _serve(args: argparse.Namespace) -> int:
         ladder=config,
         server_id=args.server_id,
     )
-    return asyncio.run(_run(server, args.http, args.http_host or args.host))
+    return asyncio.run(_run(server, args.http, args.http_host or args.host, house))
 
 
 def _loopback(host: str) -> bool:
@@ -270,7 +284,9 @@ def _loopback(host: str) -> bool:
         return False
 
 
-async def _run(config: LadderServerConfig, http: int | None, http_host: str) -> int:
+async def _run(
+    config: LadderServerConfig, http: int | None, http_host: str, house: tuple[HouseBot, ...]
+) -> int:
     try:
         running = await start_ladder(config)
     except StoreError as exc:
@@ -285,7 +301,12 @@ async def _run(config: LadderServerConfig, http: int | None, http_host: str) -> 
         stop_viewer = await start_viewer(
             running.arena, http_host, http, standings=ladder_standings(config.db)
         )
+    near = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
+    procs = await start_house(
+        running.store, f"{near}:{running.port}", house, config.records_dir / "house"
+    )
     await wait_for_signal()
+    await stop_house(procs)
     if stop_viewer is not None:
         await stop_viewer()
     await running.stop()

@@ -10,19 +10,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-from medina.ladder import accounts
+from medina.ladder.house import HouseBot, start_house, stop_house
 from medina.ladder.serve import LadderServerConfig, start_ladder
 from medina.ladder.service import LadderConfig
 from medina.ladder.standings import as_table
 from medina.rpc.common.serving import wait_for_signal
 from medina.storage.ladder import LadderStore
 
-#: The demo's bots: name, owner and the example bot's options.
+#: The demo's bots, each of its own owner (one owner's bots would not meet).
 DEMO_BOTS = (
-    ("greedy", "house", ("--bot", "greedy")),
-    ("search-2", "house-2", ("--bot", "search", "--level", "2")),
-    ("random", "house-3", ("--bot", "random")),
-    ("search-1", "house-4", ("--bot", "search", "--level", "1")),
+    HouseBot("greedy", "house-1", ("--bot", "greedy")),
+    HouseBot("search-2", "house-2", ("--bot", "search", "--level", "2")),
+    HouseBot("random", "house-3", ("--bot", "random")),
+    HouseBot("search-1", "house-4", ("--bot", "search", "--level", "1")),
 )
 
 
@@ -61,51 +61,16 @@ async def _run(where: Path, every: float, seconds: float | None) -> int:
     store = ladder.store
     procs: list[asyncio.subprocess.Process] = []
     try:
-        known = {a.name for a in await asyncio.to_thread(store.accounts)}
-        for name, owner, options in DEMO_BOTS:
-            made = accounts.new_key()
-            if name in known:  # a --dir used before: a new key for the same account
-                await asyncio.to_thread(store.set_key, name, made.key_id, made.salt, made.digest)
-            else:
-                await asyncio.to_thread(
-                    store.add_bot, name, owner, made.key_id, made.salt, made.digest
-                )
-            log = (where / f"bot-{name}.log").open("ab")
-            procs.append(
-                await asyncio.create_subprocess_exec(
-                    sys.executable,
-                    "-m",
-                    "medina_client",
-                    "--server",
-                    address,
-                    "--bot-key",
-                    made.key,
-                    "--name",
-                    name,
-                    "--quiet",
-                    *options,
-                    stdout=log,
-                    stderr=log,
-                    start_new_session=True,
-                )
-            )
+        procs = await start_house(store, address, DEMO_BOTS, where)
         print(
             f"ladder at {address} with {len(DEMO_BOTS)} example bots; database "
             f"{config.db}; Ctrl-C stops",
             flush=True,
         )
-        names = [b[0] for b in DEMO_BOTS]
+        names = [b.name for b in DEMO_BOTS]
         await _show(store, every, seconds, dict(zip(names, procs, strict=True)), where)
     finally:
-        for proc in procs:
-            if proc.returncode is None:
-                proc.terminate()  # the bot finishes its match in play, then leaves
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(30):
-                await asyncio.gather(*(p.wait() for p in procs))
-        for proc in procs:
-            if proc.returncode is None:
-                proc.kill()
+        await stop_house(procs)
         await ladder.stop()
     return 0
 

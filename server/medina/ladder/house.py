@@ -1,0 +1,101 @@
+"""House bots: the ladder's own example bots (the demo's players, a public ladder's bosses),
+each an ordinary bot process of the SDK connected with a key like any other bot.
+
+A house bot's account is ``house-<name>`` (owner ``house``) unless named otherwise; its key
+is made afresh at each start (only its hash is stored), so no key is kept on disk."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from medina.storage.ladder import LadderStore
+
+from . import accounts
+
+__all__ = ["HouseBot", "parse_house", "start_house", "stop_house"]
+
+log = logging.getLogger("medina.ladder")
+
+#: What ``python -m medina_client`` plays (``--bot``); the ladder does not import the SDK.
+KNOWN = ("random", "greedy", "search", "champion")
+
+
+@dataclass(frozen=True, slots=True)
+class HouseBot:
+    """A house bot: its account, owner, and the SDK options that choose its play."""
+
+    name: str
+    owner: str
+    options: tuple[str, ...]
+
+
+def parse_house(text: str) -> HouseBot:
+    """``[NAME=]BOT [OPTIONS]``, e.g. ``greedy`` or ``boss=search --level 5``; ValueError
+    naming the fault."""
+    name, eq, rest = text.partition("=")
+    if not eq:
+        name, rest = "", text
+    words = shlex.split(rest)
+    if not words or words[0] not in KNOWN:
+        raise ValueError(f"--house {text!r}: the bot is one of {', '.join(KNOWN)}")
+    slug = re.sub(r"[^A-Za-z0-9._]+", "-", " ".join(w.lstrip("-") for w in words)).strip("-")
+    account = accounts.check_name(name.strip() or f"house-{slug}"[:64])
+    return HouseBot(account, "house", ("--bot", *words))
+
+
+async def start_house(
+    store: LadderStore, address: str, bots: tuple[HouseBot, ...], logs: Path
+) -> list[asyncio.subprocess.Process]:
+    """Create or re-key each house bot's account and start its process on ``address``."""
+    known = {a.name for a in await asyncio.to_thread(store.accounts)}
+    logs.mkdir(parents=True, exist_ok=True)
+    procs = []
+    for bot in bots:
+        made = accounts.new_key()
+        if bot.name in known:
+            await asyncio.to_thread(store.set_key, bot.name, made.key_id, made.salt, made.digest)
+        else:
+            await asyncio.to_thread(
+                store.add_bot, bot.name, bot.owner, made.key_id, made.salt, made.digest
+            )
+        out = (logs / f"bot-{bot.name}.log").open("ab")
+        procs.append(
+            await asyncio.create_subprocess_exec(
+                *(sys.executable, "-m", "medina_client", "--server", address),
+                *("--name", bot.name, "--quiet", *bot.options),
+                stdout=out,
+                stderr=out,
+                # The key travels in the environment, never on a command line `ps` shows.
+                env={**_environ(), "MEDINA_BOT_KEY": made.key},
+                start_new_session=True,
+            )
+        )
+        log.info("house bot %s started (pid %d)", bot.name, procs[-1].pid)
+    return procs
+
+
+async def stop_house(procs: list[asyncio.subprocess.Process], grace_s: float = 30.0) -> None:
+    """Ask each house bot to leave (it finishes its matches in play), then stop it."""
+    for proc in procs:
+        if proc.returncode is None:
+            proc.terminate()
+    try:
+        async with asyncio.timeout(grace_s):
+            await asyncio.gather(*(p.wait() for p in procs))
+    except TimeoutError:
+        for proc in procs:
+            if proc.returncode is None:
+                proc.kill()
+        await asyncio.gather(*(p.wait() for p in procs))
+
+
+def _environ() -> dict[str, str]:
+    """This process's environment without a seat token (a house bot plays on the ladder)."""
+    return {k: v for k, v in os.environ.items() if k != "MEDINA_TOKEN"}
