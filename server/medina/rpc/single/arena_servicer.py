@@ -69,14 +69,15 @@ class ArenaServicer:
         match = hosted.match
         clean = False  # stays False when the handler is cancelled (the bot vanished)
         try:
+            now = match.view()
             yield play.welcome(
                 match_id=match.match_id,
                 seat=seat,
-                settings=match.settings,
+                settings=now.settings,
                 resume_token=hosted.resume_tokens[seat],
-                observation=observe(match.state, seat),
+                observation=observe(now.state, seat),
                 features=features,
-                initial_supplies=initial_supplies(match.state.rules),
+                initial_supplies=initial_supplies(now.state.rules),
             )
             log.info(
                 "match %s seat %d: %s connected", match.match_id, seat, hello.bot_name or "bot"
@@ -149,7 +150,7 @@ class ArenaServicer:
             )
         hosted, seat = found
         match = hosted.match
-        if match.outcome is not None:
+        if match.view().outcome is not None:
             await abort(
                 context,
                 grpc.StatusCode.FAILED_PRECONDITION,
