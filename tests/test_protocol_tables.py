@@ -1,5 +1,6 @@
 """The closed tables of protocol 1.1 are one list each, in code and in docs/protocol.md: the
-rule codes a refusal carries, the ErrorInfo reasons, and the features."""
+rule codes a refusal carries, the ErrorInfo reasons, and the features; and the protocol's
+version, written once per language (server, Python SDK, Node bot), is the same in each."""
 
 from __future__ import annotations
 
@@ -21,7 +22,10 @@ from medina.engine import (
 from medina.engine.errors import RULE_CODES
 from medina.engine.turn import explain
 from medina.rpc.common.status import Reason
+from medina.wire import protocol as server
+from medina.wire.enums import RULESET_NAMES
 from medina.wire.protocol import ALWAYS_ON, OPT_IN
+from medina_client import messages as sdk
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = (ROOT / "docs" / "protocol.md").read_text()
@@ -74,3 +78,28 @@ def test_refusals_carry_a_listed_code_and_name_squares_on_the_board(
         moves = legal_moves(s)
         s = apply_action(s, moves.nth(rng.randrange(len(moves))))
     assert len(seen) >= 8  # the attempts reached many different rules
+
+
+def _node_const(name: str) -> str:
+    """A top-level ``const NAME = value;`` of the Node bot, as written."""
+    source = (ROOT / "clients" / "node" / "bot.js").read_text()
+    found = re.search(rf"^const {name} = (.+);$", source, re.MULTILINE)
+    assert found, f"clients/node/bot.js has no const {name}"
+    return found[1]
+
+
+def test_every_language_speaks_the_servers_protocol_version() -> None:
+    # One constant per language (protobuf has no constants): the server's wire/protocol.py,
+    # the SDK's medina_client/messages.py and clients/node/bot.js must agree.
+    assert (sdk.PROTOCOL_VERSION, sdk.PROTOCOL_MINOR) == (
+        server.PROTOCOL_VERSION,
+        server.PROTOCOL_MINOR,
+    )
+    node = (int(_node_const("PROTOCOL_VERSION")), int(_node_const("PROTOCOL_MINOR")))
+    assert node == (server.PROTOCOL_VERSION, server.PROTOCOL_MINOR)
+    # What the clients ask for are features the server offers, under the same names.
+    node_features = re.findall(r"'([^']+)'", _node_const("FEATURES"))
+    assert set(sdk.FEATURES) <= set(OPT_IN) and set(node_features) <= set(OPT_IN)
+    assert sdk.REDIRECT == server.REDIRECT == _node_const("REDIRECT").strip("'")
+    # The SDK names the rulesets as the server does.
+    assert sdk.RULESET_NAMES == RULESET_NAMES

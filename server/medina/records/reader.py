@@ -10,6 +10,7 @@ from pathlib import Path
 from google.protobuf import json_format
 
 from medina.v1 import record_pb2
+from medina.wire.records import entry_from_json
 
 from .errors import RecordError
 from .upgrade import CURRENT_FORMAT_VERSION, upgrade_line
@@ -130,9 +131,8 @@ def _parse_line(line: str, where: str, version: int) -> tuple[record_pb2.RecordE
     if isinstance(header, dict):
         found = header.get("formatVersion", 0)
         version = found if isinstance(found, int) else CURRENT_FORMAT_VERSION
-    entry = record_pb2.RecordEntry()
     try:
-        json_format.ParseDict(upgrade_line(data, version), entry)
+        entry = entry_from_json(upgrade_line(data, version))
     except json_format.ParseError as exc:
         raise RecordError(f"{where}: not a RecordEntry ({exc})") from None
     if entry.WhichOneof("entry") is None:

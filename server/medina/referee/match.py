@@ -204,19 +204,6 @@ class Match:
             ),
         )
 
-    # Read-only per-seat lists, kept for rpc/admin_servicer (its match summaries), which
-    # should read ``view()`` instead once the rpc/ restructuring lands; new code reads it.
-
-    @property
-    def bot_names(self) -> list[str]:
-        """Each seat's bot name ("" before it connected)."""
-        return [st.bot_name for st in self.seat_states]
-
-    @property
-    def bot_versions(self) -> list[str]:
-        """Each seat's bot version ("" before it connected)."""
-        return [st.bot_version for st in self.seat_states]
-
     async def wait_done(self) -> None:
         """Wait until the match has finished or been aborted."""
         await self._done.wait()

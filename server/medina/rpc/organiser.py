@@ -10,6 +10,7 @@ The command line's ``match`` and the tournament runner create their matches thro
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import time
 import uuid
@@ -39,8 +40,7 @@ async def create_match(
 ) -> admin_pb2.CreateMatchResponse:
     """CreateMatch, retried while the server is full or briefly unavailable (and after a
     lost reply, under the same request id); the last error once ``give_up_s`` has passed."""
-    asked = admin_pb2.CreateMatchRequest()
-    asked.CopyFrom(request)
+    asked = copy.deepcopy(request)
     if not asked.request_id:
         asked.request_id = f"medina-{uuid.uuid4()}"
     give_up_at = time.monotonic() + give_up_s

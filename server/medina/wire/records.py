@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from google.protobuf.timestamp_pb2 import Timestamp
 
@@ -31,6 +32,7 @@ __all__ = [
     "RECORD_FORMAT_VERSION",
     "decision_entry",
     "decision_from_proto",
+    "entry_from_json",
     "header_entry",
     "header_from_proto",
     "incident_entry",
@@ -41,6 +43,14 @@ __all__ = [
 
 RECORD_FORMAT = "medina-record"
 RECORD_FORMAT_VERSION = 2
+
+
+def entry_from_json(data: dict[str, object]) -> record_pb2.RecordEntry:
+    """A record line's JSON object (of the current format) as an entry; ``json_format``'s
+    ParseError when it is not one."""
+    entry = record_pb2.RecordEntry()
+    json_format.ParseDict(data, entry)
+    return entry
 
 
 def header_entry(h: Header) -> record_pb2.RecordEntry:

@@ -25,6 +25,7 @@ from google.protobuf.message import DecodeError
 from grpc_health.v1 import health
 
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2
+from medina.wire import play
 from medina.wire.protocol import REDIRECT
 
 from ..common.admission import LoopLag
@@ -122,9 +123,7 @@ class Forwarder:
         worker = self.pool.find(route.slot, route.generation)
         if worker is None or worker.bots_port is None:
             return None  # gone (the worker answers why) or without its own address
-        return arena_pb2.PlayResponse(
-            redirect=arena_pb2.Redirect(port=worker.bots_port)
-        ).SerializeToString()
+        return play.redirect_bytes(worker.bots_port)
 
     async def _open(
         self, first: bytes, context: Context

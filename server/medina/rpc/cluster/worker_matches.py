@@ -6,6 +6,7 @@ records and matches lost with a worker are the front's own (``FrontCatalog``).
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Set
@@ -18,6 +19,7 @@ from medina.records import catalog
 from medina.records.catalog import StoredMatch, StoredState
 from medina.referee.config import MatchSettings
 from medina.v1 import admin_pb2
+from medina.wire import matches
 
 from ..common.listing import SORT_KEYS_METADATA, Page, SortKey, decode_keys, merge, paginate
 from ..common.match_service import Admit, Load, recorded_entries, refuse_ended, stored_summary
@@ -158,7 +160,7 @@ class WorkerMatches:
         """Matches waiting or running on a worker (None: it did not answer)."""
         try:
             page: admin_pb2.ListMatchesResponse = await worker.matches.ListMatches(
-                admin_pb2.ListMatchesRequest(page_size=1, states=_ACTIVE),
+                matches.count_request(_ACTIVE),
                 metadata=worker.auth,
                 timeout=CALL_TIMEOUT_S,
             )
@@ -176,8 +178,7 @@ class WorkerMatches:
         ]
         pages = [paginate(own, size, request.page_token)]  # a bad token: before any call
         total = len(own)
-        asked = admin_pb2.ListMatchesRequest()
-        asked.CopyFrom(request)
+        asked = copy.deepcopy(request)
         asked.page_size = size
         for worker, answer in await _ask_all(self.pool.live(), lambda w: _list(w, asked)):
             if isinstance(answer, grpc.aio.AioRpcError):
@@ -204,7 +205,7 @@ class WorkerMatches:
 
     async def get(self, match_id: str, context: Context) -> admin_pb2.MatchSummary:
         """One match, from the worker that holds it."""
-        request = admin_pb2.GetMatchRequest(match_id=match_id)
+        request = matches.get_request(match_id)
 
         async def ask(w: Worker) -> admin_pb2.GetMatchResponse:
             answer: admin_pb2.GetMatchResponse = await w.matches.GetMatch(
@@ -258,7 +259,7 @@ class WorkerMatches:
             worker = self.pool.find(route.slot, route.generation)
             assert worker is not None  # refuse_lost aborted otherwise
             return worker
-        request = admin_pb2.GetMatchRequest(match_id=match_id)
+        request = matches.get_request(match_id)
         answers = await _ask_all(
             self.pool.live(),
             lambda w: w.matches.GetMatch(request, metadata=w.auth, timeout=CALL_TIMEOUT_S),

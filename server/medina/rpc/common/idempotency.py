@@ -9,6 +9,7 @@ for it. A failed call is forgotten, so its retry tries again.
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -86,9 +87,7 @@ class CreatedMatches:
                 answer = await asyncio.shield(entry.answer)
             except Exception:
                 return await self.once(request, create)  # the first call failed: try anew
-            reply = admin_pb2.CreateMatchResponse()
-            reply.CopyFrom(answer)
-            return reply
+            return copy.deepcopy(answer)
         future: asyncio.Future[admin_pb2.CreateMatchResponse] = (
             asyncio.get_running_loop().create_future()
         )

@@ -20,7 +20,7 @@ from medina.records.catalog import StoredMatch, StoredState
 from medina.referee.config import MatchSettings
 from medina.referee.errors import ConfigError
 from medina.v1 import admin_pb2, admin_pb2_grpc
-from medina.wire import convert
+from medina.wire import convert, matches
 
 from .admission import AdmissionLimits, LoopLag, refusal
 from .auth import require_organiser
@@ -55,26 +55,15 @@ STORED_STATE = {
 
 def stored_summary(stored: StoredMatch) -> admin_pb2.MatchSummary:
     """What the organiser sees of a match known only from its record."""
-    msg = admin_pb2.MatchSummary(
+    return matches.recorded_summary(
         match_id=stored.match_id,
         state=STORED_STATE[stored.state],
-        decisions=max(0, stored.decisions),
+        decisions=stored.decisions,
         record_path=str(stored.path),
         note=stored.note,
-        from_record=True,
+        header=stored.header,
+        result=stored.result,
     )
-    if stored.config is not None:
-        msg.config.CopyFrom(stored.config)
-    if stored.header is not None:
-        msg.seats.extend(
-            admin_pb2.SeatStatus(
-                seat=s.seat, name=s.name, bot_name=s.bot_name, bot_version=s.bot_version
-            )
-            for s in stored.header.seats
-        )
-    if stored.result is not None:
-        msg.result.CopyFrom(stored.result)
-    return msg
 
 
 class Recorded(Protocol):
@@ -238,9 +227,7 @@ class MatchService(admin_pb2_grpc.MatchServiceServicer):
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, Reason.REQUEST_INVALID, str(exc))
         if _wants_keys(context):
             context.set_trailing_metadata(((SORT_KEYS_METADATA, encode_keys(page.keys)),))
-        return admin_pb2.ListMatchesResponse(
-            matches=page.items, next_page_token=page.next_token, total_size=page.total
-        )
+        return matches.listed(page.items, page.next_token, page.total)
 
     async def GetMatch(
         self, request: admin_pb2.GetMatchRequest, context: Context
@@ -249,15 +236,15 @@ class MatchService(admin_pb2_grpc.MatchServiceServicer):
         await require_organiser(context, self.token)
         stored = self.backend.record(request.match_id)
         if stored is not None:
-            return admin_pb2.GetMatchResponse(match=stored_summary(stored))
-        return admin_pb2.GetMatchResponse(match=await self.backend.get(request.match_id, context))
+            return matches.found(stored_summary(stored))
+        return matches.found(await self.backend.get(request.match_id, context))
 
     async def AbortMatch(
         self, request: admin_pb2.AbortMatchRequest, context: Context
     ) -> admin_pb2.AbortMatchResponse:
         """Abort a match and wait until its record is complete."""
         await require_organiser(context, self.token)
-        return admin_pb2.AbortMatchResponse(match=await self.backend.abort(request, context))
+        return matches.aborted(await self.backend.abort(request, context))
 
 
 def _wants_keys(context: Context) -> bool:

@@ -11,9 +11,10 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from medina.engine import initial_supplies, observe
+from medina.referee.record import ErrorCode
 from medina.referee.seat import ConnectionSignal
-from medina.v1 import arena_pb2, common_pb2
-from medina.wire import convert
+from medina.v1 import arena_pb2
+from medina.wire import play
 from medina.wire.protocol import PROTOCOL_MINOR, PROTOCOL_VERSION, features_for
 
 from ..common.hello import first_message
@@ -68,20 +69,16 @@ class ArenaServicer:
         match = hosted.match
         clean = False  # stays False when the handler is cancelled (the bot vanished)
         try:
-            welcome = arena_pb2.Welcome(
-                protocol_version=PROTOCOL_VERSION,
+            now = match.view()
+            yield play.welcome(
                 match_id=match.match_id,
                 seat=seat,
-                config=convert.settings_to_proto(match.settings),
+                settings=now.settings,
                 resume_token=hosted.resume_tokens[seat],
-                observation=convert.observation_to_proto(observe(match.state, seat)),
-                protocol_minor=PROTOCOL_MINOR,
+                observation=observe(now.state, seat),
                 features=features,
-                initial_supplies=[
-                    convert.supply_to_proto(x) for x in initial_supplies(match.state.rules)
-                ],
+                initial_supplies=initial_supplies(now.state.rules),
             )
-            yield arena_pb2.PlayResponse(welcome=welcome)
             log.info(
                 "match %s seat %d: %s connected", match.match_id, seat, hello.bot_name or "bot"
             )
@@ -153,7 +150,7 @@ class ArenaServicer:
             )
         hosted, seat = found
         match = hosted.match
-        if match.outcome is not None:
+        if match.view().outcome is not None:
             await abort(
                 context,
                 grpc.StatusCode.FAILED_PRECONDITION,
@@ -297,19 +294,13 @@ def _serialize(message: arena_pb2.PlayResponse | bytes) -> bytes:
 
 
 def _rate_notice(limits: Limits) -> arena_pb2.PlayResponse:
-    return arena_pb2.PlayResponse(
-        notice=arena_pb2.Notice(
-            code=common_pb2.ERROR_CODE_RATE_LIMITED,
-            message=(
-                f"too many unsolicited messages (more than {limits.unsolicited_per_second:g} per "
-                f"second, bursts of {limits.unsolicited_burst}); they are dropped unanswered, and "
-                f"after {limits.flood_disconnect_after} in a row the stream is closed"
-            ),
-        )
+    return play.notice(
+        ErrorCode.RATE_LIMITED,
+        f"too many unsolicited messages (more than {limits.unsolicited_per_second:g} per "
+        f"second, bursts of {limits.unsolicited_burst}); they are dropped unanswered, and "
+        f"after {limits.flood_disconnect_after} in a row the stream is closed",
     )
 
 
 def _protocol_notice(text: str) -> arena_pb2.PlayResponse:
-    return arena_pb2.PlayResponse(
-        notice=arena_pb2.Notice(code=common_pb2.ERROR_CODE_PROTOCOL, message=text)
-    )
+    return play.notice(ErrorCode.PROTOCOL, text)

@@ -11,7 +11,6 @@ import grpc
 from medina.engine import Event, Geometry
 from medina.referee.record import ErrorCode
 from medina.referee.seat import (
-    ClockView,
     DecisionRequest,
     ForfeitNotice,
     MatchEnd,
@@ -21,26 +20,13 @@ from medina.referee.seat import (
     Signal,
 )
 from medina.v1 import arena_pb2
-from medina.wire import convert
-from medina.wire.packed import field, key, scalar, varint
+from medina.wire import convert, play
 
 from ..common.status import Reason
 
 #: What the writer side of a stream consumes: a message, or a ``PlayResponse`` already
 #: serialized (decision requests, built as wire bytes); None closes the stream.
 Outgoing = asyncio.Queue[arena_pb2.PlayResponse | bytes | None]
-
-_REQUEST = key(arena_pb2.PlayResponse, "request")[0]
-_REQUEST_ID = key(arena_pb2.DecisionRequest, "request_id")[1]
-_OBSERVATION = key(arena_pb2.DecisionRequest, "observation")[0]
-_LEGAL = key(arena_pb2.DecisionRequest, "legal")[0]
-_CLOCK = key(arena_pb2.DecisionRequest, "clock")[0]
-_TIME_LEFT = key(arena_pb2.Clock, "time_left_ms")[1]
-_BANK = key(arena_pb2.Clock, "bank_ms")[1]
-_LAST_REPLY = key(arena_pb2.Clock, "last_reply_ms")[1]
-_STRIKES = key(arena_pb2.Clock, "strikes")[1]
-_BANK_LEFT = key(arena_pb2.Clock, "bank_left_ms")[1]
-_STRIKES_LEFT = key(arena_pb2.Clock, "strikes_left")[1]
 
 #: The opt-in feature that sends ``SeatForfeited`` messages (docs/protocol.md, "Features").
 FORFEIT_NOTICES = "forfeit-notices"
@@ -106,7 +92,7 @@ class GrpcSeat:
         if conn is None:
             return False  # away: its clock runs from now, as a disconnected seat's does
         conn.held.clear()  # the request's observation carries them
-        message = request_bytes(request, with_legal=not conn.omit_legal)
+        message = play.request_bytes(request, with_legal=not conn.omit_legal)
         if first_copy:
             conn.timed = message
             conn.timed_request = request.request_id
@@ -117,19 +103,7 @@ class GrpcSeat:
         """The reply was refused: the request is open again."""
         self.judging = False
         if self.connection is not None:
-            self.connection.send(
-                arena_pb2.PlayResponse(
-                    rejected=arena_pb2.Rejected(
-                        request_id=notice.request_id,
-                        code=int(notice.code),  # type: ignore[arg-type]
-                        rule=notice.rule,
-                        message=notice.message,
-                        rejections_left=max(0, notice.rejections_left),
-                        clock=_clock(notice.clock),
-                        squares=notice.squares,
-                    )
-                )
-            )
+            self.connection.send(play.rejected(notice))
 
     def close_request(self, request_id: int) -> None:
         """The request is settled."""
@@ -148,24 +122,14 @@ class GrpcSeat:
                 conn.held_from = first_index
             conn.held.extend(events)
             return False
-        update = convert.update_to_proto(first_index, events)
-        conn.send(arena_pb2.PlayResponse(update=update))
+        conn.send(play.update(first_index, events))
         return True
 
     def forfeited(self, notice: ForfeitNotice) -> None:
         """Tell a bot that asked for forfeit notices."""
         conn = self.connection
         if conn is not None and FORFEIT_NOTICES in conn.features:
-            conn.send(
-                arena_pb2.PlayResponse(
-                    forfeited=arena_pb2.SeatForfeited(
-                        seat=notice.seat,
-                        termination=int(notice.termination),  # type: ignore[arg-type]
-                        detail=notice.detail,
-                        strikes=notice.strikes,
-                    )
-                )
-            )
+            conn.send(play.forfeited(notice))
 
     def end(self, end: MatchEnd) -> None:
         """Send the result and close the stream."""
@@ -173,14 +137,8 @@ class GrpcSeat:
         self.open_request = 0
         conn = self.connection
         if conn is not None:
-            msg = arena_pb2.MatchEnded(
-                result=convert.outcome_to_proto(end.outcome),
-                observation=convert.observation_to_proto(end.observation),
-            )
-            if conn.held:  # a bot without updates still learns how the game ended
-                msg.observation.first_event = conn.held_from
-                msg.observation.events.extend(convert.events_to_proto(conn.held_from, conn.held))
-            conn.send(arena_pb2.PlayResponse(ended=msg))
+            # a bot without updates still learns how the game ended
+            conn.send(play.match_ended(end, conn.held_from, conn.held))
             conn.close()
 
     # -- transport side (called by the servicer) ---------------------------------------
@@ -254,48 +212,4 @@ class GrpcSeat:
             )
 
     def _notice(self, conn: Connection, code: ErrorCode, rid: int, message: str) -> None:
-        conn.send(
-            arena_pb2.PlayResponse(
-                notice=arena_pb2.Notice(code=int(code), request_id=rid or None, message=message)  # type: ignore[arg-type]
-            )
-        )
-
-
-def request_bytes(request: DecisionRequest, *, with_legal: bool) -> bytes:
-    """A ``PlayResponse`` carrying ``request``, serialized: built as wire bytes because it is
-    sent on every decision (tests check it against the message built field by field)."""
-    clock = request.clock
-    last = clock.last_reply_ms
-    body = b"".join(
-        (
-            scalar(_REQUEST_ID, request.request_id),
-            field(_OBSERVATION, convert.observation_bytes(request.observation)),
-            _present(_LEGAL, convert.legal_bytes(request.legal)) if with_legal else b"",
-            _present(
-                _CLOCK,
-                scalar(_TIME_LEFT, clock.time_left_ms)
-                + scalar(_BANK, clock.bank_ms)
-                + (b"" if last is None else _LAST_REPLY + varint(last))
-                + scalar(_STRIKES, clock.strikes)
-                + (_BANK_LEFT + varint(clock.bank_ms) if clock.has_bank else b"")
-                + scalar(_STRIKES_LEFT, clock.strikes_left),
-            ),
-        )
-    )
-    return field(_REQUEST, body)
-
-
-def _present(tag: bytes, payload: bytes) -> bytes:
-    """A sub-message field that is present even when all its fields are defaults."""
-    return field(tag, payload) if payload else tag + b"\x00"
-
-
-def _clock(view: ClockView) -> arena_pb2.Clock:
-    return arena_pb2.Clock(
-        time_left_ms=view.time_left_ms,
-        bank_ms=view.bank_ms,
-        last_reply_ms=view.last_reply_ms,
-        strikes=view.strikes,
-        bank_left_ms=view.bank_ms if view.has_bank else None,
-        strikes_left=view.strikes_left,
-    )
+        conn.send(play.notice(code, message, rid))

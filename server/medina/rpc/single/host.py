@@ -175,7 +175,7 @@ class Arena:
     async def _run(self, hosted: HostedMatch, writer: RecordWriter) -> MatchOutcome:
         try:
             outcome = await hosted.match.run()
-            log.info("match %s ended (%s)", hosted.match_id, hosted.match.phase.name.lower())
+            log.info("match %s ended (%s)", hosted.match_id, hosted.match.view().phase.name.lower())
             return outcome
         finally:
             writer.close()
@@ -204,7 +204,7 @@ class Arena:
                     "match %s left memory; its record cannot be read: %s", old.match_id, exc
                 )
                 continue
-            self.stored.note(old.match_id, _STORED_STATES[old.match.phase], mtime)
+            self.stored.note(old.match_id, _STORED_STATES[old.match.view().phase], mtime)
 
     def find_seat(self, token: str) -> tuple[HostedMatch, int] | None:
         """The match and seat a seat token opens (constant-time on the secret)."""
@@ -219,7 +219,7 @@ class Arena:
         return [
             h
             for h in self.matches.values()
-            if h.match.phase in (MatchPhase.WAITING, MatchPhase.RUNNING)
+            if h.match.view().phase in (MatchPhase.WAITING, MatchPhase.RUNNING)
         ]
 
     async def shutdown(self, grace_s: float) -> None:

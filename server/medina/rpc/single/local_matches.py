@@ -16,8 +16,8 @@ from medina.records.catalog import StoredMatch, StoredState
 from medina.records.errors import RecordError
 from medina.referee.config import MatchSettings
 from medina.referee.outcome import MatchOutcome
-from medina.v1 import admin_pb2, admin_pb2_grpc, game_pb2
-from medina.wire import convert
+from medina.v1 import admin_pb2, admin_pb2_grpc
+from medina.wire import matches
 
 from ..common.limits import ClientSlots, stream_slot
 from ..common.listing import Page, SortKey, paginate
@@ -31,27 +31,13 @@ log = logging.getLogger("medina.rpc")
 
 def summary(hosted: HostedMatch) -> admin_pb2.MatchSummary:
     """What the organiser sees of a match."""
-    match = hosted.match
-    msg = admin_pb2.MatchSummary(
-        match_id=match.match_id,
-        config=convert.settings_to_proto(match.settings),
-        state=int(match.phase),  # type: ignore[arg-type]
-        decisions=match.state.decisions,
-        seats=[
-            admin_pb2.SeatStatus(
-                seat=i,
-                name=match.settings.seat_name(i),
-                bot_name=match.bot_names[i],
-                bot_version=match.bot_versions[i],
-                connected=i in hosted.local or seat.connection is not None,
-            )
-            for i, seat in enumerate(hosted.seats)
+    return matches.summary(
+        hosted.match.view(),
+        connected=[
+            i in hosted.local or seat.connection is not None for i, seat in enumerate(hosted.seats)
         ],
         record_path=str(hosted.record_path),
     )
-    if match.outcome is not None:
-        msg.result.CopyFrom(convert.outcome_to_proto(match.outcome))
-    return msg
 
 
 class LocalMatches:
@@ -71,7 +57,7 @@ class LocalMatches:
         shortest decision clock among them and the new match."""
         running = self.arena.running()
         shortest = min(
-            (h.match.settings.time.decision_ms for h in running),
+            (h.match.view().settings.time.decision_ms for h in running),
             default=settings.time.decision_ms,
         )
         await admit(Load(len(running), min(shortest, settings.time.decision_ms)))
@@ -88,14 +74,7 @@ class LocalMatches:
                 Reason.RECORD_UNWRITABLE,
                 f"cannot create the match record: {exc}",
             )
-        return admin_pb2.CreateMatchResponse(
-            match_id=hosted.match_id,
-            tokens=[
-                admin_pb2.SeatToken(seat=seat, token=token)
-                for seat, token in enumerate(hosted.tokens)
-            ],
-            config=convert.settings_to_proto(settings),
-        )
+        return matches.created(hosted.match_id, hosted.tokens, settings)
 
     async def page(
         self, request: admin_pb2.ListMatchesRequest, states: Set[int], size: int, context: Context
@@ -105,7 +84,7 @@ class LocalMatches:
         entries: list[tuple[SortKey, catalog.Entry | HostedMatch]] = []
         entries.extend(recorded_entries(self.arena.stored.entries(), states))
         for h in self.arena.matches.values():
-            if not states or int(h.match.phase) in states:
+            if not states or int(h.match.view().phase) in states:
                 entries.append(((1, h.created, h.match_id), h))
         page = paginate(entries, size, request.page_token)
         items = [
@@ -172,11 +151,10 @@ class _Watcher:
         self.queue: asyncio.Queue[admin_pb2.WatchResponse | None] = asyncio.Queue()
 
     def on_events(self, first_index: int, events: Sequence[Event]) -> None:
-        update = game_pb2.Update(events=convert.events_to_proto(first_index, events))
-        self.queue.put_nowait(admin_pb2.WatchResponse(update=update))
+        self.queue.put_nowait(matches.watch_update(first_index, events))
 
     def on_end(self, outcome: MatchOutcome) -> None:
-        self.queue.put_nowait(admin_pb2.WatchResponse(result=convert.outcome_to_proto(outcome)))
+        self.queue.put_nowait(matches.watch_result(outcome))
         self.queue.put_nowait(None)
 
 
@@ -202,10 +180,10 @@ class SpectatorServicer(admin_pb2_grpc.SpectatorServiceServicer):
         match = hosted.match
         watcher = _Watcher()
         _start, outcome = match.watch(watcher)
-        snapshot = observe(match.state, None)  # public view: no supply but revealed ones
-        yield admin_pb2.WatchResponse(snapshot=convert.observation_to_proto(snapshot))
+        snapshot = observe(match.view().state, None)  # public view: no supply but revealed ones
+        yield matches.watch_snapshot(snapshot)
         if outcome is not None:
-            yield admin_pb2.WatchResponse(result=convert.outcome_to_proto(outcome))
+            yield matches.watch_result(outcome)
             return
         try:
             while True:

@@ -8,9 +8,9 @@ import random
 import pytest
 from medina.engine import CONFIGURATIONS, apply_action, legal_moves, new_game, observe
 from medina.referee.seat import ClockView, DecisionRequest
-from medina.rpc.single.grpc_seat import request_bytes
 from medina.v1 import arena_pb2
 from medina.wire import convert
+from medina.wire.play import request_bytes
 
 CLOCKS = [
     ClockView(100, 0, None, 0, has_bank=False),  # no bank: bank_left_ms absent
