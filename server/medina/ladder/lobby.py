@@ -17,6 +17,7 @@ from medina.rpc.common.limits import FloodGuard, FloodVerdict, Limits, Oversize,
 from medina.rpc.common.status import Reason, abort
 from medina.storage.ladder import StoreError
 from medina.v1 import ladder_pb2, ladder_pb2_grpc
+from medina.wire import ladder as wire_ladder
 
 from . import accounts
 from .service import Ladder, Refusal, Session
@@ -176,9 +177,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
                     return
                 session.heartbeats_sent += 1
                 next_beat = now + interval
-                yield ladder_pb2.LobbyResponse(
-                    heartbeat=ladder_pb2.Heartbeat(sequence=session.heartbeats_sent)
-                )
+                yield wire_ladder.heartbeat(session.heartbeats_sent)
                 continue
             if message is None:
                 return
@@ -194,7 +193,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         lines = await asyncio.to_thread(store.lines)
         rated = (await asyncio.to_thread(store.counts)).get("finished", 0)
         rows = standing_rows(lines, include_inactive=request.include_inactive)
-        return ladder_pb2.GetStandingsResponse(rows=rows, matches=rated)
+        return wire_ladder.standings(rows, rated)
 
     # -- accounts ------------------------------------------------------------------------
 
@@ -226,7 +225,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
             )
         except StoreError as exc:
             await abort(context, grpc.StatusCode.ALREADY_EXISTS, Reason.BOT_EXISTS, str(exc))
-        return ladder_pb2.AddBotResponse(name=name, key=made.key)
+        return wire_ladder.added(name, made.key)
 
     async def ListBots(
         self, request: ladder_pb2.ListBotsRequest, context: Context
@@ -234,18 +233,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         """Every account (never a key)."""
         await require_organiser(context, self.organiser_token)
         rows = await asyncio.to_thread(self.ladder.store.accounts)
-        return ladder_pb2.ListBotsResponse(
-            bots=[
-                ladder_pb2.BotAccount(
-                    name=a.name,
-                    owner=a.owner,
-                    created_at=a.created_at,
-                    inactive=a.inactive,
-                    versions=a.versions,
-                )
-                for a in rows
-            ]
-        )
+        return wire_ladder.account_list(rows)
 
     async def RevokeBot(
         self, request: ladder_pb2.RevokeBotRequest, context: Context
@@ -256,7 +244,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         account = await self._account(context, request.name)
         await asyncio.to_thread(self.ladder.store.revoke, account.name)
         self.ladder.revoke_local(account.id)
-        return ladder_pb2.RevokeBotResponse()
+        return wire_ladder.revoked()
 
     async def RotateBot(
         self, request: ladder_pb2.RotateBotRequest, context: Context
@@ -268,7 +256,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         await asyncio.to_thread(
             self.ladder.store.set_key, account.name, made.key_id, made.salt, made.digest
         )
-        return ladder_pb2.RotateBotResponse(name=account.name, key=made.key)
+        return wire_ladder.rotated(account.name, made.key)
 
     async def _account(self, context: Context, name: str) -> Any:
         try:

@@ -26,8 +26,10 @@ from medina.rpc.common.status import Reason
 from medina.rpc.organiser import create_match
 from medina.storage.ladder import AccountRow, LadderStore, LineRow, RatedSeat, SeatOutcome
 from medina.tournament.standings import FAULTS, SeatResult, counted_ranks
-from medina.v1 import admin_pb2, admin_pb2_grpc, ladder_pb2
+from medina.v1 import admin_pb2_grpc, ladder_pb2, match_pb2
 from medina.wire import convert
+from medina.wire import ladder as wire_ladder
+from medina.wire import matches as wire_matches
 
 from . import accounts, ratings
 from .matchmaker import Candidate, MatchPlan, Offer, accepts, plan
@@ -143,7 +145,7 @@ class _Running:
     arena_match_id: str = ""
     tokens: tuple[str, ...] = ()
     address: str = ""
-    config: ladder_pb2.MatchAssigned | None = None
+    config: match_pb2.MatchConfig | None = None
     task: asyncio.Task[None] | None = None
 
 
@@ -311,15 +313,13 @@ class Ladder:
         session = Session(account, line, hello, cap)
         self.sessions[account.id] = session
         session.send(
-            ladder_pb2.LobbyResponse(
-                welcome=ladder_pb2.LobbyWelcome(
-                    bot=account.name,
-                    bot_version=hello.bot_version,
-                    heartbeat_interval_ms=int(self.config.heartbeat_interval_s * 1000),
-                    heartbeat_timeout_ms=int(self.config.heartbeat_timeout_s * 1000),
-                    max_matches=cap,
-                    rating=_rating(line.mu, line.sigma, line.games),
-                )
+            wire_ladder.welcome(
+                account.name,
+                hello.bot_version,
+                int(self.config.heartbeat_interval_s * 1000),
+                int(self.config.heartbeat_timeout_s * 1000),
+                cap,
+                _rating(line.mu, line.sigma, line.games),
             )
         )
         # A bot that reconnects while its matches go on is told of them again: its seat
@@ -491,10 +491,7 @@ class Ladder:
         try:
             created = await create_match(
                 matches,
-                admin_pb2.CreateMatchRequest(
-                    config=convert.settings_to_proto(settings),
-                    request_id=f"ladder-{self.server_id}-{mid}"[:128],
-                ),
+                wire_ladder.create_request(settings, f"ladder-{self.server_id}-{mid}"),
                 metadata=self.metadata,
             )
             running.arena_match_id = created.match_id
@@ -502,13 +499,13 @@ class Ladder:
             running.address = (
                 created.endpoint if created.HasField("endpoint") else self.arena_address
             )
-            running.config = ladder_pb2.MatchAssigned(config=created.config)
+            running.config = created.config
             if not await asyncio.to_thread(
                 self.store.started, mid, self.server_id, created.match_id
             ):
                 raise RuntimeError("the match was aborted as another server's orphan")
             watch = admin_pb2_grpc.SpectatorServiceStub(self.arena).Watch(
-                admin_pb2.WatchRequest(match_id=created.match_id), metadata=self.metadata
+                wire_ladder.watch_request(created.match_id), metadata=self.metadata
             )
             for seat, bot in enumerate(p.seats):
                 session = self.sessions.get(bot.bot_id)
@@ -518,9 +515,7 @@ class Ladder:
                 if message.HasField("result"):
                     outcome = convert.outcome_from_proto(message.result)
             summary = await matches.GetMatch(
-                admin_pb2.GetMatchRequest(match_id=created.match_id),
-                metadata=self.metadata,
-                timeout=30,
+                wire_matches.get_request(created.match_id), metadata=self.metadata, timeout=30
             )
             record_path = summary.match.record_path
         except asyncio.CancelledError:
@@ -547,7 +542,7 @@ class Ladder:
         if running.arena_match_id:
             with contextlib.suppress(grpc.aio.AioRpcError):
                 await admin_pb2_grpc.MatchServiceStub(self.arena).AbortMatch(
-                    admin_pb2.AbortMatchRequest(match_id=running.arena_match_id, reason=detail),
+                    wire_ladder.abort_request(running.arena_match_id, detail),
                     metadata=self.metadata,
                     timeout=10,
                 )
@@ -627,17 +622,12 @@ class Ladder:
             session = self.sessions.get(bot.bot_id)
             if session is None:
                 continue
-            ended = ladder_pb2.LadderMatchEnded(match_id=running.arena_match_id, rated=rated)
-            if outcome is not None:
-                ended.result.CopyFrom(convert.outcome_to_proto(outcome))
             new = after.get(seat)
-            if new is not None:
-                ended.rating.CopyFrom(_rating(new.mu, new.sigma, new.games))
-                if session.line.id == new.line_id:  # the matchmaker's view of its rating
-                    session.line = replace(
-                        session.line, mu=new.mu, sigma=new.sigma, games=new.games
-                    )
-            session.send(ladder_pb2.LobbyResponse(ended=ended))
+            now = _rating(new.mu, new.sigma, new.games) if new is not None else None
+            if new is not None and session.line.id == new.line_id:
+                # The matchmaker's view of the version's rating.
+                session.line = replace(session.line, mu=new.mu, sigma=new.sigma, games=new.games)
+            session.send(wire_ladder.ended(running.arena_match_id, outcome, rated, now))
 
 
 def _rater(
@@ -648,21 +638,13 @@ def _rater(
 
 
 def _rating(mu: float, sigma: float, games: int) -> ladder_pb2.LadderRating:
-    return ladder_pb2.LadderRating(
-        mu=mu, sigma=sigma, ordinal=ratings.ordinal(mu, sigma), games=games
-    )
+    return wire_ladder.rating(mu, sigma, ratings.ordinal(mu, sigma), games)
 
 
 def _assigned(running: _Running, seat: int) -> ladder_pb2.LobbyResponse:
     assert running.config is not None
-    return ladder_pb2.LobbyResponse(
-        match=ladder_pb2.MatchAssigned(
-            match_id=running.arena_match_id,
-            seat=seat,
-            token=running.tokens[seat],
-            address=running.address,
-            config=running.config.config,
-        )
+    return wire_ladder.assigned(
+        running.arena_match_id, seat, running.tokens[seat], running.address, running.config
     )
 
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from medina.storage.ladder import LineRow
 from medina.v1 import ladder_pb2
+from medina.wire import ladder as wire_ladder
 
 from . import ratings
 
@@ -42,27 +43,10 @@ def standing_rows(
     lines: Sequence[LineRow], *, include_inactive: bool = False
 ) -> list[ladder_pb2.StandingRow]:
     """GetStandings rows, in ``lines``'s order (the store's: best ordinal first)."""
-    rows = []
-    for x in _active(lines, include_inactive):
-        low, high = ratings.interval(x.mu, x.sigma)
-        rows.append(
-            ladder_pb2.StandingRow(
-                bot=x.bot,
-                owner=x.owner,
-                bot_version=x.version,
-                rating=ladder_pb2.LadderRating(
-                    mu=x.mu, sigma=x.sigma, ordinal=ratings.ordinal(x.mu, x.sigma), games=x.games
-                ),
-                mu_low=low,
-                mu_high=high,
-                mean_rank=x.mean_rank,
-                faults=x.faults,
-                last_seen=x.last_seen,
-                inactive=x.inactive,
-                aborted=x.aborted,
-            )
-        )
-    return rows
+    return [
+        wire_ladder.standing_row(x, ratings.ordinal(x.mu, x.sigma), ratings.interval(x.mu, x.sigma))
+        for x in _active(lines, include_inactive)
+    ]
 
 
 def _records(lines: Sequence[LineRow], include_inactive: bool) -> list[dict[str, object]]:
