@@ -454,10 +454,9 @@ def test_the_ladders_rules_are_pure() -> None:
 #: below scans every other package, so this list is what is left to move (docs/architecture.md).
 MESSAGES_BUILT_OUTSIDE_WIRE = {
     # Organiser and spectator requests a client sends (CreateMatch, Watch, GetMatch,
-    # AbortMatch): the `match` command, the tournament runner and the viewer's gRPC source.
+    # AbortMatch): the `match` command and the tournament runner.
     "cli",
     "tournament",
-    "web",
 }
 
 

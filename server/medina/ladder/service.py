@@ -505,7 +505,7 @@ class Ladder:
             ):
                 raise RuntimeError("the match was aborted as another server's orphan")
             watch = admin_pb2_grpc.SpectatorServiceStub(self.arena).Watch(
-                wire_ladder.watch_request(created.match_id), metadata=self.metadata
+                wire_matches.watch_request(created.match_id), metadata=self.metadata
             )
             for seat, bot in enumerate(p.seats):
                 session = self.sessions.get(bot.bot_id)

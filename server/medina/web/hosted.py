@@ -18,8 +18,7 @@ from medina.referee.match import Match
 from medina.referee.outcome import MatchOutcome
 from medina.referee.view import MatchPhase, MatchView
 from medina.rpc.single.host import Arena
-from medina.v1 import admin_pb2, game_pb2
-from medina.wire import convert
+from medina.wire import matches as wire_matches
 
 from .listing import MatchRow
 from .live import KEEPALIVE_S, STORIES, follow, proto_json, result_json
@@ -127,20 +126,20 @@ class LiveWatch:
         _start, outcome = match.watch(feed)
         now = match.view()
         follower = GameFollower(now.state)
-        snapshot = convert.observation_to_proto(observe(follower.state, None))
+        snapshot = wire_matches.watch_snapshot(observe(follower.state, None))
         start = now.settings.new_game()
         story = Story(start)
         first: JSON = {
             "phase": now.phase.name.lower(),
-            "watch": [proto_json(admin_pb2.WatchResponse(snapshot=snapshot))],
+            "watch": [proto_json(snapshot)],
             "view": self._view(now, follower.state),
             "clock": clock_json(now),
             "story": STORIES.history(match, story, start, follower.state),
         }
         if outcome is not None:
-            res = convert.outcome_to_proto(outcome)
-            first["watch"].append(proto_json(admin_pb2.WatchResponse(result=res)))
-            first["result"] = result_json(res)
+            ended = wire_matches.watch_result(outcome)
+            first["watch"].append(proto_json(ended))
+            first["result"] = result_json(ended.result)
             yield first
             return
         yield first
@@ -172,14 +171,14 @@ class LiveWatch:
         message: JSON = {"watch": watch, "story": points}
         for item in batch:
             if isinstance(item, MatchOutcome):
-                res = convert.outcome_to_proto(item)
-                watch.append(proto_json(admin_pb2.WatchResponse(result=res)))
-                message["result"] = result_json(res)
+                ended = wire_matches.watch_result(item)
+                watch.append(proto_json(ended))
+                message["result"] = result_json(ended.result)
                 continue
             first, events = item
-            protos = convert.events_to_proto(first, events)
-            watch.append(proto_json(admin_pb2.WatchResponse(update=game_pb2.Update(events=protos))))
-            for event in protos:
+            update = wire_matches.watch_update(first, events)
+            watch.append(proto_json(update))
+            for event in update.update.events:
                 point = follow(follower, story, event)
                 if point is not None:
                     points.append(point)

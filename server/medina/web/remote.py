@@ -19,6 +19,7 @@ import grpc
 from medina.engine import GameFollower
 from medina.v1 import admin_pb2, admin_pb2_grpc, match_pb2
 from medina.wire import convert
+from medina.wire import matches as wire_matches
 from medina.wire.enums import RULESET_NAMES
 
 from .listing import MatchRow
@@ -54,7 +55,7 @@ class RemoteArena:
         """The match's summary, or None when the server does not know it (or is away)."""
         try:
             got = await self.matches.GetMatch(
-                admin_pb2.GetMatchRequest(match_id=match_id), metadata=self.metadata, timeout=10
+                wire_matches.get_request(match_id), metadata=self.metadata, timeout=10
             )
         except grpc.aio.AioRpcError:
             return None
@@ -65,9 +66,8 @@ class RemoteArena:
         it cannot be reached: the page still lists the records)."""
         try:
             listed = await self.matches.ListMatches(
-                admin_pb2.ListMatchesRequest(
-                    page_size=LIST_LIMIT,
-                    states=[admin_pb2.MATCH_STATE_WAITING, admin_pb2.MATCH_STATE_RUNNING],
+                wire_matches.list_request(
+                    LIST_LIMIT, [admin_pb2.MATCH_STATE_WAITING, admin_pb2.MATCH_STATE_RUNNING]
                 ),
                 metadata=self.metadata,
                 timeout=10,
@@ -114,7 +114,7 @@ class RemoteArena:
         story = Story(follower.state)
         names = [s.bot_name or s.name for s in summary.seats]
         call = self.spectators.Watch(
-            admin_pb2.WatchRequest(match_id=summary.match_id), metadata=self.metadata
+            wire_matches.watch_request(summary.match_id), metadata=self.metadata
         )
         clock = {
             "decision_ms": settings.time.decision_ms,

@@ -25,7 +25,6 @@ __all__ = [
     "rotated",
     "standing_row",
     "standings",
-    "watch_request",
     "welcome",
 ]
 
@@ -194,11 +193,6 @@ def create_request(settings: MatchSettings, request_id: str) -> admin_pb2.Create
     return admin_pb2.CreateMatchRequest(
         config=settings_to_proto(settings), request_id=request_id[:128]
     )
-
-
-def watch_request(match_id: str) -> admin_pb2.WatchRequest:
-    """Watch one match to its result."""
-    return admin_pb2.WatchRequest(match_id=match_id)
 
 
 def abort_request(match_id: str, reason: str) -> admin_pb2.AbortMatchRequest:

@@ -141,6 +141,16 @@ def get_request(match_id: str) -> admin_pb2.GetMatchRequest:
     return admin_pb2.GetMatchRequest(match_id=match_id)
 
 
+def list_request(page_size: int, states: Iterable[int]) -> admin_pb2.ListMatchesRequest:
+    """One page of the matches in ``states``."""
+    return admin_pb2.ListMatchesRequest(page_size=page_size, states=states)  # type: ignore[arg-type]
+
+
+def watch_request(match_id: str) -> admin_pb2.WatchRequest:
+    """Watch one match (a spectator)."""
+    return admin_pb2.WatchRequest(match_id=match_id)
+
+
 # -- SpectatorService.Watch ------------------------------------------------------------------
 
 
