@@ -991,7 +991,7 @@ def test_without_a_seed_the_match_seeds_the_strategy(node: str, tmp_path: Path) 
 
 def test_bad_options_exit_2_naming_the_problem(node: str, tmp_path: Path) -> None:
     cases = [
-        ([], "--server and --token are required"),
+        ([], "--server and --token (or --bot-key) are required"),
         (["--server", "127.0.0.1:1", "--token", "t", "--seed", "x"], "--seed must be an integer"),
         (["--server", "a:1", "--token", "t", "--tls-cert", "c.pem"], "needs both --tls-cert"),
         (["--server", "a:1", "--token", "t", "--proto-dir", str(tmp_path)], "no medina/v1/arena"),

@@ -15,6 +15,7 @@ import pytest
 from medina.ladder.matchmaker import Offer
 from medina.ladder.serve import LadderServerConfig, RunningLadder, start_ladder
 from medina.ladder.service import LadderConfig
+from medina.rpc.common.limits import Limits
 from medina.v1 import ladder_pb2, ladder_pb2_grpc
 from medina_client.bots import RandomBot
 from medina_client.ladder import LadderError, play_ladder, seat_player
@@ -26,8 +27,8 @@ pytestmark = pytest.mark.timeout(180)
 
 CONFIG = LadderConfig(
     offers=(Offer("medina-v2", 2, 300),),
-    heartbeat_interval_s=0.3,
-    heartbeat_timeout_s=1.0,
+    heartbeat_interval_s=0.5,
+    heartbeat_timeout_s=2.0,
     hello_timeout_s=0.5,
     lease_s=5.0,
     seed=1,
@@ -93,7 +94,16 @@ def test_only_the_offender_suffers(db: str, tmp_path: Path) -> None:
     async def scenario() -> None:
         ladder = await start_ladder(
             LadderServerConfig(
-                db=db, port=0, records_dir=tmp_path / "rec", organiser_token=TOKEN, ladder=CONFIG
+                db=db,
+                port=0,
+                records_dir=tmp_path / "rec",
+                organiser_token=TOKEN,
+                ladder=CONFIG,
+                # A flood is unsolicited messages past the budget, 50 dropped in a row (the
+                # default 200 at 10 a second is the same test, slower on a loaded machine).
+                limits=Limits(
+                    unsolicited_burst=5, unsolicited_per_second=1.0, flood_disconnect_after=50
+                ),
             )
         )
         address = f"127.0.0.1:{ladder.port}"

@@ -121,6 +121,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
                     code, reason, text = message.status()
                     session.finish(Refusal(code, reason, text, limit=message.limit))
                     return
+                kind = message.WhichOneof("kind")
+                if kind == "heartbeat" and self.ladder.echo(session, message.heartbeat.sequence):
+                    continue  # the awaited echo: solicited, never counted as flooding
                 verdict = guard.admit()
                 if verdict is FloodVerdict.DISCONNECT:
                     session.finish(
@@ -134,10 +137,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
                     return
                 if verdict is not FloodVerdict.OK:
                     continue
-                kind = message.WhichOneof("kind")
-                if kind == "heartbeat":
-                    self.ladder.echo(session, message.heartbeat.sequence)
-                elif kind == "leave":
+                if kind == "leave":
                     self.ladder.leave(session)
                 # A second LobbyHello or an unknown kind (a newer client) is ignored.
         except DecodeError as exc:

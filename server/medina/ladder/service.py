@@ -114,6 +114,8 @@ class Session:
     idle_since: float = field(default_factory=time.monotonic)
     last_echo: float = field(default_factory=time.monotonic)
     heartbeats_sent: int = 0
+    #: The newest heartbeat sequence echoed.
+    echoed: int = 0
     #: Why the server ends the stream (None: it ends OK, or the bot ended it).
     end: Refusal | None = None
     closed: bool = False
@@ -347,10 +349,14 @@ class Ladder:
         if not session.playing:
             session.finish()
 
-    def echo(self, session: Session, sequence: int) -> None:
-        """The bot echoed a heartbeat."""
-        if 0 < sequence <= session.heartbeats_sent:
-            session.last_echo = time.monotonic()
+    def echo(self, session: Session, sequence: int) -> bool:
+        """The bot echoed a heartbeat: True for the awaited echo (of the newest heartbeat,
+        once); an old, repeated or invented sequence is unsolicited."""
+        if sequence != session.heartbeats_sent or sequence <= session.echoed:
+            return False
+        session.echoed = sequence
+        session.last_echo = time.monotonic()
+        return True
 
     def revoke_local(self, bot_id: int) -> None:
         """End a revoked bot's lobby stream at once."""
