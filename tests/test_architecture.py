@@ -197,6 +197,46 @@ def test_the_rpc_parts_keep_their_seams() -> None:
     )
 
 
+#: Where bot processes are run for a match: ``match`` and the tournaments.
+BOT_RUNNERS = (SERVER / "cli" / "match_cmd.py", SERVER / "tournament" / "play.py")
+
+
+def _imported_names(path: Path) -> set[str]:
+    """The names a module imports (``from x import name``), with the modules it imports."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom | ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_a_bot_process_exit_reaches_the_referee_through_one_seam() -> None:
+    # cli/ and tournament/ drive a server as any organiser does: no reaching into the
+    # matches a server in their own process hosts. A bot process's exit goes through
+    # launch's watch_bot_exit and the organiser's ForfeitSeat, on any server alike.
+    bad = []
+    for part in ("cli", "tournament"):
+        for path in module_files(SERVER / part):
+            host = "medina.rpc.single.host"
+            imports = _absolute_imports(path, ROOT / "server")
+            if host in imports or "HostedMatch" in _imported_names(path):
+                bad.append(f"{path.relative_to(ROOT)} imports rpc.single.host")
+            text = path.read_text()
+            if "process_exited" in text:
+                bad.append(f"{path.relative_to(ROOT)} calls Match.process_exited")
+            if "arena.get(" in text:
+                bad.append(f"{path.relative_to(ROOT)} looks up a hosted match")
+    assert not bad, "\n".join(bad)
+    for path in BOT_RUNNERS:
+        names = _imported_names(path)
+        assert {"watch_bot_exit", "seat_forfeiter"} <= names, path
+    # The checker sees what it looks for (it could fail): the server's own modules do.
+    assert "HostedMatch" in _imported_names(RPC / "single" / "local_matches.py")
+    assert "medina.rpc.single.host" in _absolute_imports(
+        RPC / "single" / "local_matches.py", ROOT / "server"
+    )
+
+
 def test_the_organiser_service_is_written_once() -> None:
     # MatchService is implemented in common/ only; each server brings a MatchBackend.
     servicers = []

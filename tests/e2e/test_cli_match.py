@@ -90,6 +90,46 @@ def test_a_bot_that_exits_mid_match_is_reported_and_forfeited_then(tmp_path: Pat
     assert "crashed (its bot exited with code 3 during the match)" in done.stdout
 
 
+def test_with_a_server_elsewhere_a_bot_that_exits_is_forfeited_at_once(tmp_path: Path) -> None:
+    # `match --server`: the server is another process. A reconnect grace and clocks far
+    # longer than the bounded waits, and a 30 s connect deadline beyond them: only the
+    # forfeit sent when a bot's process exits (ForfeitSeat) ends these matches in time.
+    tests = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), *sys.path])}
+    server = subprocess.Popen(
+        [*ARENA, "serve", "--port", "0", "--records", str(tmp_path / "served"),
+         "--organiser-token", "s3cret"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        assert "listening on" in line, line
+        address = line.split()[-1]
+        slow = ["--reconnect-grace-ms", "3600000", "--decision-ms", "600000", "--bank-ms", "0"]
+        for bot, timeout, said in (
+            ("python -m e2e.broken_bots.quits", 60, "exited with code 3 during the match"),
+            ("python nonexistent_bot.py", 25, "exited with code 2 before connecting"),
+        ):
+            done = subprocess.run(
+                [*ARENA, "match", "--ruleset", "medina-v2", "--players", "2", "--seed", "3",
+                 "--bot", bot, "--bot", "python -m medina_client --bot random",
+                 "--server", address, "--organiser-token", "s3cret", *slow,
+                 "--records", str(tmp_path / "logs"), "--quiet"],
+                capture_output=True, text=True, timeout=timeout, cwd=tmp_path, env=env,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            assert f"seat 0's bot {said}; its log: " in done.stderr
+            assert f"crashed (its bot {said})" in done.stdout
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=30)
+
+
 def test_the_progress_lines_show_the_start_seats_first_turn(tmp_path: Path) -> None:
     # medina-v2's first turn (one placement) starts at setup: its TurnStarted is in the
     # spectator's snapshot, not in an update.

@@ -22,6 +22,7 @@ from medina.rpc.single.server import start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, common_pb2, match_pb2
 from medina_client.status import status_info
 
+from .forfeits import check_forfeit_seat
 from .rawbot import RawBot
 
 T = TypeVar("T")
@@ -378,3 +379,16 @@ def test_create_match_waits_out_a_full_server_under_one_request_id(tmp_path: Pat
             await running.stop(1)
 
     run(main())
+
+
+def test_forfeit_seat_forfeits_at_once_and_refuses_as_documented(tmp_path: Path) -> None:
+    async def main() -> None:
+        running = await start_server(
+            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN)
+        )
+        try:
+            await check_forfeit_seat(running.address, AUTH)
+        finally:
+            await running.stop(1)
+
+    run(main(), timeout=120)

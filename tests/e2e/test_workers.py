@@ -32,6 +32,7 @@ from medina.rpc.cluster.front import start_front
 from medina.rpc.common.config import ServerConfig
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, match_pb2
 
+from .forfeits import check_forfeit_seat
 from .rawbot import RawBot, collect_tasks, first_legal, reason_of
 
 TOKEN = "workers-organiser-secret"
@@ -551,3 +552,11 @@ def test_worker_ports_fix_where_bots_are_sent(tmp_path: Path) -> None:
             assert {c.endpoint for c in created} == {f"127.0.0.1:{base}", f"127.0.0.1:{base + 1}"}
 
     asyncio.run(asyncio.wait_for(main(), 120))
+
+
+def test_forfeit_seat_reaches_the_worker_holding_the_match(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with front_process(tmp_path) as front:
+            await check_forfeit_seat(front.address, AUTH)
+
+    asyncio.run(asyncio.wait_for(main(), 180))

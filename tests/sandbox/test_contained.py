@@ -64,7 +64,6 @@ def duel(
                         bots,
                         tmp_path,
                         records,
-                        hosted=server.arena.get,
                         hide=(records,),
                     )
         finally:

@@ -8,20 +8,19 @@ import contextlib
 import os
 import shlex
 import sys
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import grpc
 
 from medina.engine import GameFollower, GameState, render
-from medina.launch.botproc import BotProcess, BotStartError, reap, spawn_bot
+from medina.launch.botproc import BotProcess, BotStartError, reap, spawn_bot, watch_bot_exit
 from medina.referee.config import MatchSettings
 from medina.referee.outcome import MatchOutcome
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.common.serving import wait_for_signal
-from medina.rpc.organiser import create_match
-from medina.rpc.single.host import HostedMatch
+from medina.rpc.organiser import SeatForfeit, create_match, seat_forfeiter
 from medina.rpc.single.server import RunningServer, start_server
 from medina.sandbox import SandboxSpec
 from medina.v1 import admin_pb2, admin_pb2_grpc, game_pb2
@@ -116,7 +115,7 @@ async def _run(args: argparse.Namespace, settings: MatchSettings) -> int:
             http = await serve_viewer(local, args.http_host or "127.0.0.1", args.http)
             stop_viewer = http.stop
             viewer_url = http.url
-        code = await _play(args, settings, address, Path(args.records), local, viewer_url)
+        code = await _play(args, settings, address, Path(args.records), viewer_url)
         if viewer_url is not None and (args.stay or args.linger_s > 0):
             await _linger(None if args.stay else args.linger_s)
         return code
@@ -145,7 +144,6 @@ async def _play(
     settings: MatchSettings,
     address: str,
     logs: Path,
-    local: RunningServer | None = None,
     viewer_url: str | None = None,
 ) -> int:
     metadata = (
@@ -190,10 +188,10 @@ async def _play(
         )
         if viewer_url is not None:
             print(f"watch it live: {viewer_url}/live/{match_id}", flush=True)
-        hosted = local.arena.get(match_id) if local is not None else None
         logs_of = [logs / f"{match_id}.seat{tok.seat}.log" for tok in created.tokens]
+        forfeit = seat_forfeiter(matches, match_id, metadata)
         watchers = [
-            asyncio.create_task(_report_exit(seat, proc, logs_of[seat], hosted))
+            asyncio.create_task(_report_exit(seat, proc, logs_of[seat], forfeit))
             for seat, proc in enumerate(procs)
         ]
         view = Spectator(settings.new_game(), quiet=args.quiet)
@@ -258,27 +256,24 @@ class Spectator:
             self.next_index = event.index + 1
 
 
-async def _report_exit(seat: int, proc: BotProcess, log: Path, hosted: HostedMatch | None) -> None:
-    """Say at once when a seat's bot exits before the match is over, where its log is, and
-    (with the server in this process) forfeit the seat now rather than after a timeout."""
-    code = await proc.wait()
-    if hosted is not None and hosted.match.outcome is not None:
+async def _report_exit(
+    seat: int, proc: BotProcess, log: Path, forfeit: Callable[[int, str], Awaitable[SeatForfeit]]
+) -> None:
+    """Forfeit a seat at once when its bot exits before the match is over (on this
+    process's server or another alike: ``watch_bot_exit``), and say so, with where its
+    log is."""
+    said = await watch_bot_exit(proc, seat, forfeit)
+    if said.ended:
         return  # the match is over: exiting is what the bot should do
-    when = ""
-    if hosted is not None:
-        when = " during the match" if hosted.seats[seat].ever_connected else " before connecting"
     tail = last_line(log)
-    detail = proc.exit_detail(when)
     print(
-        f"seat {seat}'s bot exited with code {code}{when}"
+        f"seat {seat}'s bot exited with code {proc.returncode}{said.when}"
         + (f" ({proc.limit_hit()})" if proc.limit_hit() else "")
         + f"; its log: {log}"
         + (f" (last line: {tail})" if tail else ""),
         file=sys.stderr,
         flush=True,
     )
-    if hosted is not None:
-        hosted.match.process_exited(seat, detail)
 
 
 def last_line(path: Path, limit: int = 200) -> str:

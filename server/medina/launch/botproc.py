@@ -8,11 +8,13 @@ import contextlib
 import os
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 from medina.sandbox import Box, SandboxError, SandboxSpec, seccomp_fd
+
+T = TypeVar("T")
 
 
 class BotStartError(Exception):
@@ -200,6 +202,19 @@ async def stop_bot(proc: BotProcess, timeout_s: float) -> bool:
         proc.kill()
         await proc.wait()
         return False
+
+
+async def watch_bot_exit(
+    proc: BotProcess, seat: int, forfeit: Callable[[int, str], Awaitable[T]]
+) -> T:
+    """Wait for a seat's bot to exit, then tell the referee at once: ``forfeit(seat, why)``,
+    ``why`` being ``exit_detail()`` (its exit status, or the sandbox limit it was stopped
+    at). The one way a bot process's exit reaches the referee, for ``match`` and the
+    tournaments alike, whether the server runs in the same process or elsewhere:
+    ``forfeit`` is the organiser's ForfeitSeat call (``medina.rpc.organiser.seat_forfeiter``),
+    and what it answers is returned. Cancel it once the match is over."""
+    await proc.wait()
+    return await forfeit(seat, proc.exit_detail())
 
 
 async def reap(procs: Sequence[BotProcess], timeout_s: float = 10.0) -> None:

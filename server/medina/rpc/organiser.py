@@ -1,10 +1,16 @@
-"""The organiser's side of CreateMatch: create a match the way a server asks to be asked.
+"""The organiser's side of MatchService: create a match the way a server asks to be asked,
+and forfeit a seat whose bot process exited.
 
 A server at capacity refuses with RESOURCE_EXHAUSTED (reason SERVER_FULL) and a retry hint
 (``retry_after_ms``); one restarting a worker with UNAVAILABLE (NO_WORKER); a reply can be
 lost. ``create_match`` retries those with the hint (or backoff) until ``give_up_s``, under
 one request id, so a retry after a lost reply returns the match the first call created.
 The command line's ``match`` and the tournament runner create their matches through it.
+
+``forfeit_seat`` (ForfeitSeat) is how both tell the referee that a seat's bot process has
+exited, whether the server runs in their own process or elsewhere: the seat forfeits at once
+(CRASHED) rather than after its reconnect grace or connect deadline. ``seat_forfeiter``
+binds it to one match for ``launch.botproc.watch_bot_exit``.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ import copy
 import logging
 import time
 import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 import grpc
 
@@ -21,7 +29,7 @@ from medina.v1 import admin_pb2, admin_pb2_grpc
 
 from .common.status import reason_of
 
-__all__ = ["create_match"]
+__all__ = ["SeatForfeit", "create_match", "forfeit_seat", "seat_forfeiter"]
 
 log = logging.getLogger("medina.rpc")
 
@@ -69,3 +77,71 @@ def _reason(exc: grpc.aio.AioRpcError) -> tuple[str, int]:
     reason, metadata = reason_of(exc.trailing_metadata())
     hint = metadata.get("retry_after_ms", "")
     return reason, int(hint) if hint.isdigit() else 0
+
+
+@dataclass(frozen=True, slots=True)
+class SeatForfeit:
+    """What came of telling the referee that a seat's bot exited (ForfeitSeat)."""
+
+    #: The match had ended already: the exit forfeited nothing (exiting is what bots do then).
+    ended: bool = False
+    #: Whether a bot ever took the seat up; None when the server did not say (it could not
+    #: be reached, or does not know ForfeitSeat: the seat then forfeits after its grace).
+    ever_connected: bool | None = None
+
+    @property
+    def when(self) -> str:
+        """`` during the match``, `` before connecting``, or '' when not known."""
+        if self.ever_connected is None:
+            return ""
+        return " during the match" if self.ever_connected else " before connecting"
+
+
+async def forfeit_seat(
+    stub: admin_pb2_grpc.MatchServiceAsyncStub,
+    match_id: str,
+    seat: int,
+    reason: str,
+    *,
+    metadata: tuple[tuple[str, str], ...] = (),
+    timeout_s: float = 10.0,
+) -> SeatForfeit:
+    """ForfeitSeat: ``seat`` forfeits now (CRASHED) with ``reason`` (``its bot exited with
+    code 1``), to which the server adds whether a bot had taken the seat up. Never raises a
+    call's error: a match that had ended is ``ended``; any other refusal is logged and the
+    seat is left to its reconnect grace, as before the call existed."""
+    request = admin_pb2.ForfeitSeatRequest(match_id=match_id, seat=seat, reason=reason)
+    try:
+        answer: admin_pb2.ForfeitSeatResponse = await stub.ForfeitSeat(
+            request, metadata=metadata, timeout=timeout_s
+        )
+    except grpc.aio.AioRpcError as exc:
+        reason_name, _ = _reason(exc)
+        if reason_name == "MATCH_ENDED" or (
+            not reason_name and exc.code() is grpc.StatusCode.FAILED_PRECONDITION
+        ):
+            return SeatForfeit(ended=True)
+        level = logging.INFO if exc.code() is grpc.StatusCode.UNIMPLEMENTED else logging.WARNING
+        log.log(
+            level,
+            "match %s: cannot forfeit seat %d at once (%s: %s); it forfeits after its grace",
+            match_id,
+            seat,
+            exc.code().name,
+            exc.details(),
+        )
+        return SeatForfeit()
+    return SeatForfeit(ever_connected=answer.ever_connected)
+
+
+def seat_forfeiter(
+    stub: admin_pb2_grpc.MatchServiceAsyncStub,
+    match_id: str,
+    metadata: tuple[tuple[str, str], ...] = (),
+) -> Callable[[int, str], Awaitable[SeatForfeit]]:
+    """``forfeit_seat`` for one match: (seat, reason) -> what came of it."""
+
+    def forfeit(seat: int, reason: str) -> Awaitable[SeatForfeit]:
+        return forfeit_seat(stub, match_id, seat, reason, metadata=metadata)
+
+    return forfeit

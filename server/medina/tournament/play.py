@@ -6,17 +6,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import grpc
 
-from medina.launch.botproc import BotProcess, BotStartError, spawn_bot, stop_bot
+from medina.launch.botproc import BotProcess, BotStartError, spawn_bot, stop_bot, watch_bot_exit
 from medina.referee.config import MatchSettings
 from medina.referee.outcome import MatchOutcome, Termination
-from medina.rpc.organiser import create_match
-from medina.rpc.single.host import HostedMatch
+from medina.rpc.organiser import SeatForfeit, create_match, seat_forfeiter
 from medina.sandbox import SandboxError, SandboxSpec
 from medina.sandbox import check as sandbox_check
 from medina.v1 import admin_pb2, admin_pb2_grpc
@@ -81,13 +80,13 @@ async def play_game(
     logs: Path,
     *,
     metadata: tuple[tuple[str, str], ...] = (),
-    hosted: Callable[[str], HostedMatch | None] = lambda _id: None,
     hide: Sequence[Path] = (),
 ) -> PlayedGame:
     """Create the match, start one process per seat, and wait for the result.
 
-    ``hosted`` finds the match when the server runs in this process: a bot that exits before
-    the end is then forfeited at once (CRASHED) rather than after its reconnect grace.
+    A bot that exits before the end is forfeited at once (CRASHED), on this process's
+    server or another alike (``watch_bot_exit``: ForfeitSeat), rather than after its
+    reconnect grace.
     A bot with sandbox limits runs sandboxed in its directory, with ``hide`` (records,
     database, other bots) out of its sight. Cancelling aborts the match and stops the bots.
     """
@@ -118,7 +117,8 @@ async def play_game(
     logs.mkdir(parents=True, exist_ok=True)
     procs: list[BotProcess] = []
     seat_procs: dict[int, BotProcess] = {}
-    watchers: list[asyncio.Task[None]] = []
+    watchers: list[asyncio.Task[SeatForfeit]] = []
+    forfeit = seat_forfeiter(matches, match_id, metadata)
     finished = False
     played: PlayedGame | None = None
     try:
@@ -140,7 +140,7 @@ async def play_game(
                 continue
             procs.append(proc)
             seat_procs[tok.seat] = proc
-            watchers.append(asyncio.create_task(_forfeit_on_exit(tok.seat, proc, match_id, hosted)))
+            watchers.append(asyncio.create_task(watch_bot_exit(proc, tok.seat, forfeit)))
         result = None
         async for message in watch:
             if message.HasField("result"):
@@ -184,17 +184,3 @@ def sandbox_spec(bot: BotSpec, base_dir: Path, hide: Sequence[Path]) -> SandboxS
 
 async def _stop_all(procs: Sequence[BotProcess], timeout_s: float) -> None:
     await asyncio.gather(*(stop_bot(p, timeout_s) for p in procs))
-
-
-async def _forfeit_on_exit(
-    seat: int,
-    proc: BotProcess,
-    match_id: str,
-    hosted: Callable[[str], HostedMatch | None],
-) -> None:
-    await proc.wait()
-    found = hosted(match_id)
-    if found is None or found.match.outcome is not None:
-        return
-    when = " during the match" if found.seats[seat].ever_connected else " before connecting"
-    found.match.process_exited(seat, proc.exit_detail(when))

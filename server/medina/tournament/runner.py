@@ -198,10 +198,6 @@ class Runner:
         variant = Variant(claim.ruleset, claim.players)
         settings = cfg.settings(variant, claim.seed, claim.seats)
         bots = [cfg.bot(name) for name in claim.seats]
-        server = self._server
-
-        def hosted(match_id: str) -> object:
-            return server.arena.get(match_id) if server is not None else None
 
         game = asyncio.create_task(
             play_game(
@@ -212,7 +208,6 @@ class Runner:
                 Path(cfg.base_dir),
                 self.options.records,
                 metadata=metadata,
-                hosted=hosted,  # type: ignore[arg-type]
                 hide=(
                     self.options.records,
                     *self.options.hide,

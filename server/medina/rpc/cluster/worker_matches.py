@@ -229,6 +229,20 @@ class WorkerMatches:
 
         return (await self._routed(request.match_id, context, ask)).match
 
+    async def forfeit(
+        self, request: admin_pb2.ForfeitSeatRequest, context: Context
+    ) -> admin_pb2.ForfeitSeatResponse:
+        """Forfeit a seat at the worker that holds its match (which answers as a
+        single-process server does)."""
+        worker = await self.locate(request.match_id, context)
+        try:
+            answer: admin_pb2.ForfeitSeatResponse = await worker.matches.ForfeitSeat(
+                request, metadata=worker.auth, timeout=CALL_TIMEOUT_S
+            )
+        except grpc.aio.AioRpcError as exc:
+            await relay(context, worker, exc)
+        return answer
+
     async def refuse_lost(self, match_id: str, context: Context) -> None:
         """UNAVAILABLE, naming the worker, for a match whose worker died."""
         route = self.routes.match(match_id)

@@ -29,13 +29,17 @@ from .listing import SORT_KEYS_METADATA, ListingError, Page, SortKey, encode_key
 from .status import Reason, abort
 
 __all__ = [
+    "ORGANISER_FORFEIT",
     "STORED_STATE",
     "Admit",
     "Load",
     "MatchBackend",
     "MatchService",
+    "forfeit_detail",
     "recorded_entries",
     "refuse_ended",
+    "refuse_over",
+    "refuse_seat",
     "stored_summary",
 ]
 
@@ -103,6 +107,41 @@ async def refuse_ended(context: Context, match_id: str, state: str) -> NoReturn:
     )
 
 
+#: A ForfeitSeat without a reason: the detail it starts with.
+ORGANISER_FORFEIT = "the organiser forfeited the seat"
+
+
+def forfeit_detail(reason: str, ever_connected: bool) -> str:
+    """A seat's termination detail when ForfeitSeat forfeits it: the reason, then whether a
+    bot had taken the seat up (``its bot exited with code 1 during the match``)."""
+    when = " during the match" if ever_connected else " before connecting"
+    return f"{reason or ORGANISER_FORFEIT}{when}"
+
+
+async def refuse_seat(context: Context, match_id: str, seat: int, players: int | None) -> NoReturn:
+    """INVALID_ARGUMENT (REQUEST_INVALID) for a seat the match does not have."""
+    seats = f"; its seats are 0..{players - 1}" if players is not None else ""
+    await abort(
+        context,
+        grpc.StatusCode.INVALID_ARGUMENT,
+        Reason.REQUEST_INVALID,
+        f"match {match_id} has no seat {seat}{seats}",
+        match_id=match_id,
+        seat=seat,
+    )
+
+
+async def refuse_over(context: Context, match_id: str) -> NoReturn:
+    """FAILED_PRECONDITION (MATCH_ENDED) for a match in memory that has ended."""
+    await abort(
+        context,
+        grpc.StatusCode.FAILED_PRECONDITION,
+        Reason.MATCH_ENDED,
+        f"match {match_id} has ended",
+        match_id=match_id,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Load:
     """What admission control weighs before a new match."""
@@ -155,9 +194,18 @@ class MatchBackend(Protocol):
         """Abort a match and wait until its record is complete."""
         ...
 
+    async def forfeit(
+        self, request: admin_pb2.ForfeitSeatRequest, context: Context
+    ) -> admin_pb2.ForfeitSeatResponse:
+        """Forfeit a seat whose program is gone (CRASHED, the detail as ``forfeit_detail``
+        makes it); OK with an empty detail for a seat that had already forfeited. Ends the
+        call for a seat out of range (REQUEST_INVALID) or a match that has ended
+        (MATCH_ENDED)."""
+        ...
+
 
 class MatchService(admin_pb2_grpc.MatchServiceServicer):
-    """Creating, listing and aborting matches, wherever they live."""
+    """Creating, listing and aborting matches and forfeiting seats, wherever they live."""
 
     def __init__(
         self,
@@ -245,6 +293,21 @@ class MatchService(admin_pb2_grpc.MatchServiceServicer):
         """Abort a match and wait until its record is complete."""
         await require_organiser(context, self.token)
         return matches.aborted(await self.backend.abort(request, context))
+
+    async def ForfeitSeat(
+        self, request: admin_pb2.ForfeitSeatRequest, context: Context
+    ) -> admin_pb2.ForfeitSeatResponse:
+        """The program playing a seat is gone (its process exited): the seat forfeits now
+        (CRASHED) rather than after its reconnect grace or connect deadline. The one way a
+        bot process's exit reaches the referee, whether the organiser runs the server in
+        its own process or reaches it over the network."""
+        await require_organiser(context, self.token)
+        if request.seat < 0:
+            await refuse_seat(context, request.match_id, request.seat, None)
+        stored = self.backend.record(request.match_id)
+        if stored is not None:
+            await refuse_ended(context, request.match_id, stored.state.value)
+        return await self.backend.forfeit(request, context)
 
 
 def _wants_keys(context: Context) -> bool:

@@ -70,9 +70,10 @@ class Reason(StrEnum):
     RECORD_UNWRITABLE = "RECORD_UNWRITABLE"
     #: No match with this id.
     MATCH_NOT_FOUND = "MATCH_NOT_FOUND"
-    #: The match has already ended (it cannot be aborted).
+    #: The match has already ended (it cannot be aborted, nor a seat of it forfeited).
     MATCH_ENDED = "MATCH_ENDED"
-    #: A request field other than the config is invalid (page token, page size, request id).
+    #: A request field other than the config is invalid (page token, page size, request id,
+    #: a seat the match does not have).
     REQUEST_INVALID = "REQUEST_INVALID"
     #: CreateMatchRequest.request_id was used before with another configuration.
     REQUEST_ID_REUSED = "REQUEST_ID_REUSED"

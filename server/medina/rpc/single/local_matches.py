@@ -21,7 +21,16 @@ from medina.wire import matches
 
 from ..common.limits import ClientSlots, stream_slot
 from ..common.listing import Page, SortKey, paginate
-from ..common.match_service import Admit, Load, recorded_entries, refuse_ended, stored_summary
+from ..common.match_service import (
+    Admit,
+    Load,
+    forfeit_detail,
+    recorded_entries,
+    refuse_ended,
+    refuse_over,
+    refuse_seat,
+    stored_summary,
+)
 from ..common.status import Reason, abort
 from .host import Arena, ArenaClosedError, HostedMatch
 
@@ -126,6 +135,25 @@ class LocalMatches:
         hosted.match.abort(request.reason or "aborted by the organiser")
         await hosted.match.wait_done()
         return summary(hosted)
+
+    async def forfeit(
+        self, request: admin_pb2.ForfeitSeatRequest, context: Context
+    ) -> admin_pb2.ForfeitSeatResponse:
+        """Forfeit a seat whose program is gone: the referee is handed the same signal as
+        when its process exits in this process (``Match.process_exited``)."""
+        hosted = await _find(self.arena, request.match_id, context)
+        match, seat = hosted.match, request.seat
+        if not 0 <= seat < match.settings.players:
+            await refuse_seat(context, request.match_id, seat, match.settings.players)
+        if match.outcome is not None:
+            await refuse_over(context, request.match_id)
+        ever_connected = hosted.seats[seat].ever_connected
+        if match.is_forfeited(seat):
+            return admin_pb2.ForfeitSeatResponse(ever_connected=ever_connected)
+        detail = forfeit_detail(request.reason, ever_connected)
+        log.info("match %s: seat %d forfeited by the organiser: %s", match.match_id, seat, detail)
+        match.process_exited(seat, detail)
+        return admin_pb2.ForfeitSeatResponse(detail=detail, ever_connected=ever_connected)
 
 
 async def _find(arena: Arena, match_id: str, context: Context) -> HostedMatch:
