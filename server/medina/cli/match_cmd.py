@@ -26,6 +26,7 @@ from medina.sandbox import SandboxSpec
 from medina.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 from medina.web import serve_viewer
 from medina.wire import convert
+from medina.wire import matches as wire_matches
 
 from .errors import CommandError
 from .options import add_match_options, add_sandbox_options, sandbox_limits, settings_from_args
@@ -154,7 +155,7 @@ async def _play(
         try:
             created = await create_match(
                 matches,
-                admin_pb2.CreateMatchRequest(config=convert.settings_to_proto(settings)),
+                wire_matches.create_request(settings),
                 metadata=metadata,
                 timeout_s=10,
             )
@@ -162,7 +163,7 @@ async def _play(
             raise CommandError(f"cannot create the match at {address}: {exc.details()}") from None
         match_id = created.match_id
         spectator = admin_pb2_grpc.SpectatorServiceStub(channel)
-        watch = spectator.Watch(admin_pb2.WatchRequest(match_id=match_id))
+        watch = spectator.Watch(wire_matches.watch_request(match_id))
         logs.mkdir(parents=True, exist_ok=True)
         procs: list[BotProcess] = []
         # A multi-worker server names the process holding the match: bots go there directly.
@@ -177,7 +178,7 @@ async def _play(
                     proc.kill()
                 await proc.wait()
             await matches.AbortMatch(
-                admin_pb2.AbortMatchRequest(match_id=match_id, reason="a bot did not start"),
+                wire_matches.abort_request(match_id, "a bot did not start"),
                 metadata=metadata,
                 timeout=10,
             )
@@ -210,7 +211,7 @@ async def _play(
             raise CommandError("the spectator stream ended without a result")
         print(scoreboard(state, result))
         summary = await matches.GetMatch(
-            admin_pb2.GetMatchRequest(match_id=match_id), metadata=metadata, timeout=10
+            wire_matches.get_request(match_id), metadata=metadata, timeout=10
         )
         if viewer_url is not None:
             print(f"replay: {viewer_url}/replay/{match_id}")

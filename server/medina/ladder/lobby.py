@@ -13,7 +13,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from medina.rpc.common.auth import require_organiser
-from medina.rpc.common.limits import FloodGuard, FloodVerdict, Limits, Oversize, sized
+from medina.rpc.common.limits import FloodGuard, FloodVerdict, Limits, Oversize, drain, sized
 from medina.rpc.common.status import Reason, abort
 from medina.storage.ladder import StoreError
 from medina.v1 import ladder_pb2, ladder_pb2_grpc
@@ -126,6 +126,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
                     continue  # the awaited echo: solicited, never counted as flooding
                 verdict = guard.admit()
                 if verdict is FloodVerdict.DISCONNECT:
+                    # Read the backlog first: ending a stream under the bot's waiting writes
+                    # makes its gRPC library report INTERNAL instead of this status.
+                    await drain(request_iterator)
                     session.finish(
                         Refusal(
                             grpc.StatusCode.RESOURCE_EXHAUSTED,

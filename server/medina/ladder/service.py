@@ -497,7 +497,7 @@ class Ladder:
         try:
             created = await create_match(
                 matches,
-                wire_ladder.create_request(settings, f"ladder-{self.server_id}-{mid}"),
+                wire_matches.create_request(settings, f"ladder-{self.server_id}-{mid}"),
                 metadata=self.metadata,
             )
             running.arena_match_id = created.match_id
@@ -548,7 +548,7 @@ class Ladder:
         if running.arena_match_id:
             with contextlib.suppress(grpc.aio.AioRpcError):
                 await admin_pb2_grpc.MatchServiceStub(self.arena).AbortMatch(
-                    wire_ladder.abort_request(running.arena_match_id, detail),
+                    wire_matches.abort_request(running.arena_match_id, detail),
                     metadata=self.metadata,
                     timeout=10,
                 )

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import grpc
 
 from medina.v1 import admin_pb2, admin_pb2_grpc
+from medina.wire import matches as wire_matches
 
 from .common.status import reason_of
 
@@ -110,7 +111,7 @@ async def forfeit_seat(
     code 1``), to which the server adds whether a bot had taken the seat up. Never raises a
     call's error: a match that had ended is ``ended``; any other refusal is logged and the
     seat is left to its reconnect grace, as before the call existed."""
-    request = admin_pb2.ForfeitSeatRequest(match_id=match_id, seat=seat, reason=reason)
+    request = wire_matches.forfeit_request(match_id, seat, reason)
     try:
         answer: admin_pb2.ForfeitSeatResponse = await stub.ForfeitSeat(
             request, metadata=metadata, timeout=timeout_s

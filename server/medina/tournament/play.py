@@ -18,8 +18,9 @@ from medina.referee.outcome import MatchOutcome, Termination
 from medina.rpc.organiser import SeatForfeit, create_match, seat_forfeiter
 from medina.sandbox import SandboxError, SandboxSpec
 from medina.sandbox import check as sandbox_check
-from medina.v1 import admin_pb2, admin_pb2_grpc
+from medina.v1 import admin_pb2_grpc
 from medina.wire import convert
+from medina.wire import matches as wire_matches
 
 from .config import BotSpec
 
@@ -100,7 +101,7 @@ async def play_game(
         # A server at capacity asks to be asked again later: retried (one request id).
         created = await create_match(
             matches,
-            admin_pb2.CreateMatchRequest(config=convert.settings_to_proto(settings)),
+            wire_matches.create_request(settings),
             metadata=metadata,
         )
     except grpc.aio.AioRpcError as exc:
@@ -110,7 +111,7 @@ async def play_game(
         ) from None
     match_id = created.match_id
     watch = admin_pb2_grpc.SpectatorServiceStub(channel).Watch(
-        admin_pb2.WatchRequest(match_id=match_id), metadata=metadata
+        wire_matches.watch_request(match_id), metadata=metadata
     )
     # A multi-worker server names the process holding the match: bots go there directly.
     bot_address = created.endpoint if created.HasField("endpoint") else address
@@ -149,7 +150,7 @@ async def play_game(
             raise GameError(f"the spectator stream of match {match_id} ended without a result")
         finished = True
         summary = await matches.GetMatch(
-            admin_pb2.GetMatchRequest(match_id=match_id), metadata=metadata, timeout=30
+            wire_matches.get_request(match_id), metadata=metadata, timeout=30
         )
         played = PlayedGame(match_id, summary.match.record_path, result)
     except grpc.aio.AioRpcError as exc:
@@ -161,9 +162,7 @@ async def play_game(
             with contextlib.suppress(grpc.aio.AioRpcError, asyncio.CancelledError):
                 await asyncio.shield(
                     matches.AbortMatch(
-                        admin_pb2.AbortMatchRequest(
-                            match_id=match_id, reason="the tournament runner stopped"
-                        ),
+                        wire_matches.abort_request(match_id, "the tournament runner stopped"),
                         metadata=metadata,
                         timeout=10,
                     )

@@ -1,23 +1,20 @@
-"""The ladder's messages (ladder.proto) from plain data, and the organiser requests the
-ladder sends its arena. The ladder builds no protobuf message itself."""
+"""The ladder's messages (ladder.proto) from plain data (its requests to its arena are an
+organiser's: ``wire.matches``). The ladder builds no protobuf message itself."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
-from medina.referee.config import MatchSettings
 from medina.referee.outcome import MatchOutcome
-from medina.v1 import admin_pb2, ladder_pb2, match_pb2
+from medina.v1 import ladder_pb2, match_pb2
 
-from .settings import outcome_to_proto, settings_to_proto
+from .settings import outcome_to_proto
 
 __all__ = [
-    "abort_request",
     "account_list",
     "added",
     "assigned",
-    "create_request",
     "ended",
     "heartbeat",
     "rating",
@@ -183,18 +180,3 @@ def account_list(accounts: Iterable[AccountLike]) -> ladder_pb2.ListBotsResponse
 def revoked() -> ladder_pb2.RevokeBotResponse:
     """The RevokeBot answer."""
     return ladder_pb2.RevokeBotResponse()
-
-
-# -- the organiser requests the ladder sends its arena -----------------------------------
-
-
-def create_request(settings: MatchSettings, request_id: str) -> admin_pb2.CreateMatchRequest:
-    """CreateMatch for one ladder match, idempotent under ``request_id``."""
-    return admin_pb2.CreateMatchRequest(
-        config=settings_to_proto(settings), request_id=request_id[:128]
-    )
-
-
-def abort_request(match_id: str, reason: str) -> admin_pb2.AbortMatchRequest:
-    """AbortMatch with the ladder's reason."""
-    return admin_pb2.AbortMatchRequest(match_id=match_id, reason=reason)

@@ -136,6 +136,29 @@ def count_request(states: Iterable[int]) -> admin_pb2.ListMatchesRequest:
     return admin_pb2.ListMatchesRequest(page_size=1, states=states)  # type: ignore[arg-type]
 
 
+def create_request(settings: MatchSettings, request_id: str = "") -> admin_pb2.CreateMatchRequest:
+    """CreateMatch for ``settings``; with a ``request_id`` (at most 128 characters kept) a
+    retry returns the match the first call created."""
+    return admin_pb2.CreateMatchRequest(
+        config=settings_to_proto(settings), request_id=request_id[:128]
+    )
+
+
+def abort_request(match_id: str, reason: str) -> admin_pb2.AbortMatchRequest:
+    """AbortMatch with the organiser's reason."""
+    return admin_pb2.AbortMatchRequest(match_id=match_id, reason=reason)
+
+
+def forfeit_request(match_id: str, seat: int, reason: str) -> admin_pb2.ForfeitSeatRequest:
+    """ForfeitSeat: the seat's bot is gone (its process exited)."""
+    return admin_pb2.ForfeitSeatRequest(match_id=match_id, seat=seat, reason=reason)
+
+
+def forfeited(detail: str, ever_connected: bool) -> admin_pb2.ForfeitSeatResponse:
+    """The ForfeitSeat answer (``detail`` empty: the seat had forfeited already)."""
+    return admin_pb2.ForfeitSeatResponse(detail=detail, ever_connected=ever_connected)
+
+
 def get_request(match_id: str) -> admin_pb2.GetMatchRequest:
     """GetMatch for one match."""
     return admin_pb2.GetMatchRequest(match_id=match_id)

@@ -11,6 +11,7 @@ flooding is closed with RESOURCE_EXHAUSTED.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import time
 from collections.abc import AsyncIterator, Callable
@@ -20,6 +21,7 @@ from enum import Enum
 from typing import Any, NoReturn, TypeVar
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from .status import Reason, abort
 
@@ -237,3 +239,29 @@ async def stream_slot(slots: ClientSlots, context: Context) -> AsyncIterator[Non
         yield
     finally:
         slots.release(client)
+
+
+#: How long a stream cut for flooding is still read (and its messages dropped) before its
+#: status goes out, and how quiet it must fall to stop sooner.
+DRAIN_S = 1.0
+DRAIN_QUIET_S = 0.05
+
+
+async def drain(request_iterator: AsyncIterator[object]) -> None:
+    """Read and drop what the bot is still sending, until it pauses (or ``DRAIN_S``).
+
+    A server that stops reading lets the HTTP/2 window fill: the bot's writes then wait, and
+    when the stream ends under a waiting write, gRPC's client library reports its own
+    INTERNAL ("Internal error from Core") instead of the status the server sent. Reading
+    the backlog first lets the bot see RESOURCE_EXHAUSTED and its reason.
+    """
+    loop = asyncio.get_running_loop()
+    end = loop.time() + DRAIN_S
+    try:
+        while loop.time() < end:
+            async with asyncio.timeout(DRAIN_QUIET_S):
+                await anext(request_iterator)
+    except (TimeoutError, StopAsyncIteration, grpc.aio.AioRpcError, grpc.aio.UsageError):
+        pass
+    except DecodeError:
+        pass  # garbage among the flood: dropped like the rest

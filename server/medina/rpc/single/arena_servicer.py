@@ -24,6 +24,7 @@ from ..common.limits import (
     FloodVerdict,
     Limits,
     Oversize,
+    drain,
     sized,
     stream_slot,
 )
@@ -225,7 +226,7 @@ class ArenaServicer:
                         f"bursts of {self.limits.unsolicited_burst})",
                     )
                     log.warning("seat %d: stream closed for flooding", grpc_seat.seat)
-                    await _drain(request_iterator)
+                    await drain(request_iterator)
                     return
         except DecodeError as exc:
             conn.crashed = True
@@ -243,32 +244,6 @@ class ArenaServicer:
             raise
         finally:
             conn.close()
-
-
-#: How long a stream cut for flooding is still read (and its messages dropped) before its
-#: status goes out, and how quiet it must fall to stop sooner.
-DRAIN_S = 1.0
-DRAIN_QUIET_S = 0.05
-
-
-async def _drain(request_iterator: AsyncIterator[object]) -> None:
-    """Read and drop what the bot is still sending, until it pauses (or ``DRAIN_S``).
-
-    A server that stops reading lets the HTTP/2 window fill: the bot's writes then wait, and
-    when the stream ends under a waiting write, gRPC's client library reports its own
-    INTERNAL ("Internal error from Core") instead of the status the server sent. Reading
-    the backlog first lets the bot see RESOURCE_EXHAUSTED and its reason.
-    """
-    loop = asyncio.get_running_loop()
-    end = loop.time() + DRAIN_S
-    try:
-        while loop.time() < end:
-            async with asyncio.timeout(DRAIN_QUIET_S):
-                await anext(request_iterator)
-    except (TimeoutError, StopAsyncIteration, grpc.aio.AioRpcError, grpc.aio.UsageError):
-        pass
-    except DecodeError:
-        pass  # garbage among the flood: dropped like the rest
 
 
 def add_arena_service(servicer: ArenaServicer, server: grpc.aio.Server) -> None:

@@ -149,11 +149,11 @@ class LocalMatches:
             await refuse_over(context, request.match_id)
         ever_connected = hosted.seats[seat].ever_connected
         if match.is_forfeited(seat):
-            return admin_pb2.ForfeitSeatResponse(ever_connected=ever_connected)
+            return matches.forfeited("", ever_connected)
         detail = forfeit_detail(request.reason, ever_connected)
         log.info("match %s: seat %d forfeited by the organiser: %s", match.match_id, seat, detail)
         match.process_exited(seat, detail)
-        return admin_pb2.ForfeitSeatResponse(detail=detail, ever_connected=ever_connected)
+        return matches.forfeited(detail, ever_connected)
 
 
 async def _find(arena: Arena, match_id: str, context: Context) -> HostedMatch:
