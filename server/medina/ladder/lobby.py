@@ -13,6 +13,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from medina.rpc.common.auth import require_organiser
+from medina.rpc.common.hello import first_message
 from medina.rpc.common.limits import FloodGuard, FloodVerdict, Limits, Oversize, drain, sized
 from medina.rpc.common.status import Reason, abort
 from medina.storage.ladder import StoreError
@@ -54,7 +55,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
                 key = v
         try:
             account = await self.ladder.authenticate(key)
-            hello = await self._hello(request_iterator)
+            hello = await self._hello(request_iterator, context)
             session = await self.ladder.open_session(account, hello)
         except Refusal as refusal:
             await abort(context, refusal.code, refusal.reason, str(refusal), **refusal.metadata)
@@ -71,34 +72,19 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
             await abort(context, end.code, end.reason, str(end), **end.metadata)
 
     async def _hello(
-        self, request_iterator: AsyncIterator[ladder_pb2.LobbyRequest | Oversize]
+        self,
+        request_iterator: AsyncIterator[ladder_pb2.LobbyRequest | Oversize],
+        context: Context,
     ) -> ladder_pb2.LobbyHello:
-        timeout = self.ladder.config.hello_timeout_s
-        try:
-            async with asyncio.timeout(timeout):
-                first = await anext(request_iterator)
-        except TimeoutError:
-            raise Refusal(
-                grpc.StatusCode.DEADLINE_EXCEEDED,
-                Reason.HELLO_TIMEOUT,
-                f"no LobbyHello within {timeout:g} s of opening the stream",
-                timeout_ms=int(timeout * 1000),
-            ) from None
-        except StopAsyncIteration:
-            raise Refusal(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                Reason.HELLO_MISSING,
-                "stream closed before LobbyHello",
-            ) from None
-        except DecodeError as exc:
-            raise Refusal(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                Reason.MESSAGE_MALFORMED,
-                f"the first message is not a LobbyRequest: {exc}",
-            ) from None
+        first = await first_message(
+            request_iterator,
+            context,
+            self.ladder.config.hello_timeout_s,
+            hello="LobbyHello",
+            request="LobbyRequest",
+        )
         if isinstance(first, Oversize):
-            code, reason, text = first.status()
-            raise Refusal(code, reason, text, limit=first.limit, size=first.size)
+            await first.refuse(context)
         if not first.HasField("hello"):
             raise Refusal(
                 grpc.StatusCode.INVALID_ARGUMENT,
