@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import os
 import sys
 import time
@@ -27,6 +26,7 @@ from medina.storage.ladder import LadderStore, StoreError
 
 from . import ladder_demo
 from .errors import CommandError
+from .options import is_loopback
 from .web_cmd import add_http_options, check_http, ladder_standings, start_viewer
 
 DEFAULT_DB = "ladder.db"
@@ -231,7 +231,7 @@ def _serve(args: argparse.Namespace) -> int:
             f"--host {args.host} listens everywhere: say which address bots reach the arena "
             "at with --arena-public HOST:PORT"
         )
-    if not args.organiser_token and not _loopback(args.host):
+    if not args.organiser_token and not is_loopback(args.host):
         raise CommandError(
             "a ladder on a non-loopback address needs --organiser-token (its account calls "
             "hand out keys)"
@@ -273,15 +273,6 @@ def _serve(args: argparse.Namespace) -> int:
         server_id=args.server_id,
     )
     return asyncio.run(_run(server, args.http, args.http_host or args.host, house))
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 async def _run(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 from pathlib import Path
 
 from medina.engine import RULESETS, EngineError, get_ruleset
@@ -154,3 +155,14 @@ def sandbox_limits(
     except SandboxError as exc:
         raise CommandError(str(exc)) from None
     return limits
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a listen address is this machine only (a host name counts as reachable from
+    outside: it may resolve anywhere)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

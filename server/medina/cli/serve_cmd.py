@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import ipaddress
 import logging
 import os
 import sys
@@ -21,7 +20,7 @@ from medina.rpc.common.limits import Limits
 from medina.rpc.single.server import RunningServer, serve_forever
 
 from .errors import CommandError
-from .options import read_file
+from .options import is_loopback, read_file
 from .web_cmd import add_http_options, check_http, start_viewer
 
 log = logging.getLogger("medina.cli")
@@ -125,22 +124,13 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False  # a host name: assume it is reachable from outside
-
-
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGTERM/SIGINT."""
     if (args.tls_cert is None) != (args.tls_key is None):
         raise CommandError("--tls-cert and --tls-key go together")
     if args.tls_client_ca and not args.tls_cert:
         raise CommandError("--tls-client-ca needs --tls-cert and --tls-key (mutual TLS is TLS)")
-    public = not _loopback(args.host)
+    public = not is_loopback(args.host)
     if public and not args.organiser_token and not args.open_admin:
         raise CommandError(
             f"refusing to serve on {args.host} with organiser calls (create, abort) open to "
@@ -191,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
     beside = None
     if args.http is not None:
         http_host = args.http_host or args.host
-        if not _loopback(http_host):
+        if not is_loopback(http_host):
             log.warning(
                 "the viewer on %s:%d is plain HTTP: anyone who reaches it sees every match "
                 "as a spectator does (it is read-only); use a TLS proxy in front of it",
