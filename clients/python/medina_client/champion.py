@@ -136,7 +136,9 @@ class _Searcher:
         self.expansions = 0
         self.generated = 0
 
-    def expand(self, node: _Node, legal: Sequence[Action] | None = None, root: bool = False) -> list[_Node]:
+    def expand(
+        self, node: _Node, legal: Sequence[Action] | None = None, root: bool = False
+    ) -> list[_Node]:
         """The children of ``node`` best first for its mover (computed once)."""
         if node.children is not None:
             return node.children

@@ -1,0 +1,111 @@
+"""The champion bot: selective alpha-beta / max^n search within the request's clock."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from medina.engine import Action
+
+from ..bot import Turn
+from ..champion import (
+    DEFAULT_CONFIG,
+    ChampionConfig,
+    ChampionConfigError,
+    ChampionResult,
+    champion_search,
+)
+from ..errors import LocalStateError
+from .search import action_text
+from .seeded import SeededBot
+
+log = logging.getLogger("medina_client.champion")
+
+#: Time per decision when no budget is given: about what an outside 300 ms alpha-beta uses.
+TARGET_MS = 300
+#: Time kept back for decoding, the reply and the network, whatever the budget.
+MARGIN_MS = 60
+#: At most this share of the time the request allows (the rest is safety, and bank).
+SHARE = 0.5
+
+
+def champion_budget_ms(time_left_ms: int, target_ms: int = TARGET_MS) -> int:
+    """The search time for a decision the server allows ``time_left_ms`` for (0: no clock).
+
+    ``time_left_ms`` is already ``min(decision_ms, bank left)``, so a draining bank shrinks
+    it: the champion then spends at most half of what is left after the margin, and never
+    more than ``target_ms``; with the default bank increment (1 s per decision) a 300 ms
+    target never drains the bank.
+    """
+    if time_left_ms <= 0:
+        return target_ms
+    return max(1, min(target_ms, int((time_left_ms - MARGIN_MS) * SHARE)))
+
+
+class ChampionBot(SeededBot):
+    """Searches each decision (``medina_client.champion``) for ``budget_ms`` (default:
+    ``champion_budget_ms`` of the request's clock) within ``config``'s limits.
+
+    The search uses ``Turn.state()``: the state the seat's tracker rebuilds from the public
+    history, which in Medina determines every supply (RULES 9). With ``verbose`` it logs the
+    move, depth and time of each decision on the ``medina_client.champion`` logger.
+    """
+
+    name = "champion"
+    version = "1"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        budget_ms: int | None = None,
+        verbose: bool = False,
+        config: ChampionConfig = DEFAULT_CONFIG,
+    ) -> None:
+        super().__init__(seed)
+        if budget_ms is not None and (isinstance(budget_ms, bool) or budget_ms < 1):
+            raise ChampionConfigError(f"champion budget must be at least 1 ms, got {budget_ms!r}")
+        # The clock bounds a live search, not the in-process children budget.
+        self.config = ChampionConfig(
+            budget=10**9,
+            root_width=config.root_width,
+            width=config.width,
+            max_depth=config.max_depth,
+            weights=config.weights,
+        )
+        self.budget_ms = budget_ms
+        self.verbose = verbose
+        #: The latest search, how many ran, the deepest iteration reached.
+        self.last: ChampionResult | None = None
+        self.searches = 0
+
+    def choose(self, turn: Turn) -> Action:
+        """The searched best action, within the time budget."""
+        started = time.monotonic()
+        legal = turn.legal
+        try:
+            state = turn.state()
+        except LocalStateError as exc:
+            if not legal:
+                raise
+            log.warning("no local state (%s); playing a random legal action", exc)
+            return legal[self.rng.randrange(len(legal))]
+        target = TARGET_MS if self.budget_ms is None else self.budget_ms
+        budget = champion_budget_ms(turn.time_left_ms, target)
+        found = champion_search(
+            state, self.config, deadline=started + budget / 1000.0, legal=legal or None
+        )
+        self.last = found
+        self.searches += 1
+        if self.verbose:
+            log.info(
+                "decision %d: %s = %+.2f, depth %d, %d nodes, %d children, %.0f ms of %d ms",
+                state.decisions,
+                action_text(state, found.action),
+                found.value,
+                found.depth,
+                found.expansions,
+                found.generated,
+                (time.monotonic() - started) * 1000,
+                budget,
+            )
+        return found.action
