@@ -117,6 +117,35 @@ def relative(values: Sequence[float], seat: int, best_opponent: float) -> float:
     return mine - (best_opponent * max(others) + (1.0 - best_opponent) * sum(others) / len(others))
 
 
+def position_key(s: GameState) -> tuple[object, ...]:
+    """What makes two positions the same for the search: the board, the claims, the
+    supplies, tiles and tea, and the turn (two placements of a turn made in either order
+    reach the same key; palace-tile tie-break times are left out)."""
+    b = s.buildings
+    return (
+        s.to_move,
+        s.placed,
+        s.quota,
+        s.turn_colours,
+        s.turn_roofs,
+        b[0],
+        b[1],
+        b[2],
+        b[3],
+        s.stables,
+        s.merchants,
+        s.walls,
+        s.street,
+        tuple(s.roofs),
+        tuple(s.blocking),
+        tuple(s.supply),
+        tuple(s.tea),
+        tuple(s.palace_tiles),
+        tuple(s.tower_tiles),
+        frozenset((p.buildings, p.owner, p.roof) for p in s.palaces if p.roof),
+    )
+
+
 class _Searcher:
     def __init__(
         self,
@@ -135,6 +164,7 @@ class _Searcher:
         self.keep = max(config.root_width, config.width)
         self.expansions = 0
         self.generated = 0
+        self.table: dict[tuple[object, ...], list[_Node]] = {}
 
     def expand(
         self, node: _Node, legal: Sequence[Action] | None = None, root: bool = False
@@ -144,6 +174,11 @@ class _Searcher:
             return node.children
         s = node.state
         assert s is not None
+        key = position_key(s)
+        known = self.table.get(key)
+        if known is not None:  # the same position by another order of placements
+            node.children = known
+            return known
         if not root:
             self._check(0)
         mover = s.to_move
@@ -163,6 +198,7 @@ class _Searcher:
         for k in kids[self.keep :]:
             k.state = None  # never searched below: keep only its values
         node.children = kids
+        self.table[key] = kids
         return kids
 
     def _check(self, extra: int) -> None:
