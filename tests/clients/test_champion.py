@@ -20,11 +20,14 @@ from medina_client.bots.champion import TARGET_MS, champion_budget_ms
 from medina_client.champion import (
     ChampionConfig,
     ChampionConfigError,
+    Prospects,
     champion_search,
     champion_strategy,
+    champion_values,
     relative,
 )
-from medina_client.strategies import POLICIES
+from medina_client.heuristics import seat_values
+from medina_client.strategies import POLICIES, greedy_action
 
 from .fake_arena import run as run_bounded
 from .test_strategies import winners_share
@@ -110,6 +113,19 @@ def test_the_value_is_the_seat_minus_its_opponents() -> None:
     assert relative([10.0, 4.0], 0, 0.6) == 6.0
     assert relative([10.0, 4.0], 1, 0.6) == -6.0
     assert relative([10.0, 4.0, 6.0, 2.0], 0, 0.5) == pytest.approx(10.0 - (3.0 + 2.0))
+
+
+def test_claimed_palaces_add_their_prospects_to_greedys_values() -> None:
+    s = new_game("medina-v2", 2, 9)
+    rng = random.Random(9)
+    while not any(p.owner >= 0 for p in s.palaces):
+        s = apply_action(s, greedy_action(s, rng))
+    assert champion_values(s, prospects=Prospects(0.0, 0.0, 0.0)) == seat_values(s)
+    plain = seat_values(s)
+    more = champion_values(s)
+    owners = {p.owner for p in s.palaces if p.owner >= 0}
+    assert all(more[seat] >= plain[seat] for seat in range(2))
+    assert any(more[seat] > plain[seat] for seat in owners)
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,11 @@
 """The champion's brain: selective iterative-deepening search over the engine's decisions.
 
 Every decision (one placement or a tea break) is a ply. A node is expanded once: every legal
-action is applied and the child judged by the evaluation (``heuristics.seat_values``, one
-value per seat), and the children are kept best first for the mover. Deeper plies look only
-at the ``width`` best children of a node (``root_width`` at the root), so the search is
-selective; the last ply is full width (the mover's best child by the evaluation).
+action is applied and the child judged by the evaluation (``champion_values``: greedy's
+``heuristics.seat_values`` plus what claimed palaces can still gain, one value per seat),
+and the children are kept best first for the mover. Deeper plies look only at the ``width``
+best children of a node (``root_width`` at the root), so the search is selective; the last
+ply is full width (the mover's best child by the evaluation).
 
 * **Two players**: alpha-beta (the evaluation is zero-sum between the two seats), children
   ordered by the evaluation, the root re-ordered by the previous iteration's values.
@@ -32,9 +33,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from medina.engine import Action, GameState, apply_action, legal_moves
+from medina.engine import Action, ActionKind, GameState, apply_action, legal_moves
+from medina.engine.board import empty_city, zone_overlap
+from medina.engine.state import SLOTS, STABLES
 
 from .heuristics import DEFAULT_WEIGHTS, Weights, seat_values
+
+_ROOFTOP = int(ActionKind.ROOFTOP)
 
 #: Children generated between two looks at the clock inside one expansion.
 _CLOCK_EVERY = 16
@@ -42,6 +47,59 @@ _CLOCK_EVERY = 16
 
 class ChampionConfigError(ValueError):
     """A champion setting out of range; the message names it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Prospects:
+    """What the champion's evaluation adds to greedy's (``heuristics.seat_values``): the
+    points a claimed palace can still gain, as a share of their value (below 1, so that
+    taking them is still worth a placement).
+
+    ``stable_site``: per empty square where its owner can still add a stable (next to one of
+    its buildings, touching no other palace), up to the stables the owner holds;
+    ``well_stable``: share of the 4-point well bonus for such a square on a well-bonus
+    square; ``wall_site``: per empty wall space next to it (walls score and contact towers).
+    """
+
+    stable_site: float = 0.4
+    well_stable: float = 0.8
+    wall_site: float = 0.3
+
+
+DEFAULT_PROSPECTS = Prospects()
+
+
+def champion_values(
+    s: GameState, weights: Weights = DEFAULT_WEIGHTS, prospects: Prospects = DEFAULT_PROSPECTS
+) -> list[float]:
+    """Every seat's value in ``s``: greedy's (score, open palaces, reserves) plus the
+    prospects of its claimed palaces (``Prospects``)."""
+    values = seat_values(s, weights)
+    if s.over:
+        return values
+    g = s.rules.geometry
+    _, twice = zone_overlap(s.palaces)
+    stable_free = empty_city(s) & ~s.well_ring & ~twice
+    wall_free = g.wall_spaces & ~s.walls
+    bonus = s.well_bonus
+    site_w = prospects.stable_site
+    well_w = 4.0 * prospects.well_stable
+    wall_w = prospects.wall_site
+    supply = s.supply
+    for p in s.palaces:
+        if p.roof != _ROOFTOP or p.owner < 0:
+            continue
+        owner = p.owner
+        left = supply[owner * SLOTS + STABLES]
+        if left:
+            sites = stable_free & g.adj(p.buildings)
+            if sites:
+                values[owner] += site_w * min(sites.bit_count(), left) + well_w * min(
+                    (sites & bonus).bit_count(), left
+                )
+        if wall_w:
+            values[owner] += wall_w * (g.adj(p.buildings | p.stables) & wall_free).bit_count()
+    return values
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +116,7 @@ class ChampionConfig:
     width: int = 5
     max_depth: int = 8
     weights: Weights = DEFAULT_WEIGHTS
+    prospects: Prospects = DEFAULT_PROSPECTS
 
     def __post_init__(self) -> None:
         for name in ("budget", "root_width", "width", "max_depth"):
@@ -183,6 +242,7 @@ class _Searcher:
             self._check(0)
         mover = s.to_move
         weights = self.config.weights
+        prospects = self.config.prospects
         blend = self.blend
         kids: list[_Node] = []
         actions = legal if legal else legal_moves(s).actions()
@@ -190,7 +250,7 @@ class _Searcher:
             if not root and i % _CLOCK_EVERY == _CLOCK_EVERY - 1:
                 self._check(i)
             child = apply_action(s, action)
-            values = seat_values(child, weights)
+            values = champion_values(child, weights, prospects)
             kids.append(_Node(action, child, values, relative(values, mover, blend)))
         self.generated += len(kids)
         self.expansions += 1
@@ -283,7 +343,7 @@ def champion_search(
     """
     me = s.to_move
     searcher = _Searcher(me, s.players, config, deadline, clock)
-    root = _Node(None, s, seat_values(s, config.weights), 0.0)
+    root = _Node(None, s, champion_values(s, config.weights, config.prospects), 0.0)
     kids = searcher.expand(root, legal, root=True)
     if not kids:
         raise ValueError("no legal action to search")

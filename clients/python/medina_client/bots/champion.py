@@ -71,6 +71,7 @@ class ChampionBot(SeededBot):
             width=config.width,
             max_depth=config.max_depth,
             weights=config.weights,
+            prospects=config.prospects,
         )
         self.budget_ms = budget_ms
         self.verbose = verbose
