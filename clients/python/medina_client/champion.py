@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from medina.engine import Action, ActionKind, GameState, apply_action, legal_moves
 from medina.engine.board import empty_city, zone_overlap
-from medina.engine.state import SLOTS, STABLES
+from medina.engine.state import MERCHANTS, SLOTS, STABLES
 
 from .heuristics import DEFAULT_WEIGHTS, Weights, seat_values
 
@@ -58,12 +58,15 @@ class Prospects:
     ``stable_site``: per empty square where its owner can still add a stable (next to one of
     its buildings, touching no other palace), up to the stables the owner holds;
     ``well_stable``: share of the 4-point well bonus for such a square on a well-bonus
-    square; ``wall_site``: per empty wall space next to it (walls score and contact towers).
+    square; ``wall_site``: per empty wall space next to it (walls score and contact towers);
+    ``merchant_site``: per square next to it where the current street can grow (at most
+    two), while its owner holds a merchant.
     """
 
     stable_site: float = 0.4
     well_stable: float = 0.8
     wall_site: float = 0.3
+    merchant_site: float = 0.3
 
 
 DEFAULT_PROSPECTS = Prospects()
@@ -79,12 +82,15 @@ def champion_values(
         return values
     g = s.rules.geometry
     _, twice = zone_overlap(s.palaces)
-    stable_free = empty_city(s) & ~s.well_ring & ~twice
+    empty = empty_city(s)
+    stable_free = empty & ~s.well_ring & ~twice
     wall_free = g.wall_spaces & ~s.walls
     bonus = s.well_bonus
     site_w = prospects.stable_site
     well_w = 4.0 * prospects.well_stable
     wall_w = prospects.wall_site
+    merchant_w = prospects.merchant_site
+    street_free = _street_sites(s, empty) if merchant_w else 0
     supply = s.supply
     for p in s.palaces:
         if p.roof != _ROOFTOP or p.owner < 0:
@@ -97,9 +103,19 @@ def champion_values(
                 values[owner] += site_w * min(sites.bit_count(), left) + well_w * min(
                     (sites & bonus).bit_count(), left
                 )
+        near = g.adj(p.buildings | p.stables)
         if wall_w:
-            values[owner] += wall_w * (g.adj(p.buildings | p.stables) & wall_free).bit_count()
+            values[owner] += wall_w * (near & wall_free).bit_count()
+        if street_free and supply[owner * SLOTS + MERCHANTS]:
+            values[owner] += merchant_w * min(2, (near & street_free).bit_count())
     return values
+
+
+def _street_sites(s: GameState, empty: int) -> int:
+    """Squares where the current street can grow (next to an end, beside one merchant)."""
+    g = s.rules.geometry
+    crowded = g.at_least_two_adjacent(s.merchants)
+    return empty & ~crowded & g.adj(s.street & ~crowded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +130,7 @@ class ChampionConfig:
     budget: int = 4000
     root_width: int = 10
     width: int = 5
-    max_depth: int = 8
+    max_depth: int = 16
     weights: Weights = DEFAULT_WEIGHTS
     prospects: Prospects = DEFAULT_PROSPECTS
 
