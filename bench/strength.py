@@ -11,7 +11,7 @@ children budgets (no clock), so the table is deterministic; only its timings var
 Reported per pairing: A's and B's mean rank (per seat played), A's win share (each game's
 first place shared equally among the seats holding it, summed over A's seats; an even share
 is 0.5) with its 95 % Wilson interval over the games (a shared first counts as its share),
-and the mean time per decision of A and of B on this machine.
+and the mean CPU time per decision of A and of B on this machine.
 
 ``make bench`` plays the quick table (``QUICK_PAIRINGS``, one seed each, or ``--games N``
 seeds); ``python -m bench.strength [--seeds N] [--pairings ladder|all|quick] [--players P]``
@@ -90,7 +90,7 @@ class Line:
     share_a: float
     low: float
     high: float
-    ms_a: float  # mean time per decision of A
+    ms_a: float  # mean CPU time per decision of A
     ms_b: float
     seconds: float
 
@@ -122,12 +122,13 @@ Strategy = Callable[[GameState, random.Random], Action]
 
 
 def timed(strategy: Strategy, spent: list[float]) -> Strategy:
-    """``strategy``, adding each decision's time to ``spent`` (one entry per decision)."""
+    """``strategy``, adding each decision's CPU time to ``spent`` (one entry per decision;
+    CPU, not wall-clock, time, so a busy machine does not inflate it)."""
 
     def run(s: GameState, rng: random.Random) -> Action:
-        started = time.perf_counter()
+        started = time.process_time()
         action = strategy(s, rng)
-        spent.append(time.perf_counter() - started)
+        spent.append(time.process_time() - started)
         return action
 
     return run
@@ -199,7 +200,7 @@ def verdict(line: Line) -> str:
 
 HEADER = (
     "| A vs B | game | games | mean rank A / B | win share A | 95 % Wilson | verdict "
-    "| ms/decision A / B | s |\n|---|---|---|---|---|---|---|---|---|"
+    "| CPU ms/decision A / B | s |\n|---|---|---|---|---|---|---|---|---|"
 )
 
 
