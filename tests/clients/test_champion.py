@@ -156,6 +156,10 @@ def test_the_budget_follows_the_request_clock() -> None:
     assert champion_budget_ms(400) == 170  # half of what is left after the margin
     assert champion_budget_ms(30) == 1  # never zero, never negative
     assert champion_budget_ms(60_000, target_ms=2_000) == 2_000
+    # A bank is spread over the pieces still to place: 10 s for 50 pieces is 200 ms each.
+    assert champion_budget_ms(5_000, bank_left_ms=10_000, decisions_left=50) == 200
+    assert champion_budget_ms(5_000, bank_left_ms=60_000, decisions_left=50) == TARGET_MS
+    assert champion_budget_ms(5_000, bank_left_ms=0, decisions_left=5) == 1
 
 
 def test_bad_settings_are_refused_by_name() -> None:

@@ -29,17 +29,27 @@ MARGIN_MS = 60
 SHARE = 0.5
 
 
-def champion_budget_ms(time_left_ms: int, target_ms: int = TARGET_MS) -> int:
+def champion_budget_ms(
+    time_left_ms: int,
+    target_ms: int = TARGET_MS,
+    bank_left_ms: int | None = None,
+    decisions_left: int = 1,
+) -> int:
     """The search time for a decision the server allows ``time_left_ms`` for (0: no clock).
 
-    ``time_left_ms`` is already ``min(decision_ms, bank left)``, so a draining bank shrinks
-    it: the champion then spends at most half of what is left after the margin, and never
-    more than ``target_ms``; with the default bank increment (1 s per decision) a 300 ms
-    target never drains the bank.
+    ``time_left_ms`` is already ``min(decision_ms, bank left)``: the champion spends at most
+    half of it after the margin, and never more than ``target_ms``. With a bank
+    (``bank_left_ms``, absent without one) it also spreads what is left over the decisions
+    it still has to take (``decisions_left``: its pieces left), so a small bank without
+    increment lasts the game; with the default clock (60 s bank, 1 s increment) that bound
+    stays above the 300 ms target and the bank is never touched.
     """
-    if time_left_ms <= 0:
-        return target_ms
-    return max(1, min(target_ms, int((time_left_ms - MARGIN_MS) * SHARE)))
+    budget = target_ms
+    if time_left_ms > 0:
+        budget = min(budget, int((time_left_ms - MARGIN_MS) * SHARE))
+    if bank_left_ms is not None:
+        budget = min(budget, bank_left_ms // max(1, decisions_left))
+    return max(1, budget)
 
 
 class ChampionBot(SeededBot):
@@ -91,7 +101,11 @@ class ChampionBot(SeededBot):
             log.warning("no local state (%s); playing a random legal action", exc)
             return legal[self.rng.randrange(len(legal))]
         target = TARGET_MS if self.budget_ms is None else self.budget_ms
-        budget = champion_budget_ms(turn.time_left_ms, target)
+        clock = turn.clock
+        bank = clock.bank_left_ms if clock.HasField("bank_left_ms") else None
+        budget = champion_budget_ms(
+            turn.time_left_ms, target, bank, state.pieces_left(state.to_move)
+        )
         found = champion_search(
             state, self.config, deadline=started + budget / 1000.0, legal=legal or None
         )
