@@ -155,7 +155,9 @@ def play(
     return tuple(s.rank for s in outcome.seats)
 
 
-def measure(a: str, b: str, ruleset: str, players: int, seeds: int) -> Line:
+def measure(
+    a: str, b: str, ruleset: str, players: int, seeds: int, first: int = FIRST_SEED
+) -> Line:
     """Play every seed in every seating; the line of the table."""
     started = time.perf_counter()
     ranks_a: list[int] = []
@@ -163,7 +165,7 @@ def measure(a: str, b: str, ruleset: str, players: int, seeds: int) -> Line:
     spent: dict[str, list[float]] = {a: [], b: []}
     wins = 0.0
     games = 0
-    for seed in range(FIRST_SEED, FIRST_SEED + seeds):
+    for seed in range(first, first + seeds):
         for names in seatings(a, b, players):
             ranks = play(ruleset, players, seed, names, spent)
             games += 1
@@ -215,18 +217,21 @@ def format_line(line: Line) -> str:
 
 
 def run_table(
-    pairings: list[tuple[str, str]], seeds: int, configs: tuple[tuple[str, int], ...]
+    pairings: list[tuple[str, str]],
+    seeds: int,
+    configs: tuple[tuple[str, int], ...],
+    first: int = FIRST_SEED,
 ) -> list[Line]:
     """Print the header and one line per pairing and configuration, as they finish."""
     print(
-        f"paired games: seeds {FIRST_SEED}..{FIRST_SEED + seeds - 1}, each in every rotation "
+        f"paired games: seeds {first}..{first + seeds - 1}, each in every rotation "
         "of the seats (A and B alternate); in process, iteration / children budgets"
     )
     print(HEADER, flush=True)
     lines = []
     for a, b in pairings:
         for ruleset, players in configs:
-            line = measure(a, b, ruleset, players, seeds)
+            line = measure(a, b, ruleset, players, seeds, first)
             lines.append(line)
             print(format_line(line), flush=True)
     return lines
@@ -244,6 +249,12 @@ def cli(argv: list[str] | None = None) -> int:
     """``python -m bench.strength``: the chosen pairings at ``--seeds`` seeds."""
     parser = argparse.ArgumentParser(prog="python -m bench.strength", description=__doc__)
     parser.add_argument("--seeds", type=int, default=FULL_SEEDS, help="seeds per pairing")
+    parser.add_argument(
+        "--first-seed",
+        type=int,
+        default=FIRST_SEED,
+        help=f"first seed (default {FIRST_SEED}); another range adds games to a measurement",
+    )
     parser.add_argument(
         "--pairings",
         choices=("quick", "ladder"),
@@ -269,7 +280,7 @@ def cli(argv: list[str] | None = None) -> int:
     else:
         pairings = ladder_pairings() if args.pairings == "ladder" else list(QUICK_PAIRINGS)
     configs = tuple(c for c in CONFIGS if args.players in (None, c[1]))
-    run_table(pairings, args.seeds, configs)
+    run_table(pairings, args.seeds, configs, args.first_seed)
     return 0
 
 
