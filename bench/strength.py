@@ -1,26 +1,36 @@
 """Strength of the reference bots: paired, seat-rotated games played in process.
 
-For each pairing (A vs B) and each configuration (4-player medina-v2, 2-player
-medina-v1-2p) this section plays every seed once per rotation of the seats: A and B
-alternate around the table (A,B,A,B and B,A,B,A with four players; A,B and B,A with two),
-so both sides sit in every seat on the same deal. Games run through the referee in process
-(``medina.referee.local.local_match`` with ``policy(strategy, seed)`` seats, as ``selfplay``
-does), with the strategies' iteration budgets, so the table is deterministic.
+The ladder, weakest first: random, greedy, search-1 .. search-5, champion. For each pairing
+(A vs B) and each configuration (2-player and 4-player medina-v2) this section plays every
+seed once per rotation of the seats: A and B alternate around the table (A,B and B,A with
+two players; A,B,A,B and B,A,B,A with four), so both sides sit in every seat on the same
+deal. Games run through the referee in process (``medina.referee.local.local_match`` with
+``policy(strategy, seed)`` seats, as ``selfplay`` does), with the strategies' iteration or
+children budgets (no clock), so the table is deterministic; only its timings vary.
 
 Reported per pairing: A's and B's mean rank (per seat played), A's win share (each game's
 first place shared equally among the seats holding it, summed over A's seats; an even share
-is 0.5), and its 95 % interval: the normal interval over the per-seed means of the rotations
-(the seeds are the independent units; the rotations of one seed are paired).
+is 0.5) with its 95 % Wilson interval over the games (a shared first counts as its share),
+and the mean CPU time per decision of A and of B on this machine.
+
+``make bench`` plays the quick table (``QUICK_PAIRINGS``, one seed each, or ``--games N``
+seeds); ``python -m bench.strength [--seeds N] [--pairings ladder|all|quick] [--players P]``
+plays more: ``ladder`` is every level against greedy and against the level below, plus the
+champion against level 5 (hours on one core at the default seeds).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import math
+import random
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from medina.engine import Action, GameState
 from medina.referee.config import MatchSettings
 from medina.referee.local import local_match, policy
 from medina.referee.record import NullSink
@@ -28,19 +38,40 @@ from medina_client.strategies import POLICIES
 
 from bench import games as games_setting
 
-#: (A, B) pairings and their seeds in a full run: greedy vs random, search (default level)
-#: vs greedy, each level vs the one below (fewer seeds where games are slow).
-PAIRINGS: tuple[tuple[str, str, int], ...] = (
-    ("greedy", "random", 20),
-    ("search", "greedy", 20),
-    ("search-2", "search-1", 20),
-    ("search-3", "search-2", 12),
-    ("search-4", "search-3", 6),
-    ("search-5", "search-4", 4),
+#: The ladder, weakest first.
+LADDER: tuple[str, ...] = (
+    "random",
+    "greedy",
+    "search-1",
+    "search-2",
+    "search-3",
+    "search-4",
+    "search-5",
+    "champion",
 )
-QUICK_PAIRINGS = PAIRINGS[:2]
-CONFIGS: tuple[tuple[str, int], ...] = (("medina-v2", 4), ("medina-v1-2p", 2))
-QUICK_SEEDS = 2
+
+
+def ladder_pairings() -> list[tuple[str, str]]:
+    """Every level above greedy against greedy and against the level below, greedy against
+    random, and the champion against level 5 (the level below it)."""
+    out: list[tuple[str, str]] = [("greedy", "random")]
+    for k in range(2, len(LADDER)):
+        out.append((LADDER[k], "greedy"))
+        if LADDER[k - 1] != "greedy":
+            out.append((LADDER[k], LADDER[k - 1]))
+    return list(dict.fromkeys(out))
+
+
+#: ``make bench``'s pairings: the yardsticks and the champion against greedy and level 5.
+QUICK_PAIRINGS: tuple[tuple[str, str], ...] = (
+    ("greedy", "random"),
+    ("search-3", "greedy"),
+    ("champion", "greedy"),
+    ("champion", "search-5"),
+)
+CONFIGS: tuple[tuple[str, int], ...] = (("medina-v2", 2), ("medina-v2", 4))
+QUICK_SEEDS = 1
+FULL_SEEDS = 10
 FIRST_SEED = 5000  # seeds FIRST_SEED.. (a range the tuning never used)
 Z95 = 1.959964
 
@@ -59,7 +90,21 @@ class Line:
     share_a: float
     low: float
     high: float
+    ms_a: float  # mean CPU time per decision of A
+    ms_b: float
     seconds: float
+
+
+def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (``successes`` may be fractional: shared
+    firsts count as their share)."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def seatings(a: str, b: str, players: int) -> list[tuple[str, ...]]:
@@ -73,10 +118,36 @@ def seatings(a: str, b: str, players: int) -> list[tuple[str, ...]]:
     return out
 
 
-def play(ruleset: str, players: int, seed: int, names: tuple[str, ...]) -> tuple[int, ...]:
-    """One in-process match; the seats' ranks."""
+Strategy = Callable[[GameState, random.Random], Action]
+
+
+def timed(strategy: Strategy, spent: list[float]) -> Strategy:
+    """``strategy``, adding each decision's CPU time to ``spent`` (one entry per decision;
+    CPU, not wall-clock, time, so a busy machine does not inflate it)."""
+
+    def run(s: GameState, rng: random.Random) -> Action:
+        started = time.process_time()
+        action = strategy(s, rng)
+        spent.append(time.process_time() - started)
+        return action
+
+    return run
+
+
+def play(
+    ruleset: str,
+    players: int,
+    seed: int,
+    names: tuple[str, ...],
+    spent: dict[str, list[float]] | None = None,
+) -> tuple[int, ...]:
+    """One in-process match; the seats' ranks (decision times per name into ``spent``)."""
     settings = MatchSettings(ruleset=ruleset, players=players, seed=seed, seat_names=names)
-    policies = [policy(POLICIES[name], seed * 31 + s) for s, name in enumerate(names)]
+    times = spent if spent is not None else {}
+    policies = [
+        policy(timed(POLICIES[name], times.setdefault(name, [])), seed * 31 + s)
+        for s, name in enumerate(names)
+    ]
     match = local_match(f"strength-{seed}", settings, policies, NullSink())
     outcome = asyncio.run(match.run())
     if not outcome.complete:
@@ -84,25 +155,25 @@ def play(ruleset: str, players: int, seed: int, names: tuple[str, ...]) -> tuple
     return tuple(s.rank for s in outcome.seats)
 
 
-def measure(a: str, b: str, ruleset: str, players: int, seeds: int) -> Line:
+def measure(
+    a: str, b: str, ruleset: str, players: int, seeds: int, first: int = FIRST_SEED
+) -> Line:
     """Play every seed in every seating; the line of the table."""
     started = time.perf_counter()
-    per_seed: list[float] = []
     ranks_a: list[int] = []
     ranks_b: list[int] = []
+    spent: dict[str, list[float]] = {a: [], b: []}
+    wins = 0.0
     games = 0
-    for seed in range(FIRST_SEED, FIRST_SEED + seeds):
-        shares = []
+    for seed in range(first, first + seeds):
         for names in seatings(a, b, players):
-            ranks = play(ruleset, players, seed, names)
+            ranks = play(ruleset, players, seed, names, spent)
             games += 1
             firsts = [i for i, r in enumerate(ranks) if r == 1]
-            shares.append(sum(1 for i in firsts if names[i] == a) / len(firsts))
+            wins += sum(1 for i in firsts if names[i] == a) / len(firsts)
             ranks_a += [r for i, r in enumerate(ranks) if names[i] == a]
             ranks_b += [r for i, r in enumerate(ranks) if names[i] == b]
-        per_seed.append(statistics.fmean(shares))
-    mean = statistics.fmean(per_seed)
-    half = Z95 * statistics.stdev(per_seed) / math.sqrt(len(per_seed)) if seeds > 1 else 0.5
+    low, high = wilson(wins, games)
     return Line(
         a=a,
         b=b,
@@ -111,9 +182,11 @@ def measure(a: str, b: str, ruleset: str, players: int, seeds: int) -> Line:
         games=games,
         rank_a=statistics.fmean(ranks_a),
         rank_b=statistics.fmean(ranks_b),
-        share_a=mean,
-        low=max(0.0, mean - half),
-        high=min(1.0, mean + half),
+        share_a=wins / games,
+        low=low,
+        high=high,
+        ms_a=1000 * statistics.fmean(spent[a]) if spent[a] else 0.0,
+        ms_b=1000 * statistics.fmean(spent[b]) if spent[b] else 0.0,
         seconds=time.perf_counter() - started,
     )
 
@@ -127,33 +200,89 @@ def verdict(line: Line) -> str:
     return "not separated"
 
 
+HEADER = (
+    "| A vs B | game | games | mean rank A / B | win share A | 95 % Wilson | verdict "
+    "| CPU ms/decision A / B | s |\n|---|---|---|---|---|---|---|---|---|"
+)
+
+
 def format_line(line: Line) -> str:
     """One row of the table (Markdown)."""
     return (
         f"| {line.a} vs {line.b} | {line.ruleset} {line.players}p | {line.games} | "
         f"{line.rank_a:.2f} / {line.rank_b:.2f} | {line.share_a:.2f} | "
-        f"{line.low:.2f}..{line.high:.2f} | {verdict(line)} | {line.seconds:.0f} |"
+        f"{line.low:.2f}..{line.high:.2f} | {verdict(line)} | "
+        f"{line.ms_a:.0f} / {line.ms_b:.0f} | {line.seconds:.0f} |"
     )
 
 
-def main(full: bool = False) -> None:
-    """Print the strength table: in ``make bench`` the quick one (greedy vs random and search
-    vs greedy, ``QUICK_SEEDS`` seeds or ``--games``); with ``full`` every pairing at its own
-    number of seeds (``python -m bench.strength``, about an hour on one core)."""
-    pairings = PAIRINGS if full else QUICK_PAIRINGS
+def run_table(
+    pairings: list[tuple[str, str]],
+    seeds: int,
+    configs: tuple[tuple[str, int], ...],
+    first: int = FIRST_SEED,
+) -> list[Line]:
+    """Print the header and one line per pairing and configuration, as they finish."""
     print(
-        f"paired games: seeds from {FIRST_SEED}, each in every rotation of the seats (A and B "
-        "alternate); in process, iteration budgets; 95 % interval over the seeds"
+        f"paired games: seeds {first}..{first + seeds - 1}, each in every rotation "
+        "of the seats (A and B alternate); in process, iteration / children budgets"
     )
-    if not full:
-        print("quick table; the full one (every level): python -m bench.strength")
-    print("| A vs B | game | games | mean rank A / B | win share A | 95 % interval | | s |")
-    print("|---|---|---|---|---|---|---|---|")
-    for a, b, seeds_full in pairings:
-        seeds = seeds_full if full else games_setting(QUICK_SEEDS, QUICK_SEEDS)
-        for ruleset, players in CONFIGS:
-            print(format_line(measure(a, b, ruleset, players, seeds)), flush=True)
+    print(HEADER, flush=True)
+    lines = []
+    for a, b in pairings:
+        for ruleset, players in configs:
+            line = measure(a, b, ruleset, players, seeds, first)
+            lines.append(line)
+            print(format_line(line), flush=True)
+    return lines
+
+
+def main() -> None:
+    """``make bench``'s quick table: ``QUICK_PAIRINGS`` at ``QUICK_SEEDS`` seed(s) each, or
+    ``--games N`` seeds; ``python -m bench.strength --help`` for the ladder."""
+    seeds = games_setting(QUICK_SEEDS, QUICK_SEEDS)
+    print("quick table; every level: python -m bench.strength --pairings ladder --seeds N")
+    run_table(list(QUICK_PAIRINGS), seeds, CONFIGS)
+
+
+def cli(argv: list[str] | None = None) -> int:
+    """``python -m bench.strength``: the chosen pairings at ``--seeds`` seeds."""
+    parser = argparse.ArgumentParser(prog="python -m bench.strength", description=__doc__)
+    parser.add_argument("--seeds", type=int, default=FULL_SEEDS, help="seeds per pairing")
+    parser.add_argument(
+        "--first-seed",
+        type=int,
+        default=FIRST_SEED,
+        help=f"first seed (default {FIRST_SEED}); another range adds games to a measurement",
+    )
+    parser.add_argument(
+        "--pairings",
+        choices=("quick", "ladder"),
+        default="ladder",
+        help="quick: make bench's; ladder: every level vs greedy and vs the level below",
+    )
+    parser.add_argument(
+        "--only", nargs="*", metavar="A:B", help="just these pairings (e.g. champion:search-5)"
+    )
+    parser.add_argument(
+        "--players", type=int, choices=(2, 4), help="only this player count (default both)"
+    )
+    args = parser.parse_args(argv)
+    if args.seeds < 1:
+        parser.error("--seeds must be at least 1")
+    if args.only:
+        pairings = []
+        for spec in args.only:
+            a, sep, b = spec.partition(":")
+            if not sep or a not in POLICIES or b not in POLICIES:
+                parser.error(f"--only takes A:B with A and B of {', '.join(POLICIES)}")
+            pairings.append((a, b))
+    else:
+        pairings = ladder_pairings() if args.pairings == "ladder" else list(QUICK_PAIRINGS)
+    configs = tuple(c for c in CONFIGS if args.players in (None, c[1]))
+    run_table(pairings, args.seeds, configs, args.first_seed)
+    return 0
 
 
 if __name__ == "__main__":
-    main(full=True)
+    raise SystemExit(cli())

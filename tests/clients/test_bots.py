@@ -129,7 +129,7 @@ def test_random_plays_legal_seeded_actions() -> None:
 
 
 def test_the_cli_knows_every_example_bot() -> None:
-    assert sorted(BOTS) == ["greedy", "random", "search"]
+    assert sorted(BOTS) == ["champion", "greedy", "random", "search"]
     assert isinstance(BOTS["greedy"](1), GreedyBot)
 
 

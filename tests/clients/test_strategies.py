@@ -96,7 +96,7 @@ def test_a_deadline_already_passed_falls_back_to_the_static_order() -> None:
 
 def test_in_process_search_policies_name_every_level() -> None:
     assert {"search", *(f"search-{k}" for k in LEVELS)} <= set(POLICIES)
-    assert sorted(BOTS) == ["greedy", "random", "search"]
+    assert sorted(BOTS) == ["champion", "greedy", "random", "search"]
 
 
 @pytest.mark.parametrize("level", [0, 6, -1, True, "3"])

@@ -1,8 +1,10 @@
-"""``python -m medina_client --server HOST:PORT --token T --bot random|greedy|search``.
+"""``python -m medina_client --server HOST:PORT --token T --bot random|greedy|search|champion``.
 
 ``--bot search`` takes ``--level 1..5`` (default 3), ``--budget-ms M`` (default a quarter of
 the time each request allows, at most 1 000 ms) and ``--verbose`` (log the top candidate
-actions and their values on stderr).
+actions and their values on stderr). ``--bot champion`` takes ``--budget-ms M`` (default
+300 ms, at most half of the time each request allows) and ``--verbose`` (log the move, the
+depth reached and the time of each decision).
 
 ``python -m medina_client --policy module:function`` plays a policy over the observation
 encoding instead (docs/encoding.md; needs numpy): ``function`` gets the observation the
@@ -26,7 +28,8 @@ import sys
 from pathlib import Path
 
 from .bot import Bot
-from .bots import BOTS, SearchBot
+from .bots import BOTS, ChampionBot, SearchBot
+from .champion import ChampionConfigError
 from .connection import channel_credentials
 from .errors import MedinaClientError, SessionOver
 from .ladder import LadderOptions, run_ladder, seat_player
@@ -45,9 +48,14 @@ class OptionError(ValueError):
 
 
 def _make_bot(args: argparse.Namespace) -> Bot:
-    """The chosen example bot or policy; the search options only go with ``--bot search``."""
+    """The chosen example bot or policy; the search options only go with ``--bot search``
+    (``--budget-ms`` and ``--verbose`` also with ``--bot champion``)."""
     if args.policy is not None and args.bot is not None:
         raise OptionError("--bot and --policy exclude each other")
+    if args.bot == "champion":
+        if args.level is not None:
+            raise SearchLevelError("--level only applies to --bot search")
+        return ChampionBot(args.seed, budget_ms=args.budget_ms, verbose=args.verbose)
     if args.bot != "search":
         given = [
             flag
@@ -59,7 +67,7 @@ def _make_bot(args: argparse.Namespace) -> Bot:
             if value is not None
         ]
         if given:
-            raise SearchLevelError(f"{', '.join(given)} only apply to --bot search")
+            raise SearchLevelError(f"{', '.join(given)} only apply to --bot search (and champion)")
     if args.policy is not None:
         if args.seed is not None or args.no_legal_actions:
             raise OptionError("--seed and --no-legal-actions do not apply to --policy")
@@ -141,9 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tls-key", help="client private key (PEM) for mutual TLS")
     p.add_argument("--quiet", action="store_true", help="no result line")
     p.add_argument("--level", type=int, help=f"search level 1..5 (default {DEFAULT_LEVEL})")
-    p.add_argument("--budget-ms", type=int, help="search time per decision in ms")
+    p.add_argument("--budget-ms", type=int, help="search / champion time per decision in ms")
     p.add_argument(
-        "--verbose", action="store_true", help="search: log the top candidates per decision"
+        "--verbose",
+        action="store_true",
+        help="search: log the top candidates per decision; champion: move, depth, time",
     )
     args = p.parse_args(argv)
     if args.bot_key and args.token:
@@ -158,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         bot = _make_bot(args)
-    except (SearchLevelError, OptionError, MedinaClientError) as exc:
+    except (SearchLevelError, ChampionConfigError, OptionError, MedinaClientError) as exc:
         p.error(str(exc))
     if args.name:
         bot.name = args.name

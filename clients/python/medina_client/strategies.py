@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 
 from medina.engine import Action, ActionKind, GameState, apply_action, legal_moves, result
 
+from .champion import champion_strategy
 from .heuristics import DEFAULT_WEIGHTS, Weights, evaluate
 from .search import DEFAULT_LEVEL, LEVELS, search_strategy
 
@@ -83,11 +84,13 @@ def gain_action(
 
 #: The in-process strategies by name (``medina-arena selfplay --bots``, check-bot opponents).
 #: ``search`` is the search bot at its default level, ``search-1`` .. ``search-5`` at each
-#: level, all with their iteration budgets (no clock), so selfplay is deterministic.
+#: level, ``champion`` the champion (``medina_client.champion``), all with their iteration or
+#: children budgets (no clock), so selfplay is deterministic.
 POLICIES: dict[str, Strategy] = {
     "random": random_action,
     "gain": gain_action,
     "greedy": greedy_action,
     "search": search_strategy(DEFAULT_LEVEL),
     **{f"search-{level}": search_strategy(level) for level in LEVELS},
+    "champion": champion_strategy(),
 }

@@ -1,10 +1,11 @@
-"""Example bots: ``random``, ``greedy`` and ``search``."""
+"""Example bots: ``random``, ``greedy``, ``search`` and ``champion``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from ..bot import Bot
+from .champion import ChampionBot
 from .greedy import GreedyBot
 from .random_bot import RandomBot
 from .search import SearchBot
@@ -15,6 +16,7 @@ BOTS: dict[str, Callable[[int | None], Bot]] = {
     "random": RandomBot,
     "greedy": GreedyBot,
     "search": SearchBot,
+    "champion": ChampionBot,
 }
 
-__all__ = ["BOTS", "GreedyBot", "RandomBot", "SearchBot", "SeededBot", "match_seed"]
+__all__ = ["BOTS", "ChampionBot", "GreedyBot", "RandomBot", "SearchBot", "SeededBot", "match_seed"]

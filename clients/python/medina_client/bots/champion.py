@@ -1,0 +1,126 @@
+"""The champion bot: selective alpha-beta / max^n search within the request's clock."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from medina.engine import Action
+
+from ..bot import Turn
+from ..champion import (
+    DEFAULT_CONFIG,
+    ChampionConfig,
+    ChampionConfigError,
+    ChampionResult,
+    champion_search,
+)
+from ..errors import LocalStateError
+from .search import action_text
+from .seeded import SeededBot
+
+log = logging.getLogger("medina_client.champion")
+
+#: Time per decision when no budget is given: about what an outside 300 ms alpha-beta uses.
+TARGET_MS = 300
+#: Time kept back for decoding, the reply and the network, whatever the budget.
+MARGIN_MS = 60
+#: At most this share of the time the request allows (the rest is safety, and bank).
+SHARE = 0.5
+
+
+def champion_budget_ms(
+    time_left_ms: int,
+    target_ms: int = TARGET_MS,
+    bank_left_ms: int | None = None,
+    decisions_left: int = 1,
+) -> int:
+    """The search time for a decision the server allows ``time_left_ms`` for (0: no clock).
+
+    ``time_left_ms`` is already ``min(decision_ms, bank left)``: the champion spends at most
+    half of it after the margin, and never more than ``target_ms``. With a bank
+    (``bank_left_ms``, absent without one) it also spreads what is left over the decisions
+    it still has to take (``decisions_left``: its pieces left), so a small bank without
+    increment lasts the game; with the default clock (60 s bank, 1 s increment) that bound
+    stays above the 300 ms target and the bank is never touched.
+    """
+    budget = target_ms
+    if time_left_ms > 0:
+        budget = min(budget, int((time_left_ms - MARGIN_MS) * SHARE))
+    if bank_left_ms is not None:
+        budget = min(budget, bank_left_ms // max(1, decisions_left))
+    return max(1, budget)
+
+
+class ChampionBot(SeededBot):
+    """Searches each decision (``medina_client.champion``) for ``budget_ms`` (default:
+    ``champion_budget_ms`` of the request's clock) within ``config``'s limits.
+
+    The search uses ``Turn.state()``: the state the seat's tracker rebuilds from the public
+    history, which in Medina determines every supply (RULES 9). With ``verbose`` it logs the
+    move, depth and time of each decision on the ``medina_client.champion`` logger.
+    """
+
+    name = "champion"
+    version = "1"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        budget_ms: int | None = None,
+        verbose: bool = False,
+        config: ChampionConfig = DEFAULT_CONFIG,
+    ) -> None:
+        super().__init__(seed)
+        if budget_ms is not None and (isinstance(budget_ms, bool) or budget_ms < 1):
+            raise ChampionConfigError(f"champion budget must be at least 1 ms, got {budget_ms!r}")
+        # The clock bounds a live search, not the in-process children budget.
+        self.config = ChampionConfig(
+            budget=10**9,
+            root_width=config.root_width,
+            width=config.width,
+            max_depth=config.max_depth,
+            weights=config.weights,
+            prospects=config.prospects,
+        )
+        self.budget_ms = budget_ms
+        self.verbose = verbose
+        #: The latest search, how many ran, the deepest iteration reached.
+        self.last: ChampionResult | None = None
+        self.searches = 0
+
+    def choose(self, turn: Turn) -> Action:
+        """The searched best action, within the time budget."""
+        started = time.monotonic()
+        legal = turn.legal
+        try:
+            state = turn.state()
+        except LocalStateError as exc:
+            if not legal:
+                raise
+            log.warning("no local state (%s); playing a random legal action", exc)
+            return legal[self.rng.randrange(len(legal))]
+        target = TARGET_MS if self.budget_ms is None else self.budget_ms
+        clock = turn.clock
+        bank = clock.bank_left_ms if clock.HasField("bank_left_ms") else None
+        budget = champion_budget_ms(
+            turn.time_left_ms, target, bank, state.pieces_left(state.to_move)
+        )
+        found = champion_search(
+            state, self.config, deadline=started + budget / 1000.0, legal=legal or None
+        )
+        self.last = found
+        self.searches += 1
+        if self.verbose:
+            log.info(
+                "decision %d: %s = %+.2f, depth %d, %d nodes, %d children, %.0f ms of %d ms",
+                state.decisions,
+                action_text(state, found.action),
+                found.value,
+                found.depth,
+                found.expansions,
+                found.generated,
+                (time.monotonic() - started) * 1000,
+                budget,
+            )
+        return found.action
