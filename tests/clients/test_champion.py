@@ -12,7 +12,8 @@ import pytest
 from medina.engine import GameState, apply_action, is_legal, legal_moves, new_game
 from medina.referee.config import MatchSettings, TimeControl
 from medina.referee.outcome import Termination
-from medina.rpc.server import ServerConfig, start_server
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.single.server import start_server
 from medina_client import play
 from medina_client.__main__ import main
 from medina_client.bots import BOTS, ChampionBot, RandomBot
