@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from medina.cli.serve_cmd import default_workers
 from medina.v1 import (
     admin_pb2,
     admin_pb2_grpc,
@@ -493,7 +494,7 @@ async def levels(loads: list[Load], window_s: float) -> None:
         )
     print(
         f"(4-player medina-v2, {DECISION_MS} ms per decision, no bank; `medina-arena serve` "
-        f"with its defaults ({os.cpu_count()} workers here) unless the row says otherwise; "
+        f"with its defaults ({default_workers()} worker(s) here) unless the row says otherwise; "
         "CPU: the front's and the workers'; the bots are given the server's address and "
         "send the Hello the SDK sends by default (1.1, redirects followed, no updates) "
         "unless the row says otherwise; all bots in one client process; raw: as many "

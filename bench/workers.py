@@ -26,6 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from medina.cli.serve_cmd import default_workers
+
 from bench import quick
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -144,11 +146,13 @@ async def measure(
 
 async def run(seconds: float) -> None:
     """Measure the rows and print the table."""
-    cores = os.cpu_count() or 1
+    n = default_workers()
+    default = f"default ({n} worker{'s' if n > 1 else ''})"
     rows = (
-        (f"default ({cores} workers)", (), "sdk", "redirected"),
+        (default, (), "sdk", "redirected" if n > 1 else "the server"),
         ("--workers 1", ("--workers", "1"), "sdk", "the server"),
-        (f"default ({cores} workers)", (), "1.0", "forwarded (1.0 bots)"),
+        ("--workers 2", ("--workers", "2"), "sdk", "redirected"),
+        ("--workers 2", ("--workers", "2"), "1.0", "forwarded (1.0 bots)"),
     )
     print(
         f"{LANES} concurrent 4-player matches, instant bots in one process handed the "
@@ -170,8 +174,9 @@ async def run(seconds: float) -> None:
         )
     base = results[1]["rate"]
     print(
-        f"default / --workers 1: {results[0]['rate'] / base:.2f}x (target >= 0.95x on this "
-        f"machine); 1.0 bots forwarded / --workers 1: {results[2]['rate'] / base:.2f}x"
+        f"default / --workers 1: {results[0]['rate'] / base:.2f}x; --workers 2 / --workers 1: "
+        f"{results[2]['rate'] / base:.2f}x (target >= 0.95x on this machine); 1.0 bots "
+        f"forwarded / --workers 1: {results[3]['rate'] / base:.2f}x"
     )
     print(
         f"\n{THINKING} concurrent 4-player matches, bots thinking 20-80 ms per decision on a "
@@ -182,7 +187,7 @@ async def run(seconds: float) -> None:
         f"{'added p50 ms':>12} {'added p99 ms':>12} {'strikes':>7} {'forfeits':>8} "
         f"{'refused':>7} {'errors':>6} {'matches':>7}"
     )
-    for label, serve, hello, where in rows[:2]:
+    for label, serve, hello, where in rows[:3]:
         with tempfile.TemporaryDirectory() as tmp:
             got = await measure(serve, hello, seconds, Path(tmp), THINKING, "20-80")
         print(
@@ -194,7 +199,7 @@ async def run(seconds: float) -> None:
         )
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
-        f"cores here: {cores} (load average {load}); server µs/dec: CPU of the front and "
+        f"cores here: {os.cpu_count()} (load average {load}); server µs/dec: CPU of the front and "
         "every worker per decision (front: the front's share); bots µs/dec: the bot "
         "process's; added: the latency the server adds to a thinking bot (its reply sent -> "
         "the match's next request received); refused: CreateMatch calls admission control "
