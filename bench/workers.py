@@ -1,5 +1,5 @@
-"""Decisions per second with ``serve``'s default (a worker per core behind the front) against
-``serve --workers 1``, bots handed the server's address.
+"""Decisions per second with ``serve``'s default (``default_workers()``: one worker less than
+the cores, at least 1), ``--workers 1`` and ``--workers 2``, bots handed the server's address.
 
 The server runs as its own process (``medina-arena serve`` with no tuning flags), and instant
 bots (bench/instant_bots.py: every seat of ``LANES`` concurrent 4-player medina-v2 matches in
@@ -7,12 +7,12 @@ one asyncio process, answering each request at once with the first legal action,
 the Hello the SDK sends by default) in a third, as an organiser would run them. Each lane
 creates a match, plays it and creates the next; its bots are given the server's address
 (a multi-worker server redirects them to their worker). Rows: the default; ``--workers 1``
-(labelled); the default with protocol 1.0 bots, which the front forwards (labelled: the slow
-path). Server CPU is the server's processes' (front and workers) user + system time over
+and ``--workers 2`` (labelled); ``--workers 2`` with protocol 1.0 bots, which the front
+forwards (labelled: the slow path). Server CPU is the server's processes' (front and workers) user + system time over
 the measured window, per decision.
 
 Then ``THINKING`` concurrent matches of bots that think 20-80 ms on a 100 ms clock, on the
-default and at ``--workers 1``: strikes, forfeits, refused CreateMatch calls, and the
+default, ``--workers 1`` and ``--workers 2``: strikes, forfeits, refused CreateMatch calls, and the
 latency the server adds to a decision as a bot sees it.
 """
 
@@ -71,6 +71,8 @@ async def measure(
     think: str | None = None,
 ) -> dict[str, float]:
     """One row: decisions/s and server CPU per decision (and what the bots saw)."""
+    workers = int(serve[serve.index("--workers") + 1]) if "--workers" in serve else None
+    front = (workers if workers is not None else default_workers()) > 1
     env = {**os.environ, "MEDINA_ORGANISER_TOKEN": TOKEN}
     server = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -129,8 +131,8 @@ async def measure(
     return {
         "rate": decisions / tally["seconds"],
         "cpu_us": (after[1] - before[1]) * 1e6 / decisions,
-        # The front's own share (with one worker, the front is the server).
-        "front_us": (after[0] - before[0]) * 1e6 / decisions if serve == () else 0.0,
+        # The front's own share (a single process has no front).
+        "front_us": (after[0] - before[0]) * 1e6 / decisions if front else 0.0,
         "matches": tally["matches"],
         "bot_us": tally["cpu_s"] * 1e6 / decisions,
         "strikes": tally["strikes"],
