@@ -8,8 +8,8 @@ the Hello the SDK sends by default) in a third, as an organiser would run them. 
 creates a match, plays it and creates the next; its bots are given the server's address
 (a multi-worker server redirects them to their worker). Rows: the default; ``--workers 1``
 and ``--workers 2`` (labelled); ``--workers 2`` with protocol 1.0 bots, which the front
-forwards (labelled: the slow path). Server CPU is the server's processes' (front and workers) user + system time over
-the measured window, per decision.
+forwards (labelled: the slow path). Server CPU is the server's processes' (front and
+workers) user + system time over the measured window, per decision.
 
 Then ``THINKING`` concurrent matches of bots that think 20-80 ms on a 100 ms clock, on the
 default, ``--workers 1`` and ``--workers 2``: strikes, forfeits, refused CreateMatch calls, and the
