@@ -15,7 +15,6 @@ from ..champion import (
     ChampionResult,
     champion_search,
 )
-from ..errors import LocalStateError
 from .search import action_text
 from .seeded import SeededBot
 
@@ -93,13 +92,9 @@ class ChampionBot(SeededBot):
         """The searched best action, within the time budget."""
         started = time.monotonic()
         legal = turn.legal
-        try:
-            state = turn.state()
-        except LocalStateError as exc:
-            if not legal:
-                raise
-            log.warning("no local state (%s); playing a random legal action", exc)
-            return legal[self.rng.randrange(len(legal))]
+        state = self.state_or_none(turn)
+        if state is None:
+            return self.random_legal(turn)
         target = TARGET_MS if self.budget_ms is None else self.budget_ms
         clock = turn.clock
         bank = clock.bank_left_ms if clock.HasField("bank_left_ms") else None

@@ -7,7 +7,6 @@ import logging
 from medina.engine import Action
 
 from ..bot import Turn
-from ..errors import LocalStateError
 from ..strategies import greedy_action
 from .seeded import SeededBot
 
@@ -29,11 +28,7 @@ class GreedyBot(SeededBot):
     def choose(self, turn: Turn) -> Action:
         """The legal action leading to the best-valued position (ties: random)."""
         legal = turn.legal
-        try:
-            state = turn.state()
-        except LocalStateError as exc:
-            if not legal:
-                raise
-            log.warning("no local state (%s); playing a random legal action", exc)
-            return legal[self.rng.randrange(len(legal))]
+        state = self.state_or_none(turn)
+        if state is None:
+            return self.random_legal(turn)
         return greedy_action(state, self.rng, legal or None)

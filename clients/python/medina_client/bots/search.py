@@ -8,7 +8,6 @@ import time
 from medina.engine import Action, GameState, square_name
 
 from ..bot import Turn
-from ..errors import LocalStateError
 from ..search import DEFAULT_LEVEL, SearchLevelError, SearchResult, level_config, search
 from .seeded import SeededBot
 
@@ -72,13 +71,9 @@ class SearchBot(SeededBot):
         """The action with the best mean rollout value found within the budget."""
         started = time.monotonic()
         legal = turn.legal
-        try:
-            state = turn.state()
-        except LocalStateError as exc:
-            if not legal:
-                raise
-            log.warning("no local state (%s); playing a random legal action", exc)
-            return legal[self.rng.randrange(len(legal))]
+        state = self.state_or_none(turn)
+        if state is None:
+            return self.random_legal(turn)
         budget = self.budget_ms
         if budget is None:
             budget = default_budget_ms(turn.time_left_ms)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 import random
 
+from medina.engine import Action, GameState
 from medina.v1 import arena_pb2
 
-from ..bot import Bot
+from ..bot import Bot, Turn
+from ..errors import LocalStateError
+
+log = logging.getLogger("medina_client")
 
 
 def match_seed(seed: int, seat: int) -> int:
@@ -34,3 +39,20 @@ class SeededBot(Bot):
         if not self._seeded:
             self._seeded = True
             self.rng.seed(match_seed(welcome.config.seed, welcome.seat))
+
+    def state_or_none(self, turn: Turn) -> GameState | None:
+        """The rebuilt game state of ``turn``; None (logged) when it cannot be rebuilt but the
+        request lists actions, so the caller plays ``random_legal`` instead. With no list to
+        fall back on, the LocalStateError stands."""
+        try:
+            return turn.state()
+        except LocalStateError as exc:
+            if not turn.legal:
+                raise
+            log.warning("no local state (%s); playing a random legal action", exc)
+            return None
+
+    def random_legal(self, turn: Turn) -> Action:
+        """A uniformly random action of the request's list."""
+        legal = turn.legal
+        return legal[self.rng.randrange(len(legal))]
