@@ -34,7 +34,7 @@ from medina.engine import Action, GameState
 from medina.referee.config import MatchSettings
 from medina.referee.local import local_match, policy
 from medina.referee.record import NullSink
-from medina_client.strategies import POLICIES
+from medina.strategies import POLICIES
 
 from bench import games as games_setting
 

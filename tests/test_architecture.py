@@ -139,13 +139,25 @@ FORBIDDEN = {
     # The viewer reads the arena (rpc), records, the referee's and engine's data, and a
     # tournament's standings; it never drives the CLI, check-bot or the SDK.
     "web": ("medina.cli", "medina.checkbot", "medina_client"),
-    # check-bot drives the real server and referee; the CLI hands it a bot launcher. Of the
-    # SDK it uses only the example strategies, for its in-process opponents.
-    "checkbot": (
+    # check-bot drives the real server and referee; the CLI hands it a bot launcher. Its
+    # in-process opponents are the reference strategies.
+    "checkbot": ("medina.cli", "medina.web", "grpc", "medina_client"),
+    # The reference strategies play on the engine alone (see also the test below).
+    "strategies": (
+        "medina.referee",
+        "medina.rpc",
+        "medina.v1",
+        "medina.wire",
+        "medina.records",
         "medina.cli",
+        "medina.tournament",
+        "medina.storage",
         "medina.web",
+        "medina.ladder",
+        "medina.checkbot",
+        "medina_client",
         "grpc",
-        *(f"medina_client.{m}" for m in ("bot", "connection", "runner", "stdio", "bots")),
+        "google",
     ),
 }
 
@@ -331,17 +343,32 @@ def test_the_referee_match_keeps_no_per_seat_lists() -> None:
     assert not per_seat, f"Match.__init__ keeps [x] * n lists at lines {per_seat}: use SeatState"
 
 
+#: What the SDK (``medina-client``) may import of ``medina``: the distributions it depends on.
+CLIENT_MAY_IMPORT = ("medina.engine", "medina.strategies", "medina.v1")
+
+
 def test_client_never_imports_the_server_side() -> None:
-    if not CLIENT.exists():
-        return
     bad = []
     for path in sorted(CLIENT.rglob("*.py")):
         for name in _absolute_imports(path, ROOT / "clients" / "python"):
-            if name.startswith(
-                ("medina.referee", "medina.rpc", "medina.tournament", "medina.cli", "medina.web")
-            ):
+            if name.split(".")[0] == "medina" and not name.startswith(CLIENT_MAY_IMPORT):
                 bad.append(f"{path.relative_to(ROOT)} imports {name}")
     assert not bad, "\n".join(bad)
+
+
+def test_the_server_never_imports_the_sdk() -> None:
+    # medina-arena does not depend on medina-client (packaging/medina-arena/pyproject.toml):
+    # the house bots run it as a program, the rest of the server never needs it.
+    bad = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in module_files(SERVER)
+        for name in _absolute_imports(path, ROOT / "server")
+        if name.split(".")[0] == "medina_client"
+    ]
+    assert not bad, "\n".join(bad)
+    arena = (ROOT / "packaging" / "medina-arena" / "pyproject.toml").read_text()
+    dependencies = arena.split("dependencies = [", 1)[1].split("]", 1)[0]
+    assert "medina-client" not in dependencies
 
 
 def test_the_sandbox_relay_imports_only_the_standard_library() -> None:
@@ -372,21 +399,18 @@ def test_the_checker_sees_relative_imports() -> None:
     assert "medina.engine.rules.walls" in names
 
 
-#: The SDK modules that play in process (selfplay, check-bot, the strength bench): engine only.
-STRATEGY_MODULES = ("strategies.py", "heuristics.py", "search.py", "champion.py")
-
-
-def test_strategy_modules_import_only_the_engine() -> None:
+def test_the_strategies_import_only_the_engine() -> None:
+    # They ship in medina-engine (standard library only): nothing else may creep in.
+    folder = SERVER / "strategies"
+    assert sorted(p.name for p in folder.glob("*.py")) == [
+        "__init__.py", "basic.py", "champion.py", "heuristics.py", "search.py"
+    ]  # fmt: skip
     bad = []
-    for name in STRATEGY_MODULES:
-        path = CLIENT / name
-        for imported in _absolute_imports(path, ROOT / "clients" / "python"):
+    for path in module_files(folder):
+        for imported in _absolute_imports(path, ROOT / "server"):
             top = imported.split(".")[0]
-            ok = (
-                imported.startswith(("medina.engine", "medina_client.strategies"))
-                or imported
-                in ("medina_client.heuristics", "medina_client.search", "medina_client.champion")
-                or top in sys.stdlib_module_names
+            ok = imported.startswith(("medina.engine", "medina.strategies")) or (
+                top in sys.stdlib_module_names or top == "__future__"
             )
             if not ok:
                 bad.append(f"{path.relative_to(ROOT)} imports {imported}")

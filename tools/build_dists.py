@@ -1,6 +1,7 @@
 """Build the four distributions into ``dist/`` (``make dist``): wheel and sdist of each.
 
-    medina-engine    medina.engine             the rules; standard library only
+    medina-engine    medina.engine,            the rules and the reference strategies;
+                     medina.strategies         standard library only
     medina-protocol  medina.v1 (+ the .proto)  generated messages and stubs
     medina-client    medina_client, medina_envs  the bot SDK, example bots, stdio bridge; the
                                                 learning environments (extra "envs")
@@ -29,7 +30,10 @@ from genproto import generate  # noqa: E402
 
 #: Distribution -> the packages it holds, as (source directory, path inside the dist).
 CONTENTS: dict[str, list[tuple[Path, str]]] = {
-    "medina-engine": [(ROOT / "server/medina/engine", "medina/engine")],
+    "medina-engine": [
+        (ROOT / "server/medina/engine", "medina/engine"),
+        (ROOT / "server/medina/strategies", "medina/strategies"),
+    ],
     "medina-protocol": [],  # generated
     "medina-client": [
         (ROOT / "clients/python/medina_client", "medina_client"),

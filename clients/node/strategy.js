@@ -64,7 +64,7 @@ const PIECES = {
   'RULESET_MEDINA_V1/4': 4 * 5 + 4 + 3 + 6 + 8,
   'RULESET_MEDINA_V1_2P/2': 4 * 9 + 4 + 4 + 6 + 12 + 16,
 };
-/** The greedy weights, as in the Python SDK's medina_client/heuristics.py. */
+/** The greedy weights, as in the Python reference strategies' medina/strategies/heuristics.py. */
 const ROOFTOP_RESERVE = 10; // an unplaced rooftop at the start of the game
 const OPEN_MINE = 0.9; // share of an open palace the mover keeps while its turn goes on
 const OPEN_GIFT = 0.8; // share an opponent takes of a palace left open

@@ -23,8 +23,8 @@ from medina.referee.record import DecisionSource, ErrorCode, MemorySink
 from medina.referee.seat import DecisionRequest, RejectionNotice, Signal
 from medina.rpc.single.host import Arena
 from medina.rpc.single.local_matches import summary
+from medina.strategies import random_action
 from medina.wire.convert import action_to_proto
-from medina_client.strategies import random_action
 
 T = TypeVar("T")
 SETTINGS = MatchSettings("medina-v2", 2, 5, time=TimeControl(decision_ms=60_000, grace_ms=10))

@@ -18,9 +18,9 @@ from medina.engine import (
     new_game,
     result,
 )
+from medina.strategies import scored_actions
 from medina_client import LocalStateError, Turn
 from medina_client.bots import BOTS, GreedyBot, RandomBot, SearchBot, SeededBot, match_seed
-from medina_client.strategies import scored_actions
 
 from .fake_arena import request, welcome
 

@@ -14,11 +14,8 @@ from medina.referee.config import MatchSettings, TimeControl
 from medina.referee.outcome import Termination
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.single.server import start_server
-from medina_client import play
-from medina_client.__main__ import main
-from medina_client.bots import BOTS, ChampionBot, RandomBot
-from medina_client.bots.champion import TARGET_MS, champion_budget_ms
-from medina_client.champion import (
+from medina.strategies import POLICIES, greedy_action
+from medina.strategies.champion import (
     ChampionConfig,
     ChampionConfigError,
     Prospects,
@@ -27,8 +24,11 @@ from medina_client.champion import (
     champion_values,
     relative,
 )
-from medina_client.heuristics import seat_values
-from medina_client.strategies import POLICIES, greedy_action
+from medina.strategies.heuristics import seat_values
+from medina_client import play
+from medina_client.__main__ import main
+from medina_client.bots import BOTS, ChampionBot, RandomBot
+from medina_client.bots.champion import TARGET_MS, champion_budget_ms
 
 from .fake_arena import run as run_bounded
 from .test_strategies import winners_share

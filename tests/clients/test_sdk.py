@@ -161,7 +161,7 @@ def test_gain_takes_the_best_immediate_gain() -> None:
         for a in legal_moves(s).actions()
         if a.kind is not ActionKind.TEA
     }
-    from medina_client.strategies import gain_action
+    from medina.strategies import gain_action
 
     chosen = gain_action(s, random.Random(0))
     assert gains[chosen] == max(gains.values())

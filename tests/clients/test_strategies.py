@@ -15,18 +15,18 @@ from medina.referee.config import MatchSettings, TimeControl
 from medina.referee.outcome import Termination
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.single.server import start_server
-from medina_client import play
-from medina_client.__main__ import main
-from medina_client.bots import BOTS, RandomBot, SearchBot
-from medina_client.bots.search import default_budget_ms
-from medina_client.search import (
+from medina.strategies import POLICIES, Strategy
+from medina.strategies.search import (
     LEVELS,
     SearchConfig,
     SearchLevelError,
     level_config,
     search,
 )
-from medina_client.strategies import POLICIES, Strategy
+from medina_client import play
+from medina_client.__main__ import main
+from medina_client.bots import BOTS, RandomBot, SearchBot
+from medina_client.bots.search import default_budget_ms
 
 from .fake_arena import FakeStream, ended, fake_server, request, welcome
 from .fake_arena import run as run_bounded

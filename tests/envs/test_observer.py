@@ -17,11 +17,11 @@ from medina.engine import (
     new_game,
     observe,
 )
+from medina.strategies import gain_action, random_action
 from medina.v1 import game_pb2
 from medina.wire.legal import legal_bytes
 from medina.wire.observation import observation_bytes
 from medina_client.encoding import Encoded, action_of_index, encode
-from medina_client.strategies import gain_action, random_action
 from medina_envs.observer import encode_state
 
 SEEDS = (1, 2, 3)

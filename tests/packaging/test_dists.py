@@ -64,12 +64,13 @@ def run(python: Path, *args: str, cwd: Path | None = None) -> subprocess.Complet
 def server_python(dists: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     where = tmp_path_factory.mktemp("server-venv")
     make_venv(where, *FLOORS)
-    python = make_venv(where, *sorted(str(w) for w in dists.glob("*.whl")))
+    # The server alone: medina-arena brings medina-engine and medina-protocol, not the SDK.
+    python = make_venv(where, "--find-links", str(dists), "medina-arena")
     yield python
 
 
 def test_the_server_installs_at_the_floors_and_plays_a_match(
-    server_python: Path, tmp_path: Path
+    dists: Path, server_python: Path, tmp_path: Path
 ) -> None:
     versions = run(
         server_python,
@@ -80,15 +81,40 @@ def test_the_server_installs_at_the_floors_and_plays_a_match(
     imports = run(
         server_python,
         "-c",
-        "import pkgutil, medina, medina_client, importlib\n"
+        "import pkgutil, medina, importlib, importlib.util as u\n"
         "for m in pkgutil.walk_packages(medina.__path__, 'medina.'):\n"
         "    if not m.name.endswith('__main__'):\n"
         "        importlib.import_module(m.name)\n"
-        "import medina_client.stdio, medina_client.bots\n"
-        "print('ok')",
+        "from medina.strategies import POLICIES\n"
+        "print(u.find_spec('medina_client') is None, len(POLICIES) > 5)",
         cwd=tmp_path,
     )
-    assert imports.stdout.strip() == "ok", imports.stderr
+    assert imports.stdout.split() == ["True", "True"], imports.stderr
+    arena = server_python.parent / "medina-arena"
+    # in-process play needs only the reference strategies (medina-engine)
+    selfplay = subprocess.run(
+        [str(arena), "selfplay", "--ruleset", "medina-v2", "--players", "2", "--games", "1",
+         "--bots", "greedy,random", "--seed", "3", "--out", str(tmp_path / "self")],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert selfplay.returncode == 0, selfplay.stdout + selfplay.stderr
+    # house bots are the SDK's program: refused with the extra to install, before any start
+    house = subprocess.run(
+        [str(arena), "ladder", "serve", "--db", str(tmp_path / "l.db"), "--port", "0",
+         "--house", "greedy"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert house.returncode == 2 and "medina-arena[house]" in house.stderr, house.stderr
+    assert not (tmp_path / "l.db").exists()
+    extra = subprocess.run(
+        [str(server_python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+         "--find-links", str(dists), "medina-arena[house]"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert extra.returncode == 0, extra.stderr
+    assert (
+        run(server_python, "-c", "import medina_client.stdio, medina_client.bots").returncode == 0
+    )
     # the tournament's storage and ratings at their floors: a store on SQLite, a rated game
     ratings = run(
         server_python,
@@ -107,7 +133,6 @@ def test_the_server_installs_at_the_floors_and_plays_a_match(
         cwd=tmp_path,
     )
     assert ratings.stdout.strip() == "['a', 'b'] True", ratings.stderr
-    arena = server_python.parent / "medina-arena"
     bot = f"{server_python} -m medina_client --bot random"
     match = subprocess.run(
         [str(arena), "match", "--ruleset", "medina-v2", "--players", "2", "--seed", "4",

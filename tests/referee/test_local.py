@@ -18,7 +18,7 @@ from medina.referee.match import MatchPhase
 from medina.referee.outcome import MatchOutcome, Termination
 from medina.referee.record import DecisionSource, Header, Incident, IncidentKind, MemorySink
 from medina.referee.seat import ClockView, DecisionRequest, ReplySignal, Signal
-from medina_client.strategies import POLICIES as STRATEGIES
+from medina.strategies import POLICIES as STRATEGIES
 
 from .fakes import LogSink, check_record, decision_keys, run
 

@@ -27,14 +27,15 @@ import os
 import sys
 from pathlib import Path
 
+from medina.strategies.champion import ChampionConfigError
+from medina.strategies.search import DEFAULT_LEVEL, SearchLevelError
+
 from .bot import Bot
 from .bots import BOTS, ChampionBot, SearchBot
-from .champion import ChampionConfigError
 from .connection import channel_credentials
 from .errors import MedinaClientError, SessionOver
 from .ladder import LadderOptions, run_ladder, seat_player
 from .runner import play
-from .search import DEFAULT_LEVEL, SearchLevelError
 from .stdio import FREE_VALUES, glue_values
 from .stdio import main as stdio_main
 

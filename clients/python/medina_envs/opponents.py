@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import TypeAlias
 
 from medina.engine import Action, GameState
+from medina.strategies import POLICIES
 from medina_client.encoding import PolicyInput
-from medina_client.strategies import POLICIES
 
 from . import core
 from .observer import encode_state
@@ -26,7 +26,7 @@ Policy: TypeAlias = Callable[[PolicyInput], int]
 OpponentSpec: TypeAlias = str | Policy
 #: An opponent as the environment runs it: the action for the seat to move.
 Opponent: TypeAlias = Callable[[GameState], Action]
-#: The SDK's example strategies (``medina_client.strategies.POLICIES``): random, gain,
+#: The SDK's example strategies (``medina.strategies.POLICIES``): random, gain,
 #: greedy, search (level 3), search-1 .. search-5 and champion, each with its iteration or
 #: children budget only.
 NAMES = tuple(sorted(POLICIES))

@@ -7,13 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
-from medina_client.strategies import POLICIES as STRATEGIES
-from medina_client.strategies import random_action
-
 from medina.engine import Action, ActionKind, GameState, legal_moves
 from medina.referee.config import MatchSettings, Policies, TimeControl, TimeoutPolicy
 from medina.referee.local import Policy, policy
 from medina.referee.seat import DecisionRequest
+from medina.strategies import POLICIES as STRATEGIES
+from medina.strategies import random_action
 
 from . import positions
 

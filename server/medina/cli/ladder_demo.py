@@ -10,7 +10,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from medina.ladder.house import HouseBot, start_house, stop_house
+from medina.ladder.house import (
+    HouseBot,
+    HouseUnavailable,
+    require_sdk,
+    start_house,
+    stop_house,
+)
 from medina.ladder.serve import LadderServerConfig, start_ladder
 from medina.ladder.service import LadderConfig
 from medina.ladder.standings import as_table
@@ -40,6 +46,11 @@ def add_parser(lsub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 def _demo(args: argparse.Namespace) -> int:
     if args.every <= 0:
         print("medina-arena ladder demo: --every must be positive", file=sys.stderr)
+        return 2
+    try:
+        require_sdk()
+    except HouseUnavailable as exc:
+        print(f"medina-arena ladder demo: {exc}", file=sys.stderr)
         return 2
     if args.dir:
         where = Path(args.dir)

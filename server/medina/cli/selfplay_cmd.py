@@ -7,11 +7,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from medina_client.strategies import POLICIES
-
 from medina.records.writer import RecordWriter
 from medina.referee.config import MatchSettings
 from medina.referee.local import local_match, policy
+from medina.strategies import POLICIES
 
 from .errors import CommandError
 from .options import add_match_options, settings_from_args

@@ -7,6 +7,7 @@ is made afresh at each start (only its hash is stored), so no key is kept on dis
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import logging
 import os
 import re
@@ -19,12 +20,34 @@ from medina.storage.ladder import LadderStore
 
 from . import accounts
 
-__all__ = ["HouseBot", "parse_house", "start_house", "stop_house"]
+__all__ = [
+    "HouseBot",
+    "HouseUnavailable",
+    "parse_house",
+    "require_sdk",
+    "start_house",
+    "stop_house",
+]
 
 log = logging.getLogger("medina.ladder")
 
 #: What ``python -m medina_client`` plays (``--bot``); the ladder does not import the SDK.
 KNOWN = ("random", "greedy", "search", "champion")
+
+
+class HouseUnavailable(ValueError):
+    """The house bots' program, the SDK's ``python -m medina_client``, is not installed."""
+
+
+def require_sdk() -> None:
+    """Raise ``HouseUnavailable`` unless this Python can run ``-m medina_client``: the
+    server does not depend on the SDK, and a house bot that cannot start would only show as
+    an empty ladder."""
+    if importlib.util.find_spec("medina_client") is None:
+        raise HouseUnavailable(
+            "house bots run the SDK's example bots (python -m medina_client), which is not "
+            "installed here: pip install 'medina-arena[house]'"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +62,7 @@ class HouseBot:
 def parse_house(text: str) -> HouseBot:
     """``[NAME=]BOT [OPTIONS]``, e.g. ``greedy`` or ``boss=search --level 5``; ValueError
     naming the fault."""
+    require_sdk()
     name, eq, rest = text.partition("=")
     if not eq:
         name, rest = "", text
@@ -54,6 +78,8 @@ async def start_house(
     store: LadderStore, address: str, bots: tuple[HouseBot, ...], logs: Path
 ) -> list[asyncio.subprocess.Process]:
     """Create or re-key each house bot's account and start its process on ``address``."""
+    if bots:
+        require_sdk()
     known = {a.name for a in await asyncio.to_thread(store.accounts)}
     logs.mkdir(parents=True, exist_ok=True)
     procs = []

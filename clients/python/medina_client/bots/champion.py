@@ -6,15 +6,15 @@ import logging
 import time
 
 from medina.engine import Action
-
-from ..bot import Turn
-from ..champion import (
+from medina.strategies.champion import (
     DEFAULT_CONFIG,
     ChampionConfig,
     ChampionConfigError,
     ChampionResult,
     champion_search,
 )
+
+from ..bot import Turn
 from .search import action_text
 from .seeded import SeededBot
 
@@ -52,7 +52,7 @@ def champion_budget_ms(
 
 
 class ChampionBot(SeededBot):
-    """Searches each decision (``medina_client.champion``) for ``budget_ms`` (default:
+    """Searches each decision (``medina.strategies.champion``) for ``budget_ms`` (default:
     ``champion_budget_ms`` of the request's clock) within ``config``'s limits.
 
     The search uses ``Turn.state()``: the state the seat's tracker rebuilds from the public

@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 
 from medina.engine import Action
+from medina.strategies import greedy_action
 
 from ..bot import Turn
-from ..strategies import greedy_action
 from .seeded import SeededBot
 
 log = logging.getLogger("medina_client.greedy")
@@ -15,7 +15,7 @@ log = logging.getLogger("medina_client.greedy")
 
 class GreedyBot(SeededBot):
     """For each legal action, apply it to the local engine state and keep the one whose
-    position ``medina_client.heuristics.evaluate`` values most.
+    position ``medina.strategies.heuristics.evaluate`` values most.
 
     Ties are broken by a seeded random number generator (``seed``, or None: from the match,
     see ``SeededBot``). When the local state cannot be rebuilt it plays a random legal

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from medina.engine import Action
+from medina.strategies import random_action
 
 from ..bot import Turn
-from ..strategies import random_action
 from .seeded import SeededBot
 
 

@@ -6,9 +6,15 @@ import logging
 import time
 
 from medina.engine import Action, GameState, square_name
+from medina.strategies.search import (
+    DEFAULT_LEVEL,
+    SearchLevelError,
+    SearchResult,
+    level_config,
+    search,
+)
 
 from ..bot import Turn
-from ..search import DEFAULT_LEVEL, SearchLevelError, SearchResult, level_config, search
 from .seeded import SeededBot
 
 log = logging.getLogger("medina_client.search")

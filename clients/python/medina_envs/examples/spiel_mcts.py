@@ -21,8 +21,8 @@ from collections.abc import Sequence
 
 import numpy as np
 from medina.engine import RULESETS
+from medina.strategies.heuristics import evaluate
 from medina_client.encoding import action_index
-from medina_client.heuristics import evaluate
 from open_spiel.python.algorithms import mcts
 
 from medina_envs import core
@@ -34,7 +34,7 @@ LEAD_SCALE = 10.0
 
 
 class HeuristicEvaluator(mcts.Evaluator):  # type: ignore[misc]
-    """Leaf values from the greedy bot's evaluation (``medina_client.heuristics``): each
+    """Leaf values from the greedy bot's evaluation (``medina.strategies.heuristics``): each
     seat's value is the tanh of its evaluation over ``LEAD_SCALE``; a finished game its
     outcome. Priors are uniform."""
 

@@ -37,11 +37,11 @@ from pathlib import Path
 
 import grpc
 import numpy as np
+from medina.strategies import greedy_action
 from medina.v1 import admin_pb2, admin_pb2_grpc, match_pb2
 from medina_client import Bot, play, play_policy
 from medina_client.bots import GreedyBot, RandomBot
 from medina_client.encoding import action_index
-from medina_client.strategies import greedy_action
 
 from medina_envs import MedinaEnv
 from medina_envs.examples.linear_policy import WEIGHTS, LinearPolicy, features

@@ -3,7 +3,7 @@
 Each iteration picks a root candidate by UCB1, samples a determinization of the hidden
 information (``determinize``), plays the rest of the mover's turn and every opponent's next
 turn with a sampled greedy rollout policy, and scores the position reached with the greedy
-bot's evaluation (``medina_client.heuristics``). The candidate with the best mean value is
+bot's evaluation (``medina.strategies.heuristics``). The candidate with the best mean value is
 played. Everything is seeded: with an iteration budget (``SearchConfig.iterations``) and no
 deadline, a search is a pure function of the state and the seed.
 

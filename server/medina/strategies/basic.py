@@ -1,7 +1,5 @@
-"""The SDK's example strategies as plain functions over an engine state: uniform random,
-greedy (one ply with a heuristic evaluation) and gain (best immediate score gain). The
-example bots play them over gRPC; ``selfplay`` and check-bot's scripted opponents play them
-in process (``POLICIES``)."""
+"""The one-ply strategies as plain functions over an engine state: uniform random, greedy
+(one ply with the heuristic evaluation) and gain (best immediate score gain)."""
 
 from __future__ import annotations
 
@@ -10,9 +8,7 @@ from collections.abc import Callable, Sequence
 
 from medina.engine import Action, ActionKind, GameState, apply_action, legal_moves, result
 
-from .champion import champion_strategy
 from .heuristics import DEFAULT_WEIGHTS, Weights, evaluate
-from .search import DEFAULT_LEVEL, LEVELS, search_strategy
 
 #: A strategy: the action to play in a state, with the randomness it may use.
 Strategy = Callable[[GameState, random.Random], Action]
@@ -48,7 +44,7 @@ def greedy_action(
     heuristic evaluation values most for the mover: one ply, no search; ties broken by
     ``rng``.
 
-    The evaluation (``medina_client.heuristics``) counts the score, what open palaces will
+    The evaluation (``medina.strategies.heuristics``) counts the score, what open palaces will
     bring and to whom, and what unplaced rooftops and tea tiles are still worth, so greedy
     grows a palace and roofs it in the same turn, keeps rooftops for palaces worth them,
     leaves no palace open for the next player, and takes a tea break rather than make a
@@ -80,17 +76,3 @@ def gain_action(
         elif gain == best_gain:
             best.append(action)
     return best[rng.randrange(len(best))]
-
-
-#: The in-process strategies by name (``medina-arena selfplay --bots``, check-bot opponents).
-#: ``search`` is the search bot at its default level, ``search-1`` .. ``search-5`` at each
-#: level, ``champion`` the champion (``medina_client.champion``), all with their iteration or
-#: children budgets (no clock), so selfplay is deterministic.
-POLICIES: dict[str, Strategy] = {
-    "random": random_action,
-    "gain": gain_action,
-    "greedy": greedy_action,
-    "search": search_strategy(DEFAULT_LEVEL),
-    **{f"search-{level}": search_strategy(level) for level in LEVELS},
-    "champion": champion_strategy(),
-}
