@@ -344,7 +344,7 @@ def test_the_referee_match_keeps_no_per_seat_lists() -> None:
 
 
 #: What the SDK (``medina-client``) may import of ``medina``: the distributions it depends on.
-CLIENT_MAY_IMPORT = ("medina.engine", "medina.strategies", "medina.v1")
+CLIENT_MAY_IMPORT = ("medina.engine", "medina.strategies", "medina.v1", "medina.wire.shared")
 
 
 def test_client_never_imports_the_server_side() -> None:
@@ -553,15 +553,31 @@ def _pb2_constructions(source: str) -> list[tuple[int, str]]:
 
 
 def test_only_wire_builds_protobuf_messages() -> None:
-    # Every protobuf byte the server writes is built in wire/ (and the generated v1/).
+    # Every protobuf byte the server or the SDK writes is built in wire/ (the SDK's part in
+    # wire/shared/) and the generated v1/: a schema change touches one folder.
     bad = []
-    for path in module_files(SERVER):
-        package = path.relative_to(SERVER).parts[0]
-        if package in ("wire", *MESSAGES_BUILT_OUTSIDE_WIRE) or path.parent == SERVER:
-            continue
+    for path in module_files(SERVER) + sorted(CLIENT.rglob("*.py")):
+        if path.is_relative_to(SERVER):
+            package = path.relative_to(SERVER).parts[0]
+            if package in ("wire", *MESSAGES_BUILT_OUTSIDE_WIRE) or path.parent == SERVER:
+                continue
         for line, call in _pb2_constructions(path.read_text()):
             bad.append(f"{path.relative_to(ROOT)}:{line}: {call}(...)")
     assert not bad, "build medina.v1 messages in wire/, not here:\n" + "\n".join(bad)
+
+
+def test_the_shared_wire_needs_only_the_engine_and_the_messages() -> None:
+    # wire/shared/ ships in medina-protocol, which the SDK installs: no server part may creep in.
+    bad = []
+    for path in module_files(SERVER / "wire" / "shared"):
+        for name in _absolute_imports(path, ROOT / "server"):
+            top = name.split(".")[0]
+            ok = name.startswith(
+                ("medina.engine", "medina.v1", "medina.wire.shared", "google.protobuf")
+            ) or (top in sys.stdlib_module_names or top == "__future__")
+            if not ok:
+                bad.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert not bad, "\n".join(bad)
 
 
 def test_the_message_guard_can_fail() -> None:

@@ -22,9 +22,9 @@ from medina.engine import (
 from medina.engine.errors import RULE_CODES
 from medina.engine.turn import explain
 from medina.rpc.common.status import Reason
-from medina.wire import protocol as server
-from medina.wire.enums import RULESET_NAMES
-from medina.wire.protocol import ALWAYS_ON, OPT_IN
+from medina.wire.shared import protocol as server
+from medina.wire.shared.enums import RULESET_NAMES
+from medina.wire.shared.protocol import ALWAYS_ON, OPT_IN
 from medina_client import messages as sdk
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,17 +89,15 @@ def _node_const(name: str) -> str:
 
 
 def test_every_language_speaks_the_servers_protocol_version() -> None:
-    # One constant per language (protobuf has no constants): the server's wire/protocol.py,
-    # the SDK's medina_client/messages.py and clients/node/bot.js must agree.
-    assert (sdk.PROTOCOL_VERSION, sdk.PROTOCOL_MINOR) == (
-        server.PROTOCOL_VERSION,
-        server.PROTOCOL_MINOR,
-    )
+    # One constant per language (protobuf has no constants): Python's is wire/shared/protocol.py,
+    # which the SDK imports (the same objects, not copies); clients/node/bot.js must agree.
+    assert sdk.PROTOCOL_VERSION is server.PROTOCOL_VERSION
+    assert sdk.PROTOCOL_MINOR is server.PROTOCOL_MINOR
     node = (int(_node_const("PROTOCOL_VERSION")), int(_node_const("PROTOCOL_MINOR")))
     assert node == (server.PROTOCOL_VERSION, server.PROTOCOL_MINOR)
     # What the clients ask for are features the server offers, under the same names.
     node_features = re.findall(r"'([^']+)'", _node_const("FEATURES"))
     assert set(sdk.FEATURES) <= set(OPT_IN) and set(node_features) <= set(OPT_IN)
     assert sdk.REDIRECT == server.REDIRECT == _node_const("REDIRECT").strip("'")
-    # The SDK names the rulesets as the server does.
-    assert sdk.RULESET_NAMES == RULESET_NAMES
+    # The SDK names the rulesets with the server's own table.
+    assert sdk.RULESET_NAMES is RULESET_NAMES

@@ -2,7 +2,8 @@
 
     medina-engine    medina.engine,            the rules and the reference strategies;
                      medina.strategies         standard library only
-    medina-protocol  medina.v1 (+ the .proto)  generated messages and stubs
+    medina-protocol  medina.v1 (+ the .proto)  generated messages and stubs;
+                     medina.wire.shared        the conversions both sides use (wire/shared/)
     medina-client    medina_client, medina_envs  the bot SDK, example bots, stdio bridge; the
                                                 learning environments (extra "envs")
     medina-arena     the rest of medina.*      referee, server, records, CLI, check-bot
@@ -28,13 +29,18 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from genproto import generate  # noqa: E402
 
+#: Distribution -> folders of its packages that another distribution ships.
+SHIPPED_ELSEWHERE: dict[str, list[str]] = {"medina-arena": ["medina/wire/shared"]}
+
 #: Distribution -> the packages it holds, as (source directory, path inside the dist).
 CONTENTS: dict[str, list[tuple[Path, str]]] = {
     "medina-engine": [
         (ROOT / "server/medina/engine", "medina/engine"),
         (ROOT / "server/medina/strategies", "medina/strategies"),
     ],
-    "medina-protocol": [],  # generated
+    "medina-protocol": [  # and medina.v1, generated
+        (ROOT / "server/medina/wire/shared", "medina/wire/shared"),
+    ],
     "medina-client": [
         (ROOT / "clients/python/medina_client", "medina_client"),
         (ROOT / "clients/python/medina_envs", "medina_envs"),
@@ -78,6 +84,8 @@ def stage(name: str, into: Path) -> Path:
     for source, target in CONTENTS[name]:
         shutil.copytree(source, where / "src" / target, ignore=ignore)
         (where / "src" / target / "py.typed").write_text("")
+    for folder in SHIPPED_ELSEWHERE.get(name, []):
+        shutil.rmtree(where / "src" / folder)
     if name == "medina-protocol":
         generate(where / "src")
         protos = where / "src/medina/v1/proto/medina/v1"

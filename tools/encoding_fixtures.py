@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 from google.protobuf import json_format
 from medina.engine import CONFIGURATIONS, GameState, apply_action, legal_moves, new_game, observe
-from medina.wire.legal import legal_to_proto
-from medina.wire.observation import observation_to_proto
+from medina.wire.shared.legal import legal_to_proto
+from medina.wire.shared.observation import observation_to_proto
 from medina_client.encoding import ENCODING_VERSION, encode
 
 ROOT = Path(__file__).resolve().parent.parent

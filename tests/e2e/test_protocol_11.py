@@ -19,7 +19,7 @@ from medina.rpc.common.config import ServerConfig
 from medina.rpc.single.server import RunningServer, start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, common_pb2, game_pb2, match_pb2
 from medina.wire import convert
-from medina.wire.protocol import ALWAYS_ON
+from medina.wire.shared.protocol import ALWAYS_ON
 
 from .rawbot import RawBot, first_legal, reason_of
 

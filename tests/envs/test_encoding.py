@@ -15,7 +15,7 @@ import pytest
 from google.protobuf import json_format
 from medina.engine import Action, ActionKind, get_ruleset, new_game, observe
 from medina.v1 import game_pb2
-from medina.wire.observation import observation_to_proto
+from medina.wire.shared.observation import observation_to_proto
 from medina_client import encoding as enc
 from medina_client.encoding import EncodingError
 

@@ -19,8 +19,8 @@ from medina.engine import (
 )
 from medina.strategies import gain_action, random_action
 from medina.v1 import game_pb2
-from medina.wire.legal import legal_bytes
-from medina.wire.observation import observation_bytes
+from medina.wire.shared.legal import legal_bytes
+from medina.wire.shared.observation import observation_bytes
 from medina_client.encoding import Encoded, action_of_index, encode
 from medina_envs.observer import encode_state
 

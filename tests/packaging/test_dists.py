@@ -153,9 +153,10 @@ def test_a_bot_author_gets_the_sdk_and_nothing_of_the_server(dists: Path, tmp_pa
         python,
         "-c",
         "import importlib.util as u\n"
-        "import medina_client, medina.engine, medina.v1.arena_pb2\n"
-        "gone = [m for m in ('medina.rpc', 'medina.referee', 'medina.cli', 'grpc_health',"
-        " 'grpc_reflection') if u.find_spec(m.split('.')[0]) and u.find_spec(m)]\n"
+        "import medina_client, medina.engine, medina.v1.arena_pb2, medina.wire.shared.client\n"
+        "gone = [m for m in ('medina.rpc', 'medina.referee', 'medina.cli', 'medina.wire.play',"
+        " 'medina.wire.convert', 'grpc_health', 'grpc_reflection')"
+        " if u.find_spec(m.split('.')[0]) and u.find_spec(m)]\n"
         "print(gone)",
         cwd=tmp_path,
     )

@@ -24,10 +24,11 @@ from medina.engine import (
 )
 from medina.engine.geometry import geometry
 from medina.v1 import game_pb2
-from medina.wire import convert, packed
-from medina.wire.enums import RULESET_IDS, colours
-from medina.wire.events import event_to_proto
-from medina.wire.observation import seat_to_proto
+from medina.wire import convert
+from medina.wire.shared import packed
+from medina.wire.shared.enums import RULESET_IDS, colours
+from medina.wire.shared.events import event_to_proto
+from medina.wire.shared.observation import seat_to_proto
 
 
 def states(ruleset: str, players: int, seed: int) -> list[GameState]:

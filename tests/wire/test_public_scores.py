@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 from medina.engine import CONFIGURATIONS, apply_action, legal_moves, new_game, observe, result
 from medina.wire import convert
-from medina.wire.scores import breakdown_to_proto
+from medina.wire.shared.scores import breakdown_to_proto
 
 
 @pytest.mark.parametrize(("ruleset", "players"), CONFIGURATIONS)

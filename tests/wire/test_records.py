@@ -22,7 +22,7 @@ from medina.referee.record import (
 from medina.v1 import common_pb2, game_pb2, match_pb2, record_pb2
 from medina.wire import records
 from medina.wire.convert import MalformedActionError, outcome_from_proto, outcome_to_proto
-from medina.wire.enums import enum_from_proto
+from medina.wire.shared.enums import enum_from_proto
 
 G = geometry(18, 13)
 #: A malformed action as a bot sent it: no engine action can say it.

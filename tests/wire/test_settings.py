@@ -14,7 +14,7 @@ from medina.referee.config import MatchSettings, Policies, TimeControl
 from medina.referee.errors import ConfigError
 from medina.v1 import common_pb2, match_pb2
 from medina.wire import convert
-from medina.wire.scores import breakdown_to_proto
+from medina.wire.shared.scores import breakdown_to_proto
 
 
 def test_zero_is_sent_as_zero_and_absent_takes_the_default() -> None:

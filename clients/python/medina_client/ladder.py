@@ -21,6 +21,7 @@ from typing import Any
 
 import grpc
 from medina.v1 import ladder_pb2, ladder_pb2_grpc, match_pb2
+from medina.wire.shared.client import lobby_heartbeat, lobby_hello, lobby_leave
 
 from .bot import Bot
 from .errors import MedinaClientError, SessionOver
@@ -159,7 +160,7 @@ async def _session(
 ) -> bool:
     """One lobby stream; True when the session is over (the ladder closed it after Leave)."""
     outgoing: asyncio.Queue[ladder_pb2.LobbyRequest] = asyncio.Queue()
-    outgoing.put_nowait(ladder_pb2.LobbyRequest(hello=_hello(options)))
+    outgoing.put_nowait(_hello(options))
 
     async def requests() -> AsyncIterator[ladder_pb2.LobbyRequest]:
         while True:
@@ -176,7 +177,7 @@ async def _session(
 
         async def on_leave() -> None:
             await leave.wait()
-            outgoing.put_nowait(ladder_pb2.LobbyRequest(leave=ladder_pb2.Leave()))
+            outgoing.put_nowait(lobby_leave())
 
         leaver = asyncio.create_task(on_leave())
         try:
@@ -192,11 +193,7 @@ async def _session(
                         w.rating.games,
                     )
                 elif kind == "heartbeat":
-                    outgoing.put_nowait(
-                        ladder_pb2.LobbyRequest(
-                            heartbeat=ladder_pb2.Heartbeat(sequence=message.heartbeat.sequence)
-                        )
-                    )
+                    outgoing.put_nowait(lobby_heartbeat(message.heartbeat.sequence))
                 elif kind == "match":
                     m = message.match
                     if m.match_id not in games or games[m.match_id].done():
@@ -226,22 +223,16 @@ async def _session(
         raise _Retry("the ladder closed the lobby stream")
 
 
-def _hello(options: LadderOptions) -> ladder_pb2.LobbyHello:
-    hello = ladder_pb2.LobbyHello(
-        protocol_version=1,
-        protocol_minor=1,
+def _hello(options: LadderOptions) -> ladder_pb2.LobbyRequest:
+    return lobby_hello(
         bot_version=options.version,
-        rulesets=list(options.rulesets),
-        players=list(options.players),
+        rulesets=options.rulesets,
+        players=options.players,
         client=options.client,
+        min_decision_ms=options.min_decision_ms,
+        max_decision_ms=options.max_decision_ms,
+        max_matches=options.max_matches,
     )
-    if options.min_decision_ms is not None:
-        hello.min_decision_ms = options.min_decision_ms
-    if options.max_decision_ms is not None:
-        hello.max_decision_ms = options.max_decision_ms
-    if options.max_matches is not None:
-        hello.max_matches = options.max_matches
-    return hello
 
 
 def run_ladder(

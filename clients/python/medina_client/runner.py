@@ -11,6 +11,7 @@ from typing import Protocol, TypeVar
 import grpc
 from medina.engine import Action, GameState
 from medina.v1 import arena_pb2, match_pb2
+from medina.wire.shared.client import with_clock
 
 from . import messages
 from .bot import Bot, Turn
@@ -203,7 +204,5 @@ class _Session:
         excluded = old.excluded if self.sent is None else old.excluded | {self.sent}
         request = old.request
         if rejected.HasField("clock"):
-            request = arena_pb2.DecisionRequest()
-            request.CopyFrom(old.request)
-            request.clock.CopyFrom(rejected.clock)
+            request = with_clock(old.request, rejected.clock)
         self._answer(conn, Turn(request, self.seat, self._state, excluded))

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import grpc
 from medina.v1 import arena_pb2, common_pb2, ladder_pb2, match_pb2
+from medina.wire.shared.client import program_notice, program_welcome
 
 from . import messages
 from .connection import Connection, channel_credentials
@@ -225,7 +226,7 @@ class StdioBridge:
             log.info("playing seat %d of match %s", welcome.seat, welcome.match_id)
             self.conn = conn
             try:
-                bot.send(encode_line(arena_pb2.PlayResponse(welcome=welcome)))
+                bot.send(encode_line(program_welcome(welcome)))
                 async for message in conn.messages():
                     if self._forward(bot, message):
                         return message.ended.result
@@ -355,7 +356,7 @@ class StdioBridge:
                 rid,
             )
             return
-        conn.send(arena_pb2.PlayRequest(reply=arena_pb2.Reply(request_id=rid, action=action)))
+        conn.send(messages.reply(rid, action))
 
     def _pair(self, number: int, named: int | None) -> int:
         """The request line ``number`` answers: the one it names (the lines owed before it
@@ -392,10 +393,7 @@ class StdioBridge:
         )
         log.warning("%s", text)
         if self.bot is not None:
-            notice = arena_pb2.Notice(
-                code=common_pb2.ERROR_CODE_PROTOCOL, request_id=rid, message=f"stdio bridge: {text}"
-            )
-            self.bot.send(encode_line(arena_pb2.PlayResponse(notice=notice)))
+            self.bot.send(encode_line(program_notice(rid, f"stdio bridge: {text}")))
 
     async def _output_ended(self, bot: BotProcess) -> BotFailed:
         """The program's stdout ended before the match: say whether it exited."""

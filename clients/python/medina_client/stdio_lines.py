@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor
 from medina.v1 import arena_pb2, game_pb2
+from medina.wire.shared.client import action_from_json
 
 #: The kinds of server line that the bot must answer with exactly one line each.
 ANSWERED_KINDS = frozenset({"request", "rejected"})
@@ -78,12 +79,10 @@ def decode_answer(line: str | bytes) -> Answer:
             raise LineError(f"'action' must be an object such as {_EXAMPLE}: {text}")
         data = body
     ignored += _unknown(data, game_pb2.Action.DESCRIPTOR, "action." if nested else "")
-    action = game_pb2.Action()
     try:
-        json_format.ParseDict(data, action)
-    except json_format.ParseError as exc:
-        reason = " ".join(str(exc).split())  # the library's message spans lines
-        raise LineError(f"not a medina.v1.Action ({reason}): {text}") from None
+        action = action_from_json(data)
+    except ValueError as exc:
+        raise LineError(f"not a medina.v1.Action ({exc}): {text}") from None
     return Answer(action, request_id, ignored)
 
 

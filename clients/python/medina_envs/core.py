@@ -93,8 +93,8 @@ def action_space() -> spaces.Discrete:
 def _from_the_wire(s: GameState, seat: int) -> Encoded:
     """The encoding of the messages the arena would send ``seat`` now."""
     from medina.v1 import game_pb2
-    from medina.wire.legal import legal_bytes
-    from medina.wire.observation import observation_bytes
+    from medina.wire.shared.legal import legal_bytes
+    from medina.wire.shared.observation import observation_bytes
 
     obs = game_pb2.Observation.FromString(observation_bytes(observe(s, seat, since=s.n_events)))
     if s.over or s.to_move != seat:

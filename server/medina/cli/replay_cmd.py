@@ -11,7 +11,7 @@ from medina.records import catalog
 from medina.records.reader import RecordError, read_record
 from medina.records.show import show_record
 from medina.records.verify import verify_record
-from medina.wire.enums import RULESET_NAMES
+from medina.wire.shared.enums import RULESET_NAMES
 
 from .errors import CommandError
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from medina.engine import GameState, result
 from medina.referee.outcome import ranks_with_forfeits
 from medina.v1 import match_pb2, record_pb2
-from medina.wire.scores import breakdown_to_proto
+from medina.wire.shared.scores import breakdown_to_proto
 
 from .reader import Record
 from .replay import replay_to_end

@@ -30,7 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from medina.records.catalog import StoredMatch
 from medina.rpc.common.limits import ClientSlots, StreamSlotsExhausted
-from medina.wire.enums import RULESET_NAMES
+from medina.wire.shared.enums import RULESET_NAMES
 
 from . import pages
 from .listing import BadQueryError, Listing, MatchRow, Query

@@ -20,7 +20,7 @@ from medina.engine import GameFollower
 from medina.v1 import admin_pb2, admin_pb2_grpc, match_pb2
 from medina.wire import convert
 from medina.wire import matches as wire_matches
-from medina.wire.enums import RULESET_NAMES
+from medina.wire.shared.enums import RULESET_NAMES
 
 from .listing import MatchRow
 from .live import KEEPALIVE_S, follow, proto_json, result_json

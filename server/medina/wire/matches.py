@@ -13,9 +13,9 @@ from medina.referee.outcome import MatchOutcome
 from medina.referee.view import MatchView
 from medina.v1 import admin_pb2, game_pb2, match_pb2, record_pb2
 
-from .events import events_to_proto
-from .observation import observation_to_proto
 from .settings import outcome_to_proto, settings_to_proto
+from .shared.events import events_to_proto
+from .shared.observation import observation_to_proto
 
 __all__ = [
     "aborted",

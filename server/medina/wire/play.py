@@ -18,12 +18,12 @@ from medina.referee.record import ErrorCode
 from medina.referee.seat import ClockView, DecisionRequest, ForfeitNotice, MatchEnd, RejectionNotice
 from medina.v1 import arena_pb2
 
-from .events import events_to_proto, supply_to_proto, update_to_proto
-from .legal import legal_bytes
-from .observation import observation_bytes, observation_to_proto
-from .packed import field, key, scalar, varint
-from .protocol import PROTOCOL_MINOR, PROTOCOL_VERSION
 from .settings import outcome_to_proto, settings_to_proto
+from .shared.events import events_to_proto, supply_to_proto, update_to_proto
+from .shared.legal import legal_bytes
+from .shared.observation import observation_bytes, observation_to_proto
+from .shared.packed import field, key, scalar, varint
+from .shared.protocol import PROTOCOL_MINOR, PROTOCOL_VERSION
 
 __all__ = [
     "forfeited",

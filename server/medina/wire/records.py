@@ -24,8 +24,8 @@ from medina.referee.record import (
 from medina.v1 import record_pb2
 
 from .convert import action_from_proto, action_to_proto
-from .enums import enum_from_proto, rooftop_colour_to_proto, seat_from_optional, seat_or_none
 from .settings import outcome_from_proto, outcome_to_proto, settings_from_proto, settings_to_proto
+from .shared.enums import enum_from_proto, rooftop_colour_to_proto, seat_from_optional, seat_or_none
 
 __all__ = [
     "RECORD_FORMAT",

@@ -16,14 +16,14 @@ from medina.referee.errors import ConfigError
 from medina.referee.outcome import MatchOutcome, SeatOutcome, Termination
 from medina.v1 import common_pb2, match_pb2
 
-from .enums import (
+from .shared.enums import (
     RULESET_IDS,
     RULESET_NAMES,
     enum_from_proto,
     rooftop_colour_from_proto,
     rooftop_colour_to_proto,
 )
-from .scores import breakdown_from_proto, breakdown_to_proto
+from .shared.scores import breakdown_from_proto, breakdown_to_proto
 
 
 def settings_to_proto(s: MatchSettings) -> match_pb2.MatchConfig:

@@ -26,7 +26,7 @@ from grpc_health.v1 import health
 
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2
 from medina.wire import play
-from medina.wire.protocol import REDIRECT
+from medina.wire.shared.protocol import REDIRECT
 
 from ..common.admission import LoopLag
 from ..common.config import ServerConfig

@@ -15,7 +15,7 @@ from medina.referee.record import ErrorCode
 from medina.referee.seat import ConnectionSignal
 from medina.v1 import arena_pb2
 from medina.wire import play
-from medina.wire.protocol import PROTOCOL_MINOR, PROTOCOL_VERSION, features_for
+from medina.wire.shared.protocol import PROTOCOL_MINOR, PROTOCOL_VERSION, features_for
 
 from ..common.hello import first_message
 from ..common.limits import (

@@ -250,13 +250,17 @@ def event_from_proto(msg: game_pb2.Event) -> Event:
 
 
 def action_of_event(msg: game_pb2.Event) -> Action | None:
-    """The action a history entry records (a placement or a tea break), if any."""
+    """The action a history entry records (a placement or a tea break); None for any other
+    event, or a placement of a kind this reader does not know."""
     which = msg.WhichOneof("event")
     if which == "tea_spent":
         return Action(ActionKind.TEA)
     if which != "placed":
         return None
     p = msg.placed
-    kind = ActionKind(p.piece)
+    try:
+        kind = ActionKind(p.piece)
+    except ValueError:
+        return None  # a piece kind newer than this reader: not an action it can follow
     colour = colour_from_proto(p.colour) if kind is ActionKind.BUILDING else -1
     return Action(kind, p.square, colour)

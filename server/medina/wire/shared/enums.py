@@ -22,9 +22,9 @@ def enum_from_proto(cls: type[E], value: int, what: str) -> E:
     """The member of ``cls`` with protobuf number ``value`` (the domain enums share the
     protobuf numbers); ValueError naming ``what`` for 0 (unset) or an unknown number.
 
-    >>> from medina.referee.outcome import Termination
-    >>> enum_from_proto(Termination, 2, "termination").name
-    'TIMEOUT'
+    >>> from medina.engine import ActionKind
+    >>> enum_from_proto(ActionKind, 2, "action kind").name
+    'ROOFTOP'
     """
     try:
         return cls(int(value))
