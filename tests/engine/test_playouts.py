@@ -57,7 +57,7 @@ def fingerprint(s: GameState) -> tuple[object, ...]:
     values = tuple(
         tuple(v) if isinstance(v, list) else v
         for name in GameState.__slots__
-        if name not in ("legal_cache", "_events")
+        if name not in ("legal_cache", "score_cache", "_events")
         for v in [getattr(s, name)]
     )
     return (*values, tuple(s.events))

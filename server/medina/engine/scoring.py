@@ -101,7 +101,16 @@ def breakdown(s: GameState, seat: int) -> Breakdown:
 
 
 def breakdowns(s: GameState) -> tuple[Breakdown, ...]:
-    """Every seat's score on the current board, in seat order (one pass over the palaces)."""
+    """Every seat's score on the current board, in seat order (one pass over the palaces;
+    kept on the state, as every seat's observation of a decision asks for it)."""
+    cached = s.score_cache
+    if cached is not None:
+        return cached
+    s.score_cache = cached = _breakdowns(s)
+    return cached
+
+
+def _breakdowns(s: GameState) -> tuple[Breakdown, ...]:
     owned: list[list[PalaceScore]] = [[] for _ in range(s.players)]
     for p in s.palaces:
         if p.owner >= 0 and p.scores:

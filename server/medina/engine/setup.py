@@ -107,6 +107,7 @@ def empty_state(rules: Ruleset, seed: int, start_seat: int) -> GameState:
     s._events = []
     s.n_events = 0
     s.legal_cache = None
+    s.score_cache = None
     return s
 
 

@@ -11,6 +11,7 @@ from .variants import Ruleset
 
 if TYPE_CHECKING:
     from .movegen import LegalMoves
+    from .scoring import Breakdown
 
 # Per-seat supply slots in GameState.supply (seat * SLOTS + slot).
 STABLES = 4
@@ -57,6 +58,7 @@ class GameState:
         "revealed",
         "roofs",
         "rules",
+        "score_cache",
         "seed",
         "stables",
         "start_seat",
@@ -113,6 +115,9 @@ class GameState:
     _events: list[Event]
     n_events: int
     legal_cache: LegalMoves | None
+    #: ``scoring.breakdowns`` of this state once asked (each observation of a decision asks
+    #: for it, one per seat); a copy starts without, as every change is made to a copy.
+    score_cache: tuple[Breakdown, ...] | None
 
     @property
     def players(self) -> int:
@@ -211,6 +216,7 @@ class GameState:
         t._events = self._events
         t.n_events = self.n_events
         t.legal_cache = None
+        t.score_cache = None
         return t
 
 
