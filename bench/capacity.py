@@ -231,6 +231,11 @@ class Channels:
 CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1)]
 
 
+#: How long a refused organiser waits before asking again (as ``rpc.organiser.create_match``
+#: does with a full server's retry hint); asking again at once would only load the server.
+REFUSED_WAIT_S = 1.0
+
+
 async def one_match(
     address: str,
     seed: int,
@@ -354,7 +359,7 @@ async def measure(
         while not stop.is_set():
             if not await one_match(address, next(seeds), stats, think, load.hello):
                 refused += 1
-                await asyncio.sleep(1.0)  # the retry hint of a full server
+                await asyncio.sleep(REFUSED_WAIT_S)
 
     runners = [asyncio.create_task(keep_one()) for _ in range(concurrent)]
     await asyncio.sleep(warmup_s)
@@ -521,7 +526,9 @@ async def soak(total: int, concurrent: int = 32) -> None:
             async def worker() -> None:
                 nonlocal done
                 while done < total:
-                    if await one_match(address, next(seeds), stats, None):
+                    if not await one_match(address, next(seeds), stats, None):
+                        await asyncio.sleep(REFUSED_WAIT_S)
+                    else:
                         done += 1
                         if done % 1000 == 0:
                             marks.append((done, rss_mb(pid)))

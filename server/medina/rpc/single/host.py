@@ -97,6 +97,9 @@ class Arena:
         self.keep_finished = keep_finished
         self._finished: deque[str] = deque()
         self.matches: dict[str, HostedMatch] = {}
+        #: The matches whose task has not ended: what admission weighs at every CreateMatch,
+        #: kept apart so that it costs nothing per finished match kept in memory.
+        self._live: dict[str, HostedMatch] = {}
         self._by_token: dict[str, tuple[HostedMatch, int]] = {}
         self.accepting = True
         #: Matches known only from their records: earlier server runs' (``load_records``)
@@ -168,6 +171,7 @@ class Arena:
             if seat not in local:
                 self._by_token[token_key(token)] = (hosted, seat)
         self.matches[match_id] = hosted
+        self._live[match_id] = hosted
         hosted.task = asyncio.get_running_loop().create_task(self._run(hosted, writer))
         log.info("match %s created: %s, %d players", match_id, settings.ruleset, settings.players)
         return hosted
@@ -175,9 +179,10 @@ class Arena:
     async def _run(self, hosted: HostedMatch, writer: RecordWriter) -> MatchOutcome:
         try:
             outcome = await hosted.match.run()
-            log.info("match %s ended (%s)", hosted.match_id, hosted.match.view().phase.name.lower())
+            log.info("match %s ended (%s)", hosted.match_id, hosted.match.phase.name.lower())
             return outcome
         finally:
+            self._live.pop(hosted.match_id, None)
             writer.close()
             for seat in hosted.seats:
                 if seat.connection is not None:
@@ -204,7 +209,7 @@ class Arena:
                     "match %s left memory; its record cannot be read: %s", old.match_id, exc
                 )
                 continue
-            self.stored.note(old.match_id, _STORED_STATES[old.match.view().phase], mtime)
+            self.stored.note(old.match_id, _STORED_STATES[old.match.phase], mtime)
 
     def find_seat(self, token: str) -> tuple[HostedMatch, int] | None:
         """The match and seat a seat token opens (constant-time on the secret)."""
@@ -215,11 +220,11 @@ class Arena:
         return self.matches.get(match_id)
 
     def running(self) -> list[HostedMatch]:
-        """Matches not yet ended."""
+        """Matches not yet ended (waiting for their seats or being played)."""
         return [
             h
-            for h in self.matches.values()
-            if h.match.view().phase in (MatchPhase.WAITING, MatchPhase.RUNNING)
+            for h in self._live.values()
+            if h.match.phase in (MatchPhase.WAITING, MatchPhase.RUNNING)
         ]
 
     async def shutdown(self, grace_s: float) -> None:

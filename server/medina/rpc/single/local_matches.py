@@ -66,7 +66,7 @@ class LocalMatches:
         shortest decision clock among them and the new match."""
         running = self.arena.running()
         shortest = min(
-            (h.match.view().settings.time.decision_ms for h in running),
+            (h.match.settings.time.decision_ms for h in running),
             default=settings.time.decision_ms,
         )
         await admit(Load(len(running), min(shortest, settings.time.decision_ms)))
@@ -93,7 +93,7 @@ class LocalMatches:
         entries: list[tuple[SortKey, catalog.Entry | HostedMatch]] = []
         entries.extend(recorded_entries(self.arena.stored.entries(), states))
         for h in self.arena.matches.values():
-            if not states or int(h.match.view().phase) in states:
+            if not states or int(h.match.phase) in states:
                 entries.append(((1, h.created, h.match_id), h))
         page = paginate(entries, size, request.page_token)
         items = [
