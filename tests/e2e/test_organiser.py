@@ -285,6 +285,50 @@ def test_a_match_that_left_memory_is_freed_without_a_garbage_collection(tmp_path
         gc.enable()
 
 
+def test_a_refused_create_match_keeps_no_running_match_alive(tmp_path: Path) -> None:
+    # grpc keeps a refusal's exception, and with it the handler's frames, in a reference
+    # cycle until a full collection: a frame that held the list of running matches kept
+    # every one of them (whole games and seats) alive with it, and RSS grew ~12 KB a match.
+    async def main() -> None:
+        running = await start_server(
+            ServerConfig(
+                host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN,
+                admission=AdmissionLimits(max_matches=1),
+            )
+        )  # fmt: skip
+        running.arena.keep_finished = 0
+        try:
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                request = admin_pb2.CreateMatchRequest(config=config())
+                first = await stub.CreateMatch(request, metadata=AUTH)
+                hosted = running.arena.get(first.match_id)
+                assert hosted is not None
+                alive = weakref.ref(hosted.match)
+                del hosted
+                for _ in range(3):
+                    with pytest.raises(grpc.aio.AioRpcError) as full:
+                        await stub.CreateMatch(request, metadata=AUTH)
+                    assert full.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+                await stub.AbortMatch(
+                    admin_pb2.AbortMatchRequest(match_id=first.match_id), metadata=AUTH
+                )
+                for _ in range(100):  # the match's task ends on the loop's next turns
+                    if first.match_id not in running.arena.matches:
+                        break
+                    await asyncio.sleep(0)
+                assert first.match_id not in running.arena.matches
+                assert alive() is None
+        finally:
+            await running.stop(1)
+
+    gc.disable()
+    try:
+        run(main())
+    finally:
+        gc.enable()
+
+
 def test_create_match_is_refused_past_the_admission_limits(tmp_path: Path) -> None:
     async def main() -> None:
         limits = AdmissionLimits(max_matches=2, max_loop_lag_ms=500)

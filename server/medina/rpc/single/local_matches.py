@@ -64,12 +64,10 @@ class LocalMatches:
     ) -> admin_pb2.CreateMatchResponse:
         """Create the match here, weighed against the matches waiting or running and the
         shortest decision clock among them and the new match."""
-        running = self.arena.running()
-        shortest = min(
-            (h.match.settings.time.decision_ms for h in running),
-            default=settings.time.decision_ms,
-        )
-        await admit(Load(len(running), min(shortest, settings.time.decision_ms)))
+        # Only the Load stays in this frame: a refusal raises through it, and grpc keeps that
+        # exception (and its frames) in a reference cycle until a full collection, which
+        # would keep every running match's whole graph alive with it.
+        await admit(self._load(settings))
         try:
             hosted = self.arena.create(settings)
         except ArenaClosedError as exc:
@@ -84,6 +82,16 @@ class LocalMatches:
                 f"cannot create the match record: {exc}",
             )
         return matches.created(hosted.match_id, hosted.tokens, settings)
+
+    def _load(self, settings: MatchSettings) -> Load:
+        """The matches waiting or running, and the shortest decision clock among them and a
+        new match with ``settings``."""
+        running = self.arena.running()
+        shortest = min(
+            (h.match.settings.time.decision_ms for h in running),
+            default=settings.time.decision_ms,
+        )
+        return Load(len(running), min(shortest, settings.time.decision_ms))
 
     async def page(
         self, request: admin_pb2.ListMatchesRequest, states: Set[int], size: int, context: Context
