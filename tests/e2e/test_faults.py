@@ -576,27 +576,23 @@ def test_open_streams_are_limited_per_client(tmp_path: Path) -> None:
             by_first = asyncio.create_task(by_bots[0].play())
             await by_bots[0].welcomed.wait()
             holds = [asyncio.Event() for _ in range(3)]
-            idle = [asyncio.create_task(raw_play(running.address, [], h)) for h in holds]
-            # Each idle stream holds its slot once the server saw it; a Watch shows when
-            # the server is at the limit: it is refused.
+            # The idle streams open one at a time, each once the server counts the last: a
+            # stream opened while another is still on its way could find the limit reached.
+            idle: list[asyncio.Task[tuple[grpc.StatusCode, str, list[bytes]]]] = []
+            for held, hold in enumerate(holds, start=2):
+                idle.append(asyncio.create_task(raw_play(running.address, [], hold)))
+                async with asyncio.timeout(30):
+                    while running.slots.open.get("127.0.0.1", 0) < held:
+                        assert not idle[-1].done(), idle[-1].result()
+                        await asyncio.sleep(0.01)
+            # At the limit, any further stream is refused, a Watch as well as a Play.
             async with grpc.aio.insecure_channel(running.address) as channel:
                 watch = admin_pb2_grpc.SpectatorServiceStub(channel)
-                async with asyncio.timeout(60):
-                    while True:
-                        try:
-                            async for _ in watch.Watch(
-                                admin_pb2.WatchRequest(match_id="none"), timeout=2
-                            ):
-                                pass
-                        except grpc.aio.AioRpcError as exc:
-                            if exc.code() is grpc.StatusCode.RESOURCE_EXHAUSTED:
-                                assert "limit is 4" in (exc.details() or "")
-                                break
-                            # not at the limit yet (or a probe that lost a race: ask again)
-                            assert exc.code() in (
-                                grpc.StatusCode.NOT_FOUND,
-                                grpc.StatusCode.DEADLINE_EXCEEDED,
-                            )
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    async for _ in watch.Watch(admin_pb2.WatchRequest(match_id="none"), timeout=10):
+                        pass
+                assert refused.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert "limit is 4" in (refused.value.details() or "")
             code, details, _ = await raw_play(running.address, [b""])
             assert code is grpc.StatusCode.RESOURCE_EXHAUSTED and "127.0.0.1" in details
             assert details.endswith("[TOO_MANY_STREAMS]")

@@ -63,7 +63,9 @@ def test_the_live_page_follows_a_match_to_its_final_scores(
 ) -> None:
     hosted = arena.create(MatchSettings("medina-v2", 3, 11))
     page.goto(f"{arena.url}/live/{hosted.match_id}")
-    page.wait_for_function("document.body.dataset.updates >= 1")
+    # A function, not an expression: Playwright polls an expression with eval, which the
+    # page's Content-Security-Policy refuses once the first check comes back false.
+    page.wait_for_function("() => Number(document.body.dataset.updates) >= 1")
     assert "waiting for the bots" in page.locator("#status").inner_text()
     page.evaluate("window.loadedOnce = 'yes'")
     played = arena.play(hosted, 70)
