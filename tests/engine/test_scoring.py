@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 from medina.engine import from_picture, ranks, result
-from medina.engine.scoring import PalaceScore
+from medina.engine.scoring import Breakdown, PalaceScore
+from medina.engine.state import GameState
 
 from .support import position
 
@@ -123,3 +124,34 @@ def test_breakdown_adds_up() -> None:
         parts = b.buildings + b.stables + b.walls + b.merchants + b.well_bonus
         assert parts == sum(p.total for p in b.palaces)
         assert b.total == parts + b.palace_tiles + b.tower_tiles
+
+
+def test_scores_are_the_same_whatever_the_memo_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scores found by identity (scoring._PALACES, _SEATS) are those computed afresh:
+    over seeded games, with the memo kept, emptied at every state, and nearly too small to
+    hold anything."""
+    import random
+
+    from medina.engine import apply_action, legal_moves, new_game, scoring
+
+    def afresh(s: GameState) -> tuple[Breakdown, ...]:
+        scoring._PALACES.clear()
+        scoring._SEATS.clear()
+        return scoring._breakdowns(s)
+
+    for ruleset, players in (("medina-v2", 4), ("medina-v1-2p", 2), ("medina-v1", 3)):
+        for seed in range(3):
+            states = []
+            rng = random.Random(seed)
+            s = new_game(ruleset, players, seed)
+            while not s.over:
+                states.append(s)
+                moves = legal_moves(s)
+                s = apply_action(s, moves.nth(rng.randrange(len(moves))))
+            states.append(s)
+            expected = [afresh(x) for x in states]
+            assert [scoring._breakdowns(x) for x in states] == expected
+            monkeypatch.setattr(scoring, "_KEPT", 2)
+            assert [scoring._breakdowns(x) for x in states] == expected
+            monkeypatch.undo()
+            assert any(b.total for b in expected[-1])  # a game that scored something

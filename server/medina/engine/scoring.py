@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 
-from .geometry import geometry
 from .state import GameState
-from .types import Palace
+from .types import ActionKind, Palace
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,24 +65,18 @@ class Result:
 
 def palace_score(s: GameState, p: Palace) -> PalaceScore:
     """Points a palace would earn its owner on the current board."""
-    g = s.rules.geometry
-    # Only the walls and merchants near the palace count (its zone holds every square next
-    # to it), so the score is cached by those: every observation scores every seat.
+    # Only the walls and merchants near the palace count: its zone holds every square next
+    # to it.
     return _palace_score(
-        p,
-        s.walls & p.zone,
-        s.merchants & p.zone,
-        s.well_bonus & (p.buildings | p.stables),
-        g.cols,
-        g.rows,
+        p, s.walls & p.zone, s.merchants & p.zone, s.well_bonus, s.rules.geometry.adj
     )
 
 
-@lru_cache(maxsize=4096)
 def _palace_score(
-    p: Palace, walls: int, merchants: int, well_bonus: int, cols: int, rows: int
+    p: Palace, walls: int, merchants: int, well_bonus: int, adj: Callable[[int], int]
 ) -> PalaceScore:
-    near = geometry(cols, rows).adj(p.buildings | p.stables)
+    pieces = p.buildings | p.stables
+    near = adj(pieces)
     return PalaceScore(
         colour=p.colour,
         square=p.roof_square,
@@ -91,7 +84,7 @@ def _palace_score(
         stables=p.stables.bit_count(),
         walls=(near & walls).bit_count(),
         merchants=(near & merchants).bit_count(),
-        well_bonus=4 * well_bonus.bit_count(),
+        well_bonus=4 * (well_bonus & pieces).bit_count(),
     )
 
 
@@ -110,39 +103,85 @@ def breakdowns(s: GameState) -> tuple[Breakdown, ...]:
     return cached
 
 
+_SCORING_ROOF = int(ActionKind.ROOFTOP)
+
+# Scores already computed, found by identity. Palaces are immutable and shared by every
+# state until they change, and one action changes one or two of them, so a new state's
+# scores are nearly all known: a lookup by id() and three comparisons beat building and
+# hashing a key of big bitboards (every observation, every environment step, asks for
+# every seat's score). Each entry holds the objects whose id() keys it, so no id is reused
+# while its entry lives. Lost entries are only recomputed; both are cleared when large.
+#: id(palace) -> (palace, walls near, merchants near, well-bonus squares, its score)
+_PALACES: dict[int, tuple[Palace, int, int, int, PalaceScore]] = {}
+#: (palace tiles, tower tiles, id of each palace score) -> (those scores, the breakdown)
+_SEATS: dict[tuple[int, ...], tuple[tuple[PalaceScore, ...], Breakdown]] = {}
+_KEPT = 8192
+
+
 def _breakdowns(s: GameState) -> tuple[Breakdown, ...]:
-    owned: list[list[PalaceScore]] = [[] for _ in range(s.players)]
+    players = s.players
+    owned: list[list[PalaceScore]] = [[] for _ in range(players)]
+    walls, merchants, well = s.walls, s.merchants, s.well_bonus
+    adj = s.rules.geometry.adj
+    known = _PALACES
     for p in s.palaces:
-        if p.owner >= 0 and p.scores:
-            owned[p.owner].append(palace_score(s, p))
-    palace_tiles = [0] * s.players
+        if p.owner >= 0 and p.roof == _SCORING_ROOF:  # Palace.scores, inlined: hot
+            zone = p.zone
+            w, m = walls & zone, merchants & zone
+            kept = known.get(id(p))
+            if (
+                kept is not None
+                and kept[0] is p
+                and kept[1] == w
+                and kept[2] == m
+                and kept[3] == well
+            ):
+                score = kept[4]
+            else:
+                score = _palace_score(p, w, m, well, adj)
+                if len(known) >= _KEPT:
+                    known.clear()
+                known[id(p)] = (p, w, m, well, score)
+            owned[p.owner].append(score)
+    palace_tiles = [0] * players
     for c, h in enumerate(s.palace_tiles):
         if h >= 0:
             palace_tiles[h] += c + 1
-    tower_tiles = [0] * s.players
+    tower_tiles = [0] * players
     for t, h in enumerate(s.tower_tiles):
         if h >= 0:
             tower_tiles[h] += t + 1
-    return tuple(
-        _breakdown(tuple(owned[seat]), palace_tiles[seat], tower_tiles[seat])
-        for seat in range(s.players)
-    )
+    return tuple([_breakdown(owned[i], palace_tiles[i], tower_tiles[i]) for i in range(players)])
 
 
-@lru_cache(maxsize=4096)
-def _breakdown(palaces: tuple[PalaceScore, ...], palace_tiles: int, tower_tiles: int) -> Breakdown:
-    """A breakdown from its palaces and tiles, cached by value: scores change a few times a
-    turn, and the same ones recur in every seat's observation."""
-    return Breakdown(
-        buildings=sum(p.buildings for p in palaces),
-        stables=sum(p.stables for p in palaces),
-        walls=sum(p.walls for p in palaces),
-        merchants=sum(p.merchants for p in palaces),
-        well_bonus=sum(p.well_bonus for p in palaces),
+def _breakdown(palaces: list[PalaceScore], palace_tiles: int, tower_tiles: int) -> Breakdown:
+    """A seat's breakdown from its palaces' scores and its tiles' points."""
+    key = (palace_tiles, tower_tiles, *map(id, palaces))
+    kept = _SEATS.get(key)
+    if kept is not None:
+        return kept[1]
+    buildings = stables = walls = merchants = well_bonus = 0
+    for p in palaces:
+        buildings += p.buildings
+        stables += p.stables
+        walls += p.walls
+        merchants += p.merchants
+        well_bonus += p.well_bonus
+    scored = tuple(palaces)
+    made = Breakdown(
+        buildings=buildings,
+        stables=stables,
+        walls=walls,
+        merchants=merchants,
+        well_bonus=well_bonus,
         palace_tiles=palace_tiles,
         tower_tiles=tower_tiles,
-        palaces=palaces,
+        palaces=scored,
     )
+    if len(_SEATS) >= _KEPT:
+        _SEATS.clear()
+    _SEATS[key] = (scored, made)
+    return made
 
 
 def ranks(totals: tuple[int, ...]) -> tuple[int, ...]:
