@@ -44,6 +44,23 @@ def test_every_action_has_one_index_and_back(cols: int, rows: int) -> None:
     assert len(seen) == len(enc.ACTION_SLOTS) * cols * rows
 
 
+@pytest.mark.parametrize(("cols", "rows"), [(18, 13), (16, 12)])
+def test_the_table_of_actions_is_action_of_index(cols: int, rows: int) -> None:
+    """The environments' lookup table gives what action_of_index gives, None where it
+    refuses (a cell off the grid)."""
+    table = enc.actions_of_indices(cols, rows)
+    assert len(table) == enc.ACTION_COUNT
+    off = 0
+    for index, action in enumerate(table):
+        try:
+            expected: Action | None = enc.action_of_index(index, cols, rows)
+        except EncodingError:
+            expected = None
+            off += 1
+        assert action == expected, index
+    assert off == len(enc.ACTION_SLOTS) * (enc.CELLS - cols * rows)
+
+
 def test_a_square_keeps_its_cell_on_the_small_board() -> None:
     # C3 on the 16 x 12 board is square 2 * 16 + 2; on the canvas it is cell (2, 2).
     index = enc.action_index(Action(ActionKind.STABLE, 2 * 16 + 2), 16, 12)

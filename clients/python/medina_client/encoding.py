@@ -224,6 +224,20 @@ def action_of_index(index: int, cols: int, rows: int) -> Action:
     return Action(kind, row * cols + col, colour)
 
 
+@cache
+def actions_of_indices(cols: int, rows: int) -> tuple[Action | None, ...]:
+    """``action_of_index`` of every index of the action space on a ``cols`` x ``rows`` grid,
+    None for a cell off that grid: an environment turns an index into its action by one
+    lookup."""
+    actions: list[Action | None] = []
+    for index in range(ACTION_COUNT):
+        try:
+            actions.append(action_of_index(index, cols, rows))
+        except EncodingError:
+            actions.append(None)
+    return tuple(actions)
+
+
 def describe_action(index: int) -> str:
     """A short text for an index, without a grid: ``wall at (row 1, col 1)``, ``tea``."""
     if index == TEA_INDEX:

@@ -36,6 +36,7 @@ from medina_client.encoding import (
     EncodingError,
     PolicyInput,
     action_of_index,
+    actions_of_indices,
     describe_action,
     encode,
 )
@@ -118,8 +119,11 @@ def chosen_action(s: GameState, index: object, who: str) -> Action:
         raise IllegalIndexError(f"{who} is to move: {index!r} is not an action index")
     g = s.rules.geometry
     moves = legal_moves(s)
+    i = int(index)
+    known = actions_of_indices(g.cols, g.rows)[i] if 0 <= i < ACTION_COUNT else None
     try:
-        action = action_of_index(int(index), g.cols, g.rows)
+        # An index off the space or off this grid: action_of_index raises, naming which.
+        action = known or action_of_index(i, g.cols, g.rows)
     except EncodingError as exc:
         raise IllegalIndexError(f"{who}: {exc}") from None
     if action.kind is ActionKind.TEA:
