@@ -6,11 +6,12 @@ For each configuration, ``N`` seeded games are played three ways, in this one pr
 * ``engine dec/s``: the raw engine — at every decision ``legal_moves`` and ``apply_action``
   of a uniformly random legal action (``moves.nth``), no observation built: the engine
   section's random self-play;
-* ``AEC steps/s``: the PettingZoo AEC environment (``medina_envs.aec_env``) with a uniformly
-  random policy: at every step ``env.last()`` (the agent's observation: the planes, the
-  vector and the action mask of docs/encoding.md, built by ``medina_envs.observer``), a
-  random index of the mask, ``env.step``; the steps of agents after the game ended (one each)
-  are not counted;
+* ``AEC steps/s``: the PettingZoo AEC environment (``medina_envs.aec_env``; one per
+  configuration, reset for every game, as a trainer keeps one) with a uniformly random
+  policy: at every step ``env.last()`` (the agent's observation: the planes, the vector and
+  the action mask of docs/encoding.md, built by ``medina_envs.observer``), a random index
+  among the mask's nonzero entries (drawn by Python's ``random``, as the engine's games
+  draw), ``env.step``; the steps of agents after the game ended (one each) are not counted;
 * ``wire steps/s``: the same with ``observer="wire"``: every observation built from the
   arena's own protobuf messages (``medina.wire``) and encoded from them.
 
@@ -28,12 +29,13 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
 
 import numpy as np
 from medina.engine import apply_action, legal_moves, new_game
 from medina.engine.variants import CONFIGURATIONS
 from medina_envs import aec_env
+from medina_envs.aec import MedinaAECEnv
 from medina_envs.core import ObserverName
 from medina_envs.observer import encode_state
 
@@ -76,19 +78,27 @@ def engine_game(ruleset: str, players: int, seed: int) -> int:
     return s.decisions
 
 
+@cache
+def _env(ruleset: str, players: int, observer: ObserverName) -> MedinaAECEnv:
+    """One environment per configuration, reset for every game, as a trainer keeps one."""
+    return aec_env(ruleset, players, observer=observer)
+
+
 def env_game(ruleset: str, players: int, seed: int, observer: ObserverName) -> int:
     """One seeded game of the AEC environment with a uniformly random policy; its steps."""
-    env = aec_env(ruleset, players, observer=observer)
+    env = _env(ruleset, players, observer)
     env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
+    rng = random.Random(seed)  # the engine's games draw with the same generator
     steps = 0
     for _ in env.agent_iter():
         obs, _, terminated, truncated, _ = env.last()
         if obs is None or terminated or truncated:
             env.step(None)
             continue
-        legal = np.flatnonzero(obs["action_mask"])
-        env.step(int(legal[rng.integers(legal.size)]))
+        # The mask's nonzero entries read as booleans: numpy finds them four times faster
+        # than in the int8 the observation space holds (5 µs a step, the policy's own cost).
+        legal = obs["action_mask"].view(np.bool_).nonzero()[0]
+        env.step(int(legal[rng.randrange(legal.size)]))
         steps += 1
     return steps
 
