@@ -151,7 +151,8 @@ def test_scores_are_the_same_whatever_the_memo_holds(monkeypatch: pytest.MonkeyP
             states.append(s)
             expected = [afresh(x) for x in states]
             assert [scoring._breakdowns(x) for x in states] == expected
-            monkeypatch.setattr(scoring, "_KEPT", 2)
+            monkeypatch.setattr(scoring._PALACES, "kept", 1)
+            monkeypatch.setattr(scoring._SEATS, "kept", 1)
             assert [scoring._breakdowns(x) for x in states] == expected
             monkeypatch.undo()
             assert any(b.total for b in expected[-1])  # a game that scored something

@@ -21,6 +21,7 @@ from functools import cache, lru_cache
 import numpy as np
 import numpy.typing as npt
 from medina.engine import GameState, LegalMoves, Phase, legal_moves
+from medina.engine.memo import IdentityMemo
 from medina.engine.scoring import Breakdown, breakdowns
 from medina.engine.state import NEUTRALS, SLOTS
 from medina.engine.types import ActionKind
@@ -186,9 +187,8 @@ def _tile_entries(
     return tuple(at)
 
 
-#: Seat blocks already built, by what they are made of (see ``_seat_block``).
-_BLOCKS: dict[tuple[int, int, int, tuple[int, ...], int, int, bool], tuple[Breakdown, Block]] = {}
-_BLOCKS_KEPT = 4096
+#: Seat blocks already built, by the identity of the seat's score and its facts.
+_BLOCKS: IdentityMemo[Block] = IdentityMemo()
 
 
 def _seat_block(
@@ -202,11 +202,11 @@ def _seat_block(
 ) -> Block:
     """One seat's slot of the vector (``SEAT_FIELDS``). A seat's facts change only when it
     moves or its score does, so blocks are kept: by the score's identity (the entry holds
-    the score, so that identity is not reused while the entry lives) and the seat's facts."""
+    the score: ``medina.engine.memo``) and the seat's facts."""
     key = (id(score), roofs, blocking, own, tea, revealed, viewer)
     kept = _BLOCKS.get(key)
     if kept is not None:
-        return kept[1]
+        return kept
     v = [0.0] * SEAT_SIZE
     v[0] = 1.0  # present
     v[_ROOFTOPS : _ROOFTOPS + 4] = _COLOUR_BITS[roofs]
@@ -229,11 +229,7 @@ def _seat_block(
         score.tower_tiles,
         score.total,
     )
-    block = tuple(v)
-    if len(_BLOCKS) >= _BLOCKS_KEPT:
-        _BLOCKS.clear()
-    _BLOCKS[key] = (score, block)
-    return block
+    return _BLOCKS.put(key, score, tuple(v))
 
 
 def vector_of(s: GameState, seat: int) -> Vector:

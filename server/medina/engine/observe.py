@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .geometry import Mask
+from .memo import IdentityMemo
 from .scoring import Breakdown, breakdowns
 from .state import GameState, Phase
-from .types import Event, Supply
+from .types import Event, Palace, Supply
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +80,24 @@ class Observation:
     first_event: int
 
 
+#: id(palace) -> its view: a palace lives on, unchanged, through many observations
+_VIEWS: IdentityMemo[PalaceView] = IdentityMemo()
+
+
+def _palace_view(p: Palace) -> PalaceView:
+    """What everyone sees of ``p`` (the same view object while ``p`` lives on)."""
+    view = _VIEWS.get(id(p))
+    if view is None:
+        view = _VIEWS.put(
+            id(p),
+            p,
+            PalaceView(
+                p.colour, p.buildings, p.stables, p.owner, p.roof, p.roof_square, p.towers, p.time
+            ),
+        )
+    return view
+
+
 def observe(s: GameState, seat: int | None, *, full: bool = False, since: int = 0) -> Observation:
     """The view of ``seat`` (None: a spectator; ``full``: every supply).
 
@@ -124,12 +143,7 @@ def observe(s: GameState, seat: int | None, *, full: bool = False, since: int = 
         street=s.street,
         walls=s.walls,
         well=s.well,
-        palaces=tuple(
-            PalaceView(
-                p.colour, p.buildings, p.stables, p.owner, p.roof, p.roof_square, p.towers, p.time
-            )
-            for p in s.palaces
-        ),
+        palaces=tuple([_palace_view(p) for p in s.palaces]),
         palace_tiles=tuple(s.palace_tiles),
         tower_tiles=tuple(s.tower_tiles),
         tower_merchants=tuple(s.tower_merchants),

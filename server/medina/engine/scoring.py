@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .memo import IdentityMemo
 from .state import GameState
 from .types import ActionKind, Palace
 
@@ -105,17 +106,12 @@ def breakdowns(s: GameState) -> tuple[Breakdown, ...]:
 
 _SCORING_ROOF = int(ActionKind.ROOFTOP)
 
-# Scores already computed, found by identity. Palaces are immutable and shared by every
-# state until they change, and one action changes one or two of them, so a new state's
-# scores are nearly all known: a lookup by id() and three comparisons beat building and
-# hashing a key of big bitboards (every observation, every environment step, asks for
-# every seat's score). Each entry holds the objects whose id() keys it, so no id is reused
-# while its entry lives. Lost entries are only recomputed; both are cleared when large.
-#: id(palace) -> (palace, walls near, merchants near, well-bonus squares, its score)
-_PALACES: dict[int, tuple[Palace, int, int, int, PalaceScore]] = {}
-#: (palace tiles, tower tiles, id of each palace score) -> (those scores, the breakdown)
-_SEATS: dict[tuple[int, ...], tuple[tuple[PalaceScore, ...], Breakdown]] = {}
-_KEPT = 8192
+# Scores already computed, found by identity (see memo.py): a new state differs from its
+# parent in one or two palaces, and a key of big bitboards costs more to hash than scoring.
+#: (id(palace), walls near, merchants near, well-bonus squares) -> its score
+_PALACES: IdentityMemo[PalaceScore] = IdentityMemo()
+#: (palace tiles, tower tiles, id of each palace score) -> the seat's breakdown
+_SEATS: IdentityMemo[Breakdown] = IdentityMemo()
 
 
 def _breakdowns(s: GameState) -> tuple[Breakdown, ...]:
@@ -128,20 +124,8 @@ def _breakdowns(s: GameState) -> tuple[Breakdown, ...]:
         if p.owner >= 0 and p.roof == _SCORING_ROOF:  # Palace.scores, inlined: hot
             zone = p.zone
             w, m = walls & zone, merchants & zone
-            kept = known.get(id(p))
-            if (
-                kept is not None
-                and kept[0] is p
-                and kept[1] == w
-                and kept[2] == m
-                and kept[3] == well
-            ):
-                score = kept[4]
-            else:
-                score = _palace_score(p, w, m, well, adj)
-                if len(known) >= _KEPT:
-                    known.clear()
-                known[id(p)] = (p, w, m, well, score)
+            key = (id(p), w, m, well)
+            score = known.get(key) or known.put(key, p, _palace_score(p, w, m, well, adj))
             owned[p.owner].append(score)
     palace_tiles = [0] * players
     for c, h in enumerate(s.palace_tiles):
@@ -159,7 +143,7 @@ def _breakdown(palaces: list[PalaceScore], palace_tiles: int, tower_tiles: int) 
     key = (palace_tiles, tower_tiles, *map(id, palaces))
     kept = _SEATS.get(key)
     if kept is not None:
-        return kept[1]
+        return kept
     buildings = stables = walls = merchants = well_bonus = 0
     for p in palaces:
         buildings += p.buildings
@@ -178,10 +162,7 @@ def _breakdown(palaces: list[PalaceScore], palace_tiles: int, tower_tiles: int) 
         tower_tiles=tower_tiles,
         palaces=scored,
     )
-    if len(_SEATS) >= _KEPT:
-        _SEATS.clear()
-    _SEATS[key] = (scored, made)
-    return made
+    return _SEATS.put(key, scored, made)
 
 
 def ranks(totals: tuple[int, ...]) -> tuple[int, ...]:

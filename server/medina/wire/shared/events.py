@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import lru_cache
 
 from medina.engine import Action, ActionKind, Event, EventKind, Supply
+from medina.engine.memo import IdentityMemo
 from medina.v1 import game_pb2
 
 from .enums import (
@@ -155,10 +155,18 @@ def event_to_proto(index: int, e: Event) -> game_pb2.Event:
     return msg
 
 
-@lru_cache(maxsize=4096)
+#: (index, id(event)) -> its bytes: a history's events live as long as its game
+_EVENT_BYTES: IdentityMemo[bytes] = IdentityMemo()
+
+
 def event_bytes(index: int, e: Event) -> bytes:
-    """The serialized ``event_to_proto(index, e)``, cached: every seat is sent every event."""
-    return event_to_proto(index, e).SerializeToString()
+    """The serialized ``event_to_proto(index, e)``, kept: every seat is sent every event
+    (found by the event's identity, ``medina.engine.memo``)."""
+    key = (index, id(e))
+    made = _EVENT_BYTES.get(key)
+    if made is None:
+        made = _EVENT_BYTES.put(key, e, event_to_proto(index, e).SerializeToString())
+    return made
 
 
 def events_to_proto(first_index: int, events: Sequence[Event]) -> list[game_pb2.Event]:

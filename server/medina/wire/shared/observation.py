@@ -6,9 +6,10 @@ upb parses far faster than Python can set fields one by one:
 * ``Board.cells`` is a packed varint array whose values are all below 128, so
   each is one byte: a per-geometry template with the occupied squares
   overwritten bit by bit.
-* Palaces, events and the other seats' public views repeat from one message to
-  the next (every seat is sent every event; palaces and public seat views change
-  rarely), so their serialized forms are cached by their immutable engine values.
+* Palaces, events and seat views repeat from one message to the next (every seat
+  is sent every event; palaces and public seat views change rarely), so their
+  serialized forms are kept, found by the identity of the immutable engine objects
+  they come from (``medina.engine.memo``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from __future__ import annotations
 from functools import cache, lru_cache
 
 from medina.engine import (
-    Breakdown,
     Event,
     Observation,
     PalaceView,
@@ -25,6 +25,7 @@ from medina.engine import (
     squares,
 )
 from medina.engine.geometry import geometry
+from medina.engine.memo import IdentityMemo
 from medina.engine.types import ActionKind
 from medina.v1 import game_pb2
 
@@ -98,9 +99,16 @@ def _template(cols: int, rows: int) -> int:
     return int.from_bytes(cells, "little")
 
 
-@lru_cache(maxsize=4096)
+#: (index, id(palace view)) -> its field: a view lives as long as its palace (engine.observe)
+_PALACE_FIELDS: IdentityMemo[bytes] = IdentityMemo()
+
+
 def palace_bytes(pid: int, p: PalaceView) -> bytes:
-    """One ``Board.palaces`` entry as a length-delimited field, cached by its value."""
+    """One ``Board.palaces`` entry as a length-delimited field, kept by the view's identity."""
+    key = (pid, id(p))
+    made = _PALACE_FIELDS.get(key)
+    if made is not None:
+        return made
     msg = game_pb2.Palace(
         id=pid,
         colour=colour_to_proto(p.colour),  # type: ignore[arg-type]
@@ -114,7 +122,7 @@ def palace_bytes(pid: int, p: PalaceView) -> bytes:
         msg.rooftop.square = p.roof_square
         if p.owner >= 0:
             msg.rooftop.owner = p.owner
-    return field(_PALACES, msg.SerializeToString())
+    return _PALACE_FIELDS.put(key, p, field(_PALACES, msg.SerializeToString()))
 
 
 def _board(obs: Observation) -> bytes:
@@ -142,17 +150,22 @@ def _board(obs: Observation) -> bytes:
             scalar(_COLS, obs.cols),
             scalar(_ROWS, obs.rows),
             field(_CELLS, cells),
-            *(palace_bytes(pid, p) for pid, p in enumerate(obs.palaces)),
+            *[palace_bytes(pid, p) for pid, p in enumerate(obs.palaces)],
             packed(_STREET, squares(obs.street)),
             scalar(_WELL, obs.well) if obs.well > 0 else b"",  # square 0 is a tower
         )
     )
 
 
+#: A seat's view -> its field: the score by identity (scores are kept, engine.scoring),
+#: the rest by value. Public views change rarely; the viewer's own changes with its every
+#: placement, but the same supplies recur from game to game (they only shrink).
+_SEAT_FIELDS: IdentityMemo[bytes] = IdentityMemo()
+
+
 def _seat_field(v: PlayerView) -> bytes:
-    if v.supply is not None:
-        return _own_seat_field(v)
-    return _public_seat_field(
+    supply = v.supply
+    key = (
         v.seat,
         v.rooftop_colour,
         v.blocking_colour,
@@ -162,46 +175,23 @@ def _seat_field(v: PlayerView) -> bytes:
         v.tea,
         v.out_of_pieces,
         v.revealed,
-        v.score,
+        id(v.score),
+        None
+        if supply is None
+        else (
+            supply.buildings,
+            supply.rooftops,
+            supply.neutral,
+            supply.blocking,
+            supply.stables,
+            supply.merchants,
+            supply.walls,
+        ),
     )
-
-
-@lru_cache(maxsize=4096)
-def _own_seat_field(v: PlayerView) -> bytes:
-    """A seat view with its supply. The supply changes with the seat's every placement, but
-    the same views recur from game to game (supplies only shrink from the same start), so
-    they are cached by value too."""
-    return field(_SEATS, seat_to_proto(v).SerializeToString())
-
-
-@lru_cache(maxsize=1024)
-def _public_seat_field(
-    seat: int,
-    rooftop_colour: int,
-    blocking_colour: int,
-    rooftops: int,
-    blocking: int,
-    neutral: int,
-    tea: int,
-    out_of_pieces: bool,
-    revealed: bool,
-    score: Breakdown | None,
-) -> bytes:
-    """A seat view without supply: these change rarely, so they are cached by value."""
-    view = PlayerView(
-        seat,
-        rooftop_colour,
-        blocking_colour,
-        rooftops,
-        blocking,
-        neutral,
-        tea,
-        out_of_pieces,
-        revealed,
-        supply=None,
-        score=score,
-    )
-    return field(_SEATS, seat_to_proto(view).SerializeToString())
+    made = _SEAT_FIELDS.get(key)
+    if made is None:
+        made = _SEAT_FIELDS.put(key, v.score, field(_SEATS, seat_to_proto(v).SerializeToString()))
+    return made
 
 
 def _event_field(index: int, e: Event) -> bytes:
