@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
-from medina.engine import from_picture, ranks, result
+from medina.engine import apply_action, from_picture, new_game, ranks, result, scoring
 from medina.engine.scoring import Breakdown, PalaceScore
 from medina.engine.state import GameState
+from medina.strategies import random_action
 
 from .support import position
 
@@ -130,9 +133,6 @@ def test_scores_are_the_same_whatever_the_memo_holds(monkeypatch: pytest.MonkeyP
     """The scores found by identity (scoring._PALACES, _SEATS) are those computed afresh:
     over seeded games, with the memo kept, emptied at every state, and nearly too small to
     hold anything."""
-    import random
-
-    from medina.engine import apply_action, legal_moves, new_game, scoring
 
     def afresh(s: GameState) -> tuple[Breakdown, ...]:
         scoring._PALACES.clear()
@@ -141,14 +141,10 @@ def test_scores_are_the_same_whatever_the_memo_holds(monkeypatch: pytest.MonkeyP
 
     for ruleset, players in (("medina-v2", 4), ("medina-v1-2p", 2), ("medina-v1", 3)):
         for seed in range(3):
-            states = []
             rng = random.Random(seed)
-            s = new_game(ruleset, players, seed)
-            while not s.over:
-                states.append(s)
-                moves = legal_moves(s)
-                s = apply_action(s, moves.nth(rng.randrange(len(moves))))
-            states.append(s)
+            states = [new_game(ruleset, players, seed)]
+            while not states[-1].over:
+                states.append(apply_action(states[-1], random_action(states[-1], rng)))
             expected = [afresh(x) for x in states]
             assert [scoring._breakdowns(x) for x in states] == expected
             monkeypatch.setattr(scoring._PALACES, "kept", 1)
