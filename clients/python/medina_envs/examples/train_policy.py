@@ -38,7 +38,8 @@ from pathlib import Path
 import grpc
 import numpy as np
 from medina.strategies import greedy_action
-from medina.v1 import admin_pb2, admin_pb2_grpc, match_pb2
+from medina.v1 import admin_pb2_grpc
+from medina.wire.shared.client import create_match
 from medina_client import Bot, play, play_policy
 from medina_client.bots import GreedyBot, RandomBot
 from medina_client.encoding import action_index
@@ -129,11 +130,9 @@ async def arena_game(
 ) -> float:
     """One match on the server: the policy's score (1 win, 1/2 draw, 0 loss)."""
     seat = seed % PLAYERS
-    config = match_pb2.MatchConfig(ruleset=1, players=PLAYERS, seed=seed)  # type: ignore[arg-type]
+    request = create_match("medina-v2", PLAYERS, seed)
     async with grpc.aio.insecure_channel(address) as channel:
-        created = await admin_pb2_grpc.MatchServiceStub(channel).CreateMatch(
-            admin_pb2.CreateMatchRequest(config=config)
-        )
+        created = await admin_pb2_grpc.MatchServiceStub(channel).CreateMatch(request)
     tokens = [t.token for t in sorted(created.tokens, key=lambda t: t.seat)]
     plays = [
         play_policy(policy, address, token, name="linear-policy")

@@ -1,6 +1,6 @@
 """The messages a client builds: a bot's ``Hello`` and replies, a ladder bot's lobby
-messages, and what the stdio bridge hands its program (the server's messages re-wrapped,
-its own notices, a JSON action read into a message)."""
+messages, an organiser's plainest CreateMatch, and what the stdio bridge hands its program
+(the server's messages re-wrapped, its own notices, a JSON action read into a message)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,15 @@ from typing import Any
 from google.protobuf import json_format
 
 from medina.engine import Action
-from medina.v1 import arena_pb2, common_pb2, game_pb2, ladder_pb2
+from medina.v1 import admin_pb2, arena_pb2, common_pb2, game_pb2, ladder_pb2, match_pb2
 
 from .actions import action_to_proto
+from .enums import RULESET_IDS
 from .protocol import PROTOCOL_MINOR, PROTOCOL_VERSION
 
 __all__ = [
     "action_from_json",
+    "create_match",
     "hello",
     "lobby_heartbeat",
     "lobby_hello",
@@ -58,6 +60,21 @@ def reply(request_id: int, action: Action | game_pb2.Action) -> arena_pb2.PlayRe
     the stdio bridge reads it from its program)."""
     msg = action_to_proto(action) if isinstance(action, Action) else action
     return arena_pb2.PlayRequest(reply=arena_pb2.Reply(request_id=request_id, action=msg))
+
+
+def create_match(ruleset: str, players: int, seed: int) -> admin_pb2.CreateMatchRequest:
+    """CreateMatch for a match of ``ruleset`` (``medina-v2``...) with ``players`` seats on
+    ``seed``, every other setting the server's default: what an example or a script needs
+    (the arena's own organisers build theirs from a full ``MatchSettings``). ValueError
+    naming an unknown ruleset."""
+    if ruleset not in RULESET_IDS:
+        raise ValueError(f"unknown ruleset {ruleset!r} (expected one of {', '.join(RULESET_IDS)})")
+    config = match_pb2.MatchConfig(
+        ruleset=RULESET_IDS[ruleset],  # type: ignore[arg-type]
+        players=players,
+        seed=seed,
+    )
+    return admin_pb2.CreateMatchRequest(config=config)
 
 
 def with_clock(
