@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import weakref
 from collections.abc import Awaitable
 from pathlib import Path
@@ -21,6 +22,7 @@ from medina.rpc.organiser import create_match
 from medina.rpc.single.server import start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, common_pb2, match_pb2
 from medina_client.status import status_info
+from records.test_verify import engine_record
 
 from .forfeits import check_forfeit_seat
 from .rawbot import RawBot
@@ -436,3 +438,59 @@ def test_forfeit_seat_forfeits_at_once_and_refuses_as_documented(tmp_path: Path)
             await running.stop(1)
 
     run(main(), timeout=120)
+
+
+def test_list_matches_pages_through_live_matches_then_earlier_records(tmp_path: Path) -> None:
+    # Earlier runs' records are listed after this run's matches, newest file first, taken
+    # from the catalog's order page by page; totals and state filters count both.
+    # More records than a page holds after any token: a page must start where the last
+    # one ended, not from the newest record.
+    records = [engine_record(tmp_path, "medina-v2", 2, seed) for seed in (1, 2, 4, 5)]
+    records.append(engine_record(tmp_path, "medina-v2", 2, 3, stop_after=6))
+    times = dict(zip(records, (30, 10, 50, 40, 20), strict=True))
+    for path, t in times.items():
+        os.utime(path, (1_000_000 + t, 1_000_000 + t))
+    by_time = [p.stem for p in sorted(records, key=times.__getitem__, reverse=True)]
+
+    async def listing(stub: Any, *states: Any) -> list[str]:
+        seen: list[str] = []
+        token = ""
+        while True:
+            page = await stub.ListMatches(
+                admin_pb2.ListMatchesRequest(page_size=2, page_token=token, states=states),
+                metadata=AUTH,
+            )
+            whole = await stub.ListMatches(
+                admin_pb2.ListMatchesRequest(states=states), metadata=AUTH
+            )
+            assert page.total_size == whole.total_size == len(whole.matches)
+            seen += [m.match_id for m in page.matches]
+            token = page.next_page_token
+            if not token:
+                return seen
+
+    async def main() -> None:
+        running = await start_server(
+            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN)
+        )
+        try:
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                ids = []
+                for _ in range(3):
+                    created = await stub.CreateMatch(
+                        admin_pb2.CreateMatchRequest(config=config()), metadata=AUTH
+                    )
+                    ids.append(created.match_id)
+                await stub.AbortMatch(admin_pb2.AbortMatchRequest(match_id=ids[0]), metadata=AUTH)
+                assert await listing(stub) == [*ids[::-1], *by_time]
+                aborted = await listing(stub, admin_pb2.MATCH_STATE_ABORTED)
+                assert aborted == [ids[0], records[4].stem]
+                finished = await listing(stub, admin_pb2.MATCH_STATE_FINISHED)
+                assert finished == [m for m in by_time if m != records[4].stem]
+                waiting = await listing(stub, admin_pb2.MATCH_STATE_WAITING)
+                assert waiting == [ids[2], ids[1]]
+        finally:
+            await running.stop(1)
+
+    asyncio.run(asyncio.wait_for(main(), 30))

@@ -286,9 +286,13 @@ def test_matches_run_on_both_workers_behind_one_address(tmp_path: Path) -> None:
             grpc.aio.insecure_channel(front.address) as channel,
         ):
             stub = admin_pb2_grpc.MatchServiceStub(channel)
-            listed, _pages, total = await list_all(stub, 3)
-            assert total == 5 and ids < {m.match_id for m in listed}  # with the match command's
-            assert all(m.from_record for m in listed)
+            everything, _pages, total = await list_all(stub, 100)
+            assert total == 5 and ids < {m.match_id for m in everything}  # and match's own
+            assert all(m.from_record for m in everything)
+            for size in (1, 2, 3):  # pages after a record's token go on from that record
+                listed, pages, total = await list_all(stub, size)
+                assert [m.match_id for m in listed] == [m.match_id for m in everything]
+                assert total == 5 and pages == -(-5 // size)
 
     asyncio.run(main())
 

@@ -123,3 +123,40 @@ def test_a_catalog_keeps_entries_and_reads_the_rest_back_from_the_records(
     shelf.add(inspect(later))
     entry = shelf.entry(later.stem)
     assert entry is not None and entry.state is StoredState.FINISHED
+
+
+def test_the_newest_records_come_in_listing_order_with_counts_per_state(
+    tmp_path: Path,
+) -> None:
+    # Two finished and three aborted records with distinct file times, two of them equal
+    # (the id orders those); pages are asked for as ListMatches does: up to a limit, before
+    # the last key shown, in some states.
+    finished = [engine_record(tmp_path, "medina-v2", 2, seed) for seed in (1, 2)]
+    aborted = [engine_record(tmp_path, "medina-v2", 2, s, stop_after=6) for s in (3, 4, 5)]
+    times = dict(zip([*finished, *aborted], (5, 1, 4, 2, 4), strict=True))
+    for path, t in times.items():
+        os.utime(path, (1_000_000 + t, 1_000_000 + t))
+    shelf = Catalog(tmp_path, cache_size=1)
+    shelf.load()
+    expected = sorted(times, key=lambda p: (times[p], p.stem), reverse=True)
+    assert [e.match_id for e in shelf.newest(10)] == [p.stem for p in expected]
+    first = shelf.newest(2)
+    after = shelf.newest(10, (first[-1].mtime, first[-1].match_id))
+    assert [e.match_id for e in first + after] == [p.stem for p in expected]
+    only = shelf.newest(10, states={StoredState.ABORTED})
+    assert [e.match_id for e in only] == [p.stem for p in expected if p in aborted]
+    assert shelf.count() == 5 and shelf.count({StoredState.ABORTED}) == 3
+    assert shelf.count({StoredState.FINISHED, StoredState.ABANDONED}) == 2
+    # A record noted later with an older time is placed by its time; one noted again moves.
+    late = engine_record(tmp_path, "medina-v2", 2, 9)
+    shelf.note(late.stem, StoredState.FINISHED, 1_000_000 + 3)
+    assert [e.match_id for e in shelf.newest(10)].index(late.stem) == 3
+    shelf.note(late.stem, StoredState.ABORTED, 1_000_000 + 9)
+    assert shelf.newest(1)[0].match_id == late.stem and shelf.count() == 6
+    assert shelf.count({StoredState.ABORTED}) == 4
+    # One that went away leaves the order and the counts when it is next read.
+    oldest = expected[-1]  # not the one record the cache holds: it is read again
+    oldest.unlink()
+    assert shelf.get(oldest.stem) is None
+    assert oldest.stem not in [e.match_id for e in shelf.newest(10)]
+    assert shelf.count() == 5 and shelf.count({StoredState.FINISHED}) == 1

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from medina.wire.settings import settings_from_proto
 from medina.wire.shared.client import create_match
 
@@ -16,5 +15,5 @@ def test_create_match_names_the_ruleset_and_leaves_the_rest_to_the_server() -> N
 
 
 def test_create_match_refuses_an_unknown_ruleset_by_name() -> None:
-    with pytest.raises(ValueError, match="unknown ruleset 'medina-v3'.*medina-v2"):
+    with pytest.raises(ValueError, match=r"unknown ruleset 'medina-v3'.*medina-v2"):
         create_match("medina-v3", 2, 1)

@@ -7,10 +7,11 @@ readable and verifiable up to its last complete entry (``read_record(allow_trunc
 
 from __future__ import annotations
 
+import bisect
 import enum
 import logging
-from collections import OrderedDict
-from collections.abc import Iterable
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Set
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -222,6 +223,10 @@ class Entry:
     mtime: float
 
 
+def _listing_key(e: Entry) -> tuple[float, str]:
+    return (e.mtime, e.match_id)
+
+
 class Catalog:
     """The records of one directory that a server lists.
 
@@ -229,18 +234,29 @@ class Catalog:
     (header and result) is read back from the record when a caller asks for it, the most
     recently asked kept in a bounded cache. A server that has played a million matches
     holds their entries, not their headers and results.
+
+    The entries are also kept in listing order (file time, then id) with a count per state,
+    so a page of the newest records costs its own entries (``newest``, ``count``), not a
+    sort of the whole directory on the server's event loop.
     """
 
     def __init__(self, directory: Path, cache_size: int = 256) -> None:
         self.directory = directory
         self.cache_size = cache_size
         self._entries: dict[str, Entry] = {}
+        #: Every entry, in listing order (``_listing_key``, ascending): 8 bytes an entry.
+        self._order: list[Entry] = []
+        self._counts: Counter[StoredState] = Counter()
         self._cache: OrderedDict[str, StoredMatch] = OrderedDict()
 
     def load(self) -> list[StoredMatch]:
         """Scan the directory (``scan``); returns what was found, oldest first."""
         found = scan(self.directory)
-        self._entries = {m.match_id: Entry(m.match_id, m.state, m.mtime) for m in found}
+        self._entries = {}
+        self._order = []
+        self._counts = Counter()
+        for m in found:
+            self._put(Entry(m.match_id, m.state, m.mtime))
         self._cache.clear()
         for m in found[-self.cache_size :]:
             self._remember(m)
@@ -248,14 +264,14 @@ class Catalog:
 
     def add(self, stored: StoredMatch) -> None:
         """A record that is complete now (a match that left memory)."""
-        self._entries[stored.match_id] = Entry(stored.match_id, stored.state, stored.mtime)
+        self._put(Entry(stored.match_id, stored.state, stored.mtime))
         self._remember(stored)
 
     def note(self, match_id: str, state: StoredState, mtime: float) -> None:
         """A record that is complete now, known without reading it (the server that wrote
         it knows how its match ended); its header and result are read when first asked for,
         and a record whose state on disk differs is corrected then (``get``)."""
-        self._entries[match_id] = Entry(match_id, state, mtime)
+        self._put(Entry(match_id, state, mtime))
 
     def entries(self) -> Iterable[Entry]:
         """Every record's entry."""
@@ -264,6 +280,31 @@ class Catalog:
     def entry(self, match_id: str) -> Entry | None:
         """One record's entry; None if the directory has no record of that match."""
         return self._entries.get(match_id)
+
+    def count(self, states: Set[StoredState] = frozenset()) -> int:
+        """How many records are in ``states`` (empty: all)."""
+        if not states:
+            return len(self._entries)
+        return sum(self._counts[s] for s in states)
+
+    def newest(
+        self,
+        limit: int,
+        before: tuple[float, str] | None = None,
+        states: Set[StoredState] = frozenset(),
+    ) -> list[Entry]:
+        """Up to ``limit`` entries, newest first (by file time, then id), of those ordered
+        strictly before ``before`` (None: from the newest) and, when ``states`` is given, in
+        those states."""
+        order = self._order
+        at = len(order) if before is None else bisect.bisect_left(order, before, key=_listing_key)
+        found: list[Entry] = []
+        while at > 0 and len(found) < limit:
+            at -= 1
+            e = order[at]
+            if not states or e.state in states:
+                found.append(e)
+        return found
 
     def __contains__(self, match_id: object) -> bool:
         return match_id in self._entries
@@ -286,12 +327,32 @@ class Catalog:
             stored = inspect(path)
         except OSError as exc:
             log.warning("the record %s went away or cannot be read: %s", path, exc)
-            del self._entries[match_id]
+            self._drop(match_id)
             return None
         if stored.state is not entry.state:  # replaced behind the server's back
-            self._entries[match_id] = Entry(match_id, stored.state, stored.mtime)
+            self._put(Entry(match_id, stored.state, stored.mtime))
         self._remember(stored)
         return stored
+
+    def _put(self, entry: Entry) -> None:
+        """Add or replace an entry, keeping the order and the counts."""
+        self._drop(entry.match_id)
+        self._entries[entry.match_id] = entry
+        self._counts[entry.state] += 1
+        order = self._order
+        if not order or _listing_key(order[-1]) < _listing_key(entry):
+            order.append(entry)  # the usual case: a record newer than every other
+        else:
+            bisect.insort(order, entry, key=_listing_key)
+
+    def _drop(self, match_id: str) -> None:
+        old = self._entries.pop(match_id, None)
+        if old is None:
+            return
+        self._counts[old.state] -= 1
+        at = bisect.bisect_left(self._order, _listing_key(old), key=_listing_key)
+        if at < len(self._order) and self._order[at] is old:
+            del self._order[at]
 
     def _remember(self, stored: StoredMatch) -> None:
         self._cache[stored.match_id] = stored

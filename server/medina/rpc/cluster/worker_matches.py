@@ -22,7 +22,14 @@ from medina.v1 import admin_pb2
 from medina.wire import matches
 
 from ..common.listing import SORT_KEYS_METADATA, Page, SortKey, decode_keys, merge, paginate
-from ..common.match_service import Admit, Load, recorded_entries, refuse_ended, stored_summary
+from ..common.match_service import (
+    Admit,
+    Load,
+    recorded_entries,
+    recorded_page,
+    refuse_ended,
+    stored_summary,
+)
 from ..common.status import Reason, abort
 from .routes import Route, Routes
 from .workers import Worker, WorkerPool
@@ -44,17 +51,41 @@ class FrontCatalog:
 
     def __init__(self, records_dir: Path) -> None:
         self.records_dir = records_dir
-        self.stored: dict[str, StoredMatch] = {}
+        #: Earlier runs' records: an entry each, read back when asked (as a single server).
+        self.earlier = catalog.Catalog(records_dir)
+        #: Matches lost with a worker, with the note that says so (a few).
+        self.lost_matches: dict[str, StoredMatch] = {}
 
     def load(self) -> None:
         """Read the records directory (before any worker runs a match)."""
-        self.stored = {m.match_id: m for m in catalog.scan(self.records_dir)}
+        self.earlier.load()
+
+    def __contains__(self, match_id: object) -> bool:
+        return match_id in self.lost_matches or match_id in self.earlier
+
+    def get(self, match_id: str) -> StoredMatch | None:
+        """A match known only from its record; None for any other."""
+        lost = self.lost_matches.get(match_id)
+        return lost if lost is not None else self.earlier.get(match_id)
+
+    def page(
+        self, states: Set[int], token: str, size: int
+    ) -> tuple[list[tuple[SortKey, StoredMatch]], int]:
+        """The records a ListMatches page after ``token`` can show, with their keys, and how
+        many the filter lets through (``match_service.recorded_page``)."""
+        found = recorded_entries(self.lost_matches.values(), states)
+        earlier, count = recorded_page(self.earlier, states, token, size)
+        for key, entry in earlier:
+            stored = self.earlier.get(entry.match_id)
+            if stored is not None:  # gone since: the next listing leaves it out
+                found.append((key, stored))
+        return found, count + len(found) - len(earlier)
 
     async def lost(self, match_ids: list[str], worker: str) -> None:
         """Matches of a worker that died: their records (read on a worker thread: replaying
         an interrupted record takes a while), listed as interrupted by it."""
         found = await asyncio.to_thread(self._inspect, match_ids, worker)
-        self.stored.update(found)
+        self.lost_matches.update(found)
 
     def _inspect(self, match_ids: list[str], worker: str) -> dict[str, StoredMatch]:
         found: dict[str, StoredMatch] = {}
@@ -172,12 +203,9 @@ class WorkerMatches:
         self, request: admin_pb2.ListMatchesRequest, states: Set[int], size: int, context: Context
     ) -> Page:
         """The workers' pages merged with the front's records, newest first."""
-        own = [
-            (key, stored_summary(m))
-            for key, m in recorded_entries(self.records.stored.values(), states)
-        ]
-        pages = [paginate(own, size, request.page_token)]  # a bad token: before any call
-        total = len(own)
+        recorded, total = self.records.page(states, request.page_token, size)
+        own = [(key, stored_summary(m)) for key, m in recorded]
+        pages = [paginate(own, size, request.page_token, total)]  # a bad token: before any call
         asked = copy.deepcopy(request)
         asked.page_size = size
         for worker, answer in await _ask_all(self.pool.live(), lambda w: _list(w, asked)):
@@ -187,7 +215,7 @@ class WorkerMatches:
                 await relay(context, worker, answer)
             page, worker_total = answer
             # A match lost with a dead worker is listed from its record here, not twice.
-            keep = [i for i, key in enumerate(page.keys) if key[2] not in self.records.stored]
+            keep = [i for i, key in enumerate(page.keys) if key[2] not in self.records]
             pages.append(
                 Page(
                     items=[page.items[i] for i in keep],
@@ -201,7 +229,7 @@ class WorkerMatches:
 
     def record(self, match_id: str) -> StoredMatch | None:
         """A match of an earlier run, or one lost with its worker (once its record is read)."""
-        return self.records.stored.get(match_id)
+        return self.records.get(match_id)
 
     async def get(self, match_id: str, context: Context) -> admin_pb2.MatchSummary:
         """One match, from the worker that holds it."""
@@ -260,7 +288,7 @@ class WorkerMatches:
         """Ends the call for a match that was lost with its worker, or of which only the
         record remains."""
         await self.refuse_lost(match_id, context)
-        stored = self.records.stored.get(match_id)
+        stored = self.records.get(match_id)
         if stored is not None:
             await refuse_ended(context, match_id, stored.state.value)
 

@@ -81,12 +81,16 @@ def decode_token(token: str) -> SortKey | None:
         ) from exc
 
 
-def paginate(entries: Iterable[tuple[SortKey, Any]], size: int, token: str) -> Page:
-    """The page after ``token`` of ``entries`` sorted newest first (highest key first)."""
+def paginate(
+    entries: Iterable[tuple[SortKey, Any]], size: int, token: str, total: int | None = None
+) -> Page:
+    """The page after ``token`` of ``entries`` sorted newest first (highest key first).
+    ``total`` is how many the whole listing holds when ``entries`` is only its head (records
+    fetched from the catalog up to the page's end); None: ``entries`` is all of it."""
     after = decode_token(token)
     ordered = sorted(entries, key=lambda e: e[0], reverse=True)
     rest = [e for e in ordered if after is None or e[0] < after]
-    return _cut(rest, size, more=False, total=len(ordered))
+    return _cut(rest, size, more=False, total=len(ordered) if total is None else total)
 
 
 def merge(pages: Iterable[Page], size: int, total: int) -> Page:

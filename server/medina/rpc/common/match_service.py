@@ -16,7 +16,7 @@ from typing import Any, NoReturn, Protocol, TypeVar
 
 import grpc
 
-from medina.records.catalog import StoredMatch, StoredState
+from medina.records.catalog import Catalog, Entry, StoredMatch, StoredState
 from medina.referee.config import MatchSettings
 from medina.referee.errors import ConfigError
 from medina.v1 import admin_pb2, admin_pb2_grpc
@@ -25,7 +25,15 @@ from medina.wire import convert, matches
 from .admission import AdmissionLimits, LoopLag, refusal
 from .auth import require_organiser
 from .idempotency import CreatedMatches, create_once
-from .listing import SORT_KEYS_METADATA, ListingError, Page, SortKey, encode_keys, page_size
+from .listing import (
+    SORT_KEYS_METADATA,
+    ListingError,
+    Page,
+    SortKey,
+    decode_token,
+    encode_keys,
+    page_size,
+)
 from .status import Reason, abort
 
 __all__ = [
@@ -37,6 +45,7 @@ __all__ = [
     "MatchService",
     "forfeit_detail",
     "recorded_entries",
+    "recorded_page",
     "refuse_ended",
     "refuse_over",
     "refuse_seat",
@@ -83,6 +92,22 @@ class Recorded(Protocol):
 
 
 R = TypeVar("R", bound=Recorded)
+
+
+def recorded_page(
+    records: Catalog, states: Set[int], token: str, size: int
+) -> tuple[list[tuple[SortKey, Entry]], int]:
+    """The records a ListMatches page after ``token`` can show (at most ``size + 1``, newest
+    first, filtered by ``states``; empty: every state), with their sort keys, and how many
+    records the filter lets through: the catalog's order, so a page never sorts the
+    directory. ListingError for a token no listing gave."""
+    after = decode_token(token)
+    wanted = frozenset(s for s, state in STORED_STATE.items() if int(state) in states)
+    if states and not wanted:
+        return [], 0
+    before = None if after is None or after[0] > 0 else (after[1], after[2])
+    found = records.newest(size + 1, before, wanted)
+    return [((0, e.mtime, e.match_id), e) for e in found], records.count(wanted)
 
 
 def recorded_entries(records: Iterable[R], states: Set[int]) -> list[tuple[SortKey, R]]:

@@ -25,7 +25,7 @@ from ..common.match_service import (
     Admit,
     Load,
     forfeit_detail,
-    recorded_entries,
+    recorded_page,
     refuse_ended,
     refuse_over,
     refuse_seat,
@@ -96,14 +96,15 @@ class LocalMatches:
     async def page(
         self, request: admin_pb2.ListMatchesRequest, states: Set[int], size: int, context: Context
     ) -> Page:
-        """Live matches and records in one order; summaries are built for the page only
-        (counting and ordering need just the keys)."""
-        entries: list[tuple[SortKey, catalog.Entry | HostedMatch]] = []
-        entries.extend(recorded_entries(self.arena.stored.entries(), states))
+        """Live matches and records in one order; summaries are built for the page only,
+        and only the records the page can show are taken from the catalog (in its order)."""
+        token = request.page_token
+        records, recorded = recorded_page(self.arena.stored, states, token, size)
+        entries: list[tuple[SortKey, catalog.Entry | HostedMatch]] = [*records]
         for h in self.arena.matches.values():
             if not states or int(h.match.phase) in states:
                 entries.append(((1, h.created, h.match_id), h))
-        page = paginate(entries, size, request.page_token)
+        page = paginate(entries, size, token, total=recorded + len(entries) - len(records))
         items = [
             summary(m) if isinstance(m, HostedMatch) else self._stored_summary(m)
             for m in page.items
