@@ -25,6 +25,7 @@ from ..common.listing import SORT_KEYS_METADATA, Page, SortKey, decode_keys, mer
 from ..common.match_service import (
     Admit,
     Load,
+    entry_summary,
     recorded_entries,
     recorded_page,
     refuse_ended,
@@ -70,16 +71,21 @@ class FrontCatalog:
 
     def page(
         self, states: Set[int], token: str, size: int
-    ) -> tuple[list[tuple[SortKey, StoredMatch]], int]:
+    ) -> tuple[list[tuple[SortKey, StoredMatch | catalog.Entry]], int]:
         """The records a ListMatches page after ``token`` can show, with their keys, and how
-        many the filter lets through (``match_service.recorded_page``)."""
-        found = recorded_entries(self.lost_matches.values(), states)
+        many the filter lets through (``match_service.recorded_page``); an earlier run's
+        record is only its entry, read (``summary``) if the merged page shows it."""
+        found: list[tuple[SortKey, StoredMatch | catalog.Entry]] = []
+        found.extend(recorded_entries(self.lost_matches.values(), states))
         earlier, count = recorded_page(self.earlier, states, token, size)
-        for key, entry in earlier:
-            stored = self.earlier.get(entry.match_id)
-            if stored is not None:  # gone since: the next listing leaves it out
-                found.append((key, stored))
+        found.extend(earlier)
         return found, count + len(found) - len(earlier)
+
+    def summary(self, listed: StoredMatch | catalog.Entry) -> admin_pb2.MatchSummary:
+        """A listed record's summary (``match_service.entry_summary`` for an entry)."""
+        if isinstance(listed, StoredMatch):
+            return stored_summary(listed)
+        return entry_summary(self.earlier, listed)
 
     async def lost(self, match_ids: list[str], worker: str) -> None:
         """Matches of a worker that died: their records (read on a worker thread: replaying
@@ -203,8 +209,7 @@ class WorkerMatches:
         self, request: admin_pb2.ListMatchesRequest, states: Set[int], size: int, context: Context
     ) -> Page:
         """The workers' pages merged with the front's records, newest first."""
-        recorded, total = self.records.page(states, request.page_token, size)
-        own = [(key, stored_summary(m)) for key, m in recorded]
+        own, total = self.records.page(states, request.page_token, size)
         pages = [paginate(own, size, request.page_token, total)]  # a bad token: before any call
         asked = copy.deepcopy(request)
         asked.page_size = size
@@ -225,7 +230,13 @@ class WorkerMatches:
                 )
             )
             total += worker_total
-        return merge(pages, size, total)
+        merged = merge(pages, size, total)
+        # The front's own records are read for the page only; the workers' come as summaries.
+        shown = [
+            self.records.summary(m) if isinstance(m, StoredMatch | catalog.Entry) else m
+            for m in merged.items
+        ]
+        return dataclasses.replace(merged, items=shown)
 
     def record(self, match_id: str) -> StoredMatch | None:
         """A match of an earlier run, or one lost with its worker (once its record is read)."""

@@ -43,6 +43,7 @@ __all__ = [
     "Load",
     "MatchBackend",
     "MatchService",
+    "entry_summary",
     "forfeit_detail",
     "recorded_entries",
     "recorded_page",
@@ -108,6 +109,24 @@ def recorded_page(
     before = None if after is None or after[0] > 0 else (after[1], after[2])
     found = records.newest(size + 1, before, wanted)
     return [((0, e.mtime, e.match_id), e) for e in found], records.count(wanted)
+
+
+def entry_summary(records: Catalog, entry: Entry) -> admin_pb2.MatchSummary:
+    """A listed record's summary, read back from it (a record that went away between the
+    listing and the read is listed as unreadable)."""
+    stored = records.get(entry.match_id)
+    if stored is None:
+        stored = StoredMatch(
+            entry.match_id,
+            records.directory / f"{entry.match_id}.jsonl",
+            StoredState.UNREADABLE,
+            None,
+            0,
+            None,
+            "the record went away",
+            entry.mtime,
+        )
+    return stored_summary(stored)
 
 
 def recorded_entries(records: Iterable[R], states: Set[int]) -> list[tuple[SortKey, R]]:

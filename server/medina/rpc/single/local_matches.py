@@ -12,7 +12,7 @@ import grpc
 
 from medina.engine import Event, observe
 from medina.records import catalog
-from medina.records.catalog import StoredMatch, StoredState
+from medina.records.catalog import StoredMatch
 from medina.records.errors import RecordError
 from medina.referee.config import MatchSettings
 from medina.referee.outcome import MatchOutcome
@@ -24,12 +24,12 @@ from ..common.listing import Page, SortKey, paginate
 from ..common.match_service import (
     Admit,
     Load,
+    entry_summary,
     forfeit_detail,
     recorded_page,
     refuse_ended,
     refuse_over,
     refuse_seat,
-    stored_summary,
 )
 from ..common.status import Reason, abort
 from .host import Arena, ArenaClosedError, HostedMatch
@@ -106,27 +106,10 @@ class LocalMatches:
                 entries.append(((1, h.created, h.match_id), h))
         page = paginate(entries, size, token, total=recorded + len(entries) - len(records))
         items = [
-            summary(m) if isinstance(m, HostedMatch) else self._stored_summary(m)
+            summary(m) if isinstance(m, HostedMatch) else entry_summary(self.arena.stored, m)
             for m in page.items
         ]
         return Page(items, page.next_token, page.total, page.keys)
-
-    def _stored_summary(self, entry: catalog.Entry) -> admin_pb2.MatchSummary:
-        """A listed record's summary, read back from it (a record that went away between
-        the listing and the read is listed as unreadable)."""
-        stored = self.arena.stored.get(entry.match_id)
-        if stored is None:
-            stored = StoredMatch(
-                entry.match_id,
-                self.arena.records_dir / f"{entry.match_id}.jsonl",
-                StoredState.UNREADABLE,
-                None,
-                0,
-                None,
-                "the record went away",
-                entry.mtime,
-            )
-        return stored_summary(stored)
 
     def record(self, match_id: str) -> StoredMatch | None:
         """A match of an earlier run, or of this one that has left memory."""
