@@ -21,6 +21,7 @@ from bench import (
     engine,
     envs,
     ladder,
+    listing,
     referee,
     strength,
     tournament,
@@ -37,6 +38,7 @@ SECTIONS: list[tuple[str, Callable[[], None]]] = [
     ("tournament", tournament.main),  # games per minute at concurrency 1..8 vs one match
     ("workers", workers.main),  # decisions/s with serve --workers 1 vs 2, instant bots
     ("ladder", ladder.main),  # ladder serve: matches formed/s, decisions/s vs the arena alone
+    ("listing", listing.main),  # ListMatches over a directory of many records vs an empty one
     ("viewer", viewer.main),  # web viewer: board JSON, replay JSON, message sizes
     ("strength", strength.main),  # reference bots against each other, paired and rotated
 ]
