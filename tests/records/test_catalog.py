@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
+import pytest
 from medina.engine import apply_action, new_game, result
-from medina.records.catalog import Catalog, StoredState, inspect, scan
+from medina.records.catalog import Catalog, StoredState, inspect, peek_state, scan
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.v1 import match_pb2
@@ -104,8 +106,7 @@ def test_a_catalog_keeps_entries_and_reads_the_rest_back_from_the_records(
 ) -> None:
     paths = [engine_record(tmp_path, "medina-v2", 2, seed, stop_after=8) for seed in (1, 2, 3)]
     shelf = Catalog(tmp_path, cache_size=1)
-    found = shelf.load()
-    assert [m.match_id for m in found] == [m.match_id for m in scan(tmp_path)]
+    assert shelf.load() == []  # each judged from its outcome line: none read in full
     assert len(shelf) == 3 and all(p.stem in shelf for p in paths)
     assert {e.match_id: e.state for e in shelf.entries()} == {
         p.stem: StoredState.ABORTED for p in paths
@@ -160,3 +161,46 @@ def test_the_newest_records_come_in_listing_order_with_counts_per_state(
     assert shelf.get(oldest.stem) is None
     assert oldest.stem not in [e.match_id for e in shelf.newest(10)]
     assert shelf.count() == 5 and shelf.count({StoredState.FINISHED}) == 1
+
+
+V1 = sorted((Path(__file__).parent / "v1").glob("*.jsonl"))
+
+
+def test_the_end_of_a_record_tells_its_state_as_reading_it_in_full_does(tmp_path: Path) -> None:
+    done = engine_record(tmp_path, "medina-v2", 3, 1)
+    aborted = engine_record(tmp_path, "medina-v1", 4, 2, stop_after=25)
+    cut = engine_record(tmp_path, "medina-v2", 2, 4, stop_after=10)
+    _cut_outcome(cut)
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text('{"outcome": not json}\n{"outcome":\n')
+    old = tmp_path / V1[0].name
+    shutil.copyfile(V1[0], old)
+    assert peek_state(done) is StoredState.FINISHED is inspect(done).state
+    assert peek_state(aborted) is StoredState.ABORTED is inspect(aborted).state
+    # Not told by the last line: read in full when the server starts.
+    for path in (cut, garbage, old):
+        assert peek_state(path) is None
+    shelf = Catalog(tmp_path)
+    inspected = shelf.load()
+    assert {m.match_id for m in inspected} == {cut.stem, garbage.stem, old.stem}
+    assert inspected == sorted(inspected, key=lambda m: (m.mtime, m.match_id))  # oldest first
+    states = {e.match_id: e.state for e in shelf.entries()}
+    assert states == {m.match_id: m.state for m in scan(tmp_path)}
+    assert states[cut.stem] is StoredState.INTERRUPTED
+    assert states[garbage.stem] is StoredState.UNREADABLE
+    assert states[old.stem] is StoredState.FINISHED
+
+
+@pytest.mark.parametrize("tail", [1, 64])
+def test_a_last_line_longer_than_the_tail_read_is_left_to_the_full_read(
+    tmp_path: Path, tail: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import medina.records.catalog as catalog
+
+    done = engine_record(tmp_path, "medina-v2", 4, 7)
+    monkeypatch.setattr(catalog, "_TAIL_BYTES", tail)
+    assert peek_state(done) is None
+    shelf = Catalog(tmp_path)
+    assert [m.match_id for m in shelf.load()] == [done.stem]
+    entry = shelf.entry(done.stem)
+    assert entry is not None and entry.state is StoredState.FINISHED

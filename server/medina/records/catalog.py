@@ -3,12 +3,16 @@ or interrupted by a crash (a record with no outcome line).
 
 Records are never modified here: an interrupted record stays as the crash left it, and is
 readable and verifiable up to its last complete entry (``read_record(allow_truncated=True)``).
+
+``scan`` reads every record in full (``replay list``); a server's ``Catalog`` reads only
+what it lists, and at start the end of each record (``peek_state``).
 """
 
 from __future__ import annotations
 
 import bisect
 import enum
+import json
 import logging
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Set
@@ -214,6 +218,38 @@ def _ended_state(result: match_pb2.MatchResult) -> StoredState:
     return StoredState.ABORTED
 
 
+#: How much of a record's end is read to find its outcome line at start.
+_TAIL_BYTES = 16_384
+_ENDINGS = {
+    "MATCH_ENDING_COMPLETE": StoredState.FINISHED,
+    "MATCH_ENDING_ABANDONED": StoredState.ABANDONED,
+    "MATCH_ENDING_ABORTED": StoredState.ABORTED,
+}
+
+
+def peek_state(path: Path) -> StoredState | None:
+    """How a record's match ended, from its last line alone (its outcome's ending), or None
+    when that line does not say: no outcome (an interrupted match), a last line longer than
+    the tail read, a format-1 record or one that is not JSON. A server starting on a large
+    directory reads a few KB of each record this way; the others are inspected in full."""
+    with path.open("rb") as f:
+        f.seek(0, 2)
+        size = f.tell()
+        f.seek(max(0, size - _TAIL_BYTES))
+        tail = f.read()
+    if not tail.endswith(b"\n"):
+        return None
+    cut = tail.rfind(b"\n", 0, len(tail) - 1)
+    last = tail[cut + 1 :]
+    if cut < 0 or not last.startswith(b'{"outcome"'):
+        return None
+    try:
+        ending = json.loads(last)["outcome"]["result"]["ending"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return _ENDINGS.get(ending) if isinstance(ending, str) else None
+
+
 @dataclass(frozen=True, slots=True)
 class Entry:
     """What a ``Catalog`` keeps in memory of one record: enough to order and filter it."""
@@ -250,17 +286,39 @@ class Catalog:
         self._cache: OrderedDict[str, StoredMatch] = OrderedDict()
 
     def load(self) -> list[StoredMatch]:
-        """Scan the directory (``scan``); returns what was found, oldest first."""
-        found = scan(self.directory)
+        """Read the directory: an entry for every record, from the end of its file when its
+        outcome line says how the match ended (``peek_state``), else from the whole record
+        (``inspect``). Returns the records read in full, oldest first: the interrupted and
+        unreadable ones, whose notes say what happened. The newest are read into the cache,
+        so the first listing finds them."""
         self._entries = {}
         self._order = []
         self._counts = Counter()
-        for m in found:
-            self._put(Entry(m.match_id, m.state, m.mtime))
         self._cache.clear()
-        for m in found[-self.cache_size :]:
-            self._remember(m)
-        return found
+        inspected: list[StoredMatch] = []
+        if not self.directory.is_dir():
+            return inspected
+        found: list[Entry] = []
+        for path in self.directory.glob("*.jsonl"):
+            try:
+                mtime = path.stat().st_mtime
+                state = peek_state(path)
+                if state is None:
+                    stored = inspect(path)
+                    inspected.append(stored)
+                    state, mtime = stored.state, stored.mtime
+            except OSError as exc:
+                log.warning("cannot read record %s: %s", path, exc.strerror)
+                continue
+            found.append(Entry(path.stem, state, mtime))
+        found.sort(key=_listing_key)  # once: inserting each in order would cost N^2
+        self._order = found
+        self._entries = {e.match_id: e for e in found}
+        self._counts = Counter(e.state for e in found)
+        for entry in found[-self.cache_size :]:
+            self.get(entry.match_id)
+        inspected.sort(key=lambda m: (m.mtime, m.match_id))
+        return inspected
 
     def add(self, stored: StoredMatch) -> None:
         """A record that is complete now (a match that left memory)."""

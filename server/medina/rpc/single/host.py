@@ -110,19 +110,20 @@ class Arena:
         self.record_taps: list[Callable[[str], RecordSink]] = []
 
     def load_records(self) -> list[StoredMatch]:
-        """Read the records directory: earlier matches, interrupted ones listed as aborted."""
-        found = self.stored.load()
-        interrupted = [m for m in found if m.state is StoredState.INTERRUPTED]
+        """Read the records directory: earlier matches, interrupted ones listed as aborted.
+        Returns the records that had to be read in full (interrupted or unreadable)."""
+        inspected = self.stored.load()
+        interrupted = [m for m in inspected if m.state is StoredState.INTERRUPTED]
         for m in interrupted:
             log.warning("match %s was interrupted (record %s): %s", m.match_id, m.path, m.note)
-        if found:
+        if len(self.stored):
             log.info(
                 "%d earlier match record(s) in %s, %d interrupted",
-                len(found),
+                len(self.stored),
                 self.records_dir,
                 len(interrupted),
             )
-        return found
+        return inspected
 
     def create(
         self,
