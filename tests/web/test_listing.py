@@ -66,6 +66,26 @@ def test_a_state_filter_lists_only_that_state(directory: Path) -> None:
     assert {r.state for r in both.rows} == {"interrupted", "finished"}
 
 
+def test_a_state_filter_keeps_states_not_every_record_it_read(
+    directory: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Filtering looks at every record's state (from the end of its file when the outcome
+    # says), but only the newest inspections stay in memory: a large directory does not
+    # fill the viewer with every record's header and result.
+    from medina.web import shelf
+
+    monkeypatch.setattr(shelf, "INSPECTED_CACHE", 10)
+    viewer = records_viewer(directory)
+    both = asyncio.run(
+        viewer.listing(Query(per=200, states=frozenset({"interrupted", "finished"})))
+    )
+    assert ids(both) == [f"rec-{n:03d}" for n in range(119, -1, -1)]
+    assert len(viewer.records._states) == RECORDS
+    assert len(viewer.records._inspected) == 10
+    again = asyncio.run(viewer.listing(Query(per=5, states=frozenset({"interrupted"}))))
+    assert ids(again) == ["rec-110", "rec-100", "rec-090", "rec-080", "rec-070"]
+
+
 @pytest.mark.parametrize(
     ("params", "says"),
     [

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from medina.records import catalog
-from medina.records.catalog import StoredMatch
+from medina.records.catalog import StoredMatch, StoredState
 from medina.records.errors import RecordError
 from medina.records.reader import Record, read_record
 from medina.records.replay import ReplayError, replay, start_state
@@ -33,6 +33,8 @@ RECORD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 #: Replays kept decoded in memory.
 REPLAY_CACHE = 8
+#: Records kept inspected (header and result) in memory; beyond them only their states.
+INSPECTED_CACHE = 512
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,10 @@ class RecordShelf:
         #: A shelf of one record file (``web --records FILE``): only that file is listed.
         self.single = single
         self.single_id = record_id_of(single) if single is not None else ""
-        self._inspected: dict[Path, tuple[_Key, StoredMatch]] = {}
+        #: The newest inspections asked for (bounded: a header and result each).
+        self._inspected: OrderedDict[Path, tuple[_Key, StoredMatch]] = OrderedDict()
+        #: Every record's state once a state filter looked at it (a few bytes each).
+        self._states: dict[Path, tuple[_Key, StoredState]] = {}
         self._replays: OrderedDict[tuple[Path, _Key], JSON] = OrderedDict()
         self._encoded: OrderedDict[tuple[Path, _Key, bool], bytes] = OrderedDict()
 
@@ -120,6 +125,7 @@ class RecordShelf:
         gone is forgotten)."""
         if not self.directory.is_dir():
             self._inspected.clear()
+            self._states.clear()
             return []
         dated: list[tuple[float, str, Path]] = []
         found = [self.single] if self.single is not None else self.directory.glob("*.jsonl")
@@ -130,8 +136,10 @@ class RecordShelf:
                 continue  # gone between the listing and the stat
         dated.sort(reverse=True)
         paths = [path for _mtime, _stem, path in dated]
-        for gone in set(self._inspected) - set(paths):
-            del self._inspected[gone]
+        present = set(paths)
+        for cache in (self._inspected, self._states):
+            for gone in set(cache) - present:
+                del cache[gone]
         return paths
 
     def page(
@@ -153,16 +161,38 @@ class RecordShelf:
         found: list[StoredMatch] = []
         matched = 0
         for path in paths:
-            stored = self._read(path)
-            if stored is None or stored.state.value not in states:
+            state = self._state(path)
+            if state is None or state.value not in states:
                 continue
             matched += 1
             if matched <= skip:
                 continue
             if len(found) == count:
                 return Slice(found, None, True)
-            found.append(stored)
+            stored = self._read(path)
+            if stored is not None:
+                found.append(stored)
         return Slice(found, matched, False)
+
+    def _state(self, path: Path) -> StoredState | None:
+        """How a record's match ended, from the end of its file when its outcome says
+        (``catalog.peek_state``), else from reading it; kept until the file changes."""
+        try:
+            stat = path.stat()
+            key = _Key(stat.st_mtime_ns, stat.st_size)
+            cached = self._states.get(path)
+            if cached is not None and cached[0] == key:
+                return cached[1]
+            state = catalog.peek_state(path)
+        except OSError:
+            return None
+        if state is None:
+            stored = self._read(path)
+            if stored is None:
+                return None
+            state = stored.state
+        self._states[path] = (key, state)
+        return state
 
     def _read(self, path: Path) -> StoredMatch | None:
         """What one record holds, read again only when its file changed."""
@@ -173,6 +203,9 @@ class RecordShelf:
             if cached is None or cached[0] != key:
                 cached = (key, catalog.inspect(path))
                 self._inspected[path] = cached
+                while len(self._inspected) > INSPECTED_CACHE:
+                    self._inspected.popitem(last=False)
+            self._inspected.move_to_end(path)
         except OSError:
             return None
         return cached[1]
