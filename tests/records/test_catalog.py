@@ -204,3 +204,30 @@ def test_a_last_line_longer_than_the_tail_read_is_left_to_the_full_read(
     assert [m.match_id for m in shelf.load()] == [done.stem]
     entry = shelf.entry(done.stem)
     assert entry is not None and entry.state is StoredState.FINISHED
+
+
+def test_records_are_read_without_changing_the_catalog_then_accepted(tmp_path: Path) -> None:
+    # A server reads a page's records on a worker thread (read: nothing changes), then
+    # takes them on its event loop (accept): cached, corrected, or dropped when gone.
+    kept, replaced, gone = (
+        engine_record(tmp_path, "medina-v2", 2, seed, stop_after=8) for seed in (1, 2, 3)
+    )
+    shelf = Catalog(tmp_path, cache_size=0)
+    shelf.load()
+    assert shelf.uncached([kept.stem, "no-such-match"]) == [kept.stem]
+    # Finished now, behind the server's back: another finished record copied over it.
+    finished = engine_record(tmp_path / "elsewhere", "medina-v2", 2, 2)
+    shutil.copyfile(finished, replaced)
+    gone.unlink()
+    found = shelf.read([kept.stem, replaced.stem, gone.stem])
+    assert found[gone.stem] is None and gone.stem in shelf  # read changed nothing
+    entry = shelf.entry(replaced.stem)
+    assert entry is not None and entry.state is StoredState.ABORTED
+    shelf.accept(found)
+    assert gone.stem not in shelf and shelf.count() == 2
+    entry = shelf.entry(replaced.stem)
+    assert entry is not None and entry.state is StoredState.FINISHED
+    assert shelf.count({StoredState.FINISHED}) == 1
+    # With no cache at all, get still answers (from the record, each time).
+    again = shelf.get(kept.stem)
+    assert again is not None and again.state is StoredState.ABORTED

@@ -377,20 +377,44 @@ class Catalog:
         if stored is not None:
             self._cache.move_to_end(match_id)
             return stored
-        entry = self._entries.get(match_id)
-        if entry is None:
+        if match_id not in self._entries:
             return None
-        path = self.directory / f"{match_id}.jsonl"
-        try:
-            stored = inspect(path)
-        except OSError as exc:
-            log.warning("the record %s went away or cannot be read: %s", path, exc)
-            self._drop(match_id)
-            return None
-        if stored.state is not entry.state:  # replaced behind the server's back
-            self._put(Entry(match_id, stored.state, stored.mtime))
-        self._remember(stored)
-        return stored
+        found = self.read([match_id])
+        self.accept(found)
+        return found[match_id]
+
+    def uncached(self, match_ids: Iterable[str]) -> list[str]:
+        """Those of ``match_ids`` that are listed and not in the cache: ``get`` would read
+        their records."""
+        return [m for m in match_ids if m in self._entries and m not in self._cache]
+
+    def read(self, match_ids: Iterable[str]) -> dict[str, StoredMatch | None]:
+        """Read records (None: gone or unreadable), changing nothing: safe on a worker
+        thread, so a server reads a page's records off its event loop, then ``accept``s
+        them on it."""
+        found: dict[str, StoredMatch | None] = {}
+        for match_id in match_ids:
+            path = self.directory / f"{match_id}.jsonl"
+            try:
+                found[match_id] = inspect(path)
+            except OSError as exc:
+                log.warning("the record %s went away or cannot be read: %s", path, exc)
+                found[match_id] = None
+        return found
+
+    def accept(self, found: dict[str, StoredMatch | None]) -> None:
+        """Take what ``read`` found: cache it, correct an entry whose record was replaced
+        behind the server's back, drop one whose record is gone."""
+        for match_id, stored in found.items():
+            entry = self._entries.get(match_id)
+            if entry is None:
+                continue  # dropped meanwhile
+            if stored is None:
+                self._drop(match_id)
+                continue
+            if stored.state is not entry.state:
+                self._put(Entry(match_id, stored.state, stored.mtime))
+            self._remember(stored)
 
     def _put(self, entry: Entry) -> None:
         """Add or replace an entry, keeping the order and the counts."""

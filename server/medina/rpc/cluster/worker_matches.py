@@ -9,7 +9,7 @@ import asyncio
 import copy
 import dataclasses
 import logging
-from collections.abc import Awaitable, Callable, Set
+from collections.abc import Awaitable, Callable, Sequence, Set
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -25,7 +25,7 @@ from ..common.listing import SORT_KEYS_METADATA, Page, SortKey, decode_keys, mer
 from ..common.match_service import (
     Admit,
     Load,
-    entry_summary,
+    entry_summaries,
     recorded_entries,
     recorded_page,
     refuse_ended,
@@ -81,11 +81,14 @@ class FrontCatalog:
         found.extend(earlier)
         return found, count + len(found) - len(earlier)
 
-    def summary(self, listed: StoredMatch | catalog.Entry) -> admin_pb2.MatchSummary:
-        """A listed record's summary (``match_service.entry_summary`` for an entry)."""
-        if isinstance(listed, StoredMatch):
-            return stored_summary(listed)
-        return entry_summary(self.earlier, listed)
+    async def summaries(
+        self, listed: Sequence[StoredMatch | catalog.Entry]
+    ) -> list[admin_pb2.MatchSummary]:
+        """Listed records' summaries (``match_service.entry_summaries`` for entries: read
+        off the event loop)."""
+        entries = [m for m in listed if isinstance(m, catalog.Entry)]
+        read = iter(await entry_summaries(self.earlier, entries))
+        return [stored_summary(m) if isinstance(m, StoredMatch) else next(read) for m in listed]
 
     async def lost(self, match_ids: list[str], worker: str) -> None:
         """Matches of a worker that died: their records (read on a worker thread: replaying
@@ -232,9 +235,10 @@ class WorkerMatches:
             total += worker_total
         merged = merge(pages, size, total)
         # The front's own records are read for the page only; the workers' come as summaries.
+        own_items = [m for m in merged.items if isinstance(m, StoredMatch | catalog.Entry)]
+        read = iter(await self.records.summaries(own_items))
         shown = [
-            self.records.summary(m) if isinstance(m, StoredMatch | catalog.Entry) else m
-            for m in merged.items
+            next(read) if isinstance(m, StoredMatch | catalog.Entry) else m for m in merged.items
         ]
         return dataclasses.replace(merged, items=shown)
 

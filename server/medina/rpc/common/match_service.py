@@ -9,8 +9,9 @@ front, ``cluster/worker_matches.py``).
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Set
+from collections.abc import Awaitable, Callable, Iterable, Sequence, Set
 from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol, TypeVar
 
@@ -43,6 +44,7 @@ __all__ = [
     "Load",
     "MatchBackend",
     "MatchService",
+    "entry_summaries",
     "entry_summary",
     "forfeit_detail",
     "recorded_entries",
@@ -109,6 +111,18 @@ def recorded_page(
     before = None if after is None or after[0] > 0 else (after[1], after[2])
     found = records.newest(size + 1, before, wanted)
     return [((0, e.mtime, e.match_id), e) for e in found], records.count(wanted)
+
+
+async def entry_summaries(
+    records: Catalog, entries: Sequence[Entry]
+) -> list[admin_pb2.MatchSummary]:
+    """The summaries of listed records (``entry_summary``); the records not in the cache
+    are read on a worker thread, so a page of old records never stalls the event loop
+    that clocks the matches."""
+    missing = records.uncached(e.match_id for e in entries)
+    if missing:
+        records.accept(await asyncio.to_thread(records.read, missing))
+    return [entry_summary(records, e) for e in entries]
 
 
 def entry_summary(records: Catalog, entry: Entry) -> admin_pb2.MatchSummary:

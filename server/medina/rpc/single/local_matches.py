@@ -24,7 +24,7 @@ from ..common.listing import Page, SortKey, paginate
 from ..common.match_service import (
     Admit,
     Load,
-    entry_summary,
+    entry_summaries,
     forfeit_detail,
     recorded_page,
     refuse_ended,
@@ -105,10 +105,9 @@ class LocalMatches:
             if not states or int(h.match.phase) in states:
                 entries.append(((1, h.created, h.match_id), h))
         page = paginate(entries, size, token, total=recorded + len(entries) - len(records))
-        items = [
-            summary(m) if isinstance(m, HostedMatch) else entry_summary(self.arena.stored, m)
-            for m in page.items
-        ]
+        listed = [m for m in page.items if isinstance(m, catalog.Entry)]
+        read = iter(await entry_summaries(self.arena.stored, listed))
+        items = [summary(m) if isinstance(m, HostedMatch) else next(read) for m in page.items]
         return Page(items, page.next_token, page.total, page.keys)
 
     def record(self, match_id: str) -> StoredMatch | None:
