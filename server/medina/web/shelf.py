@@ -127,9 +127,8 @@ class RecordShelf:
         return [self._file(stem) for _mtime, stem in self._dated()]
 
     def _dated(self) -> list[tuple[float, str]]:
-        """(file time, file stem) of every record file, newest first. One ``os.scandir``
-        and a stat per file, no ``Path`` per file: a page of a directory of tens of
-        thousands of records lists it in milliseconds."""
+        """(file time, file stem) of every record file, newest first: one ``os.scandir``
+        and a stat per file (the order is by file time), no ``Path`` built per file."""
         dated: list[tuple[float, str]] = []
         if self.single is not None:
             with contextlib.suppress(OSError):
