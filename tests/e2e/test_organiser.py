@@ -131,6 +131,17 @@ def test_a_match_whose_record_cannot_be_written_is_not_created(tmp_path: Path) -
     asyncio.run(asyncio.wait_for(main(), 30))
 
 
+async def create_matches(stub: Any, n: int) -> list[str]:
+    """The ids of ``n`` matches created one after the other (so in that order of time)."""
+    ids = []
+    for _ in range(n):
+        created = await stub.CreateMatch(
+            admin_pb2.CreateMatchRequest(config=config()), metadata=AUTH
+        )
+        ids.append(created.match_id)
+    return ids
+
+
 def test_list_matches_pages_newest_first_and_filters_by_state(tmp_path: Path) -> None:
     async def main() -> None:
         running = await start_server(
@@ -139,12 +150,7 @@ def test_list_matches_pages_newest_first_and_filters_by_state(tmp_path: Path) ->
         try:
             async with grpc.aio.insecure_channel(running.address) as channel:
                 stub = admin_pb2_grpc.MatchServiceStub(channel)
-                ids = []
-                for _ in range(5):
-                    created = await stub.CreateMatch(
-                        admin_pb2.CreateMatchRequest(config=config()), metadata=AUTH
-                    )
-                    ids.append(created.match_id)
+                ids = await create_matches(stub, 5)
                 await stub.AbortMatch(admin_pb2.AbortMatchRequest(match_id=ids[1]), metadata=AUTH)
                 seen: list[str] = []
                 token = ""
@@ -476,12 +482,7 @@ def test_list_matches_pages_through_live_matches_then_earlier_records(tmp_path: 
         try:
             async with grpc.aio.insecure_channel(running.address) as channel:
                 stub = admin_pb2_grpc.MatchServiceStub(channel)
-                ids = []
-                for _ in range(3):
-                    created = await stub.CreateMatch(
-                        admin_pb2.CreateMatchRequest(config=config()), metadata=AUTH
-                    )
-                    ids.append(created.match_id)
+                ids = await create_matches(stub, 3)
                 await stub.AbortMatch(admin_pb2.AbortMatchRequest(match_id=ids[0]), metadata=AUTH)
                 assert await listing(stub) == [*ids[::-1], *by_time]
                 aborted = await listing(stub, admin_pb2.MATCH_STATE_ABORTED)
