@@ -1,12 +1,13 @@
 """Strength of the reference bots: paired, seat-rotated games played in process.
 
-The ladder, weakest first: random, greedy, search-1 .. search-5, champion. For each pairing
-(A vs B) and each configuration (2-player and 4-player medina-v2) this section plays every
-seed once per rotation of the seats: A and B alternate around the table (A,B and B,A with
-two players; A,B,A,B and B,A,B,A with four), so both sides sit in every seat on the same
-deal. Games run through the referee in process (``medina.referee.local.local_match`` with
-``policy(strategy, seed)`` seats, as ``selfplay`` does), with the strategies' iteration or
-children budgets (no clock), so the table is deterministic; only its timings vary.
+The ladder, weakest first: random, greedy, the search levels (search-1 ..), champion. For
+each pairing (A vs B) and each configuration (2-player and 4-player medina-v2) this section
+plays every seed once per rotation of the seats: A and B alternate around the table (A,B
+and B,A with two players; A,B,A,B and B,A,B,A with four), so both sides sit in every seat
+on the same deal. Games run through the referee in process
+(``medina.referee.local.local_match`` with ``policy(strategy, seed)`` seats, as ``selfplay``
+does), with the strategies' depth or children budgets (no clock), so the table is
+deterministic; only its timings vary.
 
 Reported per pairing: A's and B's mean rank (per seat played), A's win share (each game's
 first place shared equally among the seats holding it, summed over A's seats; an even share
@@ -15,8 +16,8 @@ and the mean CPU time per decision of A and of B on this machine.
 
 ``make bench`` plays the quick table (``QUICK_PAIRINGS``, one seed each, or ``--games N``
 seeds); ``python -m bench.strength [--seeds N] [--pairings ladder|all|quick] [--players P]``
-plays more: ``ladder`` is every level against greedy and against the level below, plus the
-champion against level 5 (hours on one core at the default seeds).
+plays more: ``ladder`` is every level against greedy and against the level below, the
+champion against the top level (about an hour on one core at the default seeds).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from medina.referee.config import MatchSettings
 from medina.referee.local import local_match, policy
 from medina.referee.record import NullSink
 from medina.strategies import POLICIES
+from medina.strategies.search import LEVELS
 
 from bench import games as games_setting
 
@@ -42,18 +44,15 @@ from bench import games as games_setting
 LADDER: tuple[str, ...] = (
     "random",
     "greedy",
-    "search-1",
-    "search-2",
-    "search-3",
-    "search-4",
-    "search-5",
+    *(f"search-{level}" for level in sorted(LEVELS)),
     "champion",
 )
+TOP_LEVEL = f"search-{max(LEVELS)}"
 
 
 def ladder_pairings() -> list[tuple[str, str]]:
     """Every level above greedy against greedy and against the level below, greedy against
-    random, and the champion against level 5 (the level below it)."""
+    random, and the champion against the top search level (the level below it)."""
     out: list[tuple[str, str]] = [("greedy", "random")]
     for k in range(2, len(LADDER)):
         out.append((LADDER[k], "greedy"))
@@ -62,12 +61,13 @@ def ladder_pairings() -> list[tuple[str, str]]:
     return list(dict.fromkeys(out))
 
 
-#: ``make bench``'s pairings: the yardsticks and the champion against greedy and level 5.
+#: ``make bench``'s pairings: the yardsticks, the first level against greedy and the
+#: champion against greedy and the top level.
 QUICK_PAIRINGS: tuple[tuple[str, str], ...] = (
     ("greedy", "random"),
-    ("search-3", "greedy"),
+    ("search-1", "greedy"),
     ("champion", "greedy"),
-    ("champion", "search-5"),
+    ("champion", TOP_LEVEL),
 )
 CONFIGS: tuple[tuple[str, int], ...] = (("medina-v2", 2), ("medina-v2", 4))
 QUICK_SEEDS = 1
@@ -262,7 +262,7 @@ def cli(argv: list[str] | None = None) -> int:
         help="quick: make bench's; ladder: every level vs greedy and vs the level below",
     )
     parser.add_argument(
-        "--only", nargs="*", metavar="A:B", help="just these pairings (e.g. champion:search-5)"
+        "--only", nargs="*", metavar="A:B", help=f"just these pairings (e.g. champion:{TOP_LEVEL})"
     )
     parser.add_argument(
         "--players", type=int, choices=(2, 4), help="only this player count (default both)"

@@ -1,10 +1,11 @@
-"""The reference strategies: greedy beats random, search is seeded and deterministic for an
-iteration budget, keeps to its time budget in a real match, explains itself with --verbose,
+"""The reference strategies: greedy beats random, each search level searches to its depth
+deterministically, keeps to its time budget in a real match, explains itself with --verbose,
 and refuses bad levels and budgets by name."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import random
 from pathlib import Path
@@ -16,17 +17,12 @@ from medina.referee.outcome import Termination
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.single.server import start_server
 from medina.strategies import POLICIES, Strategy
-from medina.strategies.search import (
-    LEVELS,
-    SearchConfig,
-    SearchLevelError,
-    level_config,
-    search,
-)
+from medina.strategies.champion import champion_search, champion_values, relative
+from medina.strategies.heuristics import DEFAULT_WEIGHTS
+from medina.strategies.search import LEVELS, SearchLevelError, level_config, search_strategy
 from medina_client import play
 from medina_client.__main__ import main
 from medina_client.bots import BOTS, RandomBot, SearchBot
-from medina_client.bots.search import default_budget_ms
 
 from .fake_arena import FakeStream, ended, fake_server, request, welcome
 from .fake_arena import run as run_bounded
@@ -66,32 +62,37 @@ def test_greedy_beats_random_on_fixed_seeds(
 
 
 @pytest.mark.parametrize(("ruleset", "players"), [("medina-v2", 4), ("medina-v1-2p", 2)])
-def test_search_is_deterministic_for_a_seed_and_an_iteration_budget(
-    ruleset: str, players: int
-) -> None:
+def test_each_level_searches_to_its_depth_and_no_further(ruleset: str, players: int) -> None:
     s = new_game(ruleset, players, 21)
     rng = random.Random(21)
     for _ in range(40):
         moves = legal_moves(s)
         s = apply_action(s, moves.nth(rng.randrange(len(moves))))
-    config = SearchConfig(iterations=12, candidates=4, width=3, own_width=4)
-    first = search(s, random.Random(5), config)
-    again = search(s, random.Random(5), config)
-    assert first == again
-    assert first.iterations == 12 and not first.stopped_early
-    assert sum(c.visits for c in first.candidates) == 12
-    assert is_legal(s, first.action)
-    assert first.action == first.candidates[0].action
-    assert [c.value for c in first.candidates] == sorted(
-        (c.value for c in first.candidates), reverse=True
-    )
+    for level, config in LEVELS.items():
+        found = champion_search(s, config)
+        assert found == champion_search(s, config), f"level {level} is not deterministic"
+        assert is_legal(s, found.action)
+        assert found.depth == config.max_depth and not found.stopped
+        assert found.generated < config.budget  # the safety cap is never what stops it
 
 
-def test_a_deadline_already_passed_falls_back_to_the_static_order() -> None:
+def test_level_one_is_the_evaluations_best_move() -> None:
     s = new_game("medina-v2", 3, 4)
-    found = search(s, random.Random(1), level_config(5), deadline=0.0, clock=lambda: 1.0)
-    assert found.iterations == 0 and found.stopped_early
-    assert [c.value for c in found.candidates] == [c.prior for c in found.candidates]
+    mover = s.to_move
+    best = max(
+        legal_moves(s).actions(),
+        key=lambda a: relative(
+            champion_values(apply_action(s, a)), mover, DEFAULT_WEIGHTS.best_opponent
+        ),
+    )
+    assert search_strategy(1)(s, random.Random(0)) == best
+
+
+def test_the_levels_grow_in_depth_or_width() -> None:
+    configs = [LEVELS[k] for k in sorted(LEVELS)]
+    assert sorted(LEVELS) == list(range(1, len(LEVELS) + 1))
+    for low, high in itertools.pairwise(configs):
+        assert high.max_depth > low.max_depth
 
 
 def test_in_process_search_policies_name_every_level() -> None:
@@ -99,33 +100,28 @@ def test_in_process_search_policies_name_every_level() -> None:
     assert sorted(BOTS) == ["champion", "greedy", "random", "search"]
 
 
-@pytest.mark.parametrize("level", [0, 6, -1, True, "3"])
+CHOICES = ", ".join(map(str, LEVELS))
+
+
+@pytest.mark.parametrize("level", [0, max(LEVELS) + 1, -1, True, "3"])
 def test_bad_levels_are_refused_by_name(level: object) -> None:
-    with pytest.raises(SearchLevelError, match=r"search level must be one of 1, 2, 3, 4, 5, got"):
+    with pytest.raises(SearchLevelError, match=f"search level must be one of {CHOICES}, got"):
         level_config(level)  # type: ignore[arg-type]
     with pytest.raises(SearchLevelError, match="search level"):
         SearchBot(0, level=level)  # type: ignore[arg-type]
 
 
-def test_bad_budgets_and_configs_are_refused_by_name() -> None:
+def test_bad_budgets_are_refused_by_name() -> None:
     with pytest.raises(SearchLevelError, match="search budget must be at least 1 ms, got 0"):
         SearchBot(0, budget_ms=0)
-    with pytest.raises(SearchLevelError, match="search iterations must be a positive integer"):
-        SearchConfig(iterations=0)
-    with pytest.raises(SearchLevelError, match=r"search epsilon must be 0\.\.1"):
-        SearchConfig(epsilon=1.5)
-
-
-def test_the_default_budget_is_a_capped_share_of_the_decision_time() -> None:
-    assert default_budget_ms(400) == 100
-    assert default_budget_ms(65_000) == 1_000
-    assert default_budget_ms(0) == 0
+    with pytest.raises(SearchLevelError, match="search budget must be at least 1 ms, got -5"):
+        SearchBot(0, budget_ms=-5)
 
 
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
-        (["--bot", "search", "--level", "9"], "search level must be one of 1, 2, 3, 4, 5, got 9"),
+        (["--bot", "search", "--level", "9"], f"search level must be one of {CHOICES}, got 9"),
         (["--bot", "search", "--budget-ms", "0"], "search budget must be at least 1 ms, got 0"),
         (["--bot", "greedy", "--level", "2"], "--level only apply to --bot search"),
         (["--bot", "random", "--verbose"], "--verbose only apply to --bot search"),
@@ -141,7 +137,7 @@ def test_the_cli_refuses_bad_search_options(
     assert fragment in capsys.readouterr().err
 
 
-def test_verbose_logs_the_top_candidates_with_their_values(
+def test_verbose_logs_each_decisions_move_depth_and_time(
     caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
 ) -> None:
     s = new_game("medina-v2", 2, 1)
@@ -164,18 +160,15 @@ def test_verbose_logs_the_top_candidates_with_their_values(
     assert len(lines) == 1, lines
     line = lines[0]
     assert line.startswith("decision 0: ")
-    assert "iterations in" in line and "(level 1" in line and "; top: " in line
-    top = line.split("; top: ", 1)[1].split("; ")
-    assert 1 < len(top) <= 4  # level 1 keeps 4 candidates
-    assert all(" rollouts, static " in c and " = " in c for c in top)
+    assert ", depth 1, 1 nodes, " in line and line.endswith("(level 1)"), line
     assert capsys.readouterr().out.startswith("match over: ")
 
 
 def test_search_keeps_to_its_budget_in_a_real_match(tmp_path: Path) -> None:
-    """A tight clock (600 ms a decision, no bank, no grace): level 5 would need seconds, the
-    default budget (a quarter of the decision time) cuts it short, and no decision times out."""
+    """A tight clock (600 ms a decision, no bank, no grace) and a budget of 20 ms: the top
+    level's searches are cut short, and no decision times out."""
     clock = TimeControl(decision_ms=600, bank_ms=0, increment_ms=0, grace_ms=0)
-    bot = SearchBot(3, level=5)
+    bot = SearchBot(3, level=max(LEVELS), budget_ms=20)
 
     async def go() -> None:
         running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
@@ -196,4 +189,4 @@ def test_search_keeps_to_its_budget_in_a_real_match(tmp_path: Path) -> None:
 
     run_bounded(go(), timeout=120)
     assert bot.searches > 10
-    assert bot.cut_short > 0  # the budget, not the iteration cap, ended searches
+    assert bot.cut_short > 0  # the budget, not the level's depth, ended searches

@@ -124,7 +124,7 @@ def test_the_demo_plays_and_updates_the_standings(
     ("text", "name", "options"),
     [
         ("greedy", "house-greedy", ("--bot", "greedy")),
-        ("search --level 5", "house-search-level-5", ("--bot", "search", "--level", "5")),
+        ("search --level 2", "house-search-level-2", ("--bot", "search", "--level", "2")),
         ("boss=champion", "boss", ("--bot", "champion")),
     ],
 )

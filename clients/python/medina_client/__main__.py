@@ -1,10 +1,11 @@
 """``python -m medina_client --server HOST:PORT --token T --bot random|greedy|search|champion``.
 
-``--bot search`` takes ``--level 1..5`` (default 3), ``--budget-ms M`` (default a quarter of
-the time each request allows, at most 1 000 ms) and ``--verbose`` (log the top candidate
-actions and their values on stderr). ``--bot champion`` takes ``--budget-ms M`` (default
-300 ms, at most half of the time each request allows) and ``--verbose`` (log the move, the
-depth reached and the time of each decision).
+``--bot search`` takes ``--level 1`` or ``2`` (default 2; the champion's search held to one or three
+plies), ``--budget-ms M`` (default 1 000 ms, at most half of the time each request allows;
+the level's depth is what normally ends a search) and ``--verbose``. ``--bot champion``
+takes ``--budget-ms M`` (default 300 ms, at most half of the time each request allows) and
+``--verbose``. ``--verbose`` logs the move, its value, the depth reached and the time of
+each decision on stderr.
 
 ``python -m medina_client --policy module:function`` plays a policy over the observation
 encoding instead (docs/encoding.md; needs numpy): ``function`` gets the observation the
@@ -28,7 +29,7 @@ import sys
 from pathlib import Path
 
 from medina.strategies.champion import ChampionConfigError
-from medina.strategies.search import DEFAULT_LEVEL, SearchLevelError
+from medina.strategies.search import DEFAULT_LEVEL, LEVELS, SearchLevelError
 
 from .bot import Bot
 from .bots import BOTS, ChampionBot, SearchBot
@@ -149,7 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tls-cert", help="client certificate (PEM) for mutual TLS")
     p.add_argument("--tls-key", help="client private key (PEM) for mutual TLS")
     p.add_argument("--quiet", action="store_true", help="no result line")
-    p.add_argument("--level", type=int, help=f"search level 1..5 (default {DEFAULT_LEVEL})")
+    p.add_argument(
+        "--level",
+        type=int,
+        help=f"search level {min(LEVELS)}..{max(LEVELS)} (default {DEFAULT_LEVEL})",
+    )
     p.add_argument("--budget-ms", type=int, help="search / champion time per decision in ms")
     p.add_argument(
         "--verbose",

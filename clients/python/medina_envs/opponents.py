@@ -27,8 +27,8 @@ OpponentSpec: TypeAlias = str | Policy
 #: An opponent as the environment runs it: the action for the seat to move.
 Opponent: TypeAlias = Callable[[GameState], Action]
 #: The SDK's example strategies (``medina.strategies.POLICIES``): random, gain,
-#: greedy, search (level 3), search-1 .. search-5 and champion, each with its iteration or
-#: children budget only.
+#: greedy, search (its default level), search-1, search-2 and champion, each with its
+#: depth or children budget only.
 NAMES = tuple(sorted(POLICIES))
 
 

@@ -60,7 +60,7 @@ class HouseBot:
 
 
 def parse_house(text: str) -> HouseBot:
-    """``[NAME=]BOT [OPTIONS]``, e.g. ``greedy`` or ``boss=search --level 5``; ValueError
+    """``[NAME=]BOT [OPTIONS]``, e.g. ``greedy`` or ``boss=search --level 2``; ValueError
     naming the fault."""
     require_sdk()
     name, eq, rest = text.partition("=")

@@ -25,9 +25,9 @@ __all__ = [
 ]
 
 #: The in-process strategies by name (``medina-arena selfplay --bots``, check-bot opponents).
-#: ``search`` is the search bot at its default level, ``search-1`` .. ``search-5`` at each
-#: level, ``champion`` the champion (``medina.strategies.champion``), all with their iteration or
-#: children budgets (no clock), so selfplay is deterministic.
+#: ``search`` is the search bot at its default level, ``search-1`` and ``search-2`` at each
+#: level (``search.LEVELS``), ``champion`` the champion (``medina.strategies.champion``), all
+#: with their depth or children budgets (no clock), so selfplay is deterministic.
 POLICIES: dict[str, Strategy] = {
     "random": random_action,
     "gain": gain_action,

@@ -1,5 +1,6 @@
-"""A static evaluation of a Medina position for one seat: the greedy bot's judgement and the
-search bot's rollout policy and leaf value. Engine state in, a number out; no search here.
+"""A static evaluation of a Medina position for one seat: the greedy bot's judgement, and
+the base of the champion's (``champion.champion_values``), which the search levels share.
+Engine state in, a number out; no search here.
 
 The value is the seat's score now plus what it can expect from what is still open, minus the
 same for its strongest opponent:

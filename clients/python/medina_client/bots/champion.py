@@ -1,11 +1,14 @@
-"""The champion bot: selective alpha-beta / max^n search within the request's clock."""
+"""The champion bot: selective alpha-beta / max^n search within the request's clock.
+
+``ChampionBot`` is also what the search levels play over gRPC (``SearchBot``): the same
+search and the same use of the clock, held to a level's depth."""
 
 from __future__ import annotations
 
 import logging
 import time
 
-from medina.engine import Action
+from medina.engine import Action, GameState, square_name
 from medina.strategies.champion import (
     DEFAULT_CONFIG,
     ChampionConfig,
@@ -15,10 +18,7 @@ from medina.strategies.champion import (
 )
 
 from ..bot import Turn
-from .search import action_text
 from .seeded import SeededBot
-
-log = logging.getLogger("medina_client.champion")
 
 #: Time per decision when no budget is given: about what an outside 300 ms alpha-beta uses.
 TARGET_MS = 300
@@ -26,6 +26,15 @@ TARGET_MS = 300
 MARGIN_MS = 60
 #: At most this share of the time the request allows (the rest is safety, and bank).
 SHARE = 0.5
+
+
+def action_text(s: GameState, action: Action) -> str:
+    """``building grey F7`` style text for logs."""
+    g = s.rules.geometry
+    name = action.kind.name.lower()
+    if 0 <= action.colour < 4:
+        name += " " + ("grey", "purple", "brown", "orange")[action.colour]
+    return f"{name} {square_name(g, action.square)}" if action.square >= 0 else name
 
 
 def champion_budget_ms(
@@ -62,6 +71,11 @@ class ChampionBot(SeededBot):
 
     name = "champion"
     version = "1"
+    #: Where ``verbose`` logs, and what its lines call the search.
+    log = logging.getLogger("medina_client.champion")
+    label = "champion"
+    #: The time per decision when ``budget_ms`` is not given.
+    default_target_ms = TARGET_MS
 
     def __init__(
         self,
@@ -84,9 +98,11 @@ class ChampionBot(SeededBot):
         )
         self.budget_ms = budget_ms
         self.verbose = verbose
-        #: The latest search, how many ran, the deepest iteration reached.
+        #: The latest search, how many ran, and how many the clock stopped before their
+        #: configured depth.
         self.last: ChampionResult | None = None
         self.searches = 0
+        self.cut_short = 0
 
     def choose(self, turn: Turn) -> Action:
         """The searched best action, within the time budget."""
@@ -95,7 +111,7 @@ class ChampionBot(SeededBot):
         state = self.state_or_none(turn)
         if state is None:
             return self.random_legal(turn)
-        target = TARGET_MS if self.budget_ms is None else self.budget_ms
+        target = self.default_target_ms if self.budget_ms is None else self.budget_ms
         clock = turn.clock
         bank = clock.bank_left_ms if clock.HasField("bank_left_ms") else None
         budget = champion_budget_ms(
@@ -106,9 +122,10 @@ class ChampionBot(SeededBot):
         )
         self.last = found
         self.searches += 1
+        self.cut_short += found.stopped
         if self.verbose:
-            log.info(
-                "decision %d: %s = %+.2f, depth %d, %d nodes, %d children, %.0f ms of %d ms",
+            self.log.info(
+                "decision %d: %s = %+.2f, depth %d, %d nodes, %d children, %.0f ms of %d ms (%s)",
                 state.decisions,
                 action_text(state, found.action),
                 found.value,
@@ -117,5 +134,6 @@ class ChampionBot(SeededBot):
                 found.generated,
                 (time.monotonic() - started) * 1000,
                 budget,
+                self.label,
             )
         return found.action
