@@ -16,12 +16,15 @@ from medina.rpc.common.config import ServerConfig
 from medina.rpc.single.server import start_server
 from medina.strategies import POLICIES, greedy_action
 from medina.strategies.champion import (
+    DEFAULT_CONFIG,
+    MULTIPLAYER_CONFIG,
     ChampionConfig,
     ChampionConfigError,
     Prospects,
     champion_search,
     champion_strategy,
     champion_values,
+    default_config,
     relative,
 )
 from medina.strategies.heuristics import seat_values
@@ -149,6 +152,23 @@ def test_the_champion_beats_random_on_fixed_seeds(
 
 def test_the_champion_is_an_example_bot_and_an_in_process_policy() -> None:
     assert "champion" in BOTS and "champion" in POLICIES
+
+
+def test_the_champion_searches_narrower_and_deeper_with_more_players() -> None:
+    assert default_config(2) == DEFAULT_CONFIG
+    assert default_config(3) == default_config(4) == MULTIPLAYER_CONFIG
+    assert MULTIPLAYER_CONFIG.root_width < DEFAULT_CONFIG.root_width
+    assert MULTIPLAYER_CONFIG.width < DEFAULT_CONFIG.width
+    s = midgame("medina-v2", 4, 7, 20)
+    assert champion_search(s) == champion_search(s, MULTIPLAYER_CONFIG)
+    assert POLICIES["champion"](s, random.Random(0)) == champion_search(s).action
+    two = midgame("medina-v2", 2, 7, 20)
+    assert champion_search(two) == champion_search(two, DEFAULT_CONFIG)
+    # Over the wire the clock bounds the search, with the same widths.
+    bot = ChampionBot(0)
+    live = bot.config_for(4)
+    assert (live.root_width, live.width, live.budget) == (6, 3, 10**9)
+    assert bot.config_for(2).root_width == DEFAULT_CONFIG.root_width
 
 
 def test_the_budget_follows_the_request_clock() -> None:

@@ -4,8 +4,9 @@ Every decision (one placement or a tea break) is a ply. A node is expanded once:
 action is applied and the child judged by the evaluation (``champion_values``: greedy's
 ``heuristics.seat_values`` plus what claimed palaces can still gain, one value per seat),
 and the children are kept best first for the mover. Deeper plies look only at the ``width``
-best children of a node (``root_width`` at the root), so the search is selective; the last
-ply is full width (the mover's best child by the evaluation).
+best children of a node (``root_width`` at the root: 10 and 5 with two players, 6 and 3 with
+more, ``default_config``), so the search is selective; the last ply is full width (the
+mover's best child by the evaluation).
 
 * **Two players**: alpha-beta (the evaluation is zero-sum between the two seats), children
   ordered by the evaluation, the root re-ordered by the previous iteration's values.
@@ -144,6 +145,15 @@ class ChampionConfig:
 
 
 DEFAULT_CONFIG = ChampionConfig()
+#: With three or four players max^n gains more from depth than from width: 6 x 3 reaches a
+#: ply further in the same children (in 4-player games, at 4,000 children, it won 0.73 of
+#: 24 paired games against search level 2, where 10 x 5 won 0.42).
+MULTIPLAYER_CONFIG = ChampionConfig(root_width=6, width=3)
+
+
+def default_config(players: int) -> ChampionConfig:
+    """The champion's settings for a game of ``players``."""
+    return DEFAULT_CONFIG if players <= 2 else MULTIPLAYER_CONFIG
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,7 +355,7 @@ class _Searcher:
 
 def champion_search(
     s: GameState,
-    config: ChampionConfig = DEFAULT_CONFIG,
+    config: ChampionConfig | None = None,
     *,
     deadline: float | None = None,
     legal: Sequence[Action] | None = None,
@@ -353,10 +363,13 @@ def champion_search(
 ) -> ChampionResult:
     """Search ``s`` for the seat to move (see the module docstring) and return the move.
 
-    ``legal`` restricts the root to these actions (default: every legal one). The root is
-    always expanded in full (the answer is at worst the evaluation's best move); the budget
-    and ``deadline`` bound everything after it.
+    ``config``: None for the champion's own (``default_config``). ``legal`` restricts the
+    root to these actions (default: every legal one). The root is always expanded in full
+    (the answer is at worst the evaluation's best move); the budget and ``deadline`` bound
+    everything after it.
     """
+    if config is None:
+        config = default_config(s.players)
     me = s.to_move
     searcher = _Searcher(me, s.players, config, deadline, clock)
     root = _Node(None, s, champion_values(s, config.weights, config.prospects), 0.0)
@@ -431,14 +444,15 @@ def _iteration(searcher: _Searcher, order: list[_Node], depth: int) -> list[tupl
 
 
 def champion_strategy(
-    config: ChampionConfig = DEFAULT_CONFIG,
+    config: ChampionConfig | None = None,
 ) -> Callable[[GameState, random.Random], Action]:
-    """An in-process strategy searching with ``config``'s budget only (no clock), so games
-    between strategies are deterministic for a seed (the random generator is not used)."""
+    """An in-process strategy searching with ``config``'s budget only (no clock; None: the
+    champion's own, ``default_config`` for the game's players), so games between strategies
+    are deterministic for a seed (the random generator is not used)."""
 
     def strategy(s: GameState, rng: random.Random) -> Action:
         del rng
-        return champion_search(s, config).action
+        return champion_search(s, config or default_config(s.players)).action
 
     strategy.__name__ = "champion"
     return strategy

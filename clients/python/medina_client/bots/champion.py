@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 
 from medina.engine import Action, GameState, square_name
 from medina.strategies.champion import (
-    DEFAULT_CONFIG,
     ChampionConfig,
     ChampionConfigError,
     ChampionResult,
     champion_search,
+    default_config,
 )
 
 from ..bot import Turn
@@ -62,7 +63,8 @@ def champion_budget_ms(
 
 class ChampionBot(SeededBot):
     """Searches each decision (``medina.strategies.champion``) for ``budget_ms`` (default:
-    ``champion_budget_ms`` of the request's clock) within ``config``'s limits.
+    ``champion_budget_ms`` of the request's clock) within ``config``'s limits (None: the
+    champion's own for the game's players, ``default_config``).
 
     The search uses ``Turn.state()``: the state the seat's tracker rebuilds from the public
     history, which in Medina determines every supply (RULES 9). With ``verbose`` it logs the
@@ -82,20 +84,12 @@ class ChampionBot(SeededBot):
         seed: int | None = None,
         budget_ms: int | None = None,
         verbose: bool = False,
-        config: ChampionConfig = DEFAULT_CONFIG,
+        config: ChampionConfig | None = None,
     ) -> None:
         super().__init__(seed)
         if budget_ms is not None and (isinstance(budget_ms, bool) or budget_ms < 1):
             raise ChampionConfigError(f"champion budget must be at least 1 ms, got {budget_ms!r}")
-        # The clock bounds a live search, not the in-process children budget.
-        self.config = ChampionConfig(
-            budget=10**9,
-            root_width=config.root_width,
-            width=config.width,
-            max_depth=config.max_depth,
-            weights=config.weights,
-            prospects=config.prospects,
-        )
+        self.given = config
         self.budget_ms = budget_ms
         self.verbose = verbose
         #: The latest search, how many ran, and how many the clock stopped before their
@@ -103,6 +97,12 @@ class ChampionBot(SeededBot):
         self.last: ChampionResult | None = None
         self.searches = 0
         self.cut_short = 0
+
+    def config_for(self, players: int) -> ChampionConfig:
+        """The settings searched with: the given ones (None: the champion's own for
+        ``players``), with the clock, not the in-process children budget, bounding it."""
+        config = self.given or default_config(players)
+        return replace(config, budget=10**9)
 
     def choose(self, turn: Turn) -> Action:
         """The searched best action, within the time budget."""
@@ -118,7 +118,10 @@ class ChampionBot(SeededBot):
             turn.time_left_ms, target, bank, state.pieces_left(state.to_move)
         )
         found = champion_search(
-            state, self.config, deadline=started + budget / 1000.0, legal=legal or None
+            state,
+            self.config_for(state.players),
+            deadline=started + budget / 1000.0,
+            legal=legal or None,
         )
         self.last = found
         self.searches += 1
