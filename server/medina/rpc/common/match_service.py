@@ -97,6 +97,11 @@ class Recorded(Protocol):
 R = TypeVar("R", bound=Recorded)
 
 
+def recorded_key(r: Recorded) -> SortKey:
+    """A record's place in the listing: after this run's matches, newest file first."""
+    return (0, r.mtime, r.match_id)
+
+
 def recorded_page(
     records: Catalog, states: Set[int], token: str, size: int
 ) -> tuple[list[tuple[SortKey, Entry]], int]:
@@ -110,7 +115,7 @@ def recorded_page(
         return [], 0
     before = None if after is None or after[0] > 0 else (after[1], after[2])
     found = records.newest(size + 1, before, wanted)
-    return [((0, e.mtime, e.match_id), e) for e in found], records.count(wanted)
+    return [(recorded_key(e), e) for e in found], records.count(wanted)
 
 
 async def entry_summaries(
@@ -147,9 +152,7 @@ def recorded_entries(records: Iterable[R], states: Set[int]) -> list[tuple[SortK
     """Records in the listing's order (after this run's matches, by file time) and filter
     (``states`` empty: every state)."""
     return [
-        ((0, r.mtime, r.match_id), r)
-        for r in records
-        if not states or int(STORED_STATE[r.state]) in states
+        (recorded_key(r), r) for r in records if not states or int(STORED_STATE[r.state]) in states
     ]
 
 
