@@ -133,6 +133,23 @@ def test_house_bot_specs(text: str, name: str, options: tuple[str, ...]) -> None
     assert (bot.name, bot.owner, bot.options) == (name, "house", options)
 
 
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("boss=search --level 5", "search level must be one of 1, 2, got 5"),
+        ("boss=search --level=0", "search level must be one of 1, 2, got 0"),
+        ("search --level x", "--level 'x'"),
+        ("search --level", "--level ''"),
+    ],
+)
+def test_house_bots_with_a_level_the_sdk_refuses_are_refused_first(
+    text: str, fragment: str
+) -> None:
+    with pytest.raises(ValueError, match="--house") as refused:
+        parse_house(text)
+    assert fragment in str(refused.value)
+
+
 @pytest.mark.parametrize("text", ["", "alphazero", "bad name=greedy"])
 def test_bad_house_bot_specs_are_refused(text: str) -> None:
     with pytest.raises(ValueError, match=r"--house|1-64 characters"):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from medina.storage.ladder import LadderStore
+from medina.strategies.search import SearchLevelError, level_config
 
 from . import accounts
 
@@ -69,9 +70,26 @@ def parse_house(text: str) -> HouseBot:
     words = shlex.split(rest)
     if not words or words[0] not in KNOWN:
         raise ValueError(f"--house {text!r}: the bot is one of {', '.join(KNOWN)}")
+    _check_level(text, words)
     slug = re.sub(r"[^A-Za-z0-9._]+", "-", " ".join(w.lstrip("-") for w in words)).strip("-")
     account = accounts.check_name(name.strip() or f"house-{slug}"[:64])
     return HouseBot(account, "house", ("--bot", *words))
+
+
+def _check_level(text: str, words: list[str]) -> None:
+    """A search level the SDK would refuse is refused here, before the ladder starts: the
+    house bot would otherwise exit at once, with the reason only in its log."""
+    for i, word in enumerate(words):
+        value = word.partition("=")[2] if word.startswith("--level=") else None
+        if word == "--level":
+            value = words[i + 1] if i + 1 < len(words) else ""
+        if value is None:
+            continue
+        try:
+            level_config(int(value))
+        except ValueError as exc:
+            detail = str(exc) if isinstance(exc, SearchLevelError) else f"--level {value!r}"
+            raise ValueError(f"--house {text!r}: {detail}") from None
 
 
 async def start_house(
