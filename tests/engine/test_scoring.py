@@ -5,10 +5,18 @@ from __future__ import annotations
 import random
 
 import pytest
-from medina.engine import apply_action, from_picture, new_game, ranks, result, scoring
+from medina.engine import (
+    CONFIGURATIONS,
+    apply_action,
+    from_picture,
+    new_game,
+    ranks,
+    result,
+    scoring,
+)
 from medina.engine.scoring import Breakdown, PalaceScore
 from medina.engine.state import GameState
-from medina.strategies import random_action
+from medina.strategies import gain_action, random_action
 
 from .support import position
 
@@ -152,3 +160,30 @@ def test_scores_are_the_same_whatever_the_memo_holds(monkeypatch: pytest.MonkeyP
             assert [scoring._breakdowns(x) for x in states] == expected
             monkeypatch.undo()
             assert any(b.total for b in expected[-1])  # a game that scored something
+
+
+@pytest.mark.parametrize(("ruleset", "players"), CONFIGURATIONS)
+def test_scores_reused_from_a_known_state_are_the_scores(ruleset: str, players: int) -> None:
+    """``breakdowns(s, known)`` reuses the known state's scores only when they are the
+    state's: at every decision of seeded games (one seat playing for points, so palaces are
+    claimed, walls and merchants score and tiles change hands), with the state before as
+    known, with a state of another game, and with one whose scores were never asked."""
+    reused = 0
+    for seed in range(4):
+        rng = random.Random(seed)
+        other = new_game(ruleset, players, seed + 100)
+        scoring.breakdowns(other)
+        s, before = new_game(ruleset, players, seed), None
+        while True:
+            fresh = scoring._breakdowns(s)
+            assert scoring.breakdowns(s.copy(), other) == fresh
+            assert scoring.breakdowns(s.copy(), s.copy()) == fresh  # nothing known
+            got = scoring.breakdowns(s, before)
+            assert got == fresh, f"{ruleset}/{players} seed {seed} decision {s.decisions}"
+            reused += before is not None and got is before.score_cache
+            if s.over:
+                break
+            strategy = gain_action if s.to_move == 0 else random_action
+            s, before = apply_action(s, strategy(s, rng)), s
+        assert any(b.total for b in fresh)  # a game that scored something
+    assert reused > 0

@@ -41,7 +41,7 @@ from medina_client.encoding import (
     encode,
 )
 
-from .observer import encode_state
+from .observer import Observer
 
 __all__ = [
     "MAX_GAME_SEED",
@@ -104,9 +104,10 @@ def _from_the_wire(s: GameState, seat: int) -> Encoded:
 
 
 def encoder(name: ObserverName) -> Encoder:
-    """The encoder called ``name``; ValueError for another name."""
+    """A new encoder called ``name`` (one per environment: "fast" remembers its last
+    observation); ValueError for another name."""
     if name == "fast":
-        return encode_state
+        return Observer()
     if name == "wire":
         return _from_the_wire
     raise ValueError(f"observer must be 'fast' or 'wire', not {name!r}")

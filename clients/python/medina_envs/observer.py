@@ -9,8 +9,8 @@ check the two agree bit for bit at every decision of many seeded games, for ever
 (``tests/envs/test_observer.py``), so an agent trained here sees exactly what the arena
 would send it.
 
-Masks are turned into planes a whole board at a time: the masks' bytes are joined,
-unpacked to bits by numpy and gathered onto the canvas.
+Masks are turned into planes a whole board at a time: the masks' bytes are joined and
+unpacked to bits by one numpy call, whose rows are the canvas when the grid fills it.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from medina.engine.state import NEUTRALS, SLOTS
 from medina.engine.types import ActionKind
 from medina_client.encoding import (
     ACTION_COUNT,
-    CELLS,
     COLS,
     ROWS,
     SEAT_OFFSET,
@@ -42,7 +41,7 @@ from medina_client.encoding import (
     Vector,
 )
 
-__all__ = ["encode_state", "mask_of", "planes_of", "vector_of"]
+__all__ = ["Observer", "encode_state", "mask_of", "planes_of", "vector_of"]
 
 #: Bytes per mask: every grid has at most 234 squares (240 bits).
 _BYTES = 30
@@ -70,27 +69,45 @@ _AT_EXHAUSTED = VECTOR_OFFSET["exhausted"]
 _AT_PALACE_TILES = VECTOR_OFFSET["palace_tiles"]
 _AT_TOWER_TILES = VECTOR_OFFSET["tower_tiles"]
 _AT_TOWER_MERCHANTS = VECTOR_OFFSET["tower_merchants"]
-_AT_SEAT = tuple(VECTOR_OFFSET[f"seat_{k}"] for k in range(SEAT_SLOTS))
-#: The vector's values as float32 bytes, native order as numpy reads them.
-_PACK_VECTOR = struct.Struct(f"={VECTOR_SIZE}f").pack
+#: Where the seat slots begin: they close the vector (VECTOR_FIELDS), slot k at
+#: ``_HEAD + k * SEAT_SIZE`` (tests/envs/test_observer.py compares every entry).
+_HEAD = VECTOR_OFFSET["seat_0"]
 #: A seat's slot of the vector, ``SEAT_SIZE`` values.
 Block = tuple[float, ...]
+#: The slot of a seat that is not in the game.
+_ABSENT: Block = (0.0,) * SEAT_SIZE
+#: The vector's values as float32 bytes, native order as numpy reads them.
+_PACK_VECTOR = struct.Struct(f"={VECTOR_SIZE}f").pack
 #: A mask of palace colours (bit c: colour c) as four 0/1 values, grey..orange.
 _COLOUR_BITS = tuple(tuple(float((m >> c) & 1) for c in range(4)) for m in range(16))
 
 
+def _rows(masks: list[int], cells: int) -> npt.NDArray[np.uint8]:
+    """The masks as rows of 0/1 bytes over the grid's ``cells`` squares, shape
+    ``(len(masks), cells)``, contiguous (one numpy unpack, no copy)."""
+    raw = b"".join([m.to_bytes(_BYTES, "little") for m in masks])
+    return np.unpackbits(
+        np.frombuffer(raw, dtype=np.uint8).reshape(len(masks), _BYTES),
+        axis=1,
+        count=cells,
+        bitorder="little",
+    )
+
+
+def _canvas(rows: npt.NDArray[np.uint8], cols: int, n_rows: int) -> npt.NDArray[np.uint8]:
+    """Rows of a grid of ``cols`` x ``n_rows`` as canvas planes ``(k, ROWS, COLS)``: a view
+    when the grid is the canvas, else a copy padded with 0."""
+    k = len(rows)
+    if cols == COLS and n_rows == ROWS:
+        return rows.reshape(k, ROWS, COLS)
+    out = np.zeros((k, ROWS, COLS), dtype=np.uint8)
+    out[:, :n_rows, :cols] = rows.reshape(k, n_rows, cols)
+    return out
+
+
 def _bits(masks: list[int], cols: int, rows: int) -> npt.NDArray[np.uint8]:
     """The masks as canvas planes, shape ``(len(masks), ROWS, COLS)``."""
-    raw = b"".join([m.to_bytes(_BYTES, "little") for m in masks])
-    k = len(masks)
-    bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little").reshape(
-        k, _BYTES * 8
-    )
-    if cols == COLS and rows == ROWS:
-        return bits[:, :CELLS].reshape(k, ROWS, COLS)
-    out = np.zeros((k, ROWS, COLS), dtype=np.uint8)
-    out[:, :rows, :cols] = bits[:, : cols * rows].reshape(k, rows, cols)
-    return out
+    return _canvas(_rows(masks, cols * rows), cols, rows)
 
 
 def _plane_masks(s: GameState, seat: int) -> list[int]:
@@ -162,9 +179,9 @@ def planes_of(s: GameState, seat: int) -> Planes:
 
 @cache
 def _vector_base(ruleset: str, players: int) -> tuple[float, ...]:
-    """The entries every vector of a game of ``ruleset`` and ``players`` starts from: its
-    ruleset and player count."""
-    v = [0.0] * VECTOR_SIZE
+    """The entries before the seat slots that every vector of a game of ``ruleset`` and
+    ``players`` starts from: its ruleset and player count."""
+    v = [0.0] * _HEAD
     v[_AT_RULESET + _RULESET[ruleset]] = 1.0
     v[_AT_PLAYERS + players - 2] = 1.0
     return tuple(v)
@@ -251,18 +268,20 @@ def vector_of(s: GameState, seat: int) -> Vector:
     scores = breakdowns(s)
     supply = s.supply
     roofs, blocking, tea, revealed = s.roofs, s.blocking, s.tea, s.revealed
-    for p in range(players):
-        base = _AT_SEAT[(p - seat) % players]
+    # The seat slots end the vector: the viewer's first, then the seats after it in turn.
+    for k in range(players):
+        p = (seat + k) % players
         at = p * SLOTS
-        v[base : base + SEAT_SIZE] = _seat_block(
+        v += _seat_block(
             scores[p],
             roofs[p],
             blocking[p],
             tuple(supply[at : at + SLOTS]),
             tea[p],
             (revealed >> p) & 1,
-            p == seat,
+            k == 0,
         )
+    v += _ABSENT * (SEAT_SLOTS - players)
     # Packed by struct into a buffer numpy adopts: twice as fast as np.fromiter. The
     # bytearray keeps the vector writable, as an agent may normalise it in place.
     return np.frombuffer(bytearray(_PACK_VECTOR(*v)), dtype=np.float32)
@@ -278,23 +297,57 @@ def mask_of(s: GameState, seat: int, moves: LegalMoves | None = None) -> Mask:
         return _no_moves()
     m = legal_moves(s) if moves is None else moves
     g = s.rules.geometry
-    out = np.empty(ACTION_COUNT, dtype=np.int8)
-    out[:TEA_INDEX] = _bits(_action_masks(m), g.cols, g.rows).reshape(-1)
-    out[TEA_INDEX] = m.tea
+    return _mask(_rows([*_action_masks(m), m.tea], g.cols * g.rows), g.cols, g.rows)
+
+
+def _mask(rows: npt.NDArray[np.uint8], cols: int, n_rows: int) -> Mask:
+    """The action mask from the rows of ``_action_masks`` and then a row holding the tea
+    bit first: on the canvas, the slots' rows end to end are the mask up to ``TEA_INDEX``
+    and the tea row's first byte is the mask's last, so it is a view."""
+    if cols == COLS and n_rows == ROWS:
+        return rows.reshape(-1)[:ACTION_COUNT].view(np.int8)
+    out = np.zeros(ACTION_COUNT, dtype=np.int8)
+    slots = len(rows) - 1
+    out[:TEA_INDEX].reshape(slots, ROWS, COLS)[:, :n_rows, :cols] = rows[:slots].reshape(
+        slots, n_rows, cols
+    )
+    out[TEA_INDEX] = rows[slots, 0]
     return out
 
 
 def encode_state(s: GameState, seat: int) -> Encoded:
     """Planes, vector and mask of ``seat``'s view of ``s``."""
     g = s.rules.geometry
+    cols, n_rows = g.cols, g.rows
     planes = _plane_masks(s, seat)
     if s.phase is Phase.OVER or s.to_move != seat:
-        return Encoded(_bits(planes, g.cols, g.rows), vector_of(s, seat), _no_moves())
-    # The seat to move: its planes and its action mask unpacked in one pass.
+        return Encoded(_bits(planes, cols, n_rows), vector_of(s, seat), _no_moves())
+    # The seat to move: its planes, its action mask and the tea bit unpacked in one pass.
     m = legal_moves(s)
-    bits = _bits(planes + _action_masks(m), g.cols, g.rows)
     k = len(planes)
-    mask = np.empty(ACTION_COUNT, dtype=np.int8)
-    mask[:TEA_INDEX] = bits[k:].reshape(-1)
-    mask[TEA_INDEX] = m.tea
-    return Encoded(bits[:k], vector_of(s, seat), mask)
+    rows = _rows([*planes, *_action_masks(m), m.tea], cols * n_rows)
+    return Encoded(
+        _canvas(rows[:k], cols, n_rows), vector_of(s, seat), _mask(rows[k:], cols, n_rows)
+    )
+
+
+class Observer:
+    """``encode_state`` for one environment, which remembers the state it observed last.
+
+    An environment observes a game decision after decision, and most placements change
+    nothing that scores (no claimed palace, wall, merchant or tile): the observer hands
+    the last state to ``scoring.breakdowns``, which then reuses its scores. The
+    encoding is ``encode_state``'s, for any state in any order (tests/envs/test_observer.py);
+    what is remembered only saves work. One per environment (not thread-safe).
+    """
+
+    __slots__ = ("_last",)
+
+    def __init__(self) -> None:
+        self._last: GameState | None = None
+
+    def __call__(self, s: GameState, seat: int) -> Encoded:
+        """Planes, vector and mask of ``seat``'s view of ``s``."""
+        breakdowns(s, self._last)
+        self._last = s
+        return encode_state(s, seat)

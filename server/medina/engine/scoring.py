@@ -94,14 +94,44 @@ def breakdown(s: GameState, seat: int) -> Breakdown:
     return breakdowns(s)[seat]
 
 
-def breakdowns(s: GameState) -> tuple[Breakdown, ...]:
+def breakdowns(s: GameState, known: GameState | None = None) -> tuple[Breakdown, ...]:
     """Every seat's score on the current board, in seat order (one pass over the palaces;
-    kept on the state, as every seat's observation of a decision asks for it)."""
+    kept on the state, as every seat's observation of a decision asks for it).
+
+    ``known``, a state of the same game whose scores were asked for before (the one
+    observed last, say), is reused when nothing that scores differs between the two: most
+    placements touch no claimed palace, wall, merchant or tile."""
     cached = s.score_cache
     if cached is not None:
         return cached
-    s.score_cache = cached = _breakdowns(s)
+    if known is not None and known.score_cache is not None and _scores_alike(s, known):
+        s.score_cache = cached = known.score_cache
+    else:
+        s.score_cache = cached = _breakdowns(s)
     return cached
+
+
+def _scores_alike(a: GameState, b: GameState) -> bool:
+    """Whether every input of ``_breakdowns`` is the same in ``a`` and ``b``: the walls,
+    merchants, well-bonus squares and tiles, and the scoring palaces, the same objects
+    (palaces are immutable, replaced on change) in the same order."""
+    if not (
+        a.rules is b.rules
+        and a.walls == b.walls
+        and a.merchants == b.merchants
+        and a.well_bonus == b.well_bonus
+        and a.palace_tiles == b.palace_tiles
+        and a.tower_tiles == b.tower_tiles
+    ):
+        return False
+    pa, pb = a.palaces, b.palaces
+    if len(pa) < len(pb):
+        pa, pb = pb, pa
+    for i, p in enumerate(pa):
+        q = pb[i] if i < len(pb) else None
+        if p is not q and (p.scores or (q is not None and q.scores)):
+            return False
+    return True
 
 
 _SCORING_ROOF = int(ActionKind.ROOFTOP)
