@@ -98,9 +98,9 @@ def breakdowns(s: GameState, known: GameState | None = None) -> tuple[Breakdown,
     """Every seat's score on the current board, in seat order (one pass over the palaces;
     kept on the state, as every seat's observation of a decision asks for it).
 
-    ``known``, a state of the same game whose scores were asked for before (the one
-    observed last, say), is reused when nothing that scores differs between the two: most
-    placements touch no claimed palace, wall, merchant or tile."""
+    ``known``, a state whose scores were asked for before (the one observed last, say):
+    its scores are reused when nothing that scores differs between the two, which holds
+    after most placements (they touch no claimed palace, wall, merchant or tile)."""
     cached = s.score_cache
     if cached is not None:
         return cached
