@@ -14,10 +14,11 @@ first place shared equally among the seats holding it, summed over A's seats; an
 is 0.5) with its 95 % Wilson interval over the games (a shared first counts as its share),
 and the mean CPU time per decision of A and of B on this machine.
 
-``make bench`` plays the quick table (``QUICK_PAIRINGS``, one seed each, or ``--games N``
-seeds); ``python -m bench.strength [--seeds N] [--pairings ladder|all|quick] [--players P]``
-plays more: ``ladder`` is every level against greedy and against the level below, the
-champion against the top level (about an hour on one core at the default seeds).
+``make bench`` plays every line of the ladder (``ladder_pairings``: every level against
+greedy and against the level below, the champion against the top level) at one seed each,
+or ``--games N`` seeds; ``--quick`` only ``QUICK_PAIRINGS``. ``python -m bench.strength
+[--seeds N] [--pairings ladder|quick] [--players P]`` plays more seeds (the ladder at the
+default seeds: about an hour on one core).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from medina.strategies import POLICIES
 from medina.strategies.search import LEVELS
 
 from bench import games as games_setting
+from bench import quick
 
 #: The ladder, weakest first.
 LADDER: tuple[str, ...] = (
@@ -238,11 +240,16 @@ def run_table(
 
 
 def main() -> None:
-    """``make bench``'s quick table: ``QUICK_PAIRINGS`` at ``QUICK_SEEDS`` seed(s) each, or
-    ``--games N`` seeds; ``python -m bench.strength --help`` for the ladder."""
+    """``make bench``'s table: every line of the ladder (``ladder_pairings``) at
+    ``QUICK_SEEDS`` seed(s) each, or ``--games N`` seeds; with ``--quick``, only
+    ``QUICK_PAIRINGS``. ``python -m bench.strength --help`` for more seeds."""
     seeds = games_setting(QUICK_SEEDS, QUICK_SEEDS)
-    print("quick table; every level: python -m bench.strength --pairings ladder --seeds N")
-    run_table(list(QUICK_PAIRINGS), seeds, CONFIGS)
+    pairings = list(QUICK_PAIRINGS) if quick() else ladder_pairings()
+    print(
+        f"{seeds} seed(s) a line, every seat rotation (python -m bench --games N strength "
+        "for N; python -m bench.strength --pairings ladder --seeds N plays the ladder alone)"
+    )
+    run_table(pairings, seeds, CONFIGS)
 
 
 def cli(argv: list[str] | None = None) -> int:
