@@ -452,7 +452,7 @@ def champion_strategy(
 
     def strategy(s: GameState, rng: random.Random) -> Action:
         del rng
-        return champion_search(s, config or default_config(s.players)).action
+        return champion_search(s, config).action
 
     strategy.__name__ = "champion"
     return strategy

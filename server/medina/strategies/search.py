@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 from medina.engine import Action, GameState
 
-from .champion import ChampionConfig, champion_search
+from .champion import ChampionConfig, champion_strategy
 
 
 class SearchLevelError(ValueError):
@@ -57,11 +57,6 @@ def level_config(level: int) -> ChampionConfig:
 def search_strategy(level: int) -> Callable[[GameState, random.Random], Action]:
     """An in-process strategy searching at ``level`` (no clock), so games between
     strategies are deterministic for a seed (the random generator is not used)."""
-    config = level_config(level)
-
-    def strategy(s: GameState, rng: random.Random) -> Action:
-        del rng
-        return champion_search(s, config).action
-
+    strategy = champion_strategy(level_config(level))
     strategy.__name__ = f"search_{level}"
     return strategy
