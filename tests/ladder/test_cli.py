@@ -138,8 +138,8 @@ def test_house_bot_specs(text: str, name: str, options: tuple[str, ...]) -> None
     [
         ("boss=search --level 5", "search level must be one of 1, 2, got 5"),
         ("boss=search --level=0", "search level must be one of 1, 2, got 0"),
-        ("search --level x", "--level 'x'"),
-        ("search --level", "--level ''"),
+        ("search --level x", "--level takes a whole number, got 'x'"),
+        ("search --level", "--level takes a whole number, got ''"),
     ],
 )
 def test_house_bots_with_a_level_the_sdk_refuses_are_refused_first(

@@ -88,7 +88,11 @@ def _check_level(text: str, words: list[str]) -> None:
         try:
             level_config(int(value))
         except ValueError as exc:
-            detail = str(exc) if isinstance(exc, SearchLevelError) else f"--level {value!r}"
+            detail = (
+                str(exc)
+                if isinstance(exc, SearchLevelError)
+                else f"--level takes a whole number, got {value!r}"
+            )
             raise ValueError(f"--house {text!r}: {detail}") from None
 
 
