@@ -62,22 +62,22 @@ _AT_PLAYERS = VECTOR_OFFSET["players"]
 _AT_PHASE = VECTOR_OFFSET["phase"]
 _AT_TO_MOVE = VECTOR_OFFSET["to_move"]
 _AT_TURN = VECTOR_OFFSET["turn"]
-_AT_QUOTA = VECTOR_OFFSET["quota"]
-_AT_PLACED = VECTOR_OFFSET["placed"]
-_AT_TEA_POOL = VECTOR_OFFSET["tea_pool"]
-_AT_EXHAUSTED = VECTOR_OFFSET["exhausted"]
 _AT_PALACE_TILES = VECTOR_OFFSET["palace_tiles"]
 _AT_TOWER_TILES = VECTOR_OFFSET["tower_tiles"]
 _AT_TOWER_MERCHANTS = VECTOR_OFFSET["tower_merchants"]
-#: Where the seat slots begin: they close the vector (VECTOR_FIELDS), slot k at
-#: ``_HEAD + k * SEAT_SIZE`` (tests/envs/test_observer.py compares every entry).
-_HEAD = VECTOR_OFFSET["seat_0"]
-#: A seat's slot of the vector, ``SEAT_SIZE`` values.
-Block = tuple[float, ...]
-#: The slot of a seat that is not in the game.
-_ABSENT: Block = (0.0,) * SEAT_SIZE
-#: The vector's values as float32 bytes, native order as numpy reads them.
-_PACK_VECTOR = struct.Struct(f"={VECTOR_SIZE}f").pack
+# vector_of joins the vector from pieces in this order, so the layout must run so.
+if not (
+    list(VECTOR_OFFSET)[:12]
+    == ["ruleset", "players", "phase", "to_move", "turn", "quota", "placed", "tea_pool",
+        "exhausted", "palace_tiles", "tower_tiles", "tower_merchants"]
+    and VECTOR_OFFSET["exhausted"] == _AT_TURN + 4
+    and _AT_PALACE_TILES == _AT_TURN + 8
+    and VECTOR_OFFSET["seat_0"] == _AT_TOWER_MERCHANTS + 4
+    and VECTOR_OFFSET["seat_0"] + SEAT_SLOTS * SEAT_SIZE == VECTOR_SIZE
+):  # fmt: skip
+    raise ImportError("medina_envs.observer does not match the encoding's vector layout")
+#: Where the tower tiles' entries begin among the tile entries.
+_TOWER_TILES = _AT_TOWER_TILES - _AT_PALACE_TILES
 #: A mask of palace colours (bit c: colour c) as four 0/1 values, grey..orange.
 _COLOUR_BITS = tuple(tuple(float((m >> c) & 1) for c in range(4)) for m in range(16))
 
@@ -177,35 +177,49 @@ def planes_of(s: GameState, seat: int) -> Planes:
     return _bits(_plane_masks(s, seat), g.cols, g.rows)
 
 
+#: float32 bytes, native order as numpy reads them (the vector is joined from such pieces).
+_F32 = struct.Struct("=f")
+_PACK4 = struct.Struct("=4f").pack
+#: A mask of palace colours (bit c: colour c) as four 0/1 float32 values, grey..orange.
+_COLOUR_BYTES = tuple(_PACK4(*bits) for bits in _COLOUR_BITS)
+#: The slots of the seats that are not in the game, by how many there are.
+_ABSENT_BYTES = tuple(_F32.pack(0.0) * SEAT_SIZE * k for k in range(SEAT_SLOTS + 1))
+
+
+def _floats(values: list[float]) -> bytes:
+    """``values`` as float32 bytes."""
+    return struct.pack(f"={len(values)}f", *values)
+
+
 @cache
-def _vector_base(ruleset: str, players: int) -> tuple[float, ...]:
-    """The entries before the seat slots that every vector of a game of ``ruleset`` and
-    ``players`` starts from: its ruleset and player count."""
-    v = [0.0] * _HEAD
+def _one_hots(ruleset: str, players: int, phase: int, to_move: int) -> bytes:
+    """The vector's first entries, up to ``turn``: the ruleset, the player count, the phase
+    and the seat to move (relative to the viewer; -1 when none is), one-hot."""
+    v = [0.0] * _AT_TURN
     v[_AT_RULESET + _RULESET[ruleset]] = 1.0
     v[_AT_PLAYERS + players - 2] = 1.0
-    return tuple(v)
+    v[_AT_PHASE + phase - 1] = 1.0
+    if to_move >= 0:
+        v[_AT_TO_MOVE + to_move] = 1.0
+    return _floats(v)
 
 
 @lru_cache(maxsize=1024)
-def _tile_entries(
+def _tile_bytes(
     palace_tiles: tuple[int, ...], tower_tiles: tuple[int, ...], seat: int, players: int
-) -> tuple[int, ...]:
-    """The vector entries set to 1 by who holds the tiles, seen from ``seat`` (tiles change
-    hands a few times a game, so the answer is kept)."""
-    at = [
-        _AT_PALACE_TILES + 5 * c + ((holder - seat) % players if holder >= 0 else 4)
-        for c, holder in enumerate(palace_tiles)
-    ]
-    at += [
-        _AT_TOWER_TILES + 5 * t + ((holder - seat) % players if holder >= 0 else 4)
-        for t, holder in enumerate(tower_tiles)
-    ]
-    return tuple(at)
+) -> bytes:
+    """The vector's tile entries (who holds each palace and tower tile, seen from
+    ``seat``); tiles change hands a few times a game, so the answer is kept."""
+    v = [0.0] * (_AT_TOWER_MERCHANTS - _AT_PALACE_TILES)
+    for c, holder in enumerate(palace_tiles):
+        v[5 * c + ((holder - seat) % players if holder >= 0 else 4)] = 1.0
+    for t, holder in enumerate(tower_tiles):
+        v[_TOWER_TILES + 5 * t + ((holder - seat) % players if holder >= 0 else 4)] = 1.0
+    return _floats(v)
 
 
-#: Seat blocks already built, by the identity of the seat's score and its facts.
-_BLOCKS: IdentityMemo[Block] = IdentityMemo()
+#: Seat slots already built, by the identity of the seat's score and its facts.
+_BLOCKS: IdentityMemo[bytes] = IdentityMemo()
 
 
 def _seat_block(
@@ -216,10 +230,10 @@ def _seat_block(
     tea: int,
     revealed: int,
     viewer: bool,
-) -> Block:
-    """One seat's slot of the vector (``SEAT_FIELDS``). A seat's facts change only when it
-    moves or its score does, so blocks are kept: by the score's identity (the entry holds
-    the score: ``medina.engine.memo``) and the seat's facts."""
+) -> bytes:
+    """One seat's slot of the vector (``SEAT_FIELDS``) as float32 bytes. A seat's facts
+    change only when it moves or its score does, so slots are kept: by the score's identity
+    (the entry holds the score: ``medina.engine.memo``) and the seat's facts."""
     key = (id(score), roofs, blocking, own, tea, revealed, viewer)
     kept = _BLOCKS.get(key)
     if kept is not None:
@@ -246,45 +260,49 @@ def _seat_block(
         score.tower_tiles,
         score.total,
     )
-    return _BLOCKS.put(key, score, tuple(v))
+    return _BLOCKS.put(key, score, _floats(v))
 
 
 def vector_of(s: GameState, seat: int) -> Vector:
     """The vector of ``seat``'s view of ``s`` (``medina_client.encoding.VECTOR_FIELDS``)."""
     rules = s.rules
     players = rules.players
-    v = list(_vector_base(rules.name, players))
-    v[_AT_PHASE + int(s.phase) - 1] = 1.0
-    if s.phase is not Phase.OVER:
-        v[_AT_TO_MOVE + (s.to_move - seat) % players] = 1.0
-    v[_AT_TURN] = s.turn
-    v[_AT_QUOTA] = s.quota
-    v[_AT_PLACED] = s.placed
-    v[_AT_TEA_POOL] = s.tea_pool
-    v[_AT_EXHAUSTED : _AT_EXHAUSTED + 4] = _COLOUR_BITS[s.exhausted]
-    for at in _tile_entries(tuple(s.palace_tiles), tuple(s.tower_tiles), seat, players):
-        v[at] = 1.0
-    v[_AT_TOWER_MERCHANTS : _AT_TOWER_MERCHANTS + 4] = s.tower_merchants
+    phase = s.phase
     scores = breakdowns(s)
     supply = s.supply
     roofs, blocking, tea, revealed = s.roofs, s.blocking, s.tea, s.revealed
-    # The seat slots end the vector: the viewer's first, then the seats after it in turn.
+    # The vector is joined from float32 pieces in its order (VECTOR_FIELDS), most of them
+    # kept from earlier vectors: the head, then the seat slots, the viewer's first and the
+    # seats after it in turn.
+    pieces = [
+        _one_hots(
+            rules.name,
+            players,
+            int(phase),
+            (s.to_move - seat) % players if phase is not Phase.OVER else -1,
+        ),
+        _PACK4(s.turn, s.quota, s.placed, s.tea_pool),
+        _COLOUR_BYTES[s.exhausted],
+        _tile_bytes(tuple(s.palace_tiles), tuple(s.tower_tiles), seat, players),
+        _PACK4(*s.tower_merchants),
+    ]
     for k in range(players):
         p = (seat + k) % players
         at = p * SLOTS
-        v += _seat_block(
-            scores[p],
-            roofs[p],
-            blocking[p],
-            tuple(supply[at : at + SLOTS]),
-            tea[p],
-            (revealed >> p) & 1,
-            k == 0,
+        pieces.append(
+            _seat_block(
+                scores[p],
+                roofs[p],
+                blocking[p],
+                tuple(supply[at : at + SLOTS]),
+                tea[p],
+                (revealed >> p) & 1,
+                k == 0,
+            )
         )
-    v += _ABSENT * (SEAT_SLOTS - players)
-    # Packed by struct into a buffer numpy adopts: twice as fast as np.fromiter. The
-    # bytearray keeps the vector writable, as an agent may normalise it in place.
-    return np.frombuffer(bytearray(_PACK_VECTOR(*v)), dtype=np.float32)
+    pieces.append(_ABSENT_BYTES[SEAT_SLOTS - players])
+    # A bytearray keeps the vector writable, as an agent may normalise it in place.
+    return np.frombuffer(bytearray(b"".join(pieces)), dtype=np.float32)
 
 
 def _no_moves() -> Mask:
