@@ -111,30 +111,37 @@ def breakdowns(s: GameState, known: GameState | None = None) -> tuple[Breakdown,
     return cached
 
 
+#: ``Palace.scores`` is ``roof == _SCORING_ROOF``, inlined below: a property reading an enum
+#: member costs more than the rest of the test.
+_SCORING_ROOF = int(ActionKind.ROOFTOP)
+
+
 def _scores_alike(a: GameState, b: GameState) -> bool:
-    """Whether every input of ``_breakdowns`` is the same in ``a`` and ``b``: the walls,
-    merchants, well-bonus squares and tiles, and the scoring palaces, the same objects
-    (palaces are immutable, replaced on change) in the same order."""
+    """Whether every input of ``_breakdowns`` is the same in ``a`` and ``b``: the tiles,
+    the well-bonus squares, the scoring palaces (the same objects, as palaces are immutable
+    and replaced on change, in the same order) and the walls and merchants in their zones
+    (a wall or merchant placed away from every scoring palace changes no score)."""
     if not (
         a.rules is b.rules
-        and a.walls == b.walls
-        and a.merchants == b.merchants
         and a.well_bonus == b.well_bonus
         and a.palace_tiles == b.palace_tiles
         and a.tower_tiles == b.tower_tiles
     ):
         return False
+    changed = (a.walls ^ b.walls) | (a.merchants ^ b.merchants)
+    zones = 0
     pa, pb = a.palaces, b.palaces
     if len(pa) < len(pb):
         pa, pb = pb, pa
     for i, p in enumerate(pa):
         q = pb[i] if i < len(pb) else None
-        if p is not q and (p.scores or (q is not None and q.scores)):
-            return False
-    return True
+        if p is not q:
+            if p.roof == _SCORING_ROOF or (q is not None and q.roof == _SCORING_ROOF):
+                return False
+        elif changed and p.roof == _SCORING_ROOF:
+            zones |= p.zone
+    return not changed & zones
 
-
-_SCORING_ROOF = int(ActionKind.ROOFTOP)
 
 # Scores already computed, found by identity (see memo.py): a new state differs from its
 # parent in one or two palaces, and a key of big bitboards costs more to hash than scoring.
