@@ -218,7 +218,7 @@ def _tile_bytes(
     return _floats(v)
 
 
-#: Seat slots already built, by the identity of the seat's score and its facts.
+#: Seat slots already built, by the identity of the seat's score and what the slot shows.
 _BLOCKS: IdentityMemo[bytes] = IdentityMemo()
 
 
@@ -226,15 +226,23 @@ def _seat_block(
     score: Breakdown,
     roofs: int,
     blocking: int,
-    own: tuple[int, ...],
+    supply: list[int],
+    at: int,
     tea: int,
     revealed: int,
     viewer: bool,
 ) -> bytes:
-    """One seat's slot of the vector (``SEAT_FIELDS``) as float32 bytes. A seat's facts
-    change only when it moves or its score does, so slots are kept: by the score's identity
-    (the entry holds the score: ``medina.engine.memo``) and the seat's facts."""
-    key = (id(score), roofs, blocking, own, tea, revealed, viewer)
+    """One seat's slot of the vector (``SEAT_FIELDS``) as float32 bytes; its supply is
+    ``supply[at : at + SLOTS]``, shown to the viewer when it is the viewer's or revealed. A
+    seat's facts change only when it moves or its score does, so slots are kept: by the
+    score's identity (the entry holds the score: ``medina.engine.memo``) and what the slot
+    shows (of a hidden supply, the neutral rooftops and whether it is empty)."""
+    own = supply[at : at + SLOTS]
+    shown = viewer or revealed
+    if shown:
+        key: tuple[object, ...] = (id(score), roofs, blocking, tea, revealed, *own)
+    else:
+        key = (id(score), roofs, blocking, tea, own[NEUTRALS], any(own))
     kept = _BLOCKS.get(key)
     if kept is not None:
         return kept
@@ -246,7 +254,7 @@ def _seat_block(
     v[_TEA] = tea
     v[_OUT] = not (any(own) or roofs or blocking)  # GameState.pieces_left(seat) == 0
     v[_REVEALED] = revealed
-    if viewer or revealed:
+    if shown:
         v[_KNOWN] = 1.0
         # buildings grey..orange, stables, merchants, walls: the supply's first 7 slots
         v[_SUPPLY : _SUPPLY + 7] = own[:7]
@@ -288,16 +296,16 @@ def vector_of(s: GameState, seat: int) -> Vector:
     ]
     for k in range(players):
         p = (seat + k) % players
-        at = p * SLOTS
         pieces.append(
             _seat_block(
                 scores[p],
                 roofs[p],
                 blocking[p],
-                tuple(supply[at : at + SLOTS]),
+                supply,
+                p * SLOTS,
                 tea[p],
-                (revealed >> p) & 1,
-                k == 0,
+                revealed >> p & 1,
+                not k,
             )
         )
     pieces.append(_ABSENT_BYTES[SEAT_SLOTS - players])
