@@ -41,7 +41,7 @@ from medina_client.encoding import (
     Vector,
 )
 
-__all__ = ["Observer", "encode_state", "mask_of", "planes_of", "vector_of"]
+__all__ = ["Observer", "encode_state", "mask_of", "planes_of", "slot_masks", "vector_of"]
 
 #: Bytes per mask: every grid has at most 234 squares (240 bits).
 _BYTES = 30
@@ -159,7 +159,7 @@ def _plane_masks(s: GameState, seat: int) -> list[int]:
     ]
 
 
-def _action_masks(m: LegalMoves) -> list[int]:
+def slot_masks(m: LegalMoves) -> list[int]:
     """The bitboard of every placement slot of the action index, in ``ACTION_SLOTS`` order."""
     return [
         *m.buildings,
@@ -325,7 +325,7 @@ def mask_of(s: GameState, seat: int, moves: LegalMoves | None = None) -> Mask:
         return _no_moves()
     m = legal_moves(s) if moves is None else moves
     g = s.rules.geometry
-    return _mask(_rows([*_action_masks(m), m.tea], g.cols * g.rows), g.cols, g.rows)
+    return _mask(_rows([*slot_masks(m), m.tea], g.cols * g.rows), g.cols, g.rows)
 
 
 def _mask(rows: npt.NDArray[np.uint8], cols: int, n_rows: int) -> Mask:
@@ -353,7 +353,7 @@ def encode_state(s: GameState, seat: int) -> Encoded:
     # The seat to move: its planes, its action mask and the tea bit unpacked in one pass.
     m = legal_moves(s)
     k = len(planes)
-    rows = _rows([*planes, *_action_masks(m), m.tea], cols * n_rows)
+    rows = _rows([*planes, *slot_masks(m), m.tea], cols * n_rows)
     return Encoded(
         _canvas(rows[:k], cols, n_rows), vector_of(s, seat), _mask(rows[k:], cols, n_rows)
     )
