@@ -14,7 +14,7 @@ computed again.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 __all__ = ["IdentityMemo"]
@@ -35,30 +35,32 @@ class IdentityMemo(Generic[V]):
     6
     """
 
-    __slots__ = ("_entries", "kept")
+    __slots__ = ("_pins", "_values", "get", "kept")
 
     def __init__(self, kept: int = 8192) -> None:
         if kept < 1:
             raise ValueError(f"an identity memo must keep at least 1 entry, not {kept}")
-        self._entries: dict[Hashable, tuple[object, V]] = {}
+        self._values: dict[Hashable, V] = {}
+        self._pins: dict[Hashable, object] = {}
         self.kept = kept
-
-    def get(self, key: Hashable) -> V | None:
-        """The value put under ``key``, or None."""
-        entry = self._entries.get(key)
-        return None if entry is None else entry[1]
+        #: ``get(key)``: the value put under ``key``, or None. The dictionary's own lookup,
+        #: bound once: memos are asked at every decision, and a method would add a Python
+        #: call to each question.
+        self.get: Callable[[Hashable], V | None] = self._values.get
 
     def put(self, key: Hashable, pins: object, value: V) -> V:
         """Keep ``value`` under ``key``; ``pins`` must hold every object whose id ``key``
         names. Returns ``value``."""
-        if len(self._entries) >= self.kept:
-            self._entries.clear()
-        self._entries[key] = (pins, value)
+        if len(self._values) >= self.kept:
+            self.clear()
+        self._values[key] = value
+        self._pins[key] = pins
         return value
 
     def clear(self) -> None:
         """Drop every entry."""
-        self._entries.clear()
+        self._values.clear()
+        self._pins.clear()
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._values)
