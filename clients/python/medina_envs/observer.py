@@ -220,57 +220,50 @@ def _tile_bytes(
     return _floats(v)
 
 
-#: Seat slots already built, by the identity of the seat's score and what the slot shows.
-_BLOCKS: IdentityMemo[bytes] = IdentityMemo()
-
-
-def _seat_block(
-    score: Breakdown,
-    roofs: int,
-    blocking: int,
-    supply: list[int],
-    at: int,
-    tea: int,
-    revealed: int,
-    viewer: bool,
+@cache
+def _seat_facts(
+    roofs: int, blocking: int, neutrals: int, tea: int, empty: bool, revealed: int, shown: bool
 ) -> bytes:
-    """One seat's slot of the vector (``SEAT_FIELDS``) as float32 bytes; its supply is
-    ``supply[at : at + SLOTS]``, shown to the viewer when it is the viewer's or revealed. A
-    seat's facts change only when it moves or its score does, so slots are kept: by the
-    score's identity (the entry holds the score: ``medina.engine.memo``) and what the slot
-    shows (of a hidden supply, the neutral rooftops and whether it is empty)."""
-    own = supply[at : at + SLOTS]
-    shown = viewer or revealed
-    if shown:
-        key: tuple[object, ...] = (id(score), roofs, blocking, tea, revealed, *own)
-    else:
-        key = (id(score), roofs, blocking, tea, own[NEUTRALS], any(own))
-    kept = _BLOCKS.get(key)
-    if kept is not None:
-        return kept
-    v = [0.0] * SEAT_SIZE
+    """A seat slot's entries before its supply (``SEAT_FIELDS`` up to ``supply``) as float32
+    bytes: its rooftops, tea and flags; ``empty``: its supply holds nothing."""
+    v = [0.0] * _SUPPLY
     v[0] = 1.0  # present
     v[_ROOFTOPS : _ROOFTOPS + 4] = _COLOUR_BITS[roofs]
     v[_BLOCKING : _BLOCKING + 4] = _COLOUR_BITS[blocking]
-    v[_NEUTRALS] = own[NEUTRALS]
+    v[_NEUTRALS] = neutrals
     v[_TEA] = tea
-    v[_OUT] = not (any(own) or roofs or blocking)  # GameState.pieces_left(seat) == 0
+    v[_OUT] = empty and not (roofs or blocking)  # GameState.pieces_left(seat) == 0
     v[_REVEALED] = revealed
-    if shown:
-        v[_KNOWN] = 1.0
-        # buildings grey..orange, stables, merchants, walls: the supply's first 7 slots
-        v[_SUPPLY : _SUPPLY + 7] = own[:7]
-    v[_SCORE : _SCORE + 8] = (
-        score.buildings,
-        score.stables,
-        score.walls,
-        score.merchants,
-        score.well_bonus,
-        score.palace_tiles,
-        score.tower_tiles,
-        score.total,
+    v[_KNOWN] = shown
+    return _floats(v)
+
+
+#: A seat slot's supply entries: buildings grey..orange, stables, merchants, walls.
+_PACK_SUPPLY = struct.Struct("=7f").pack
+#: The supply entries of a supply the viewer does not see.
+_HIDDEN_SUPPLY = _PACK_SUPPLY(*[0.0] * 7)
+#: A seat slot's score entries as float32 bytes, by the score's identity.
+_SCORES: IdentityMemo[bytes] = IdentityMemo()
+
+
+def _score_entries(score: Breakdown) -> bytes:
+    """A seat slot's score entries (``SEAT_FIELDS`` from ``score``) as float32 bytes."""
+    return _SCORES.put(
+        id(score),
+        score,
+        _floats(
+            [
+                score.buildings,
+                score.stables,
+                score.walls,
+                score.merchants,
+                score.well_bonus,
+                score.palace_tiles,
+                score.tower_tiles,
+                score.total,
+            ]
+        ),
     )
-    return _BLOCKS.put(key, score, _floats(v))
 
 
 def vector_of(s: GameState, seat: int) -> Vector:
@@ -296,19 +289,21 @@ def vector_of(s: GameState, seat: int) -> Vector:
         _tile_bytes(tuple(s.palace_tiles), tuple(s.tower_tiles), seat, players),
         _PACK4(*s.tower_merchants),
     ]
+    # Each seat slot is three pieces: its facts (rooftops, tea, flags; few values, kept by
+    # value), its supply (shown to the viewer when its own or revealed) and its score (kept
+    # by the score's identity).
+    scores_kept = _SCORES.get
     for k in range(players):
         p = (seat + k) % players
-        pieces.append(
-            _seat_block(
-                scores[p],
-                roofs[p],
-                blocking[p],
-                supply,
-                p * SLOTS,
-                tea[p],
-                revealed >> p & 1,
-                not k,
-            )
+        at = p * SLOTS
+        own = supply[at : at + SLOTS]
+        shown_p = revealed >> p & 1
+        shown = not k or shown_p
+        score = scores[p]
+        pieces += (
+            _seat_facts(roofs[p], blocking[p], own[NEUTRALS], tea[p], not any(own), shown_p, shown),
+            _PACK_SUPPLY(*own[:7]) if shown else _HIDDEN_SUPPLY,
+            scores_kept(id(score)) or _score_entries(score),
         )
     pieces.append(_ABSENT_BYTES[SEAT_SLOTS - players])
     # A bytearray keeps the vector writable, as an agent may normalise it in place.
