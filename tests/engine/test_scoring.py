@@ -167,23 +167,32 @@ def test_scores_reused_from_a_known_state_are_the_scores(ruleset: str, players: 
     """``breakdowns(s, known)`` reuses the known state's scores only when they are the
     state's: at every decision of seeded games (one seat playing for points, so palaces are
     claimed, walls and merchants score and tiles change hands), with the state before as
-    known, with a state of another game, and with one whose scores were never asked."""
+    known, with states of another game (its start, and its end, where palaces score that
+    this game does not have), and with one whose scores were never asked."""
     reused = 0
     for seed in range(4):
         rng = random.Random(seed)
         other = new_game(ruleset, players, seed + 100)
+        ended = other
+        while not ended.over:
+            ended = apply_action(ended, random_action(ended, rng))
         scoring.breakdowns(other)
+        scoring.breakdowns(ended)
         s, before = new_game(ruleset, players, seed), None
+        fresh_before: tuple[Breakdown, ...] = ()
         while True:
             fresh = scoring._breakdowns(s)
             assert scoring.breakdowns(s.copy(), other) == fresh
+            assert scoring.breakdowns(s.copy(), ended) == fresh
             assert scoring.breakdowns(s.copy(), s.copy()) == fresh  # nothing known
             got = scoring.breakdowns(s, before)
             assert got == fresh, f"{ruleset}/{players} seed {seed} decision {s.decisions}"
             reused += before is not None and got is before.score_cache
+            if before is not None:  # and back: a palace the known state scores is gone
+                assert scoring.breakdowns(before.copy(), s) == fresh_before
             if s.over:
                 break
             strategy = gain_action if s.to_move == 0 else random_action
-            s, before = apply_action(s, strategy(s, rng)), s
+            s, before, fresh_before = apply_action(s, strategy(s, rng)), s, fresh
         assert any(b.total for b in fresh)  # a game that scored something
     assert reused > 0

@@ -99,48 +99,57 @@ def breakdowns(s: GameState, known: GameState | None = None) -> tuple[Breakdown,
     kept on the state, as every seat's observation of a decision asks for it).
 
     ``known``, a state whose scores were asked for before (the one observed last, say):
-    its scores are reused when nothing that scores differs between the two, which holds
-    after most placements (they touch no claimed palace, wall, merchant or tile)."""
+    a seat's score is reused when nothing that scores it differs between the two, which
+    holds for every seat after most placements (they touch no claimed palace, wall,
+    merchant or tile) and for all but one or two seats after the others."""
     cached = s.score_cache
     if cached is not None:
         return cached
-    if known is not None and known.score_cache is not None and _scores_alike(s, known):
-        s.score_cache = cached = known.score_cache
-    else:
+    if known is None or known.score_cache is None:
         s.score_cache = cached = _breakdowns(s)
+    else:
+        kept = known.score_cache
+        seats = _seats_changed(s, known)
+        s.score_cache = cached = kept if not seats else _breakdowns(s, seats, kept)
     return cached
 
 
 #: ``Palace.scores`` is ``roof == _SCORING_ROOF``, inlined below: a property reading an enum
 #: member costs more than the rest of the test.
 _SCORING_ROOF = int(ActionKind.ROOFTOP)
+#: A mask of seats naming every seat.
+ALL_SEATS = -1
 
 
-def _scores_alike(a: GameState, b: GameState) -> bool:
-    """Whether every input of ``_breakdowns`` is the same in ``a`` and ``b``: the tiles,
-    the well-bonus squares, the scoring palaces (the same objects, as palaces are immutable
-    and replaced on change, in the same order) and the walls and merchants in their zones
-    (a wall or merchant placed away from every scoring palace changes no score)."""
-    if not (
-        a.rules is b.rules
-        and a.well_bonus == b.well_bonus
-        and a.palace_tiles == b.palace_tiles
-        and a.tower_tiles == b.tower_tiles
-    ):
-        return False
+def _seats_changed(a: GameState, b: GameState) -> int:
+    """The mask of the seats whose score may differ between ``a`` and ``b``: a seat's score
+    is the same when its tiles are, the well-bonus squares are, its scoring palaces are (the
+    same objects, as palaces are immutable and replaced on change, in the same order) and so
+    are the walls and merchants in their zones (a wall or merchant placed away from every
+    scoring palace changes no score). ``ALL_SEATS`` when the two are not comparable."""
+    if a.rules is not b.rules or a.well_bonus != b.well_bonus:
+        return ALL_SEATS
+    seats = 0
+    for tiles_a, tiles_b in ((a.palace_tiles, b.palace_tiles), (a.tower_tiles, b.tower_tiles)):
+        if tiles_a != tiles_b:
+            for x, y in zip(tiles_a, tiles_b, strict=True):
+                if x != y:  # a tile that changed hands: its holders', before and after
+                    seats |= (1 << x if x >= 0 else 0) | (1 << y if y >= 0 else 0)
     changed = (a.walls ^ b.walls) | (a.merchants ^ b.merchants)
-    zones = 0
     pa, pb = a.palaces, b.palaces
     if len(pa) < len(pb):
         pa, pb = pb, pa
+    nb = len(pb)
     for i, p in enumerate(pa):
-        q = pb[i] if i < len(pb) else None
+        q = pb[i] if i < nb else None
         if p is not q:
-            if p.roof == _SCORING_ROOF or (q is not None and q.roof == _SCORING_ROOF):
-                return False
-        elif changed and p.roof == _SCORING_ROOF:
-            zones |= p.zone
-    return not changed & zones
+            if p.roof == _SCORING_ROOF:
+                seats |= 1 << p.owner
+            if q is not None and q.roof == _SCORING_ROOF:
+                seats |= 1 << q.owner
+        elif changed and p.roof == _SCORING_ROOF and changed & p.zone:
+            seats |= 1 << p.owner
+    return seats
 
 
 # Scores already computed, found by identity (see memo.py): a new state differs from its
@@ -151,19 +160,25 @@ _PALACES: IdentityMemo[PalaceScore] = IdentityMemo()
 _SEATS: IdentityMemo[Breakdown] = IdentityMemo()
 
 
-def _breakdowns(s: GameState) -> tuple[Breakdown, ...]:
+def _breakdowns(
+    s: GameState, seats: int = ALL_SEATS, kept: tuple[Breakdown, ...] = ()
+) -> tuple[Breakdown, ...]:
+    """Every seat's breakdown: computed for the seats in the mask ``seats``, the others'
+    taken from ``kept``."""
     players = s.players
     owned: list[list[PalaceScore]] = [[] for _ in range(players)]
     walls, merchants, well = s.walls, s.merchants, s.well_bonus
     adj = s.rules.geometry.adj
     known = _PALACES
     for p in s.palaces:
-        if p.owner >= 0 and p.roof == _SCORING_ROOF:  # Palace.scores, inlined: hot
+        owner = p.owner
+        # Palace.scores, inlined: hot
+        if owner >= 0 and p.roof == _SCORING_ROOF and seats >> owner & 1:
             zone = p.zone
             w, m = walls & zone, merchants & zone
             key = (id(p), w, m, well)
             score = known.get(key) or known.put(key, p, _palace_score(p, w, m, well, adj))
-            owned[p.owner].append(score)
+            owned[owner].append(score)
     palace_tiles = [0] * players
     for c, h in enumerate(s.palace_tiles):
         if h >= 0:
@@ -172,7 +187,12 @@ def _breakdowns(s: GameState) -> tuple[Breakdown, ...]:
     for t, h in enumerate(s.tower_tiles):
         if h >= 0:
             tower_tiles[h] += t + 1
-    return tuple([_breakdown(owned[i], palace_tiles[i], tower_tiles[i]) for i in range(players)])
+    return tuple(
+        [
+            _breakdown(owned[i], palace_tiles[i], tower_tiles[i]) if seats >> i & 1 else kept[i]
+            for i in range(players)
+        ]
+    )
 
 
 def _breakdown(palaces: list[PalaceScore], palace_tiles: int, tower_tiles: int) -> Breakdown:
