@@ -107,7 +107,10 @@ class MedinaAECEnv(AECEnv[str, PolicyInput, int]):
 
     def observe(self, agent: str) -> PolicyInput:
         """What the arena would send ``agent``'s seat now, encoded."""
-        return core.policy_input(self._encode(self.state_of_game, self._seat[agent]))
+        s = self.game
+        if s is None:
+            s = self.state_of_game  # raises: no game yet
+        return self._encode(s, self._seat[agent]).policy_input()
 
     def step(self, action: int | None) -> None:
         """Play ``action`` (an index its mask allows) for the agent to move."""
@@ -115,7 +118,9 @@ class MedinaAECEnv(AECEnv[str, PolicyInput, int]):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)  # type: ignore[arg-type]  # it takes None
             return
-        s = self.state_of_game
+        s = self.game
+        if s is None:
+            s = self.state_of_game  # raises: no game yet
         s = self.game = apply_action(s, core.chosen_action(s, action, agent))
         self._cumulative_rewards[agent] = 0.0
         if s.phase is _OVER:  # the only rewards: every step before leaves them all 0

@@ -35,7 +35,6 @@ from medina_client.encoding import (
     VECTOR_SIZE,
     Encoded,
     EncodingError,
-    PolicyInput,
     action_of_index,
     actions_of_indices,
     describe_action,
@@ -57,7 +56,6 @@ __all__ = [
     "new_state",
     "observation_space",
     "outcome",
-    "policy_input",
 ]
 
 #: How an environment builds observations: from the engine state, or from the wire messages.
@@ -165,8 +163,3 @@ def new_state(ruleset: str, players: int, seeds: random.Random) -> GameState:
 def check_configuration(ruleset: str, players: int) -> None:
     """Raise the engine's typed error for an unknown ruleset or player count."""
     get_ruleset(ruleset, players)
-
-
-def policy_input(enc: Encoded) -> PolicyInput:
-    """The observation an agent is given."""
-    return enc.policy_input()

@@ -133,7 +133,7 @@ class MedinaEnv(gymnasium.Env[PolicyInput, np.int64]):
         self.game = s
 
     def _observe(self) -> PolicyInput:
-        return core.policy_input(self._encode(self.state_of_game, self.seat))
+        return self._encode(self.state_of_game, self.seat).policy_input()
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """The learning seat's legal actions as booleans (for maskable learners)."""

@@ -45,6 +45,7 @@ __all__ = ["Observer", "encode_state", "mask_of", "planes_of", "slot_masks", "ve
 
 #: Bytes per mask: every grid has at most 234 squares (240 bits).
 _BYTES = 30
+_EMPTY = bytes(_BYTES)
 _PLAYER_ROOF = int(ActionKind.ROOFTOP)
 _NEUTRAL_ROOF = int(ActionKind.NEUTRAL_ROOFTOP)
 # Read once: an enum member read from its class costs 15 times a global's in Python 3.11.
@@ -87,7 +88,8 @@ _COLOUR_BITS = tuple(tuple(float((m >> c) & 1) for c in range(4)) for m in range
 def _rows(masks: list[int], cells: int) -> npt.NDArray[np.uint8]:
     """The masks as rows of 0/1 bytes over the grid's ``cells`` squares, shape
     ``(len(masks), cells)``, contiguous (one numpy unpack, no copy)."""
-    raw = b"".join([m.to_bytes(_BYTES, "little") for m in masks])
+    # Many bitboards are empty (a seat's claims, most placement slots): a constant for them.
+    raw = b"".join([m.to_bytes(_BYTES, "little") if m else _EMPTY for m in masks])
     return np.unpackbits(
         np.frombuffer(raw, dtype=np.uint8).reshape(len(masks), _BYTES),
         axis=1,
