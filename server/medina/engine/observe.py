@@ -98,16 +98,24 @@ def _palace_view(p: Palace) -> PalaceView:
     return view
 
 
-def observe(s: GameState, seat: int | None, *, full: bool = False, since: int = 0) -> Observation:
+def observe(
+    s: GameState,
+    seat: int | None,
+    *,
+    full: bool = False,
+    since: int = 0,
+    known: GameState | None = None,
+) -> Observation:
     """The view of ``seat`` (None: a spectator; ``full``: every supply).
 
     ``since`` limits the history to events from that index on (a bot that
-    tracks the game needs only the new ones).
+    tracks the game needs only the new ones). ``known``: a state observed before (the last
+    one, say), whose scores are reused where nothing changed them (``scoring.breakdowns``).
     """
     rules = s.rules
     viewer = -1 if seat is None else seat
     views = []
-    scores = breakdowns(s)
+    scores = breakdowns(s, known)
     for p in range(rules.players):
         revealed = bool((s.revealed >> p) & 1)
         visible = full or p == seat or revealed

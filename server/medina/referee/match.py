@@ -143,6 +143,9 @@ class Match:
         self._observers: dict[MatchObserver, int] = {}
         self._rng = random.Random(f"referee:{settings.seed}")
         self._next_request = 1
+        #: The state of the last decision request: the next one's scores are reused from it
+        #: where the actions between changed nothing that scores.
+        self._requested: GameState | None = None
         self._done = asyncio.Event()
         #: Server-measured seconds from sending each accepted request to its reply (benchmarks).
         self.reply_seconds: list[float] = []
@@ -343,7 +346,8 @@ class Match:
         first = st.request_cursor
         st.request_cursor = s.n_events
         st.update_cursor = s.n_events
-        observation = observe(s, seat, since=first)
+        observation = observe(s, seat, since=first, known=self._requested)
+        self._requested = s
         awaited = DecisionClock.for_seat(seat, rid, clock)
 
         has_bank = self.settings.time.bank_ms > 0
