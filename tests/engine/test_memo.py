@@ -22,16 +22,24 @@ def test_a_value_put_is_found_and_a_missing_key_is_none() -> None:
     assert len(memo) == 1
 
 
-def test_a_full_memo_drops_every_entry_and_keeps_answering() -> None:
-    memo: IdentityMemo[int] = IdentityMemo(kept=2)
-    memo.put("a", None, 1)
-    memo.put("b", None, 2)
-    memo.put("c", None, 3)  # full: a and b are dropped, c kept
-    assert (memo.get("a"), memo.get("b"), memo.get("c"), len(memo)) == (None, None, 3, 1)
+def test_a_full_memo_drops_its_older_half_and_keeps_answering() -> None:
+    memo: IdentityMemo[int] = IdentityMemo(kept=4)
+    for value, key in enumerate("abcd"):
+        memo.put(key, None, value)
+    memo.put("e", None, 4)  # full: a and b, the older half, are dropped
+    assert [memo.get(k) for k in "abcde"] == [None, None, 2, 3, 4]
+    assert len(memo) == 3
     memo.clear()
     assert memo.get("c") is None
-    memo.put("d", None, 4)  # the lookup still reads the live entries after a clear
-    assert memo.get("d") == 4
+    memo.put("f", None, 5)  # the lookup still reads the live entries after a clear
+    assert memo.get("f") == 5
+
+
+def test_a_memo_of_one_entry_keeps_the_newest() -> None:
+    memo: IdentityMemo[int] = IdentityMemo(kept=1)
+    memo.put("a", None, 1)
+    memo.put("b", None, 2)
+    assert (memo.get("a"), memo.get("b"), len(memo)) == (None, 2, 1)
 
 
 def test_an_entry_keeps_the_objects_its_key_names_alive() -> None:

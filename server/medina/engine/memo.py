@@ -8,13 +8,14 @@ Python) costs more to hash than the value costs to build; its ``id()`` costs not
 
 An ``id()`` is unique only while its object lives, so every entry holds the objects whose
 ids its key names (its "pins"): while the entry is there, no other object can take an id
-it names. Entries are dropped all at once when the memo is full; a dropped value is only
-computed again.
+it names. When the memo is full the older half of its entries is dropped; a dropped value
+is only computed again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from itertools import islice
 from typing import Generic, TypeVar
 
 __all__ = ["IdentityMemo"]
@@ -52,10 +53,19 @@ class IdentityMemo(Generic[V]):
         """Keep ``value`` under ``key``; ``pins`` must hold every object whose id ``key``
         names. Returns ``value``."""
         if len(self._values) >= self.kept:
-            self.clear()
+            self._drop_older_half()
         self._values[key] = value
         self._pins[key] = pins
         return value
+
+    def _drop_older_half(self) -> None:
+        # The newest entries are what the games in play ask for next; dropping everything
+        # would make every game recompute at once, and a memo that swings from full to
+        # empty leaves the process's memory at its peak anyway.
+        values, pins = self._values, self._pins
+        for key in list(islice(values, len(values) - self.kept // 2)):
+            del values[key]
+            del pins[key]
 
     def clear(self) -> None:
         """Drop every entry."""
