@@ -16,10 +16,11 @@ For each configuration, ``N`` seeded games are played three ways, in this one pr
   arena's own protobuf messages (``medina.wire``) and encoded from them.
 
 ``ratio`` is AEC steps/s over engine decisions/s: the share of the engine's speed an agent
-keeps with its tensors built (the goal is at least 50 %). The three are timed in turns,
-game by game, each the best of ``REPEATS`` passes, so a load spike from another process
-hits them alike. ``encode µs`` is the observation alone (``observer.encode_state`` of the
-seat to move) per decision, over the decisions of the first games.
+keeps with its tensors built (the goal is at least 50 %). The three are timed game by
+game, each the best of ``REPEATS`` passes, taking turns pass by pass, so a load spike from
+another process or a drift of the machine's speed reaches them alike. ``encode µs`` is the
+observation alone (``observer.encode_state`` of the seat to move) per decision, over the
+decisions of the first games.
 """
 
 from __future__ import annotations
@@ -103,14 +104,17 @@ def env_game(ruleset: str, players: int, seed: int, observer: ObserverName) -> i
     return steps
 
 
-def best_rate(run: Callable[[], int]) -> float:
-    """Units per second of ``run`` (it returns how many it did), best of ``REPEATS``."""
-    best = 0.0
+def best_rates(runs: list[Callable[[], int]]) -> list[float]:
+    """Units per second of each of ``runs`` (each returns how many it did), best of
+    ``REPEATS``. The runs take turns pass by pass, so a change in the machine's speed (a
+    load spike, another process) reaches them alike instead of one of them."""
+    best = [0.0] * len(runs)
     for _ in range(REPEATS):
-        gc.collect()
-        started = time.perf_counter_ns()
-        done = run()
-        best = max(best, done / ((time.perf_counter_ns() - started) / 1e9))
+        for i, run in enumerate(runs):
+            gc.collect()
+            started = time.perf_counter_ns()
+            done = run()
+            best[i] = max(best[i], done / ((time.perf_counter_ns() - started) / 1e9))
     return best
 
 
@@ -143,9 +147,13 @@ def measure(ruleset: str, players: int, n_games: int) -> Row:
     for seed in range(n_games):
         n = engine_game(ruleset, players, seed)
         decisions += n
-        engine = best_rate(partial(engine_game, ruleset, players, seed))
-        fast = best_rate(partial(env_game, ruleset, players, seed, "fast"))
-        wire = best_rate(partial(env_game, ruleset, players, seed, "wire"))
+        engine, fast, wire = best_rates(
+            [
+                partial(engine_game, ruleset, players, seed),
+                partial(env_game, ruleset, players, seed, "fast"),
+                partial(env_game, ruleset, players, seed, "wire"),
+            ]
+        )
         # Time per decision, summed over games, so every decision weighs the same.
         totals["engine"] += n / engine
         totals["fast"] += n / fast
