@@ -326,7 +326,7 @@ def mask_of(s: GameState, seat: int, moves: LegalMoves | None = None) -> Mask:
 
 
 def _mask(rows: npt.NDArray[np.uint8], cols: int, n_rows: int) -> Mask:
-    """The action mask from the rows of ``_action_masks`` and then a row holding the tea
+    """The action mask from the rows of ``slot_masks`` and then a row holding the tea
     bit first: on the canvas, the slots' rows end to end are the mask up to ``TEA_INDEX``
     and the tea row's first byte is the mask's last, so it is a view."""
     if cols == COLS and n_rows == ROWS:
