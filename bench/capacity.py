@@ -41,6 +41,7 @@ from typing import Any
 
 import grpc
 from medina.cli.serve_cmd import default_workers
+from medina.rpc.organiser import refusal_of
 from medina.v1 import (
     admin_pb2,
     admin_pb2_grpc,
@@ -231,8 +232,8 @@ class Channels:
 CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1)]
 
 
-#: How long a refused organiser waits before asking again (as ``rpc.organiser.create_match``
-#: does with a full server's retry hint); asking again at once would only load the server.
+#: How long a refused organiser waits before asking again when the server gives no retry
+#: hint; with one it waits the hint, as ``rpc.organiser.create_match`` does.
 REFUSED_WAIT_S = 1.0
 
 
@@ -242,8 +243,9 @@ async def one_match(
     stats: Stats,
     think: tuple[float, float] | None,
     kind: str = "sdk",
-) -> bool:
-    """Create a 4-player match, play its seats, count its strikes; False if refused. The
+) -> float | None:
+    """Create a 4-player match, play its seats, count its strikes; None once played, or the
+    seconds to wait before asking again when refused (the server's retry hint). The
     organiser's calls and the match's four seats share one connection of their own (and
     one to the worker they are redirected to); the bots are given the server's address."""
     channels = Channels()
@@ -260,7 +262,7 @@ async def _one_match(
     stats: Stats,
     think: tuple[float, float] | None,
     kind: str,
-) -> bool:
+) -> float | None:
     admin = admin_pb2_grpc.MatchServiceStub(channels.get(address))
     config = match_pb2.MatchConfig(
         ruleset=common_pb2.RULESET_MEDINA_V2,
@@ -272,7 +274,8 @@ async def _one_match(
         created = await admin.CreateMatch(admin_pb2.CreateMatchRequest(config=config), timeout=30)
     except grpc.aio.AioRpcError as exc:
         if exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
-            return False
+            _, hint_ms = refusal_of(exc)
+            return hint_ms / 1000 if hint_ms else REFUSED_WAIT_S
         raise
     clock = MatchClock()
     rng = random.Random(seed)
@@ -286,7 +289,7 @@ async def _one_match(
     strikes, forfeits = strikes_and_forfeits(summary.match.result)
     stats.strikes += strikes
     stats.forfeits += forfeits
-    return True
+    return None
 
 
 def serve_argv(records: str, *extra: str) -> list[str]:
@@ -357,9 +360,10 @@ async def measure(
     async def keep_one() -> None:
         nonlocal refused
         while not stop.is_set():
-            if not await one_match(address, next(seeds), stats, think, load.hello):
+            wait = await one_match(address, next(seeds), stats, think, load.hello)
+            if wait is not None:
                 refused += 1
-                await asyncio.sleep(REFUSED_WAIT_S)
+                await asyncio.sleep(wait)
 
     runners = [asyncio.create_task(keep_one()) for _ in range(concurrent)]
     await asyncio.sleep(warmup_s)
@@ -526,8 +530,9 @@ async def soak(total: int, concurrent: int = 32) -> None:
             async def worker() -> None:
                 nonlocal done
                 while done < total:
-                    if not await one_match(address, next(seeds), stats, None):
-                        await asyncio.sleep(REFUSED_WAIT_S)
+                    wait = await one_match(address, next(seeds), stats, None)
+                    if wait is not None:
+                        await asyncio.sleep(wait)
                     else:
                         done += 1
                         if done % 1000 == 0:

@@ -372,7 +372,9 @@ def test_create_match_is_refused_past_the_admission_limits(tmp_path: Path) -> No
                 assert lagging.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
                 assert "event loop runs" in (lagging.value.details() or "")
                 hint = status_info(lagging.value.trailing_metadata())
-                assert hint.reason == "SERVER_FULL" and hint.metadata["retry_after_ms"] == "1000"
+                assert hint.reason == "SERVER_FULL"
+                # The base wait, spread by up to half again (few organisers are waiting).
+                assert 1000 <= int(hint.metadata["retry_after_ms"]) <= 1500
         finally:
             await running.stop(1)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import math
 import re
 import urllib.error
 import urllib.request
@@ -237,6 +238,8 @@ def test_metrics_count_decisions_latency_and_misbehaviour_by_bot(
         assert metric(text, "medina_grpc_streams_open") == 0
         assert metric(text, "medina_http_event_streams_open") == 0
         assert metric(text, "medina_event_loop_lag_seconds") >= 0
+        turnaround = metric(text, "medina_turnaround_p99_seconds")  # NaN: too few decisions
+        assert math.isnan(turnaround) or 0 <= turnaround < 60
         assert metric(text, "medina_decisions_per_second") >= 0
     finally:
         a.close()

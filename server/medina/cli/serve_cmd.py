@@ -100,9 +100,22 @@ def add_parser(sub: Any) -> None:
         default=a.max_lag_share,
         help="refuse CreateMatch while the event loop runs this share of the shortest decision "
         f"clock in play late, at least {a.min_lag_ms} ms (default {a.max_lag_share:g}: 10 ms "
-        "at 100 ms per decision); --no-lag-limit turns it off",
+        "at 100 ms per decision), or takes that long from a bot's reply to the next request "
+        "(99th percentile of the last seconds); --no-lag-limit turns it off",
     )
-    p.add_argument("--no-lag-limit", action="store_true", help="never refuse a match for loop lag")
+    p.add_argument(
+        "--start-burst",
+        type=int,
+        default=a.start_burst,
+        help="refuse CreateMatch while this many matches are starting (created and not yet "
+        "playing, or playing for under a second), or as many as already play if more "
+        f"(default {a.start_burst}); --no-lag-limit turns it off",
+    )
+    p.add_argument(
+        "--no-lag-limit",
+        action="store_true",
+        help="never refuse a match for the server's latency (loop lag, turnaround, start burst)",
+    )
     p.add_argument(
         "--workers",
         type=int,
@@ -157,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
             max_matches=args.max_matches,
             max_loop_lag_ms=None if args.no_lag_limit else args.max_loop_lag_ms,
             max_lag_share=None if args.no_lag_limit else args.max_lag_share,
+            start_burst=None if args.no_lag_limit else args.start_burst,
         )
     except ValueError as exc:
         raise CommandError(str(exc)) from None
@@ -310,6 +324,8 @@ def worker_argv(args: argparse.Namespace) -> list[str]:
         str(args.max_loop_lag_ms),
         "--max-lag-share",
         repr(args.max_lag_share),
+        "--start-burst",
+        str(args.start_burst),
     ]
     if args.no_lag_limit:
         argv.append("--no-lag-limit")

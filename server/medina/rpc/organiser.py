@@ -30,7 +30,7 @@ from medina.wire import matches as wire_matches
 
 from .common.status import reason_of
 
-__all__ = ["SeatForfeit", "create_match", "forfeit_seat", "seat_forfeiter"]
+__all__ = ["SeatForfeit", "create_match", "forfeit_seat", "refusal_of", "seat_forfeiter"]
 
 log = logging.getLogger("medina.rpc")
 
@@ -61,7 +61,7 @@ async def create_match(
             )
             return answer
         except grpc.aio.AioRpcError as exc:
-            reason, retry_after_ms = _reason(exc)
+            reason, retry_after_ms = refusal_of(exc)
             retry = reason in RETRY_REASONS or (
                 not reason and exc.code() in (*RETRY_CODES, grpc.StatusCode.DEADLINE_EXCEEDED)
             )
@@ -73,7 +73,7 @@ async def create_match(
             backoff = min(backoff * 2, 5.0)
 
 
-def _reason(exc: grpc.aio.AioRpcError) -> tuple[str, int]:
+def refusal_of(exc: grpc.aio.AioRpcError) -> tuple[str, int]:
     """The ErrorInfo reason of a refusal and its retry hint in ms (0: none)."""
     reason, metadata = reason_of(exc.trailing_metadata())
     hint = metadata.get("retry_after_ms", "")
@@ -117,7 +117,7 @@ async def forfeit_seat(
             request, metadata=metadata, timeout=timeout_s
         )
     except grpc.aio.AioRpcError as exc:
-        reason_name, _ = _reason(exc)
+        reason_name, _ = refusal_of(exc)
         if reason_name == "MATCH_ENDED" or (
             not reason_name and exc.code() is grpc.StatusCode.FAILED_PRECONDITION
         ):

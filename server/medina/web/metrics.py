@@ -46,6 +46,8 @@ class ArenaProbe:
     waiting: Callable[[], float] = lambda: 0.0
     grpc_streams: Callable[[], float] = lambda: 0.0
     loop_lag_ms: Callable[[], float] = lambda: 0.0
+    #: None while too few decisions were refereed lately to take a percentile.
+    turnaround_ms: Callable[[], float | None] = lambda: None
 
 
 @dataclass
@@ -135,6 +137,16 @@ class Metrics:
             "How late the event loop runs (decaying maximum)",
             registry=r,
         ).set_function(lambda: self.probe.loop_lag_ms() / 1000)
+        Gauge(
+            "medina_turnaround_p99_seconds",
+            "From a bot's reply read to its match's next request written, 99th percentile "
+            "of the last seconds (NaN: too few decisions to say)",
+            registry=r,
+        ).set_function(self._turnaround_s)
+
+    def _turnaround_s(self) -> float:
+        ms = self.probe.turnaround_ms()
+        return float("nan") if ms is None else ms / 1000
 
     def bot_label(self, name: str) -> str:
         """A bounded label value for a bot name."""

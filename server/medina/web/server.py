@@ -109,6 +109,7 @@ def arena_viewer(running: RunningServer, standings: StandingsProvider | None = N
         waiting=lambda: float(source.count(MatchPhase.WAITING)),
         grpc_streams=lambda: float(sum(running.slots.open.values())),
         loop_lag_ms=lambda: running.lag.ms,
+        turnaround_ms=arena.turnaround.p99_ms,
     )
     metrics = Metrics(probe)
     arena.record_taps.append(metrics.tap)

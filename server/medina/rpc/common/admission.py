@@ -1,11 +1,20 @@
 """Admission control: a server refuses a new match it could not referee fairly.
 
-Three limits, each off when None: how many matches may be waiting or running at once; how
+The limits, each off when None: how many matches may be waiting or running at once; how
 late the event loop may run (its lag, measured by a ticker that asks to wake every
-``TICK_S`` and notes how much later it woke) in absolute terms; and how late relative to the
-shortest decision clock in play (the new match's included). The last is what keeps a server
-offered more than it can referee fair: a loop that runs late adds that lateness to every
-decision it serves, so new matches wait until it keeps up again. A refused CreateMatch is
+``TICK_S`` and notes how much later it woke) in absolute terms; how late relative to the
+shortest decision clock in play (the new match's included); the server's own turnaround
+(``Turnaround``: from a bot's reply read to the next request written, at the 99th
+percentile of the last seconds) relative to that clock; and how many matches may be
+starting at once, before their load can be measured (``start_burst``).
+
+The relative limits are what keep a server offered more than it can referee fair: what the
+server adds to a decision is added to every bot's, so new matches wait until it keeps up
+again. The loop's lag alone under-reads it: on a busy process gRPC's own thread waits for
+the interpreter before a reply even reaches the loop, so the turnaround is measured too.
+And both only see matches that play: a burst of matches created together would all be
+admitted before any of them loads the server, so at most ``start_burst`` (or as many as
+already play, if more) may be starting at a time. A refused CreateMatch is
 RESOURCE_EXHAUSTED with the reason SERVER_FULL and a retry hint; nothing is created.
 """
 
@@ -13,11 +22,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
+import random
+import time
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 TICK_S = 0.1
 #: How fast the lag estimate forgets: a one-off pause fades within a few seconds.
 DECAY = 0.8
+#: The turnaround's percentile is taken over the decisions of this many last seconds ...
+TURNAROUND_WINDOW_S = 2.0
+#: ... when there are at least this many (fewer say nothing about a percentile).
+TURNAROUND_MIN_SAMPLES = 50
+#: A match counts as starting (its load not yet in the measurements) for this long after
+#: its first request ...
+STARTING_S = 1.0
+#: ... or, while its bots have not all connected, for at most this long after its creation
+#: (bots that never come do not hold admission shut).
+WAITING_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +57,12 @@ class AdmissionLimits:
     #: then a small part of every bot's time) ...
     max_lag_share: float | None = 0.1
     #: ... but never below this: a timer's own jitter and a collection pause are not load.
+    #: The same share and floor bound the server's turnaround.
     min_lag_ms: int = 10
+    #: Matches that may be starting at once (created and not yet playing, or playing for
+    #: less than ``STARTING_S``), or as many as already play if more: the load grows by at
+    #: most double between measurements.
+    start_burst: int | None = 16
     #: What a refusal suggests: retry after this long (ErrorInfo metadata retry_after_ms).
     retry_after_ms: int = 1000
 
@@ -49,6 +78,10 @@ class AdmissionLimits:
         if self.max_lag_share is not None and not 0 < self.max_lag_share <= 1:
             raise ValueError(
                 f"max_lag_share must be in (0, 1] (or no limit), got {self.max_lag_share}"
+            )
+        if self.start_burst is not None and self.start_burst < 1:
+            raise ValueError(
+                f"start_burst must be at least 1 (or no limit), got {self.start_burst}"
             )
 
 
@@ -82,11 +115,162 @@ class LoopLag:
             self.note(max(0.0, (loop.time() - due) * 1000))
 
 
+#: Refusals and admissions are counted over this many last seconds for the retry hint.
+HINT_WINDOW_S = 5.0
+#: The hint is at most this many times the base.
+HINT_MAX_FACTOR = 30.0
+
+
+class RetryHint:
+    """How long a refused organiser is asked to wait (``retry_after_ms``): the base while
+    few ask, longer while many do, so the organisers waiting ask about as often as the
+    server admits matches instead of every second each (a refused CreateMatch costs the
+    server about 2 ms of CPU, four decisions' worth: 200 organisers asking each second took
+    a third of the process). With W organisers waiting and A matches admitted a second,
+    each asking every h seconds makes W/h refusals a second; the hint settles at
+    h = base * sqrt(W/A / base), the geometric mean of the base and the wait that would
+    match them one for one. Spread by up to half again at random, so waiters do not come
+    back together. (Simulated: 200 organisers waiting, 4 admissions a second: it settles at
+    5-7 s, where sqrt(50 s) is 7 s; tests/rpc/test_admission.py.)"""
+
+    def __init__(
+        self,
+        base_ms: int,
+        window_s: float = HINT_WINDOW_S,
+        clock: Callable[[], float] = time.monotonic,
+        rng: Callable[[], float] = random.random,
+    ) -> None:
+        self.base_ms = base_ms
+        self.window_s = window_s
+        self.clock = clock
+        self.rng = rng
+        self._refused: deque[float] = deque()
+        self._admitted: deque[float] = deque()
+        self._factor = 1.0
+        self._factor_at = -math.inf
+
+    def refused(self) -> None:
+        """A CreateMatch was refused."""
+        self._refused.append(self.clock())
+
+    def admitted(self) -> None:
+        """A CreateMatch was admitted."""
+        self._admitted.append(self.clock())
+
+    def ms(self) -> int:
+        """The wait to ask of an organiser refused now, in milliseconds."""
+        now = self.clock()
+        if now - self._factor_at >= 1.0:  # once a second: each answer moves it half-way
+            for times in (self._refused, self._admitted):
+                while times and times[0] < now - self.window_s:
+                    times.popleft()
+            refusals = len(self._refused)
+            admissions = max(len(self._admitted), 1)
+            # The refusals per admission over the window answer the factor given out: the
+            # waiters ask less often as it grows (refusals/admissions = W/(A*h)), so
+            # sqrt(factor * ratio) is where it settles. It moves half-way there (in log
+            # terms) each second: waiters still hold older hints, and a full step swings.
+            ratio = refusals / admissions
+            target = math.sqrt(self._factor * ratio)
+            self._factor = min(max(math.sqrt(self._factor * target), 1.0), HINT_MAX_FACTOR)
+            self._factor_at = now
+        return int(self.base_ms * self._factor * (1 + 0.5 * self.rng()))
+
+
+class Turnaround:
+    """The server's own time per decision over the last ``TURNAROUND_WINDOW_S``: from a
+    bot's reply read off its stream to the next request of that match written to its bot
+    (judging, the engine, the record, the observation, the encoding, and every wait on the
+    event loop and for the interpreter in between). One per server process; each match
+    notes through its ``MatchTiming``."""
+
+    def __init__(
+        self,
+        window_s: float = TURNAROUND_WINDOW_S,
+        min_samples: int = TURNAROUND_MIN_SAMPLES,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.window_s = window_s
+        self.min_samples = min_samples
+        self.clock = clock
+        #: (when, seconds), oldest first.
+        self._samples: deque[tuple[float, float]] = deque()
+        self._p99: float | None = None
+        self._p99_at = -1.0
+
+    def match(self) -> MatchTiming:
+        """The timing of a new match."""
+        return MatchTiming(self, self.clock())
+
+    def note(self, when: float, seconds: float) -> None:
+        """One decision's turnaround, ended at ``when``."""
+        self._samples.append((when, seconds))
+
+    def p99_ms(self) -> float | None:
+        """The 99th percentile over the window in milliseconds; None with too few decisions
+        in it. Recomputed at most every ``TICK_S`` (CreateMatch asks at every call)."""
+        now = self.clock()
+        if now - self._p99_at < TICK_S:
+            return self._p99
+        samples = self._samples
+        while samples and samples[0][0] < now - self.window_s:
+            samples.popleft()
+        self._p99_at = now
+        if len(samples) < self.min_samples:
+            self._p99 = None
+        else:
+            ordered = sorted(s for _, s in samples)
+            self._p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1000
+        return self._p99
+
+
+class MatchTiming:
+    """One match's side of ``Turnaround``, fed by its seats' transport: when it was created,
+    when its first request was written (it started playing), and its last reply not yet
+    followed by a request."""
+
+    __slots__ = ("_meter", "_reply", "created", "started")
+
+    def __init__(self, meter: Turnaround, created: float) -> None:
+        self._meter = meter
+        self._reply: float | None = None
+        self.created = created
+        self.started: float | None = None
+
+    def replied(self, when: float) -> None:
+        """A bot's awaited reply was read at ``when`` (``time.monotonic``)."""
+        self._reply = when
+
+    def requested(self, when: float) -> None:
+        """A decision request was written at ``when``: the turnaround since the reply."""
+        if self.started is None:
+            self.started = when
+        reply = self._reply
+        if reply is not None:
+            self._reply = None
+            self._meter.note(when, when - reply)
+
+    def starting(self, now: float) -> bool:
+        """Whether the match's load is not yet in the measurements: not playing yet (for
+        ``WAITING_S`` at most) or playing for less than ``STARTING_S``."""
+        if self.started is None:
+            return now - self.created < WAITING_S
+        return now - self.started < STARTING_S
+
+
 def refusal(
-    limits: AdmissionLimits, active: int, lag_ms: float, shortest_clock_ms: int | None = None
+    limits: AdmissionLimits,
+    active: int,
+    lag_ms: float,
+    shortest_clock_ms: int | None = None,
+    turnaround_ms: float | None = None,
+    starting: int = 0,
 ) -> str | None:
     """Why a new match must be refused now, or None to accept it. ``shortest_clock_ms``: the
-    shortest decision clock among the matches in play and the new one (None: not known)."""
+    shortest decision clock among the matches in play and the new one (None: not known);
+    ``turnaround_ms``: the server's turnaround at the 99th percentile (``Turnaround``; None:
+    not known); ``starting``: of the ``active`` matches, those still starting
+    (``MatchTiming.starting``)."""
     if limits.max_matches is not None and active >= limits.max_matches:
         return (
             f"the server is at its limit of {limits.max_matches} matches waiting or running; "
@@ -104,5 +288,23 @@ def refusal(
                 f"the server is at capacity (its event loop runs {lag_ms:.1f} ms late, at least "
                 f"{allowed:g} ms: {limits.max_lag_share:.0%} of the shortest decision clock in "
                 f"play, {shortest_clock_ms} ms): another match would be served late; try later"
+            )
+        # Only while matches play: the last seconds of a load that has ended say nothing.
+        if turnaround_ms is not None and turnaround_ms >= allowed and active > starting:
+            return (
+                f"the server is at capacity (from a bot's reply to the next request it takes "
+                f"{turnaround_ms:.1f} ms at the 99th percentile of the last "
+                f"{TURNAROUND_WINDOW_S:g} s, at least {allowed:g} ms: "
+                f"{limits.max_lag_share:.0%} of the shortest decision clock in play, "
+                f"{shortest_clock_ms} ms): another match would be served late; try later"
+            )
+    if limits.start_burst is not None:
+        playing = active - starting
+        allowed_starting = max(limits.start_burst, playing)
+        if starting >= allowed_starting:
+            return (
+                f"{starting} matches are starting and their load is not measured yet (at most "
+                f"{allowed_starting} at once: {limits.start_burst}, or as many as already "
+                f"play, {playing}); try again in a moment"
             )
     return None

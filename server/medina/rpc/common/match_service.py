@@ -23,7 +23,7 @@ from medina.referee.errors import ConfigError
 from medina.v1 import admin_pb2, admin_pb2_grpc
 from medina.wire import convert, matches
 
-from .admission import AdmissionLimits, LoopLag, refusal
+from .admission import AdmissionLimits, LoopLag, RetryHint, refusal
 from .auth import require_organiser
 from .idempotency import CreatedMatches, create_once
 from .listing import (
@@ -212,6 +212,11 @@ class Load:
     #: The shortest decision clock in play, the new match's included; None where the loop
     #: lag is not weighed against the clocks (a front: its workers' loops referee).
     shortest_clock_ms: int | None
+    #: The server's turnaround at the 99th percentile (``admission.Turnaround``); None
+    #: where not known (too few decisions lately, or a front).
+    turnaround_ms: float | None = None
+    #: Of the ``active`` matches, those starting: their load not measured yet.
+    starting: int = 0
 
 
 #: Admission control's verdict on a load: returns when the match may be created.
@@ -283,6 +288,8 @@ class MatchService(admin_pb2_grpc.MatchServiceServicer):
         self.created = CreatedMatches()
         #: CreateMatch calls refused by admission control.
         self.refused = 0
+        #: The wait a refusal asks for: longer while many organisers are waiting.
+        self.hint = RetryHint(self.admission.retry_after_ms)
 
     async def CreateMatch(
         self, request: admin_pb2.CreateMatchRequest, context: Context
@@ -311,17 +318,27 @@ class MatchService(admin_pb2_grpc.MatchServiceServicer):
 
     async def _admit(self, load: Load, context: Context) -> None:
         """RESOURCE_EXHAUSTED (SERVER_FULL, with a retry hint) when admission refuses."""
-        refused = refusal(self.admission, load.active, self.lag.ms, load.shortest_clock_ms)
-        if refused is not None:
-            self.refused += 1
-            log.info("CreateMatch refused: %s", refused)
-            await abort(
-                context,
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                Reason.SERVER_FULL,
-                refused,
-                retry_after_ms=self.admission.retry_after_ms,
-            )
+        refused = refusal(
+            self.admission,
+            load.active,
+            self.lag.ms,
+            load.shortest_clock_ms,
+            load.turnaround_ms,
+            load.starting,
+        )
+        if refused is None:
+            self.hint.admitted()
+            return
+        self.refused += 1
+        self.hint.refused()
+        log.info("CreateMatch refused: %s", refused)
+        await abort(
+            context,
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            Reason.SERVER_FULL,
+            refused,
+            retry_after_ms=self.hint.ms(),
+        )
 
     async def ListMatches(
         self, request: admin_pb2.ListMatchesRequest, context: Context

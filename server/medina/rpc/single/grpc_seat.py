@@ -22,6 +22,7 @@ from medina.referee.seat import (
 from medina.v1 import arena_pb2
 from medina.wire import convert, play
 
+from ..common.admission import MatchTiming
 from ..common.status import Reason
 
 #: What the writer side of a stream consumes: a message, or a ``PlayResponse`` already
@@ -68,10 +69,18 @@ class Connection:
 class GrpcSeat:
     """The referee's ``Seat`` for a remote bot. At most one live connection at a time."""
 
-    def __init__(self, seat: int, geometry: Geometry, submit: Callable[[Signal], None]) -> None:
+    def __init__(
+        self,
+        seat: int,
+        geometry: Geometry,
+        submit: Callable[[Signal], None],
+        timing: MatchTiming | None = None,
+    ) -> None:
         self.seat = seat
         self.geometry = geometry
         self.submit = submit
+        #: The match's timing, shared by its seats (admission weighs the turnaround).
+        self.timing = timing
         self.connection: Connection | None = None
         self.ever_connected = False
         self.open_request = 0  # id of the request awaiting an answer, 0 for none
@@ -167,7 +176,10 @@ class GrpcSeat:
         the referee starts that request's clock now."""
         if message is conn.timed:
             conn.timed = None
-            self.submit(RequestWrittenSignal(self.seat, conn.timed_request, time.monotonic()))
+            now = time.monotonic()
+            if self.timing is not None:
+                self.timing.requested(now)
+            self.submit(RequestWrittenSignal(self.seat, conn.timed_request, now))
 
     def expects(self, request_id: int) -> bool:
         """Whether a reply with this id would be the awaited answer to the open request."""
@@ -180,6 +192,8 @@ class GrpcSeat:
             self._notice(conn, ErrorCode.MATCH_OVER, rid, "the match is over")
         elif self.expects(rid):
             received = time.monotonic()
+            if self.timing is not None:
+                self.timing.replied(received)
             try:
                 action = convert.action_from_proto(reply.action, self.geometry)
             except convert.MalformedActionError as exc:

@@ -23,6 +23,7 @@ from medina.referee.outcome import MatchOutcome
 from medina.referee.record import RecordSink, TeeSink
 from medina.referee.seat import Seat, Signal
 
+from ..common.admission import MatchTiming, Turnaround
 from ..common.tokens import new_token, token_key
 from .grpc_seat import GrpcSeat
 
@@ -64,6 +65,8 @@ class HostedMatch:
     tokens: list[str]
     resume_tokens: list[str]
     record_path: Path
+    #: When it was created and started, and its seats' share of the server's turnaround.
+    timing: MatchTiming
     task: asyncio.Task[MatchOutcome] | None = None
     #: Seats played in process by a policy (always present; their tokens open nothing).
     local: frozenset[int] = frozenset()
@@ -102,6 +105,9 @@ class Arena:
         self._live: dict[str, HostedMatch] = {}
         self._by_token: dict[str, tuple[HostedMatch, int]] = {}
         self.accepting = True
+        #: From a bot's reply read to its match's next request written, for every match:
+        #: what admission control weighs (``admission.refusal``).
+        self.turnaround = Turnaround()
         #: Matches known only from their records: earlier server runs' (``load_records``)
         #: and this run's that left memory.
         self.stored = catalog.Catalog(records_dir)
@@ -147,7 +153,8 @@ class Arena:
         # (match -> seats -> match), and a finished match would then leave memory only at a
         # full garbage collection, which a busy server runs rarely (RSS grew ~66 KB a match).
         ref = _MatchRef()
-        seats = [GrpcSeat(seat, geometry, ref.submit) for seat in range(settings.players)]
+        timing = self.turnaround.match()
+        seats = [GrpcSeat(seat, geometry, ref.submit, timing) for seat in range(settings.players)]
         players: list[Seat] = list(seats)
         for seat, policy in local.items():
             players[seat] = LocalSeat(seat, policy, ref.submit)
@@ -166,6 +173,7 @@ class Arena:
             tokens=[new_token() for _ in seats],
             resume_tokens=[new_token() for _ in seats],
             record_path=writer.path,
+            timing=timing,
             local=frozenset(local),
         )
         for seat, token in enumerate(hosted.tokens):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator, Sequence, Set
 from typing import Any
 
@@ -91,7 +92,13 @@ class LocalMatches:
             (h.match.settings.time.decision_ms for h in running),
             default=settings.time.decision_ms,
         )
-        return Load(len(running), min(shortest, settings.time.decision_ms))
+        now = time.monotonic()
+        return Load(
+            len(running),
+            min(shortest, settings.time.decision_ms),
+            self.arena.turnaround.p99_ms(),
+            sum(1 for h in running if h.timing.starting(now)),
+        )
 
     async def page(
         self, request: admin_pb2.ListMatchesRequest, states: Set[int], size: int, context: Context

@@ -1,0 +1,218 @@
+"""Admission control from measured capacity: the server's turnaround, the matches starting
+together, and a retry hint that grows with the organisers waiting (rpc/common/admission.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import TypeVar
+
+import grpc
+import pytest
+from e2e.rawbot import RawBot
+from medina.rpc.common.admission import (
+    STARTING_S,
+    TICK_S,
+    WAITING_S,
+    AdmissionLimits,
+    RetryHint,
+    Turnaround,
+    refusal,
+)
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.organiser import refusal_of
+from medina.rpc.single.server import start_server
+from medina.v1 import admin_pb2, admin_pb2_grpc, common_pb2, match_pb2
+
+T = TypeVar("T")
+
+
+class FakeClock:
+    """A monotonic clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def run(coro: Awaitable[T], timeout: float = 60) -> T:
+    async def bounded() -> T:
+        async with asyncio.timeout(timeout):
+            return await coro
+
+    return asyncio.run(bounded())
+
+
+def test_the_turnaround_is_the_99th_percentile_of_the_last_seconds() -> None:
+    clock = FakeClock()
+    meter = Turnaround(window_s=2.0, min_samples=50, clock=clock)
+    for _ in range(49):
+        meter.note(clock.now, 0.001)
+    assert meter.p99_ms() is None  # 49 decisions say nothing about a 99th percentile
+    clock.now += TICK_S
+    for i in range(51):
+        meter.note(clock.now, 0.001 if i else 0.030)  # one slow decision in 100
+    assert meter.p99_ms() == pytest.approx(30.0)
+    meter.note(clock.now, 0.5)
+    meter.note(clock.now, 0.5)
+    assert meter.p99_ms() == pytest.approx(30.0)  # kept for a tick: CreateMatch asks often
+    clock.now += TICK_S
+    assert meter.p99_ms() == pytest.approx(500.0)  # three slow in 102: the 99th is 0.5 s
+    clock.now += 2.0  # the window has passed: nothing is left to say
+    assert meter.p99_ms() is None
+
+
+def test_a_match_timing_measures_from_a_reply_to_the_next_request() -> None:
+    clock = FakeClock()
+    meter = Turnaround(min_samples=1, clock=clock)
+    timing = meter.match()
+    assert timing.starting(clock.now)  # created, not playing: its load is not measured yet
+    assert not timing.starting(clock.now + WAITING_S)  # bots that never come hold nothing
+    timing.requested(clock.now + 1.0)  # the first request: no reply before it, no sample
+    assert timing.started == clock.now + 1.0
+    assert timing.starting(clock.now + 1.0 + STARTING_S / 2)
+    assert not timing.starting(clock.now + 1.0 + STARTING_S)
+    timing.replied(clock.now + 1.05)
+    timing.requested(clock.now + 1.057)  # 7 ms from the reply read to the request written
+    timing.requested(clock.now + 1.2)  # a request after a timeout: no reply, no sample
+    clock.now += 1.3
+    assert meter.p99_ms() == pytest.approx(7.0)
+
+
+def test_a_slow_turnaround_refuses_new_matches_while_matches_play() -> None:
+    limits = AdmissionLimits()  # 10 % of the shortest clock, at least 10 ms
+    assert refusal(limits, 5, 0, 100, turnaround_ms=9.9) is None
+    refused = refusal(limits, 5, 0, 100, turnaround_ms=12.5) or ""
+    assert "12.5 ms at the 99th percentile" in refused and "100 ms" in refused
+    assert refusal(limits, 5, 0, 5000, turnaround_ms=400) is None  # 5 s clocks take 0.4 s
+    assert refusal(limits, 5, 0, None, turnaround_ms=400) is None  # no clock known (a front)
+    assert refusal(limits, 5, 0, 100, turnaround_ms=None) is None  # too few decisions
+    # No match plays: the last seconds' turnaround is of a load that has ended.
+    assert refusal(limits, 0, 0, 100, turnaround_ms=50) is None
+    assert refusal(limits, 3, 0, 100, turnaround_ms=50, starting=3) is None
+    assert refusal(AdmissionLimits(max_lag_share=None), 5, 0, 100, turnaround_ms=50) is None
+
+
+def test_matches_start_at_most_a_burst_or_as_many_as_play_at_once() -> None:
+    limits = AdmissionLimits(start_burst=16)
+    assert refusal(limits, 15, 0, starting=15) is None
+    refused = refusal(limits, 16, 0, starting=16) or ""
+    assert "16 matches are starting" in refused and "at most 16" in refused
+    # 40 play and have been measured: 39 more may start (the load at most doubles).
+    assert refusal(limits, 79, 0, starting=39) is None
+    assert "at most 40" in (refusal(limits, 80, 0, starting=40) or "")
+    assert refusal(AdmissionLimits(start_burst=None), 500, 0, starting=500) is None
+    with pytest.raises(ValueError, match="start_burst must be at least 1"):
+        AdmissionLimits(start_burst=0)
+
+
+def test_the_retry_hint_grows_with_the_organisers_waiting_and_settles() -> None:
+    clock = FakeClock()
+    hint = RetryHint(1000, clock=clock, rng=random.Random(7).random)
+    assert 1000 <= hint.ms() <= 1500  # nobody waits: the base, spread by up to half
+    # 200 organisers wait; the server admits 4 matches a second. Each asks again after
+    # the hint it was given; the refusals per second then answer the hint.
+    waiting, admitted_per_s = 200, 4
+    due = [clock.now + i / waiting for i in range(waiting)]
+    hints = []
+    for _ in range(60 * 10):  # a minute, in tenths of a second
+        clock.now += 0.1
+        if round(clock.now * 10) % 10 == 0:
+            for _ in range(admitted_per_s):
+                hint.admitted()
+        for i, when in enumerate(due):
+            if when <= clock.now:
+                hint.refused()
+                due[i] = clock.now + hint.ms() / 1000
+        hints.append(hint.ms())
+    # It settles near the geometric mean of the base and waiting/admitted (50 s): ~7 s.
+    settled = hints[-100:]
+    assert min(settled) >= 4000 and max(settled) <= 12000
+    rate = sum(1 for when in due if when <= clock.now + 1.0)
+    assert rate < waiting / 4  # a fraction of the organisers ask in a second, not all
+    # When nobody is refused any more, it falls back to the base within seconds.
+    for _ in range(20):
+        clock.now += 1.0
+        hint.admitted()
+        hint.ms()
+    assert 1000 <= hint.ms() <= 1500
+
+
+def config(decision_ms: int) -> match_pb2.MatchConfig:
+    return match_pb2.MatchConfig(
+        ruleset=common_pb2.RULESET_MEDINA_V2,
+        players=2,
+        seed=3,
+        time_control=match_pb2.TimeControl(decision_ms=decision_ms, bank_ms=0, increment_ms=0),
+    )
+
+
+def test_a_burst_of_matches_is_admitted_as_fast_as_their_load_can_be_measured(
+    tmp_path: Path,
+) -> None:
+    async def main() -> None:
+        running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
+        try:
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                request = admin_pb2.CreateMatchRequest(config=config(5000))
+                for _ in range(16):  # the default burst: created, their bots not yet come
+                    await stub.CreateMatch(request)
+                with pytest.raises(grpc.aio.AioRpcError) as full:
+                    await stub.CreateMatch(request)
+                assert full.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert "16 matches are starting" in (full.value.details() or "")
+                reason, hint_ms = refusal_of(full.value)
+                assert reason == "SERVER_FULL" and hint_ms >= 1000
+                assert len(running.arena.running()) == 16  # nothing was created
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
+def test_no_lag_limit_admits_any_burst(tmp_path: Path) -> None:
+    async def main() -> None:
+        limits = AdmissionLimits(max_loop_lag_ms=None, max_lag_share=None, start_burst=None)
+        running = await start_server(
+            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, admission=limits)
+        )
+        try:
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                request = admin_pb2.CreateMatchRequest(config=config(5000))
+                for _ in range(24):
+                    await stub.CreateMatch(request)
+                assert len(running.arena.running()) == 24
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
+def test_a_played_match_measures_the_servers_turnaround(tmp_path: Path) -> None:
+    async def main() -> None:
+        running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
+        try:
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                created = await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config(5000)))
+                bots = [RawBot(running.address, t.token) for t in created.tokens]
+                await asyncio.gather(*(bot.play() for bot in bots))
+            hosted = running.arena.get(created.match_id)
+            assert hosted is not None and hosted.timing.started is not None
+            # Every request after the first followed a reply: one turnaround each.
+            requests = sum(
+                1 for bot in bots for m in bot.received if m.WhichOneof("message") == "request"
+            )
+            assert len(running.arena.turnaround._samples) == requests - 1
+            p99 = running.arena.turnaround.p99_ms()
+            assert p99 is not None and 0 < p99 < 5000
+        finally:
+            await running.stop(1)
+
+    run(main())
