@@ -13,8 +13,10 @@ import grpc
 import pytest
 from e2e.rawbot import RawBot
 from medina.rpc.common.admission import (
+    HINT_MAX_EVENTS,
     STARTING_S,
     TICK_S,
+    TURNAROUND_MAX_SAMPLES,
     WAITING_S,
     AdmissionLimits,
     RetryHint,
@@ -64,6 +66,9 @@ def test_the_turnaround_is_the_99th_percentile_of_the_last_seconds() -> None:
     assert meter.p99_ms() == pytest.approx(500.0)  # three slow in 102: the 99th is 0.5 s
     clock.now += 2.0  # the window has passed: nothing is left to say
     assert meter.p99_ms() is None
+    for _ in range(TURNAROUND_MAX_SAMPLES + 10):  # nobody asks for hours: memory is bounded
+        meter.note(clock.now, 0.001)
+    assert len(meter._samples) == TURNAROUND_MAX_SAMPLES
 
 
 def test_a_match_timing_measures_from_a_reply_to_the_next_request() -> None:
@@ -140,6 +145,9 @@ def test_the_retry_hint_grows_with_the_organisers_waiting_and_settles() -> None:
         hint.admitted()
         hint.ms()
     assert 1000 <= hint.ms() <= 1500
+    for _ in range(HINT_MAX_EVENTS + 10):  # never refused: what is counted stays bounded
+        hint.admitted()
+    assert len(hint._admitted) == HINT_MAX_EVENTS
 
 
 def config(decision_ms: int) -> match_pb2.MatchConfig:

@@ -36,6 +36,9 @@ DECAY = 0.8
 TURNAROUND_WINDOW_S = 2.0
 #: ... when there are at least this many (fewer say nothing about a percentile).
 TURNAROUND_MIN_SAMPLES = 50
+#: The most decisions kept (a window's worth at 10,000 decisions a second): what is noted
+#: between two questions stays bounded, however long nobody asks.
+TURNAROUND_MAX_SAMPLES = 20_000
 #: A match counts as starting (its load not yet in the measurements) for this long after
 #: its first request ...
 STARTING_S = 1.0
@@ -119,6 +122,8 @@ class LoopLag:
 HINT_WINDOW_S = 5.0
 #: The hint is at most this many times the base.
 HINT_MAX_FACTOR = 30.0
+#: The most refusals and admissions kept each.
+HINT_MAX_EVENTS = 10_000
 
 
 class RetryHint:
@@ -144,8 +149,10 @@ class RetryHint:
         self.window_s = window_s
         self.clock = clock
         self.rng = rng
-        self._refused: deque[float] = deque()
-        self._admitted: deque[float] = deque()
+        # Bounded: admissions are noted at every CreateMatch, and pruned only when one is
+        # refused (a window's worth at 2,000 a second).
+        self._refused: deque[float] = deque(maxlen=HINT_MAX_EVENTS)
+        self._admitted: deque[float] = deque(maxlen=HINT_MAX_EVENTS)
         self._factor = 1.0
         self._factor_at = -math.inf
 
@@ -194,7 +201,7 @@ class Turnaround:
         self.min_samples = min_samples
         self.clock = clock
         #: (when, seconds), oldest first.
-        self._samples: deque[tuple[float, float]] = deque()
+        self._samples: deque[tuple[float, float]] = deque(maxlen=TURNAROUND_MAX_SAMPLES)
         self._p99: float | None = None
         self._p99_at = -1.0
 
