@@ -224,3 +224,36 @@ def test_a_played_match_measures_the_servers_turnaround(tmp_path: Path) -> None:
             await running.stop(1)
 
     run(main())
+
+
+def test_a_slow_turnaround_refuses_a_match_with_a_short_clock_over_grpc(tmp_path: Path) -> None:
+    async def main() -> None:
+        running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
+        try:
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                # Decisions took 50 ms from reply to request (a window long enough for a
+                # slow test machine to keep them) ...
+                meter = running.arena.turnaround
+                meter.window_s = 60
+                now = meter.clock()
+                for _ in range(100):
+                    meter.note(now, 0.050)
+                first = await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config(5000)))
+                # ... and no match plays: nothing refuses. Now one has played for a while.
+                hosted = running.arena.get(first.match_id)
+                assert hosted is not None
+                hosted.timing.started = now - 10
+                # 50 ms is within 10 % of the 5 s clocks in play ...
+                await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config(5000)))
+                # ... but not of a new match's 100 ms clock: it would be served late.
+                with pytest.raises(grpc.aio.AioRpcError) as late:
+                    await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config(100)))
+                assert late.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert "50.0 ms at the 99th percentile" in (late.value.details() or "")
+                assert refusal_of(late.value)[0] == "SERVER_FULL"
+                assert len(running.arena.running()) == 2
+        finally:
+            await running.stop(1)
+
+    run(main())
