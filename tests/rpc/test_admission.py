@@ -27,6 +27,8 @@ from medina.rpc.common.config import ServerConfig
 from medina.rpc.organiser import refusal_of
 from medina.rpc.single.server import start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, common_pb2, match_pb2
+from medina.web.server import arena_viewer
+from prometheus_client.exposition import generate_latest
 
 T = TypeVar("T")
 
@@ -177,6 +179,9 @@ def test_a_burst_of_matches_is_admitted_as_fast_as_their_load_can_be_measured(
                 reason, hint_ms = refusal_of(full.value)
                 assert reason == "SERVER_FULL" and hint_ms >= 1000
                 assert len(running.arena.running()) == 16  # nothing was created
+            # The operator sees the refusal in /metrics.
+            scraped = generate_latest(arena_viewer(running).metrics.registry).decode()
+            assert "\nmedina_create_match_refused_total 1.0\n" in scraped
         finally:
             await running.stop(1)
 

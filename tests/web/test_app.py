@@ -240,6 +240,7 @@ def test_metrics_count_decisions_latency_and_misbehaviour_by_bot(
         assert metric(text, "medina_event_loop_lag_seconds") >= 0
         turnaround = metric(text, "medina_turnaround_p99_seconds")  # NaN: too few decisions
         assert math.isnan(turnaround) or 0 <= turnaround < 60
+        assert metric(text, "medina_create_match_refused_total") == 0
         assert metric(text, "medina_decisions_per_second") >= 0
     finally:
         a.close()

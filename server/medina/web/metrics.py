@@ -9,11 +9,13 @@ arena when Prometheus scrapes. Each app has its own registry (no global state).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.registry import Collector
 
 from medina.referee.outcome import MatchOutcome
 from medina.referee.record import (
@@ -48,6 +50,8 @@ class ArenaProbe:
     loop_lag_ms: Callable[[], float] = lambda: 0.0
     #: None while too few decisions were refereed lately to take a percentile.
     turnaround_ms: Callable[[], float | None] = lambda: None
+    #: CreateMatch calls admission control refused since the server started.
+    refused: Callable[[], float] = lambda: 0.0
 
 
 @dataclass
@@ -66,6 +70,22 @@ class _Rate:
     def per_second(self) -> float:
         now = int(self.clock())
         return sum(n for s, n in self.counts.items() if s > now - RATE_WINDOW_S) / RATE_WINDOW_S
+
+
+class _Refusals(Collector):
+    """The refused CreateMatch calls, a counter the organiser service keeps: read when
+    scraped."""
+
+    def __init__(self, probe: ArenaProbe) -> None:
+        self.probe = probe
+
+    def collect(self) -> Iterable[Metric]:
+        counter = CounterMetricFamily(
+            "medina_create_match_refused",
+            "CreateMatch calls refused by admission control (SERVER_FULL) since the start",
+        )
+        counter.add_metric([], self.probe.refused())
+        yield counter
 
 
 class Metrics:
@@ -143,6 +163,7 @@ class Metrics:
             "of the last seconds (NaN: too few decisions to say)",
             registry=r,
         ).set_function(self._turnaround_s)
+        r.register(_Refusals(self.probe))
 
     def _turnaround_s(self) -> float:
         ms = self.probe.turnaround_ms()

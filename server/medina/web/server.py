@@ -110,6 +110,7 @@ def arena_viewer(running: RunningServer, standings: StandingsProvider | None = N
         grpc_streams=lambda: float(sum(running.slots.open.values())),
         loop_lag_ms=lambda: running.lag.ms,
         turnaround_ms=arena.turnaround.p99_ms,
+        refused=lambda: float(running.match_service.refused if running.match_service else 0),
     )
     metrics = Metrics(probe)
     arena.record_taps.append(metrics.tap)

@@ -43,6 +43,8 @@ class RunningServer:
     #: The worker's own server for bots (``ServerConfig.bots``) and its port.
     bots_server: grpc.aio.Server | None = None
     bots_port: int = 0
+    #: The organiser service (its admission control's refusals are counted there).
+    match_service: MatchService | None = None
 
     @property
     def address(self) -> str:
@@ -70,14 +72,15 @@ async def start_server(config: ServerConfig) -> RunningServer:
     lag = LoopLag()
     slots = ClientSlots.for_limits(config.limits)
     add_arena_service(ArenaServicer(arena, config.limits, slots), server)
-    admin_pb2_grpc.add_MatchServiceServicer_to_server(
-        MatchService(LocalMatches(arena), config.organiser_token, config.admission, lag), server
-    )
+    match_service = MatchService(LocalMatches(arena), config.organiser_token, config.admission, lag)
+    admin_pb2_grpc.add_MatchServiceServicer_to_server(match_service, server)
     admin_pb2_grpc.add_SpectatorServiceServicer_to_server(SpectatorServicer(arena, slots), server)
     health_servicer, port = await start_serving(server, config)
     log.info("listening on %s:%d (records in %s)", config.host, port, config.records_dir)
     lag.start()
-    running = RunningServer(server, port, arena, health_servicer, config, lag, slots)
+    running = RunningServer(
+        server, port, arena, health_servicer, config, lag, slots, match_service=match_service
+    )
     if config.bots is not None:
         running.bots_server, running.bots_port = await _serve_bots(arena, config, config.bots)
     return running
