@@ -10,8 +10,9 @@ starting at once, before their load can be measured (``start_burst``).
 
 The relative limits are what keep a server offered more than it can referee fair: what the
 server adds to a decision is added to every bot's, so new matches wait until it keeps up
-again. The loop's lag alone under-reads it: on a busy process gRPC's own thread waits for
-the interpreter before a reply even reaches the loop, so the turnaround is measured too.
+again. The loop's lag alone under-reads it on a busy process (most likely because gRPC's own
+thread waits for the interpreter before a reply even reaches the loop), so the turnaround
+is measured too.
 And both only see matches that play: a burst of matches created together would all be
 admitted before any of them loads the server, so at most ``start_burst`` (or as many as
 already play, if more) may be starting at a time. A refused CreateMatch is
