@@ -310,9 +310,13 @@ def refusal(
         playing = active - starting
         allowed_starting = max(limits.start_burst, playing)
         if starting >= allowed_starting:
+            why = (
+                "the start burst"
+                if playing <= limits.start_burst
+                else f"as many as the {playing} matches already playing"
+            )
             return (
-                f"{starting} matches are starting and their load is not measured yet (at most "
-                f"{allowed_starting} at once: {limits.start_burst}, or as many as already "
-                f"play, {playing}); try again in a moment"
+                f"{starting} matches are starting and their load is not measured yet; at most "
+                f"{allowed_starting} may be starting at once ({why}): try again in a moment"
             )
     return None
