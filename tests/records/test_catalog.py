@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -231,3 +232,30 @@ def test_records_are_read_without_changing_the_catalog_then_accepted(tmp_path: P
     # With no cache at all, get still answers (from the record, each time).
     again = shelf.get(kept.stem)
     assert again is not None and again.state is StoredState.ABORTED
+
+
+def test_the_catalog_keeps_no_python_object_per_record(tmp_path: Path) -> None:
+    # A standing server notes every match it finishes: 20,000 notes leave Python's heap as
+    # it was (the entries are in the index, whose pages SQLite keeps in its own bounded
+    # cache), where an object per record would hold megabytes (~250 bytes each).
+    shelf = Catalog(tmp_path)
+    shelf.load()
+    states = list(StoredState)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(20_000):
+            shelf.note(f"m{i:06d}", states[i % len(states)], 1_000_000.0 + i // 3)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 200_000, f"{grown:,} bytes of Python objects for 20,000 records"
+    assert shelf.count() == 20_000 and shelf.count({StoredState.FINISHED}) == 4_000
+    # Paged through to the end, newest first, as ListMatches asks: every record once.
+    seen: list[str] = []
+    before_key: tuple[float, str] | None = None
+    while page := shelf.newest(1_000, before_key, {StoredState.FINISHED}):
+        seen += [e.match_id for e in page]
+        before_key = (page[-1].mtime, page[-1].match_id)
+    expected = [f"m{i:06d}" for i in range(20_000) if i % len(states) == 0]
+    assert seen == sorted(expected, key=lambda m: (1_000_000 + int(m[1:]) // 3, m), reverse=True)

@@ -5,17 +5,18 @@ Records are never modified here: an interrupted record stays as the crash left i
 readable and verifiable up to its last complete entry (``read_record(allow_truncated=True)``).
 
 ``scan`` reads every record in full (``replay list``); a server's ``Catalog`` reads only
-what it lists, and at start the end of each record (``peek_state``).
+what it lists, and at start the end of each record (``peek_state``); its memory does not
+grow with the records (their entries are indexed in a temporary SQLite database).
 """
 
 from __future__ import annotations
 
-import bisect
 import enum
 import json
 import logging
+import sqlite3
 from collections import Counter, OrderedDict
-from collections.abc import Iterable, Set
+from collections.abc import Iterable, Iterator, Set
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -252,36 +253,51 @@ def peek_state(path: Path) -> StoredState | None:
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """What a ``Catalog`` keeps in memory of one record: enough to order and filter it."""
+    """What a ``Catalog`` keeps of one record: enough to order and filter it."""
 
     match_id: str
     state: StoredState
     mtime: float
 
 
-def _listing_key(e: Entry) -> tuple[float, str]:
-    return (e.mtime, e.match_id)
+#: A state's code in the index, and back.
+_STATE_CODE = {state: code for code, state in enumerate(StoredState)}
+_CODE_STATE = dict(enumerate(StoredState))
+#: The index's page cache: its memory, however many records it holds (SQLite's
+#: ``cache_size`` in KiB when negative); the rest stays in its temporary file.
+_INDEX_CACHE_KIB = 1024
+_SCHEMA = (
+    "CREATE TABLE entries (id TEXT PRIMARY KEY, mtime REAL NOT NULL, state INTEGER NOT NULL)"
+    " WITHOUT ROWID",
+    "CREATE INDEX listing ON entries (mtime, id)",
+)
 
 
 class Catalog:
     """The records of one directory that a server lists.
 
-    Memory holds one small ``Entry`` per record (about 250 bytes); the full ``StoredMatch``
-    (header and result) is read back from the record when a caller asks for it, the most
-    recently asked kept in a bounded cache. A server that has played a million matches
-    holds their entries, not their headers and results.
+    The entries (id, state, file time) live in a private temporary SQLite database, indexed
+    in listing order (file time, then id): memory holds its page cache (1 MiB) and a count
+    per state, so a server that has played ten million matches uses what one that has
+    played a thousand does, and a page of the newest records costs its own entries
+    (``newest``, ``count``), not a sort of the whole directory on the server's event loop.
+    The full ``StoredMatch`` (header and result) is read back from the record when a caller
+    asks for it, the most recently asked kept in a bounded cache.
 
-    The entries are also kept in listing order (file time, then id) with a count per state,
-    so a page of the newest records costs its own entries (``newest``, ``count``), not a
-    sort of the whole directory on the server's event loop.
+    Not thread-safe: one thread uses it (``read`` alone may run on another).
     """
 
     def __init__(self, directory: Path, cache_size: int = 256) -> None:
         self.directory = directory
         self.cache_size = cache_size
-        self._entries: dict[str, Entry] = {}
-        #: Every entry, in listing order (``_listing_key``, ascending): 8 bytes an entry.
-        self._order: list[Entry] = []
+        # "" is SQLite's private temporary database: deleted when the connection closes,
+        # kept in memory up to its cache and spilled to a temporary file beyond.
+        self._db = sqlite3.connect("", isolation_level=None, check_same_thread=False)
+        self._db.execute(f"PRAGMA cache_size = -{_INDEX_CACHE_KIB}")
+        self._db.execute("PRAGMA journal_mode = OFF")  # rebuilt from the records at start
+        self._db.execute("PRAGMA synchronous = OFF")
+        for statement in _SCHEMA:
+            self._db.execute(statement)
         self._counts: Counter[StoredState] = Counter()
         self._cache: OrderedDict[str, StoredMatch] = OrderedDict()
 
@@ -291,14 +307,13 @@ class Catalog:
         (``inspect``). Returns the records read in full, oldest first: the interrupted and
         unreadable ones, whose notes say what happened. The newest are read into the cache,
         so the first listing finds them."""
-        self._entries = {}
-        self._order = []
+        self._db.execute("DELETE FROM entries")
         self._counts = Counter()
         self._cache.clear()
         inspected: list[StoredMatch] = []
         if not self.directory.is_dir():
             return inspected
-        found: list[Entry] = []
+        found: list[tuple[str, float, int]] = []
         for path in self.directory.glob("*.jsonl"):
             try:
                 mtime = path.stat().st_mtime
@@ -310,12 +325,10 @@ class Catalog:
             except OSError as exc:
                 log.warning("cannot read record %s: %s", path, exc.strerror)
                 continue
-            found.append(Entry(path.stem, state, mtime))
-        found.sort(key=_listing_key)  # once: inserting each in order would cost N^2
-        self._order = found
-        self._entries = {e.match_id: e for e in found}
-        self._counts = Counter(e.state for e in found)
-        for entry in found[-self.cache_size :]:
+            found.append((path.stem, mtime, _STATE_CODE[state]))
+            self._counts[state] += 1
+        self._db.executemany("INSERT INTO entries VALUES (?, ?, ?)", found)
+        for entry in reversed(self.newest(self.cache_size)):
             self.get(entry.match_id)
         inspected.sort(key=lambda m: (m.mtime, m.match_id))
         return inspected
@@ -331,18 +344,24 @@ class Catalog:
         and a record whose state on disk differs is corrected then (``get``)."""
         self._put(Entry(match_id, state, mtime))
 
-    def entries(self) -> Iterable[Entry]:
-        """Every record's entry."""
-        return self._entries.values()
+    def entries(self) -> Iterator[Entry]:
+        """Every record's entry, oldest first (read from the index as it is iterated)."""
+        for match_id, mtime, code in self._db.execute(
+            "SELECT id, mtime, state FROM entries ORDER BY mtime, id"
+        ):
+            yield Entry(match_id, _CODE_STATE[code], mtime)
 
     def entry(self, match_id: str) -> Entry | None:
         """One record's entry; None if the directory has no record of that match."""
-        return self._entries.get(match_id)
+        row = self._db.execute(
+            "SELECT mtime, state FROM entries WHERE id = ?", (match_id,)
+        ).fetchone()
+        return None if row is None else Entry(match_id, _CODE_STATE[row[1]], row[0])
 
     def count(self, states: Set[StoredState] = frozenset()) -> int:
         """How many records are in ``states`` (empty: all)."""
         if not states:
-            return len(self._entries)
+            return self._counts.total()
         return sum(self._counts[s] for s in states)
 
     def newest(
@@ -354,21 +373,31 @@ class Catalog:
         """Up to ``limit`` entries, newest first (by file time, then id), of those ordered
         strictly before ``before`` (None: from the newest) and, when ``states`` is given, in
         those states."""
-        order = self._order
-        at = len(order) if before is None else bisect.bisect_left(order, before, key=_listing_key)
-        found: list[Entry] = []
-        while at > 0 and len(found) < limit:
-            at -= 1
-            e = order[at]
-            if not states or e.state in states:
-                found.append(e)
-        return found
+        if limit <= 0:
+            return []
+        where: list[str] = []
+        args: list[float | str | int] = []
+        if before is not None:
+            where.append("(mtime, id) < (?, ?)")
+            args += before
+        if states:
+            where.append(f"state IN ({', '.join('?' * len(states))})")
+            args += [_STATE_CODE[s] for s in states]
+        # The listing index, walked from its end: a page reads its own entries (and those a
+        # state filter passes over), never a sort of every record.
+        rows = self._db.execute(
+            "SELECT id, mtime, state FROM entries INDEXED BY listing"
+            + (f" WHERE {' AND '.join(where)}" if where else "")
+            + " ORDER BY mtime DESC, id DESC LIMIT ?",
+            (*args, limit),
+        )
+        return [Entry(match_id, _CODE_STATE[code], mtime) for match_id, mtime, code in rows]
 
     def __contains__(self, match_id: object) -> bool:
-        return match_id in self._entries
+        return isinstance(match_id, str) and self.entry(match_id) is not None
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return self._counts.total()
 
     def get(self, match_id: str) -> StoredMatch | None:
         """What one record holds, read back from it (cached); None if there is no such
@@ -377,7 +406,7 @@ class Catalog:
         if stored is not None:
             self._cache.move_to_end(match_id)
             return stored
-        if match_id not in self._entries:
+        if match_id not in self:
             return None
         found = self.read([match_id])
         self.accept(found)
@@ -386,7 +415,7 @@ class Catalog:
     def uncached(self, match_ids: Iterable[str]) -> list[str]:
         """Those of ``match_ids`` that are listed and not in the cache: ``get`` would read
         their records."""
-        return [m for m in match_ids if m in self._entries and m not in self._cache]
+        return [m for m in match_ids if m not in self._cache and m in self]
 
     def read(self, match_ids: Iterable[str]) -> dict[str, StoredMatch | None]:
         """Read records (None: gone or unreadable), changing nothing: safe on a worker
@@ -406,7 +435,7 @@ class Catalog:
         """Take what ``read`` found: cache it, correct an entry whose record was replaced
         behind the server's back, drop one whose record is gone."""
         for match_id, stored in found.items():
-            entry = self._entries.get(match_id)
+            entry = self.entry(match_id)
             if entry is None:
                 continue  # dropped meanwhile
             if stored is None:
@@ -417,24 +446,19 @@ class Catalog:
             self._remember(stored)
 
     def _put(self, entry: Entry) -> None:
-        """Add or replace an entry, keeping the order and the counts."""
+        """Add or replace an entry, keeping the counts."""
         self._drop(entry.match_id)
-        self._entries[entry.match_id] = entry
+        self._db.execute(
+            "INSERT INTO entries VALUES (?, ?, ?)",
+            (entry.match_id, entry.mtime, _STATE_CODE[entry.state]),
+        )
         self._counts[entry.state] += 1
-        order = self._order
-        if not order or _listing_key(order[-1]) < _listing_key(entry):
-            order.append(entry)  # the usual case: a record newer than every other
-        else:
-            bisect.insort(order, entry, key=_listing_key)
 
     def _drop(self, match_id: str) -> None:
-        old = self._entries.pop(match_id, None)
-        if old is None:
-            return
-        self._counts[old.state] -= 1
-        at = bisect.bisect_left(self._order, _listing_key(old), key=_listing_key)
-        if at < len(self._order) and self._order[at] is old:
-            del self._order[at]
+        old = self.entry(match_id)
+        if old is not None:
+            self._db.execute("DELETE FROM entries WHERE id = ?", (match_id,))
+            self._counts[old.state] -= 1
 
     def _remember(self, stored: StoredMatch) -> None:
         self._cache[stored.match_id] = stored
