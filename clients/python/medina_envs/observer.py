@@ -9,8 +9,9 @@ check the two agree bit for bit at every decision of many seeded games, for ever
 (``tests/envs/test_observer.py``), so an agent trained here sees exactly what the arena
 would send it.
 
-Masks are turned into planes a whole board at a time: the masks' bytes are joined and
-unpacked to bits by one numpy call, whose rows are the canvas when the grid fills it.
+Bitboards become planes by value: each bitboard's canvas row of 0/1 bytes is kept
+(``_RowCache``), as a decision changes few of them, and a view's rows are joined into one
+buffer that holds its planes and its action mask.
 """
 
 from __future__ import annotations
@@ -27,12 +28,12 @@ from medina.engine.state import NEUTRALS, SLOTS
 from medina.engine.types import ActionKind
 from medina_client.encoding import (
     ACTION_COUNT,
+    CELLS,
     COLS,
     ROWS,
     SEAT_OFFSET,
     SEAT_SIZE,
     SEAT_SLOTS,
-    TEA_INDEX,
     VECTOR_OFFSET,
     VECTOR_SIZE,
     Encoded,
@@ -43,9 +44,6 @@ from medina_client.encoding import (
 
 __all__ = ["Observer", "encode_state", "mask_of", "planes_of", "slot_masks", "vector_of"]
 
-#: Bytes per mask: every grid has at most 234 squares (240 bits).
-_BYTES = 30
-_EMPTY = bytes(_BYTES)
 _PLAYER_ROOF = int(ActionKind.ROOFTOP)
 _NEUTRAL_ROOF = int(ActionKind.NEUTRAL_ROOFTOP)
 # Read once: an enum member read from its class costs 15 times a global's in Python 3.11.
@@ -85,33 +83,67 @@ _TOWER_TILES = _AT_TOWER_TILES - _AT_PALACE_TILES
 _COLOUR_BITS = tuple(tuple(float((m >> c) & 1) for c in range(4)) for m in range(16))
 
 
-def _rows(masks: list[int], cells: int) -> npt.NDArray[np.uint8]:
-    """The masks as rows of 0/1 bytes over the grid's ``cells`` squares, shape
-    ``(len(masks), cells)``, contiguous (one numpy unpack, no copy)."""
-    # Many bitboards are empty (a seat's claims, most placement slots): a constant for them.
-    raw = b"".join([m.to_bytes(_BYTES, "little") if m else _EMPTY for m in masks])
-    return np.unpackbits(
-        np.frombuffer(raw, dtype=np.uint8).reshape(len(masks), _BYTES),
-        axis=1,
-        count=cells,
-        bitorder="little",
-    )
+#: bytes.translate table turning ``bin()``'s digits into 0/1 bytes.
+_DIGITS = bytes.maketrans(b"01", b"\x00\x01")
+#: A canvas row of zeros: most bitboards are empty (a seat's claims, most placement slots).
+_ZERO_ROW = bytes(CELLS)
+#: The largest number of rows ``_RowCache`` keeps per grid before it starts afresh.
+_KEPT_ROWS = 8192
 
 
-def _canvas(rows: npt.NDArray[np.uint8], cols: int, n_rows: int) -> npt.NDArray[np.uint8]:
-    """Rows of a grid of ``cols`` x ``n_rows`` as canvas planes ``(k, ROWS, COLS)``: a view
-    when the grid is the canvas, else a copy padded with 0."""
-    k = len(rows)
-    if cols == COLS and n_rows == ROWS:
-        return rows.reshape(k, ROWS, COLS)
-    out = np.zeros((k, ROWS, COLS), dtype=np.uint8)
-    out[:, :n_rows, :cols] = rows.reshape(k, n_rows, cols)
-    return out
+class _RowCache:
+    """Bitboards of one grid as canvas rows of 0/1 bytes (``CELLS`` long, row-major on the
+    ``ROWS`` x ``COLS`` canvas, padded with 0), kept by value.
+
+    From one decision to the next only a few of a view's 40-odd bitboards change (the square
+    placed on, its palace, the mover's sites), so nearly every row is found here: a
+    dictionary lookup instead of ``int.to_bytes`` and a numpy unpack of every bitboard.
+    """
+
+    __slots__ = ("_cells", "_cols", "_grid_rows", "_rows", "get")
+
+    def __init__(self, cols: int, rows: int) -> None:
+        self._cols, self._grid_rows, self._cells = cols, rows, cols * rows
+        self._rows: dict[int, bytes] = {0: _ZERO_ROW}
+        self.get = self._rows.get
+
+    def row(self, mask: int) -> bytes:
+        """The canvas row of ``mask`` (a miss: build it and keep it)."""
+        rows = self._rows
+        if len(rows) >= _KEPT_ROWS:  # bounded: a long run sees endless bitboards
+            rows.clear()
+            rows[0] = _ZERO_ROW
+            self.get = rows.get
+        # bin() lists the bits from the highest: reversed, its digits are squares 0, 1, ...
+        bits = bin(mask)[:1:-1].encode().translate(_DIGITS)[: self._cells]
+        cols = self._cols
+        if cols == COLS:
+            row = bits.ljust(CELLS, b"\x00")
+        else:  # each grid row padded to the canvas's width, then the canvas's missing rows
+            grid = bits.ljust(self._cells, b"\x00")
+            row = b"".join(
+                [grid[at : at + cols].ljust(COLS, b"\x00") for at in range(0, self._cells, cols)]
+            ).ljust(CELLS, b"\x00")
+        rows[mask] = row
+        return row
+
+    def join(self, masks: list[int], tail: bytes = b"") -> npt.NDArray[np.uint8]:
+        """The canvas rows of ``masks`` end to end, then ``tail``, as one writable array."""
+        get, row = self.get, self.row
+        return np.frombuffer(
+            bytearray(b"".join([get(m) or row(m) for m in masks]) + tail), dtype=np.uint8
+        )
+
+
+@cache
+def _row_cache(cols: int, rows: int) -> _RowCache:
+    """The row cache of the grid of ``cols`` x ``rows``."""
+    return _RowCache(cols, rows)
 
 
 def _bits(masks: list[int], cols: int, rows: int) -> npt.NDArray[np.uint8]:
     """The masks as canvas planes, shape ``(len(masks), ROWS, COLS)``."""
-    return _canvas(_rows(masks, cols * rows), cols, rows)
+    return _row_cache(cols, rows).join(masks).reshape(len(masks), ROWS, COLS)
 
 
 def _plane_masks(s: GameState, seat: int) -> list[int]:
@@ -316,28 +348,17 @@ def _no_moves() -> Mask:
     return np.zeros(ACTION_COUNT, dtype=np.int8)
 
 
+_TEA_BYTE = (b"\x00", b"\x01")
+
+
 def mask_of(s: GameState, seat: int, moves: LegalMoves | None = None) -> Mask:
     """The action mask of ``seat``: its legal actions when it is to move, else all 0."""
     if s.phase is _OVER or s.to_move != seat:
         return _no_moves()
     m = legal_moves(s) if moves is None else moves
     g = s.rules.geometry
-    return _mask(_rows([*slot_masks(m), m.tea], g.cols * g.rows), g.cols, g.rows)
-
-
-def _mask(rows: npt.NDArray[np.uint8], cols: int, n_rows: int) -> Mask:
-    """The action mask from the rows of ``slot_masks`` and then a row holding the tea
-    bit first: on the canvas, the slots' rows end to end are the mask up to ``TEA_INDEX``
-    and the tea row's first byte is the mask's last, so it is a view."""
-    if cols == COLS and n_rows == ROWS:
-        return rows.reshape(-1)[:ACTION_COUNT].view(np.int8)
-    out = np.zeros(ACTION_COUNT, dtype=np.int8)
-    slots = len(rows) - 1
-    out[:TEA_INDEX].reshape(slots, ROWS, COLS)[:, :n_rows, :cols] = rows[:slots].reshape(
-        slots, n_rows, cols
-    )
-    out[TEA_INDEX] = rows[slots, 0]
-    return out
+    # The slots' canvas rows end to end are the mask up to TEA_INDEX; the tea bit ends it.
+    return _row_cache(g.cols, g.rows).join(slot_masks(m), _TEA_BYTE[m.tea]).view(np.int8)
 
 
 def encode_state(s: GameState, seat: int) -> Encoded:
@@ -347,13 +368,11 @@ def encode_state(s: GameState, seat: int) -> Encoded:
     planes = _plane_masks(s, seat)
     if s.phase is _OVER or s.to_move != seat:
         return Encoded(_bits(planes, cols, n_rows), vector_of(s, seat), _no_moves())
-    # The seat to move: its planes, its action mask and the tea bit unpacked in one pass.
+    # The seat to move: its planes and its action mask in one buffer, one join.
     m = legal_moves(s)
-    k = len(planes)
-    rows = _rows([*planes, *slot_masks(m), m.tea], cols * n_rows)
-    return Encoded(
-        _canvas(rows[:k], cols, n_rows), vector_of(s, seat), _mask(rows[k:], cols, n_rows)
-    )
+    k = len(planes) * CELLS
+    canvas = _row_cache(cols, n_rows).join([*planes, *slot_masks(m)], _TEA_BYTE[m.tea])
+    return Encoded(canvas[:k].reshape(-1, ROWS, COLS), vector_of(s, seat), canvas[k:].view(np.int8))
 
 
 class Observer:
