@@ -38,7 +38,7 @@ class IdentityMemo(Generic[V]):
 
     __slots__ = ("_pins", "_values", "get", "kept")
 
-    def __init__(self, kept: int = 8192) -> None:
+    def __init__(self, kept: int = 4096) -> None:
         if kept < 1:
             raise ValueError(f"an identity memo must keep at least 1 entry, not {kept}")
         self._values: dict[Hashable, V] = {}

@@ -265,11 +265,12 @@ _STATE_CODE = {state: code for code, state in enumerate(StoredState)}
 _CODE_STATE = dict(enumerate(StoredState))
 #: The index's page cache: its memory, however many records it holds (SQLite's
 #: ``cache_size`` in KiB when negative); the rest stays in its temporary file.
-_INDEX_CACHE_KIB = 1024
+_INDEX_CACHE_KIB = 256
 _SCHEMA = (
     "CREATE TABLE entries (id TEXT PRIMARY KEY, mtime REAL NOT NULL, state INTEGER NOT NULL)"
     " WITHOUT ROWID",
     "CREATE INDEX listing ON entries (mtime, id)",
+    "CREATE INDEX by_state ON entries (state, mtime, id)",
 )
 
 
@@ -277,7 +278,7 @@ class Catalog:
     """The records of one directory that a server lists.
 
     The entries (id, state, file time) live in a private temporary SQLite database, indexed
-    in listing order (file time, then id): memory holds its page cache (1 MiB) and a count
+    in listing order (file time, then id): memory holds its page cache (256 KiB) and a count
     per state, so a server that has played ten million matches uses what one that has
     played a thousand does, and a page of the newest records costs its own entries
     (``newest``, ``count``), not a sort of the whole directory on the server's event loop.
@@ -380,13 +381,18 @@ class Catalog:
         if before is not None:
             where.append("(mtime, id) < (?, ?)")
             args += before
-        if states:
+        # An index walked from its end: a page reads its own entries, never a sort of every
+        # record. One state has its own index; several are filtered along the listing.
+        index = "listing"
+        if len(states) == 1:
+            index = "by_state"
+            where.append("state = ?")
+            args += [_STATE_CODE[s] for s in states]
+        elif states:
             where.append(f"state IN ({', '.join('?' * len(states))})")
             args += [_STATE_CODE[s] for s in states]
-        # The listing index, walked from its end: a page reads its own entries (and those a
-        # state filter passes over), never a sort of every record.
         rows = self._db.execute(
-            "SELECT id, mtime, state FROM entries INDEXED BY listing"
+            f"SELECT id, mtime, state FROM entries INDEXED BY {index}"
             + (f" WHERE {' AND '.join(where)}" if where else "")
             + " ORDER BY mtime DESC, id DESC LIMIT ?",
             (*args, limit),
