@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import types
 import weakref
 from collections.abc import Awaitable
 from pathlib import Path
@@ -16,6 +17,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.referee.config import MatchSettings
+from medina.rpc.common import status
 from medina.rpc.common.admission import AdmissionLimits, LoopLag, refusal
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.organiser import create_match
@@ -293,10 +295,26 @@ def test_a_match_that_left_memory_is_freed_without_a_garbage_collection(tmp_path
         gc.enable()
 
 
+def cyclic_frames(names: set[str]) -> list[str]:
+    """The functions named in ``names`` whose frames only a full collection would free."""
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+        return [
+            o.f_code.co_name
+            for o in gc.garbage
+            if isinstance(o, types.FrameType) and o.f_code.co_name in names
+        ]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+
+
 def test_a_refused_create_match_keeps_no_running_match_alive(tmp_path: Path) -> None:
-    # grpc keeps a refusal's exception, and with it the handler's frames, in a reference
-    # cycle until a full collection: a frame that held the list of running matches kept
-    # every one of them (whole games and seats) alive with it, and RSS grew ~12 KB a match.
+    # grpc keeps an aborted call's exception, and with it the handler's frames, in a
+    # reference cycle until a full collection: when a refusal aborted, a frame that held the
+    # list of running matches kept every one of them (whole games and seats) alive with it,
+    # and RSS grew ~12 KB a match. A refusal now sets the call's status and returns.
     async def main() -> None:
         running = await start_server(
             ServerConfig(
@@ -314,10 +332,19 @@ def test_a_refused_create_match_keeps_no_running_match_alive(tmp_path: Path) -> 
                 assert hosted is not None
                 alive = weakref.ref(hosted.match)
                 del hosted
-                for _ in range(3):
+                gc.collect()
+                for n in range(3):  # with a request id too: refused, it is not kept
+                    again = admin_pb2.CreateMatchRequest(config=config(), request_id=f"r{n % 2}")
                     with pytest.raises(grpc.aio.AioRpcError) as full:
-                        await stub.CreateMatch(request, metadata=AUTH)
+                        await stub.CreateMatch(again, metadata=AUTH)
                     assert full.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+                    reason, info = status.reason_of(full.value.trailing_metadata())
+                    assert reason == "SERVER_FULL" and int(info["retry_after_ms"]) >= 1000
+                # A refusal sets the call's status and returns: no exception, so none of the
+                # handler's frames waits in a cycle for a full collection.
+                assert (
+                    cyclic_frames({"CreateMatch", "create", "_admit", "once", "create_once"}) == []
+                )
                 await stub.AbortMatch(
                     admin_pb2.AbortMatchRequest(match_id=first.match_id), metadata=AUTH
                 )

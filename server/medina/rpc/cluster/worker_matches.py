@@ -143,7 +143,7 @@ class WorkerMatches:
         settings: MatchSettings,
         admit: Admit,
         context: Context,
-    ) -> admin_pb2.CreateMatchResponse:
+    ) -> admin_pb2.CreateMatchResponse | None:
         """Create the match on the worker with the fewest matches waiting or running (the
         loop lag against the clocks in play is each worker's to weigh)."""
         if not self.accepting:
@@ -162,7 +162,8 @@ class WorkerMatches:
                 "no worker process is running; try again shortly",
             )
         counted = await asyncio.gather(*(self._load(w) for w in workers))
-        await admit(Load(sum(n for n in counted if n is not None), None))
+        if not await admit(Load(sum(n for n in counted if n is not None), None)):
+            return None  # refused: the call's status says so
         # Counted now, with the creations other calls have under way (no await in between);
         # a worker that did not answer is tried last.
         loads = [UNKNOWN_LOAD if n is None else n for n in counted]

@@ -43,6 +43,10 @@ class _Entry:
     at: float
 
 
+class _Refused(Exception):
+    """``create()`` was refused (admission control): nothing to keep under the id."""
+
+
 class CreatedMatches:
     """The answers of recent CreateMatch calls that named a request id."""
 
@@ -60,11 +64,12 @@ class CreatedMatches:
     async def once(
         self,
         request: admin_pb2.CreateMatchRequest,
-        create: Callable[[], Awaitable[admin_pb2.CreateMatchResponse]],
-    ) -> admin_pb2.CreateMatchResponse:
+        create: Callable[[], Awaitable[admin_pb2.CreateMatchResponse | None]],
+    ) -> admin_pb2.CreateMatchResponse | None:
         """``create()``'s answer, computed once per request id (every call without an id
-        creates). Raises RequestIdError for an id that is too long or reused with another
-        configuration."""
+        creates); None when ``create()`` was refused, which is not kept: a retry under the
+        id asks again. Raises RequestIdError for an id that is too long or reused with
+        another configuration."""
         rid = request.request_id
         if not rid:
             return await create()
@@ -96,13 +101,23 @@ class CreatedMatches:
             created = await create()
         except BaseException as exc:
             # Forgotten, so that a retry tries again; a retry waiting meanwhile fails alike.
-            self._entries.pop(rid, None)
-            if not future.done():
-                future.set_exception(exc if isinstance(exc, Exception) else RuntimeError(exc))
-                future.exception()  # retrieved: no "never retrieved" warning
+            self._forget(rid, future, exc if isinstance(exc, Exception) else RuntimeError(exc))
             raise
+        if created is None:
+            # Refused, and forgotten alike; a retry waiting meanwhile asks for itself. The
+            # exception is never raised, so it holds no traceback and no frame.
+            self._forget(rid, future, _Refused())
+            return None
         future.set_result(created)
         return created
+
+    def _forget(
+        self, rid: str, future: asyncio.Future[admin_pb2.CreateMatchResponse], exc: Exception
+    ) -> None:
+        self._entries.pop(rid, None)
+        if not future.done():
+            future.set_exception(exc)
+            future.exception()  # retrieved: no "never retrieved" warning
 
     def _expire(self) -> None:
         """Forget ids older than ``keep_s``, and the oldest beyond ``most``."""
@@ -121,8 +136,8 @@ async def create_once(
     created: CreatedMatches,
     request: admin_pb2.CreateMatchRequest,
     context: grpc.aio.ServicerContext[Any, Any],
-    create: Callable[[], Awaitable[admin_pb2.CreateMatchResponse]],
-) -> admin_pb2.CreateMatchResponse:
+    create: Callable[[], Awaitable[admin_pb2.CreateMatchResponse | None]],
+) -> admin_pb2.CreateMatchResponse | None:
     """CreateMatch's answer through ``created`` (the single server's and the front's one
     way): a bad or reused request id ends the call with INVALID_ARGUMENT and its reason."""
     try:

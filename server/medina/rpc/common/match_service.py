@@ -35,7 +35,7 @@ from .listing import (
     encode_keys,
     page_size,
 )
-from .status import Reason, abort
+from .status import Reason, abort, refuse
 
 __all__ = [
     "ORGANISER_FORFEIT",
@@ -219,8 +219,9 @@ class Load:
     starting: int = 0
 
 
-#: Admission control's verdict on a load: returns when the match may be created.
-Admit = Callable[[Load], Awaitable[None]]
+#: Admission control's verdict on a load: True when the match may be created; False when it
+#: was refused (the call's status is set: the backend returns without creating it).
+Admit = Callable[[Load], Awaitable[bool]]
 
 
 class MatchBackend(Protocol):
@@ -232,11 +233,11 @@ class MatchBackend(Protocol):
         settings: MatchSettings,
         admit: Admit,
         context: Context,
-    ) -> admin_pb2.CreateMatchResponse:
+    ) -> admin_pb2.CreateMatchResponse | None:
         """Create the match (its configuration is valid), once ``admit`` has accepted the
-        load it would be created under: ``admit`` ends the call when admission control
-        refuses it. Ends the call when no match can be created at all (the server is
-        shutting down, no worker runs)."""
+        load it would be created under; None when ``admit`` refused it (the call's status is
+        set). Ends the call when no match can be created at all (the server is shutting
+        down, no worker runs)."""
         ...
 
     async def page(
@@ -296,13 +297,15 @@ class MatchService(admin_pb2_grpc.MatchServiceServicer):
     ) -> admin_pb2.CreateMatchResponse:
         """Create a match from a configuration (once per request id)."""
         await require_organiser(context, self.token)
-        return await create_once(
+        created = await create_once(
             self.created, request, context, lambda: self._create(request, context)
         )
+        # Refused: the status is set, and grpc sends it instead of this empty response.
+        return admin_pb2.CreateMatchResponse() if created is None else created
 
     async def _create(
         self, request: admin_pb2.CreateMatchRequest, context: Context
-    ) -> admin_pb2.CreateMatchResponse:
+    ) -> admin_pb2.CreateMatchResponse | None:
         try:
             settings = convert.settings_from_proto(request.config)
         except ConfigError as exc:
@@ -316,8 +319,9 @@ class MatchService(admin_pb2_grpc.MatchServiceServicer):
             request, settings, lambda load: self._admit(load, context), context
         )
 
-    async def _admit(self, load: Load, context: Context) -> None:
-        """RESOURCE_EXHAUSTED (SERVER_FULL, with a retry hint) when admission refuses."""
+    async def _admit(self, load: Load, context: Context) -> bool:
+        """Whether admission lets a match with ``load`` in; if not, the call's status is set
+        to RESOURCE_EXHAUSTED (SERVER_FULL, with a retry hint) and the backend returns."""
         refused = refusal(
             self.admission,
             load.active,
@@ -328,17 +332,18 @@ class MatchService(admin_pb2_grpc.MatchServiceServicer):
         )
         if refused is None:
             self.hint.admitted()
-            return
+            return True
         self.refused += 1
         self.hint.refused()
         log.info("CreateMatch refused: %s", refused)
-        await abort(
+        refuse(
             context,
             grpc.StatusCode.RESOURCE_EXHAUSTED,
             Reason.SERVER_FULL,
             refused,
             retry_after_ms=self.hint.ms(),
         )
+        return False
 
     async def ListMatches(
         self, request: admin_pb2.ListMatchesRequest, context: Context

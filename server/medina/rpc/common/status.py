@@ -116,6 +116,22 @@ def trailers(
     return ((DETAILS_KEY, status.SerializeToString()),)
 
 
+def refuse(
+    context: grpc.aio.ServicerContext[Any, Any],
+    code: grpc.StatusCode,
+    reason: Reason,
+    message: str,
+    **metadata: object,
+) -> None:
+    """Set the status ``abort`` would end the call with; the handler then returns (its
+    response is not sent). For answers given often, such as a full server's: ``abort``
+    raises, and grpc keeps that exception, its traceback and every frame it went through in
+    a reference cycle until a full garbage collection, which this server runs rarely."""
+    context.set_code(code)
+    context.set_details(message)
+    context.set_trailing_metadata(trailers(code, message, reason, metadata))
+
+
 async def abort(
     context: grpc.aio.ServicerContext[Any, Any],
     code: grpc.StatusCode,

@@ -62,13 +62,11 @@ class LocalMatches:
         settings: MatchSettings,
         admit: Admit,
         context: Context,
-    ) -> admin_pb2.CreateMatchResponse:
+    ) -> admin_pb2.CreateMatchResponse | None:
         """Create the match here, weighed against the matches waiting or running and the
         shortest decision clock among them and the new match."""
-        # Only the Load stays in this frame: a refusal raises through it, and grpc keeps that
-        # exception (and its frames) in a reference cycle until a full collection, which
-        # would keep every running match's whole graph alive with it.
-        await admit(self._load(settings))
+        if not await admit(self._load(settings)):
+            return None  # refused: the call's status says so
         try:
             hosted = self.arena.create(settings)
         except ArenaClosedError as exc:
