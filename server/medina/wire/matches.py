@@ -109,6 +109,12 @@ def created(
     )
 
 
+def not_created() -> admin_pb2.CreateMatchResponse:
+    """The empty answer of a refused CreateMatch: its status (set on the call) says why, and
+    grpc sends that status instead of this message."""
+    return admin_pb2.CreateMatchResponse()
+
+
 def listed(
     items: Iterable[admin_pb2.MatchSummary], next_token: str, total: int
 ) -> admin_pb2.ListMatchesResponse:

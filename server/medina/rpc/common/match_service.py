@@ -301,7 +301,7 @@ class MatchService(admin_pb2_grpc.MatchServiceServicer):
             self.created, request, context, lambda: self._create(request, context)
         )
         # Refused: the status is set, and grpc sends it instead of this empty response.
-        return admin_pb2.CreateMatchResponse() if created is None else created
+        return matches.not_created() if created is None else created
 
     async def _create(
         self, request: admin_pb2.CreateMatchRequest, context: Context
