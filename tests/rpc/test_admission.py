@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -25,12 +26,29 @@ from medina.rpc.common.admission import (
 )
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.organiser import refusal_of
-from medina.rpc.single.server import start_server
+from medina.rpc.single.server import RunningServer, start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, common_pb2, match_pb2
 from medina.web.server import arena_viewer
 from prometheus_client.exposition import generate_latest
 
 T = TypeVar("T")
+
+
+@asynccontextmanager
+async def organised(
+    records: Path, admission: AdmissionLimits | None = None
+) -> AsyncIterator[tuple[RunningServer, admin_pb2_grpc.MatchServiceAsyncStub]]:
+    """A server on a free port (its default admission unless ``admission``) and an
+    organiser's stub on it; the server stops after."""
+    config = ServerConfig(host="127.0.0.1", port=0, records_dir=records)
+    if admission is not None:
+        config = ServerConfig(host="127.0.0.1", port=0, records_dir=records, admission=admission)
+    running = await start_server(config)
+    try:
+        async with grpc.aio.insecure_channel(running.address) as channel:
+            yield running, admin_pb2_grpc.MatchServiceStub(channel)
+    finally:
+        await running.stop(1)
 
 
 class FakeClock:
@@ -165,25 +183,20 @@ def test_a_burst_of_matches_is_admitted_as_fast_as_their_load_can_be_measured(
     tmp_path: Path,
 ) -> None:
     async def main() -> None:
-        running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
-        try:
-            async with grpc.aio.insecure_channel(running.address) as channel:
-                stub = admin_pb2_grpc.MatchServiceStub(channel)
-                request = admin_pb2.CreateMatchRequest(config=config(5000))
-                for _ in range(16):  # the default burst: created, their bots not yet come
-                    await stub.CreateMatch(request)
-                with pytest.raises(grpc.aio.AioRpcError) as full:
-                    await stub.CreateMatch(request)
-                assert full.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
-                assert "16 matches are starting" in (full.value.details() or "")
-                reason, hint_ms = refusal_of(full.value)
-                assert reason == "SERVER_FULL" and hint_ms >= 1000
-                assert len(running.arena.running()) == 16  # nothing was created
+        async with organised(tmp_path) as (running, stub):
+            request = admin_pb2.CreateMatchRequest(config=config(5000))
+            for _ in range(16):  # the default burst: created, their bots not yet come
+                await stub.CreateMatch(request)
+            with pytest.raises(grpc.aio.AioRpcError) as full:
+                await stub.CreateMatch(request)
+            assert full.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "16 matches are starting" in (full.value.details() or "")
+            reason, hint_ms = refusal_of(full.value)
+            assert reason == "SERVER_FULL" and hint_ms >= 1000
+            assert len(running.arena.running()) == 16  # nothing was created
             # The operator sees the refusal in /metrics.
             scraped = generate_latest(arena_viewer(running).metrics.registry).decode()
             assert "\nmedina_create_match_refused_total 1.0\n" in scraped
-        finally:
-            await running.stop(1)
 
     run(main())
 
@@ -191,31 +204,21 @@ def test_a_burst_of_matches_is_admitted_as_fast_as_their_load_can_be_measured(
 def test_no_lag_limit_admits_any_burst(tmp_path: Path) -> None:
     async def main() -> None:
         limits = AdmissionLimits(max_loop_lag_ms=None, max_lag_share=None, start_burst=None)
-        running = await start_server(
-            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, admission=limits)
-        )
-        try:
-            async with grpc.aio.insecure_channel(running.address) as channel:
-                stub = admin_pb2_grpc.MatchServiceStub(channel)
-                request = admin_pb2.CreateMatchRequest(config=config(5000))
-                for _ in range(24):
-                    await stub.CreateMatch(request)
-                assert len(running.arena.running()) == 24
-        finally:
-            await running.stop(1)
+        async with organised(tmp_path, limits) as (running, stub):
+            request = admin_pb2.CreateMatchRequest(config=config(5000))
+            for _ in range(24):
+                await stub.CreateMatch(request)
+            assert len(running.arena.running()) == 24
 
     run(main())
 
 
 def test_a_played_match_measures_the_servers_turnaround(tmp_path: Path) -> None:
     async def main() -> None:
-        running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
-        try:
-            async with grpc.aio.insecure_channel(running.address) as channel:
-                stub = admin_pb2_grpc.MatchServiceStub(channel)
-                created = await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config(5000)))
-                bots = [RawBot(running.address, t.token) for t in created.tokens]
-                await asyncio.gather(*(bot.play() for bot in bots))
+        async with organised(tmp_path) as (running, stub):
+            created = await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config(5000)))
+            bots = [RawBot(running.address, t.token) for t in created.tokens]
+            await asyncio.gather(*(bot.play() for bot in bots))
             hosted = running.arena.get(created.match_id)
             assert hosted is not None and hosted.timing.started is not None
             # Every request after the first followed a reply: one turnaround each.
@@ -225,40 +228,33 @@ def test_a_played_match_measures_the_servers_turnaround(tmp_path: Path) -> None:
             assert len(running.arena.turnaround._samples) == requests - 1
             p99 = running.arena.turnaround.p99_ms()
             assert p99 is not None and 0 < p99 < 5000
-        finally:
-            await running.stop(1)
 
     run(main())
 
 
 def test_a_slow_turnaround_refuses_a_match_with_a_short_clock_over_grpc(tmp_path: Path) -> None:
     async def main() -> None:
-        running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
-        try:
-            async with grpc.aio.insecure_channel(running.address) as channel:
-                stub = admin_pb2_grpc.MatchServiceStub(channel)
-                # Decisions took 50 ms from reply to request (a window long enough for a
-                # slow test machine to keep them) ...
-                meter = running.arena.turnaround
-                meter.window_s = 60
-                now = meter.clock()
-                for _ in range(100):
-                    meter.note(now, 0.050)
-                first = await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config(5000)))
-                # ... and no match plays: nothing refuses. Now one has played for a while.
-                hosted = running.arena.get(first.match_id)
-                assert hosted is not None
-                hosted.timing.started = now - 10
-                # 50 ms is within 10 % of the 5 s clocks in play ...
-                await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config(5000)))
-                # ... but not of a new match's 100 ms clock: it would be served late.
-                with pytest.raises(grpc.aio.AioRpcError) as late:
-                    await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config(100)))
-                assert late.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
-                assert "50.0 ms at the 99th percentile" in (late.value.details() or "")
-                assert refusal_of(late.value)[0] == "SERVER_FULL"
-                assert len(running.arena.running()) == 2
-        finally:
-            await running.stop(1)
+        async with organised(tmp_path) as (running, stub):
+            # Decisions took 50 ms from reply to request (a window long enough for a
+            # slow test machine to keep them) ...
+            meter = running.arena.turnaround
+            meter.window_s = 60
+            now = meter.clock()
+            for _ in range(100):
+                meter.note(now, 0.050)
+            first = await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config(5000)))
+            # ... and no match plays: nothing refuses. Now one has played for a while.
+            hosted = running.arena.get(first.match_id)
+            assert hosted is not None
+            hosted.timing.started = now - 10
+            # 50 ms is within 10 % of the 5 s clocks in play ...
+            await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config(5000)))
+            # ... but not of a new match's 100 ms clock: it would be served late.
+            with pytest.raises(grpc.aio.AioRpcError) as late:
+                await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config(100)))
+            assert late.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "50.0 ms at the 99th percentile" in (late.value.details() or "")
+            assert refusal_of(late.value)[0] == "SERVER_FULL"
+            assert len(running.arena.running()) == 2
 
     run(main())
