@@ -100,10 +100,10 @@ class _RowCache:
     dictionary lookup instead of ``int.to_bytes`` and a numpy unpack of every bitboard.
     """
 
-    __slots__ = ("_cells", "_cols", "_grid_rows", "_rows", "get")
+    __slots__ = ("_cells", "_cols", "_rows", "get")
 
     def __init__(self, cols: int, rows: int) -> None:
-        self._cols, self._grid_rows, self._cells = cols, rows, cols * rows
+        self._cols, self._cells = cols, cols * rows
         self._rows: dict[int, bytes] = {0: _ZERO_ROW}
         self.get = self._rows.get
 
@@ -113,7 +113,6 @@ class _RowCache:
         if len(rows) >= _KEPT_ROWS:  # bounded: a long run sees endless bitboards
             rows.clear()
             rows[0] = _ZERO_ROW
-            self.get = rows.get
         # bin() lists the bits from the highest: reversed, its digits are squares 0, 1, ...
         bits = bin(mask)[:1:-1].encode().translate(_DIGITS)[: self._cells]
         cols = self._cols
@@ -348,6 +347,7 @@ def _no_moves() -> Mask:
     return np.zeros(ACTION_COUNT, dtype=np.int8)
 
 
+#: The action mask's last byte, after the slots' rows: the tea bit.
 _TEA_BYTE = (b"\x00", b"\x01")
 
 
