@@ -1,5 +1,6 @@
-"""The decision request a seat writes as wire bytes is the message the schema describes: it
-parses to exactly what the protobuf API builds field by field, presence included."""
+"""The decision requests and updates a seat writes as wire bytes are the messages the schema
+describes: they parse to exactly what the protobuf API builds field by field, presence
+included."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import random
 import pytest
 from medina.engine import CONFIGURATIONS, apply_action, legal_moves, new_game, observe
 from medina.referee.seat import ClockView, DecisionRequest
-from medina.v1 import arena_pb2
+from medina.v1 import arena_pb2, game_pb2
 from medina.wire import convert
-from medina.wire.play import request_bytes
+from medina.wire.play import request_bytes, update
 
 CLOCKS = [
     ClockView(100, 0, None, 0, has_bank=False),  # no bank: bank_left_ms absent
@@ -68,3 +69,23 @@ def test_request_bytes_parse_to_the_reference_message(ruleset: str, players: int
                 assert wire.request.HasField("legal") is with_legal
         s = apply_action(s, moves.nth(rng.randrange(len(moves))))
         rid += 1
+
+
+@pytest.mark.parametrize(("ruleset", "players"), CONFIGURATIONS)
+def test_update_bytes_parse_to_the_reference_message(ruleset: str, players: int) -> None:
+    rng = random.Random(11)
+    s = new_game(ruleset, players, 11)
+    first = 0
+    while not s.over:
+        s = apply_action(s, legal_moves(s).nth(rng.randrange(len(legal_moves(s)))))
+        if s.placed == 0 or s.over:  # a turn's end, when the referee sends updates
+            events = s.events_since(first)
+            got = arena_pb2.PlayResponse.FromString(update(first, events))
+            want = arena_pb2.PlayResponse(
+                update=game_pb2.Update(events=convert.events_to_proto(first, events))
+            )
+            assert got == want
+            assert got.WhichOneof("message") == "update"
+            first = s.n_events
+    # an update without events is still an update (the oneof is set)
+    assert arena_pb2.PlayResponse.FromString(update(first, [])).WhichOneof("message") == "update"

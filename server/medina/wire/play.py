@@ -3,9 +3,10 @@ arena sends, built from the referee's plain data, and the one message a front re
 
 The transport (``rpc/single/grpc_seat.py``, ``rpc/single/arena_servicer.py``,
 ``rpc/cluster/front.py``) decides when to send what; what goes on the wire is built here.
-A decision request, sent on every decision, is built straight as wire bytes
-(``request_bytes``; ``tests/wire/test_request_bytes.py`` checks it against the message built
-field by field); the rest are protobuf messages.
+A decision request, sent on every decision, and an update, sent to every seat at every
+turn's end, are built straight as wire bytes (``request_bytes``, ``update``;
+``tests/wire/test_request_bytes.py`` checks both against the message built field by field);
+the rest are protobuf messages.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from medina.referee.seat import ClockView, DecisionRequest, ForfeitNotice, Match
 from medina.v1 import arena_pb2
 
 from .settings import outcome_to_proto, settings_to_proto
-from .shared.events import events_to_proto, supply_to_proto, update_to_proto
+from .shared.events import events_to_proto, supply_to_proto, update_bytes
 from .shared.legal import legal_bytes
 from .shared.observation import observation_bytes, observation_to_proto
 from .shared.packed import field, key, scalar, varint
@@ -37,6 +38,7 @@ __all__ = [
 ]
 
 _REQUEST = key(arena_pb2.PlayResponse, "request")[0]
+_UPDATE = key(arena_pb2.PlayResponse, "update")[0]
 _REQUEST_ID = key(arena_pb2.DecisionRequest, "request_id")[1]
 _OBSERVATION = key(arena_pb2.DecisionRequest, "observation")[0]
 _LEGAL = key(arena_pb2.DecisionRequest, "legal")[0]
@@ -131,9 +133,11 @@ def clock_to_proto(view: ClockView) -> arena_pb2.Clock:
     )
 
 
-def update(first_index: int, events: Sequence[Event]) -> arena_pb2.PlayResponse:
-    """Public events, the first at history index ``first_index``."""
-    return arena_pb2.PlayResponse(update=update_to_proto(first_index, events))
+def update(first_index: int, events: Sequence[Event]) -> bytes:
+    """A ``PlayResponse`` carrying public events, the first at history index
+    ``first_index``, serialized: every seat is sent one at every turn's end, so it is built
+    as wire bytes from the events' kept bytes (no message parsed and serialized again)."""
+    return _present(_UPDATE, update_bytes(first_index, events))
 
 
 def forfeited(notice: ForfeitNotice) -> arena_pb2.PlayResponse:

@@ -27,6 +27,7 @@ __all__ = [
     "events_to_proto",
     "supply_from_proto",
     "supply_to_proto",
+    "update_bytes",
     "update_to_proto",
 ]
 
@@ -177,15 +178,19 @@ def events_to_proto(first_index: int, events: Sequence[Event]) -> list[game_pb2.
 _UPDATE_EVENTS = key(game_pb2.Update, "events")[0]
 
 
-def update_to_proto(first_index: int, events: Sequence[Event]) -> game_pb2.Update:
-    """An ``Update`` with consecutive events from ``first_index`` (shares the event cache
-    with ``observation_to_proto``, so each event is encoded about once per match)."""
-    msg = game_pb2.Update()
-    msg.MergeFromString(
-        b"".join(
-            [field(_UPDATE_EVENTS, event_bytes(first_index + i, e)) for i, e in enumerate(events)]
-        )
+def update_bytes(first_index: int, events: Sequence[Event]) -> bytes:
+    """The serialized ``Update`` with consecutive events from ``first_index`` (shares the
+    event cache with ``observation_to_proto``, so each event is encoded about once per
+    match)."""
+    return b"".join(
+        [field(_UPDATE_EVENTS, event_bytes(first_index + i, e)) for i, e in enumerate(events)]
     )
+
+
+def update_to_proto(first_index: int, events: Sequence[Event]) -> game_pb2.Update:
+    """An ``Update`` with consecutive events from ``first_index``."""
+    msg = game_pb2.Update()
+    msg.MergeFromString(update_bytes(first_index, events))
     return msg
 
 
