@@ -14,7 +14,7 @@ from medina_client.bots import RandomBot
 from medina_client.connection import Connection, channel_credentials
 from medina_client.messages import hello
 
-from .fake_arena import FakeStream, fake_server, run, welcome
+from .fake_arena import FakeStream, ended, fake_server, run, welcome
 
 REFUSALS = [
     (grpc.StatusCode.UNAUTHENTICATED, "unknown seat token"),
@@ -110,3 +110,48 @@ def test_a_refused_connection_asks_whether_a_server_runs_there() -> None:
 
     text = run(main())
     assert "UNAVAILABLE" in text and "is a Medina Arena server running at 127.0.0.1:" in text
+
+
+def test_leaving_after_match_ended_lets_the_server_end_the_stream() -> None:
+    """After MatchEnded the SDK half-closes and waits for the server's status rather than
+    cancelling the stream (a cancelled stream costs the server memory inside gRPC). The
+    server here ends the stream only once the bot has half-closed, so a bot that closed its
+    connection straight away would see CANCELLED."""
+    s = new_game("medina-v2", 2, 3)
+
+    async def end_after_the_half_close(stream: FakeStream) -> None:
+        await stream.hello()
+        stream.send(welcome(s, 0))
+        stream.send(ended(2))
+        assert await stream.inbox.get() is None  # the bot's side is closed, nothing else came
+
+    async def main() -> Connection:
+        async with fake_server([end_after_the_half_close]) as (_, address):
+            async with Connection(address) as conn:
+                await conn.handshake(hello("tok", "b", "1"))
+                async for message in conn.messages():
+                    assert message.WhichOneof("message") == "ended"
+                    break  # as the runner leaves at MatchEnded
+            return conn
+
+    assert run(main()).final_status is grpc.StatusCode.OK
+
+
+def test_leaving_on_an_error_cancels_the_stream() -> None:
+    s = new_game("medina-v2", 2, 3)
+    never = asyncio.Event()
+
+    async def hold(stream: FakeStream) -> None:
+        await stream.hello()
+        stream.send(welcome(s, 0))
+        await never.wait()  # ends only when the bot cancels
+
+    async def main() -> Connection:
+        async with fake_server([hold]) as (_, address):
+            with pytest.raises(RuntimeError, match="the bot gave up"):
+                async with Connection(address) as conn:
+                    await conn.handshake(hello("tok", "b", "1"))
+                    raise RuntimeError("the bot gave up")
+            return conn
+
+    assert run(main()).final_status is grpc.StatusCode.CANCELLED

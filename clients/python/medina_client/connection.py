@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from types import TracebackType
 
@@ -48,10 +49,16 @@ class Connection:
         address: str,
         credentials: grpc.ChannelCredentials | None = None,
         handshake_timeout_s: float = 30.0,
+        end_timeout_s: float = 2.0,
     ) -> None:
         self.address = address
         self.credentials = credentials
         self.handshake_timeout_s = handshake_timeout_s
+        #: How long leaving the block normally waits for the server to end the stream.
+        self.end_timeout_s = end_timeout_s
+        #: The stream's status once the block is left: OK when the server ended it (after
+        #: MatchEnded), CANCELLED when this side closed it first; None before.
+        self.final_status: grpc.StatusCode | None = None
         self._outgoing: asyncio.Queue[arena_pb2.PlayRequest | None] = asyncio.Queue()
         self._channel: grpc.aio.Channel | None = None
         self._call: grpc.aio.StreamStreamCall[arena_pb2.PlayRequest, arena_pb2.PlayResponse] | None
@@ -73,11 +80,23 @@ class Connection:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._outgoing.put_nowait(None)
-        if self._call is not None and exc is not None:
-            self._call.cancel()
+        self._outgoing.put_nowait(None)  # half-close: this side sends nothing more
+        call = self._call
+        if call is not None:
+            if exc is not None:
+                call.cancel()
+            else:
+                # Left after MatchEnded: the server ends the stream right after it. Waiting
+                # for that status instead of closing the connection under the stream spares
+                # the server: gRPC keeps about 50 bytes for good of every stream cancelled
+                # before its status is sent (docs/operations.md, "Memory and clocks").
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.end_timeout_s):
+                        await call.code()
         if self._channel is not None:
             await self._channel.close()
+        if call is not None:
+            self.final_status = await call.code()
 
     async def _requests(self) -> AsyncIterator[arena_pb2.PlayRequest]:
         while (message := await self._outgoing.get()) is not None:
