@@ -40,6 +40,10 @@ const FIRST_BACKOFF_MS = 50;
 const MAX_BACKOFF_MS = 1000;
 /** A server that accepted the stream but sends no Welcome is given up on after this. */
 const HANDSHAKE_TIMEOUT_MS = 30000;
+/** How long the bot waits, after MatchEnded, for the server to end the stream (it does at
+ * once). Leaving before that status arrives cancels the stream, which costs the server
+ * memory inside gRPC (docs/protocol.md, "End"). */
+const END_WAIT_MS = 2000;
 /** The domain of a Medina Arena server's ErrorInfo; the trailer that carries it. */
 const ERROR_DOMAIN = 'medina.v1';
 const DETAILS_KEY = 'grpc-status-details-bin';
@@ -595,6 +599,8 @@ class Session {
       const call = client.Play();
       let gotWelcome = false;
       let done = false;
+      let result = null; // MatchEnded's result, once it came
+      let endTimer = null;
       const timer = setTimeout(() => {
         const seconds = HANDSHAKE_TIMEOUT_MS / 1000;
         finish(new ConnectionLost(`no Welcome from ${address} within ${seconds} s`));
@@ -605,9 +611,10 @@ class Session {
         }
         done = true;
         clearTimeout(timer);
+        clearTimeout(endTimer);
         if (err) {
           call.cancel();
-        } else {
+        } else if (!result) {
           call.end();
         }
         client.close();
@@ -620,7 +627,7 @@ class Session {
       const send = (message) => call.write(message);
 
       call.on('data', (message) => {
-        if (done) {
+        if (done || result) {
           return;
         }
         try {
@@ -642,7 +649,10 @@ class Session {
           }
           const ended = this.onMessage(message, send);
           if (ended) {
-            finish(null, ended);
+            // Half-close and let the server end the stream ('status' below) before leaving.
+            result = ended;
+            call.end();
+            endTimer = setTimeout(() => finish(null, ended), END_WAIT_MS);
           }
         } catch (err) {
           finish(err);
@@ -651,7 +661,9 @@ class Session {
       // Every failure also arrives as 'status', handled there; this keeps it from being thrown.
       call.on('error', () => {});
       // 'status' comes exactly once, after every message the server sent.
-      call.on('status', (status) => finish(streamEndError(status, gotWelcome, address)));
+      call.on('status', (status) =>
+        result ? finish(null, result) : finish(streamEndError(status, gotWelcome, address)),
+      );
       send({
         hello: {
           protocol_version: PROTOCOL_VERSION,
