@@ -53,7 +53,7 @@ from medina.v1 import (
 )
 
 from bench import SOAK_ENV, quick
-from bench.instant_bots import strikes_and_forfeits
+from bench.instant_bots import leave, strikes_and_forfeits
 
 ROOT = Path(__file__).resolve().parent.parent
 TICK = os.sysconf("SC_CLK_TCK")
@@ -202,10 +202,11 @@ async def seat(
                 clock.last_reply = time.perf_counter()
                 await call.write(reply)
             elif which == "ended":
+                await leave(call)
                 break
             message = await call.read()
     finally:
-        call.cancel()
+        call.cancel()  # a no-op once the server ended the stream
 
 
 class Channels:

@@ -38,8 +38,9 @@ async def play(address: str, token: str) -> None:
                 reply = arena_pb2.Reply(request_id=request.request_id, action=action)
                 outgoing.put_nowait(arena_pb2.PlayRequest(reply=reply))
             elif message.HasField("ended"):
+                # Half-close and read on: the server ends the stream at once (closing the
+                # channel first would cancel it, which costs the server memory in gRPC).
                 outgoing.put_nowait(None)
-                break
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import random
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 import grpc
 from medina.v1 import (
@@ -44,6 +45,19 @@ from medina.v1 import (
 #: What a seat's stream raises when it fails under the seat.
 STREAM_FAILED = (grpc.aio.AioRpcError, asyncio.InvalidStateError)
 CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1)]  # a connection per lane
+
+
+#: How long a bot that read MatchEnded waits for the server to end the stream.
+END_WAIT_S = 5.0
+
+
+async def leave(call: grpc.aio.StreamStreamCall[Any, Any]) -> None:
+    """Leave after MatchEnded as the SDK does: half-close, and wait for the server to end the
+    stream (it does at once) before closing; a stream cancelled before its status is sent
+    costs the server memory inside gRPC (docs/operations.md, "Memory and clocks")."""
+    await call.done_writing()
+    async with asyncio.timeout(END_WAIT_S):
+        await call.code()
 
 
 def _action(request: arena_pb2.DecisionRequest) -> game_pb2.Action:
@@ -138,7 +152,10 @@ class Lanes:
         pending = [first]
         while True:
             message = pending.pop() if pending else await call.read()
-            if not isinstance(message, arena_pb2.PlayResponse) or message.HasField("ended"):
+            if not isinstance(message, arena_pb2.PlayResponse):
+                break
+            if message.HasField("ended"):
+                await leave(call)
                 break
             if message.HasField("request"):
                 now = time.perf_counter()
