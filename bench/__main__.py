@@ -23,6 +23,7 @@ from bench import (
     ladder,
     listing,
     referee,
+    stream_ends,
     strength,
     tournament,
     viewer,
@@ -35,6 +36,7 @@ SECTIONS: list[tuple[str, Callable[[], None]]] = [
     ("envs", envs.main),  # learning environments: AEC steps/s beside engine decisions/s
     ("referee", referee.main),  # referee overhead over gRPC vs a raw ping-pong
     ("capacity", capacity.main),  # many matches on one server: dec/s, CPU, latency vs raw
+    ("streams", stream_ends.main),  # what a stream leaves in bare grpc.aio, by how it ends
     ("tournament", tournament.main),  # games per minute at concurrency 1..8 vs one match
     ("workers", workers.main),  # decisions/s with serve --workers 1 vs 2, instant bots
     ("ladder", ladder.main),  # ladder serve: matches formed/s, decisions/s vs the arena alone
