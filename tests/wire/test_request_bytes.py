@@ -5,9 +5,18 @@ included."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import pytest
-from medina.engine import CONFIGURATIONS, apply_action, legal_moves, new_game, observe
+from medina.engine import (
+    CONFIGURATIONS,
+    GameState,
+    LegalMoves,
+    apply_action,
+    legal_moves,
+    new_game,
+    observe,
+)
 from medina.referee.seat import ClockView, DecisionRequest
 from medina.v1 import arena_pb2, game_pb2
 from medina.wire import convert
@@ -45,40 +54,40 @@ def reference(request: DecisionRequest, with_legal: bool) -> arena_pb2.PlayRespo
     return arena_pb2.PlayResponse(request=msg)
 
 
-@pytest.mark.parametrize(("ruleset", "players"), CONFIGURATIONS)
-def test_request_bytes_parse_to_the_reference_message(ruleset: str, players: int) -> None:
-    rng = random.Random(7)
-    s = new_game(ruleset, players, 7)
-    rid = 1
+def random_game(ruleset: str, players: int, seed: int) -> Iterator[tuple[GameState, LegalMoves]]:
+    """Each decision of a seeded game of uniformly random legal moves: its state and moves."""
+    rng = random.Random(seed)
+    s = new_game(ruleset, players, seed)
     while not s.over:
         moves = legal_moves(s)
-        if rid % 5 == 0:
-            request = DecisionRequest(
-                rid * 1009,  # ids beyond one varint byte too
-                s.to_move,
-                observe(s, s.to_move, since=max(0, s.n_events - 9)),
-                moves,
-                CLOCKS[rid % len(CLOCKS)],
-            )
-            for with_legal in (True, False):
-                wire = arena_pb2.PlayResponse.FromString(
-                    request_bytes(request, with_legal=with_legal)
-                )
-                assert wire == reference(request, with_legal)
-                assert wire.request.HasField("clock")
-                assert wire.request.HasField("legal") is with_legal
+        yield s, moves
         s = apply_action(s, moves.nth(rng.randrange(len(moves))))
-        rid += 1
+
+
+@pytest.mark.parametrize(("ruleset", "players"), CONFIGURATIONS)
+def test_request_bytes_parse_to_the_reference_message(ruleset: str, players: int) -> None:
+    for rid, (s, moves) in enumerate(random_game(ruleset, players, 7), start=1):
+        if rid % 5:
+            continue
+        request = DecisionRequest(
+            rid * 1009,  # ids beyond one varint byte too
+            s.to_move,
+            observe(s, s.to_move, since=max(0, s.n_events - 9)),
+            moves,
+            CLOCKS[rid % len(CLOCKS)],
+        )
+        for with_legal in (True, False):
+            wire = arena_pb2.PlayResponse.FromString(request_bytes(request, with_legal=with_legal))
+            assert wire == reference(request, with_legal)
+            assert wire.request.HasField("clock")
+            assert wire.request.HasField("legal") is with_legal
 
 
 @pytest.mark.parametrize(("ruleset", "players"), CONFIGURATIONS)
 def test_update_bytes_parse_to_the_reference_message(ruleset: str, players: int) -> None:
-    rng = random.Random(11)
-    s = new_game(ruleset, players, 11)
-    first = 0
-    while not s.over:
-        s = apply_action(s, legal_moves(s).nth(rng.randrange(len(legal_moves(s)))))
-        if s.placed == 0 or s.over:  # a turn's end, when the referee sends updates
+    first = updates = 0
+    for s, _ in random_game(ruleset, players, 11):
+        if s.placed == 0 and s.n_events > first:  # a turn ended: the referee sends updates
             events = s.events_since(first)
             got = arena_pb2.PlayResponse.FromString(update(first, events))
             want = arena_pb2.PlayResponse(
@@ -87,5 +96,7 @@ def test_update_bytes_parse_to_the_reference_message(ruleset: str, players: int)
             assert got == want
             assert got.WhichOneof("message") == "update"
             first = s.n_events
+            updates += 1
+    assert updates > 10
     # an update without events is still an update (the oneof is set)
     assert arena_pb2.PlayResponse.FromString(update(first, [])).WhichOneof("message") == "update"
