@@ -652,7 +652,10 @@ class Session {
             // Half-close and let the server end the stream ('status' below) before leaving.
             result = ended;
             call.end();
-            endTimer = setTimeout(() => finish(null, ended), END_WAIT_MS);
+            endTimer = setTimeout(() => {
+              log(`the server did not end the stream within ${END_WAIT_MS} ms of MatchEnded; leaving`);
+              finish(null, ended);
+            }, END_WAIT_MS);
           }
         } catch (err) {
           finish(err);

@@ -2,7 +2,8 @@
 against the Python SDK's bots, refusals and retries, reconnects after a dropped stream,
 handshake refusals and the ErrorInfo reason that decides retry or exit (protocol 1.1),
 forfeit notices, redirects (a `serve --workers 2` front, the fallback, the limit), Update
-messages asked for only when the strategy uses them, seeded play and mutual TLS."""
+messages asked for only when the strategy uses them, seeded play, mutual TLS, and how it
+leaves after MatchEnded (half-closed, waiting for the status)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from typing import TypeVar
 
 import grpc
 import pytest
-from medina.engine import Action
+from medina.engine import Action, new_game, observe
 from medina.records.reader import Record, read_record
 from medina.records.verify import verify_record
 from medina.referee.config import MatchSettings
@@ -30,7 +31,17 @@ from medina.rpc.common.config import ServerConfig
 from medina.rpc.common.status import Reason, trailers
 from medina.rpc.single.host import HostedMatch
 from medina.rpc.single.server import RunningServer, start_server
-from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, game_pb2, match_pb2, record_pb2
+from medina.v1 import (
+    admin_pb2,
+    admin_pb2_grpc,
+    arena_pb2,
+    arena_pb2_grpc,
+    common_pb2,
+    game_pb2,
+    match_pb2,
+    record_pb2,
+)
+from medina.wire.convert import observation_to_proto
 from medina_client import Turn, play
 from medina_client.bots import GreedyBot, RandomBot
 from medina_client.connection import channel_credentials
@@ -1047,3 +1058,68 @@ def test_mutual_tls(node: str, tmp_path: Path) -> None:
     assert result.ending == match_pb2.MATCH_ENDING_COMPLETE
     assert result.seats[0].termination == match_pb2.TERMINATION_NORMAL
     assert result.seats[0].name == "node-greedy"
+
+
+class _HoldAfterEnd(arena_pb2_grpc.ArenaServiceServicer):
+    """A Play stream that sends Welcome and MatchEnded, then never ends: it notes whether the
+    bot half-closed its side, and keeps the stream open until the test is over."""
+
+    def __init__(self) -> None:
+        self.half_closed = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def Play(
+        self,
+        request_iterator: AsyncIterator[arena_pb2.PlayRequest],
+        context: grpc.aio.ServicerContext[arena_pb2.PlayRequest, arena_pb2.PlayResponse],
+    ) -> AsyncIterator[arena_pb2.PlayResponse]:
+        await anext(request_iterator)  # the Hello
+        s = new_game("medina-v2", 2, 5)
+        yield arena_pb2.PlayResponse(
+            welcome=arena_pb2.Welcome(
+                protocol_version=1,
+                match_id="m1",
+                seat=0,
+                config=match_pb2.MatchConfig(
+                    ruleset=common_pb2.RULESET_MEDINA_V2, players=2, seed=5
+                ),
+                resume_token="r",
+                observation=observation_to_proto(observe(s, 0)),
+            )
+        )
+        result = match_pb2.MatchResult(
+            seats=[match_pb2.SeatResult(seat=i, total=10 - i, rank=i + 1) for i in (0, 1)],
+            ending=match_pb2.MATCH_ENDING_COMPLETE,
+        )
+        yield arena_pb2.PlayResponse(ended=arena_pb2.MatchEnded(result=result))
+        async for _ in request_iterator:
+            pass  # nothing more is expected
+        self.half_closed.set()
+        await self.release.wait()
+
+
+def test_after_match_ended_the_node_bot_half_closes_and_waits_for_the_status(node: str) -> None:
+    """The bot leaves as docs/protocol.md asks: it closes its side and waits for the server
+    to end the stream (a stream cancelled first costs the server memory inside gRPC). This
+    server never ends it, so the bot leaves after its wait, saying so, and exits 0."""
+
+    async def main() -> Finished:
+        servicer = _HoldAfterEnd()
+        server = grpc.aio.server()
+        arena_pb2_grpc.add_ArenaServiceServicer_to_server(servicer, server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        bot = await NodeBot.start(node, f"127.0.0.1:{port}", "tok")
+        try:
+            await bot.stderr_until("did not end the stream")
+            await servicer.half_closed.wait()
+            done = await bot.finished()
+        finally:
+            await bot.kill()
+            servicer.release.set()
+            await server.stop(0)
+        return done
+
+    done = run(main())
+    assert done.code == 0, done.stderr
+    assert "within 2000 ms of MatchEnded; leaving" in done.stderr
