@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -54,10 +55,12 @@ END_WAIT_S = 5.0
 async def leave(call: grpc.aio.StreamStreamCall[Any, Any]) -> None:
     """Leave after MatchEnded as the SDK does: half-close, and wait for the server to end the
     stream (it does at once) before closing; a stream cancelled before its status is sent
-    costs the server memory inside gRPC (docs/operations.md, "Memory and clocks")."""
+    costs the server memory inside gRPC (docs/operations.md, "Memory and clocks"). A server
+    that has not ended it by then is left to the caller's cancel."""
     await call.done_writing()
-    async with asyncio.timeout(END_WAIT_S):
-        await call.code()
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(END_WAIT_S):
+            await call.code()
 
 
 def _action(request: arena_pb2.DecisionRequest) -> game_pb2.Action:
