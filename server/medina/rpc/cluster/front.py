@@ -36,7 +36,7 @@ from ..common.match_service import MatchService
 from ..common.serving import server_options, start_serving, tune_gc
 from ..common.status import Reason, abort
 from .routes import ROUTES_KEPT, Route, Routes
-from .worker_matches import FrontCatalog, WorkerMatches, relay
+from .worker_matches import FrontCatalog, WorkerMatches, closed_under, relay, worker_lost
 from .workers import Worker, WorkerPool
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -103,6 +103,10 @@ class Forwarder:
                             yield message
                 except grpc.aio.AioRpcError as exc:
                     await relay(context, worker, exc)
+                except asyncio.CancelledError:
+                    if not closed_under(worker):
+                        raise
+                    await worker_lost(context, worker)
                 context.set_trailing_metadata(tuple(await call.trailing_metadata() or ()))
             finally:
                 # The pump is not cancelled (cancelling a pending gRPC read leaks its state in
@@ -164,6 +168,11 @@ class Forwarder:
                 if exc.code() is grpc.StatusCode.UNAUTHENTICATED and not last:
                     continue  # not this worker's token
                 await relay(context, worker, exc)
+            except asyncio.CancelledError:
+                call.cancel()
+                if not closed_under(worker):
+                    raise
+                await worker_lost(context, worker)
             except BaseException:
                 call.cancel()
                 raise
@@ -185,6 +194,10 @@ class Forwarder:
                     yield message
             except grpc.aio.AioRpcError as exc:
                 await relay(context, worker, exc)
+            except asyncio.CancelledError:
+                if not closed_under(worker):
+                    raise
+                await worker_lost(context, worker)
             finally:
                 call.cancel()
 

@@ -403,6 +403,26 @@ async def _pick(
     return worker, best
 
 
+def closed_under(worker: Worker) -> bool:
+    """Whether an ``asyncio.CancelledError`` from a call to ``worker`` is the front closing
+    the dead worker's channel (grpc.aio raises that, not an error status, from a call the
+    channel's closing cancels) rather than this handler being cancelled."""
+    task = asyncio.current_task()
+    return not worker.alive and (task is None or not task.cancelling())
+
+
+async def worker_lost(context: Context, worker: Worker, detail: str = "") -> NoReturn:
+    """End the call UNAVAILABLE (WORKER_LOST), naming the worker that died under it."""
+    await abort(
+        context,
+        grpc.StatusCode.UNAVAILABLE,
+        Reason.WORKER_LOST,
+        f"{worker.name} died: {detail}" if detail else f"{worker.name} died",
+        worker=worker.name,
+    )
+    raise AssertionError("abort returned")
+
+
 async def relay(context: Context, worker: Worker, exc: grpc.aio.AioRpcError) -> NoReturn:
     """End the call as the worker ended it; a worker that went away is named."""
     details = exc.details() or ""
@@ -410,13 +430,7 @@ async def relay(context: Context, worker: Worker, exc: grpc.aio.AioRpcError) -> 
     if not worker.alive and code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
         # Whether the dropped connection or the front's own clean-up of the dead worker's
         # calls (CANCELLED) came first, the client's answer is the same: the worker is gone.
-        await abort(
-            context,
-            grpc.StatusCode.UNAVAILABLE,
-            Reason.WORKER_LOST,
-            f"{worker.name} died: {details}",
-            worker=worker.name,
-        )
+        await worker_lost(context, worker, details)
     # The worker's trailers carry its status details (the ErrorInfo) to the client.
     await context.abort(code, details, tuple(exc.trailing_metadata() or ()))
     raise AssertionError("abort returned")
