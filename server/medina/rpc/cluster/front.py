@@ -36,7 +36,7 @@ from ..common.match_service import MatchService
 from ..common.serving import server_options, start_serving, tune_gc
 from ..common.status import Reason, abort
 from .routes import ROUTES_KEPT, Route, Routes
-from .worker_matches import FrontCatalog, WorkerMatches, closed_under, relay, worker_lost
+from .worker_matches import FrontCatalog, WorkerMatches, lost_under, relay
 from .workers import Worker, WorkerPool
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -103,10 +103,8 @@ class Forwarder:
                             yield message
                 except grpc.aio.AioRpcError as exc:
                     await relay(context, worker, exc)
-                except asyncio.CancelledError:
-                    if not closed_under(worker):
-                        raise
-                    await worker_lost(context, worker)
+                except asyncio.CancelledError as exc:
+                    await lost_under(context, worker, exc)
                 context.set_trailing_metadata(tuple(await call.trailing_metadata() or ()))
             finally:
                 # The pump is not cancelled (cancelling a pending gRPC read leaks its state in
@@ -168,11 +166,9 @@ class Forwarder:
                 if exc.code() is grpc.StatusCode.UNAUTHENTICATED and not last:
                     continue  # not this worker's token
                 await relay(context, worker, exc)
-            except asyncio.CancelledError:
+            except asyncio.CancelledError as exc:
                 call.cancel()
-                if not closed_under(worker):
-                    raise
-                await worker_lost(context, worker)
+                await lost_under(context, worker, exc)
             except BaseException:
                 call.cancel()
                 raise
@@ -194,10 +190,8 @@ class Forwarder:
                     yield message
             except grpc.aio.AioRpcError as exc:
                 await relay(context, worker, exc)
-            except asyncio.CancelledError:
-                if not closed_under(worker):
-                    raise
-                await worker_lost(context, worker)
+            except asyncio.CancelledError as exc:
+                await lost_under(context, worker, exc)
             finally:
                 call.cancel()
 

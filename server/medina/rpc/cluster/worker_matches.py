@@ -403,12 +403,15 @@ async def _pick(
     return worker, best
 
 
-def closed_under(worker: Worker) -> bool:
-    """Whether an ``asyncio.CancelledError`` from a call to ``worker`` is the front closing
-    the dead worker's channel (grpc.aio raises that, not an error status, from a call the
-    channel's closing cancels) rather than this handler being cancelled."""
+async def lost_under(context: Context, worker: Worker, exc: asyncio.CancelledError) -> NoReturn:
+    """After ``exc`` from a call to ``worker``: end this call ``worker_lost`` when the exc is
+    the front closing the dead worker's channel (grpc.aio raises a cancellation, not an error
+    status, from a call the channel's closing cancels); re-raise it when this handler itself
+    is being cancelled."""
     task = asyncio.current_task()
-    return not worker.alive and (task is None or not task.cancelling())
+    if worker.alive or (task is not None and task.cancelling()):
+        raise exc
+    await worker_lost(context, worker)
 
 
 async def worker_lost(context: Context, worker: Worker, detail: str = "") -> NoReturn:
