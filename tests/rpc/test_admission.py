@@ -69,6 +69,16 @@ def run(coro: Awaitable[T], timeout: float = 60) -> T:
     return asyncio.run(bounded())
 
 
+def test_the_first_percentile_counts_as_soon_as_its_decisions_are_in() -> None:
+    clock = FakeClock()
+    meter = Turnaround(window_s=2.0, min_samples=50, clock=clock)
+    for _ in range(49):
+        meter.note(clock.now, 0.001)
+    assert meter.p99_ms() is None
+    meter.note(clock.now, 0.002)
+    assert meter.p99_ms() == pytest.approx(2.0)  # within the same tick: "too few" is not kept
+
+
 def test_the_turnaround_is_the_99th_percentile_of_the_last_seconds() -> None:
     clock = FakeClock()
     meter = Turnaround(window_s=2.0, min_samples=50, clock=clock)

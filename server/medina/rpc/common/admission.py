@@ -216,9 +216,11 @@ class Turnaround:
 
     def p99_ms(self) -> float | None:
         """The 99th percentile over the window in milliseconds; None with too few decisions
-        in it. Recomputed at most every ``TICK_S`` (CreateMatch asks at every call)."""
+        in it. A percentile is recomputed at most every ``TICK_S`` (CreateMatch asks at every
+        call); too few decisions is looked at again at every call (cheap), so the first
+        percentile is there as soon as its decisions are."""
         now = self.clock()
-        if now - self._p99_at < TICK_S:
+        if self._p99 is not None and now - self._p99_at < TICK_S:
             return self._p99
         samples = self._samples
         while samples and samples[0][0] < now - self.window_s:
