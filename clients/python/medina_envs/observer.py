@@ -30,6 +30,7 @@ from medina_client.encoding import (
     ACTION_COUNT,
     CELLS,
     COLS,
+    PLANE_COUNT,
     ROWS,
     SEAT_OFFSET,
     SEAT_SIZE,
@@ -273,6 +274,8 @@ def _seat_facts(
 
 #: A seat slot's supply entries: buildings grey..orange, stables, merchants, walls.
 _PACK_SUPPLY = struct.Struct("=7f").pack
+#: A seat slot's score entries: buildings .. tower tiles, then the total.
+_PACK_SCORE = struct.Struct("=8f").pack
 #: The supply entries of a supply the viewer does not see.
 _HIDDEN_SUPPLY = _PACK_SUPPLY(*[0.0] * 7)
 #: A seat slot's score entries as float32 bytes, by the score's identity.
@@ -284,23 +287,21 @@ def _score_entries(score: Breakdown) -> bytes:
     return _SCORES.put(
         id(score),
         score,
-        _floats(
-            [
-                score.buildings,
-                score.stables,
-                score.walls,
-                score.merchants,
-                score.well_bonus,
-                score.palace_tiles,
-                score.tower_tiles,
-                score.total,
-            ]
+        _PACK_SCORE(
+            score.buildings,
+            score.stables,
+            score.walls,
+            score.merchants,
+            score.well_bonus,
+            score.palace_tiles,
+            score.tower_tiles,
+            score.total,
         ),
     )
 
 
-def vector_of(s: GameState, seat: int) -> Vector:
-    """The vector of ``seat``'s view of ``s`` (``medina_client.encoding.VECTOR_FIELDS``)."""
+def _vector_pieces(s: GameState, seat: int) -> list[bytes]:
+    """The vector of ``seat``'s view of ``s`` as float32 pieces, in its order."""
     rules = s.rules
     players = rules.players
     phase = s.phase
@@ -339,8 +340,13 @@ def vector_of(s: GameState, seat: int) -> Vector:
             scores_kept(id(score)) or _score_entries(score),
         )
     pieces.append(_ABSENT_BYTES[SEAT_SLOTS - players])
+    return pieces
+
+
+def vector_of(s: GameState, seat: int) -> Vector:
+    """The vector of ``seat``'s view of ``s`` (``medina_client.encoding.VECTOR_FIELDS``)."""
     # A bytearray keeps the vector writable, as an agent may normalise it in place.
-    return np.frombuffer(bytearray(b"".join(pieces)), dtype=np.float32)
+    return np.frombuffer(bytearray().join(_vector_pieces(s, seat)), dtype=np.float32)
 
 
 def _no_moves() -> Mask:
@@ -361,18 +367,52 @@ def mask_of(s: GameState, seat: int, moves: LegalMoves | None = None) -> Mask:
     return _row_cache(g.cols, g.rows).join(slot_masks(m), _TEA_BYTE[m.tea]).view(np.int8)
 
 
+#: The planes' bytes in a view's buffer.
+_PLANE_BYTES = PLANE_COUNT * CELLS
+#: Where the action mask ends in the buffer of the seat to move: its vector follows,
+#: after padding to float32's alignment.
+_MASK_END = _PLANE_BYTES + ACTION_COUNT
+_MASK_PAD = b"\x00" * (-_MASK_END % 4)
+_VECTOR_AT = _MASK_END + len(_MASK_PAD)
+#: Where the vector begins in the buffer of a seat not to move (no mask), aligned alike.
+_PLANES_PAD = b"\x00" * (-_PLANE_BYTES % 4)
+_VECTOR_AT_IDLE = _PLANE_BYTES + len(_PLANES_PAD)
+_PLANE_SHAPE = (PLANE_COUNT, ROWS, COLS)
+_MASK_SHAPE = (ACTION_COUNT,)
+_VECTOR_SHAPE = (VECTOR_SIZE,)
+_U8, _I8, _F32_DTYPE = np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.float32)
+
+
 def encode_state(s: GameState, seat: int) -> Encoded:
     """Planes, vector and mask of ``seat``'s view of ``s``."""
     g = s.rules.geometry
-    cols, n_rows = g.cols, g.rows
+    rows = _row_cache(g.cols, g.rows)
     planes = _plane_masks(s, seat)
+    get, row = rows.get, rows.row
+    # One writable buffer holds the view: the planes' canvas rows, the action mask of the
+    # seat to move (its slots' rows and the tea byte) and the vector; the three arrays are
+    # views of it, which costs less than a buffer and an array for each.
     if s.phase is _OVER or s.to_move != seat:
-        return Encoded(_bits(planes, cols, n_rows), vector_of(s, seat), _no_moves())
-    # The seat to move: its planes and its action mask in one buffer, one join.
+        buf = bytearray().join(
+            [get(m) or row(m) for m in planes] + [_PLANES_PAD] + _vector_pieces(s, seat)
+        )
+        return Encoded(
+            np.ndarray(_PLANE_SHAPE, _U8, buf),
+            np.ndarray(_VECTOR_SHAPE, _F32_DTYPE, buf, _VECTOR_AT_IDLE),
+            _no_moves(),
+        )
     m = legal_moves(s)
-    k = len(planes) * CELLS
-    canvas = _row_cache(cols, n_rows).join([*planes, *slot_masks(m)], _TEA_BYTE[m.tea])
-    return Encoded(canvas[:k].reshape(-1, ROWS, COLS), vector_of(s, seat), canvas[k:].view(np.int8))
+    buf = bytearray().join(
+        [get(b) or row(b) for b in planes]
+        + [get(b) or row(b) for b in slot_masks(m)]
+        + [_TEA_BYTE[m.tea], _MASK_PAD]
+        + _vector_pieces(s, seat)
+    )
+    return Encoded(
+        np.ndarray(_PLANE_SHAPE, _U8, buf),
+        np.ndarray(_VECTOR_SHAPE, _F32_DTYPE, buf, _VECTOR_AT),
+        np.ndarray(_MASK_SHAPE, _I8, buf, _PLANE_BYTES),
+    )
 
 
 class Observer:

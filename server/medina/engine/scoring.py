@@ -139,15 +139,16 @@ def _seats_changed(a: GameState, b: GameState) -> int:
     pa, pb = a.palaces, b.palaces
     if len(pa) < len(pb):
         pa, pb = pb, pa
-    nb = len(pb)
-    for i, p in enumerate(pa):
-        q = pb[i] if i < nb else None
+    for p, q in zip(pa, pb, strict=False):  # pa may be the longer
         if p is not q:
             if p.roof == _SCORING_ROOF:
                 seats |= 1 << p.owner
-            if q is not None and q.roof == _SCORING_ROOF:
+            if q.roof == _SCORING_ROOF:
                 seats |= 1 << q.owner
-        elif changed and p.roof == _SCORING_ROOF and changed & p.zone:
+        elif changed and changed & p.zone and p.roof == _SCORING_ROOF:
+            seats |= 1 << p.owner
+    for p in pa[len(pb) :]:  # palaces only one of the two has
+        if p.roof == _SCORING_ROOF:
             seats |= 1 << p.owner
     return seats
 
@@ -169,16 +170,14 @@ def _breakdowns(
     owned: list[list[PalaceScore]] = [[] for _ in range(players)]
     walls, merchants, well = s.walls, s.merchants, s.well_bonus
     adj = s.rules.geometry.adj
-    known = _PALACES
+    get, put = _PALACES.get, _PALACES.put
     for p in s.palaces:
-        owner = p.owner
-        # Palace.scores, inlined: hot
-        if owner >= 0 and p.roof == _SCORING_ROOF and seats >> owner & 1:
+        # Palace.scores, inlined: hot. A scoring palace's owner is a seat.
+        if p.roof == _SCORING_ROOF and seats >> p.owner & 1:
             zone = p.zone
             w, m = walls & zone, merchants & zone
             key = (id(p), w, m, well)
-            score = known.get(key) or known.put(key, p, _palace_score(p, w, m, well, adj))
-            owned[owner].append(score)
+            owned[p.owner].append(get(key) or put(key, p, _palace_score(p, w, m, well, adj)))
     palace_tiles = [0] * players
     for c, h in enumerate(s.palace_tiles):
         if h >= 0:
@@ -187,20 +186,29 @@ def _breakdowns(
     for t, h in enumerate(s.tower_tiles):
         if h >= 0:
             tower_tiles[h] += t + 1
-    return tuple(
-        [
-            _breakdown(owned[i], palace_tiles[i], tower_tiles[i]) if seats >> i & 1 else kept[i]
-            for i in range(players)
-        ]
-    )
+    if kept:  # a seat rescored after a change: its palaces' scores are new, so no memo
+        return tuple(
+            [
+                _summed(owned[i], palace_tiles[i], tower_tiles[i]) if seats >> i & 1 else kept[i]
+                for i in range(players)
+            ]
+        )
+    return tuple([_breakdown(owned[i], palace_tiles[i], tower_tiles[i]) for i in range(players)])
 
 
 def _breakdown(palaces: list[PalaceScore], palace_tiles: int, tower_tiles: int) -> Breakdown:
-    """A seat's breakdown from its palaces' scores and its tiles' points."""
+    """A seat's breakdown from its palaces' scores and its tiles' points, kept by the
+    scores' identity (every seat's score of a state computed afresh is mostly the last's)."""
     key = (palace_tiles, tower_tiles, *map(id, palaces))
     kept = _SEATS.get(key)
     if kept is not None:
         return kept
+    made = _summed(palaces, palace_tiles, tower_tiles)
+    return _SEATS.put(key, made.palaces, made)
+
+
+def _summed(palaces: list[PalaceScore], palace_tiles: int, tower_tiles: int) -> Breakdown:
+    """A seat's breakdown from its palaces' scores and its tiles' points."""
     buildings = stables = walls = merchants = well_bonus = 0
     for p in palaces:
         buildings += p.buildings
@@ -208,8 +216,7 @@ def _breakdown(palaces: list[PalaceScore], palace_tiles: int, tower_tiles: int) 
         walls += p.walls
         merchants += p.merchants
         well_bonus += p.well_bonus
-    scored = tuple(palaces)
-    made = Breakdown(
+    return Breakdown(
         buildings=buildings,
         stables=stables,
         walls=walls,
@@ -217,9 +224,8 @@ def _breakdown(palaces: list[PalaceScore], palace_tiles: int, tower_tiles: int) 
         well_bonus=well_bonus,
         palace_tiles=palace_tiles,
         tower_tiles=tower_tiles,
-        palaces=scored,
+        palaces=tuple(palaces),
     )
-    return _SEATS.put(key, scored, made)
 
 
 def ranks(totals: tuple[int, ...]) -> tuple[int, ...]:
