@@ -307,3 +307,28 @@ def step(led: Ledger, s: GameState, t: GameState, a: Action, events: list[Event]
 def test_random_playouts_keep_every_invariant(ruleset: str, players: int, policy: str) -> None:
     for seed in SEEDS:
         play(ruleset, players, seed, POLICIES[policy], deep=seed == 0)
+
+
+def _facts(s: GameState) -> dict[str, object]:
+    """Every field of ``s`` by value (lists and tuples as tuples; the caches left out)."""
+    facts: dict[str, object] = {"events": tuple(s.events)}
+    for name in GameState.__slots__:
+        if name in ("_events", "legal_cache", "score_cache"):
+            continue
+        value = getattr(s, name)
+        facts[name] = tuple(value) if isinstance(value, list | tuple) else value
+    return facts
+
+
+@pytest.mark.parametrize(("ruleset", "players"), CONFIGS)
+def test_applying_an_action_leaves_the_state_before_untouched(ruleset: str, players: int) -> None:
+    # States share what did not change (the palaces, the history) with the states before
+    # them; a rule that wrote into a shared piece would change a state already played.
+    rng = random.Random(11)
+    for seed in range(3):
+        states = [new_game(ruleset, players, seed)]
+        facts = [_facts(states[0])]
+        while not states[-1].over:
+            states.append(apply_action(states[-1], uniform(states[-1], rng)))
+            facts.append(_facts(states[-1]))
+        assert [_facts(s) for s in states] == facts

@@ -25,7 +25,7 @@ from medina.engine import GameState, LegalMoves, Phase, legal_moves
 from medina.engine.memo import IdentityMemo
 from medina.engine.scoring import Breakdown, breakdowns
 from medina.engine.state import NEUTRALS, SLOTS
-from medina.engine.types import ActionKind
+from medina.engine.types import ActionKind, Palace
 from medina_client.encoding import (
     ACTION_COUNT,
     CELLS,
@@ -146,17 +146,23 @@ def _bits(masks: list[int], cols: int, rows: int) -> npt.NDArray[np.uint8]:
     return _row_cache(cols, rows).join(masks).reshape(len(masks), ROWS, COLS)
 
 
-def _plane_masks(s: GameState, seat: int) -> list[int]:
-    """The bitboard of every plane of ``seat``'s view, in ``PLANES`` order."""
-    g = s.rules.geometry
-    players = s.rules.players
-    b0, b1, b2, b3 = s.buildings
-    well = 1 << s.well if s.well >= 0 else 0
-    occupied = b0 | b1 | b2 | b3 | s.stables | s.merchants | well
+#: The palaces' planes of a view (``_palace_planes``), by the palaces' identity and the viewer.
+_PALACE_PLANES: IdentityMemo[list[int]] = IdentityMemo()
+
+
+def _palace_planes(palaces: tuple[Palace, ...], seat: int, players: int) -> list[int]:
+    """The planes the palaces make in ``seat``'s view, in ``PLANES`` order: each colour's,
+    the unclaimed, the claimed by each seat from the viewer on, the neutral, the blocked
+    and the rooftops. A wall, a merchant or a tea break leaves the palaces as they were (the
+    states share them), so these are found again by identity."""
+    key = (id(palaces), seat)
+    kept = _PALACE_PLANES.get(key)
+    if kept is not None:
+        return kept
     colour = [0, 0, 0, 0]
     unclaimed = neutral = blocked = roofs = 0
     claimed = [0, 0, 0, 0]
-    for p in s.palaces:
+    for p in palaces:
         m = p.buildings | p.stables
         colour[p.colour] |= m
         roof = p.roof
@@ -170,26 +176,30 @@ def _plane_masks(s: GameState, seat: int) -> list[int]:
             neutral |= m
         else:
             blocked |= m
+    return _PALACE_PLANES.put(key, palaces, [*colour, unclaimed, *claimed, neutral, blocked, roofs])
+
+
+def _plane_masks(s: GameState, seat: int) -> list[int]:
+    """The bitboard of every plane of ``seat``'s view, in ``PLANES`` order."""
+    g = s.rules.geometry
+    b0, b1, b2, b3 = s.buildings
+    well = 1 << s.well if s.well >= 0 else 0
+    merchants, stables, walls = s.merchants, s.stables, s.walls
     return [
         g.full,
-        g.city & ~occupied,
-        g.wall_spaces & ~s.walls,
-        s.walls,
+        g.city & ~(b0 | b1 | b2 | b3 | stables | merchants | well),
+        g.wall_spaces & ~walls,
+        walls,
         g.tower_mask,
         well,
-        s.merchants,
+        merchants,
         b0,
         b1,
         b2,
         b3,
-        s.stables,
+        stables,
         s.street,
-        *colour,
-        unclaimed,
-        *claimed,
-        neutral,
-        blocked,
-        roofs,
+        *_palace_planes(s.palaces, seat, s.rules.players),
     ]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .geometry import Mask
 from .state import GameState
 from .types import Palace
@@ -22,7 +24,7 @@ def empty_city(s: GameState) -> Mask:
     return s.rules.geometry.city & ~occupied
 
 
-def zone_overlap(palaces: list[Palace]) -> tuple[Mask, Mask]:
+def zone_overlap(palaces: Sequence[Palace]) -> tuple[Mask, Mask]:
     """(squares touching any palace, squares touching two or more palaces)."""
     once = 0
     twice = 0

@@ -103,7 +103,7 @@ def from_picture(
     _put_merchants(s, board)
     s.buildings = board.buildings
     s.stables = board.stables
-    s.palaces = _palaces(s, board)
+    s.palaces = tuple(_palaces(s, board))
     s.next_pid = len(s.palaces)
     _separate(s)
     _charge_rooftops(s)
@@ -428,9 +428,12 @@ def _order_and_tiles(s: GameState, holders: Sequence[int] | None) -> None:
             tiles[colour] = tile_owner(chosen)
     claimed = sorted((p for p in s.palaces if p.claimed), key=lambda p: p.pid not in first)
     times = {p.pid: t for t, p in enumerate(claimed, start=1)}
-    s.palaces = [
-        replace(p, time=times[p.pid], towers=_contacts(s, p)) if p.claimed else p for p in s.palaces
-    ]
+    s.palaces = tuple(
+        [
+            replace(p, time=times[p.pid], towers=_contacts(s, p)) if p.claimed else p
+            for p in s.palaces
+        ]
+    )
     s.palace_tiles = tiles
     b = s.buildings
     s.ply = (b[0] | b[1] | b[2] | b[3] | s.stables | s.merchants | s.walls).bit_count() + len(

@@ -137,6 +137,12 @@ def _seats_changed(a: GameState, b: GameState) -> int:
                     seats |= (1 << x if x >= 0 else 0) | (1 << y if y >= 0 else 0)
     changed = (a.walls ^ b.walls) | (a.merchants ^ b.merchants)
     pa, pb = a.palaces, b.palaces
+    if pa is pb:  # a wall, a merchant or a tea break: the states share their palaces
+        if changed:
+            for p in pa:
+                if changed & p.zone and p.roof == _SCORING_ROOF:
+                    seats |= 1 << p.owner
+        return seats
     if len(pa) < len(pb):
         pa, pb = pb, pa
     for p, q in zip(pa, pb, strict=False):  # pa may be the longer

@@ -78,7 +78,7 @@ def empty_state(rules: Ruleset, seed: int, start_seat: int) -> GameState:
     s.well = -1
     s.well_ring = 0
     s.well_bonus = 0
-    s.palaces = []
+    s.palaces = ()
     s.next_pid = 0
     s.street = 0
     s.arms = [0, 0, 0, 0]

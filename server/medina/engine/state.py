@@ -88,7 +88,7 @@ class GameState:
     well: Square  # -1 when the ruleset has no well
     well_ring: Mask  # well and the 8 squares touching it
     well_bonus: Mask  # the 4 squares two steps straight out from the well
-    palaces: list[Palace]
+    palaces: tuple[Palace, ...]  # shared with the states before until one changes
     next_pid: int
     street: Mask  # the current street
     arms: list[Mask]  # walls per tower index
@@ -189,7 +189,7 @@ class GameState:
         t.well = self.well
         t.well_ring = self.well_ring
         t.well_bonus = self.well_bonus
-        t.palaces = self.palaces[:]
+        t.palaces = self.palaces  # a tuple: a change makes a new one (with_palace)
         t.next_pid = self.next_pid
         t.street = self.street
         t.arms = self.arms[:]
@@ -218,6 +218,13 @@ class GameState:
         t.legal_cache = None
         t.score_cache = None
         return t
+
+
+
+def with_palace(palaces: tuple[Palace, ...], index: int, p: Palace) -> tuple[Palace, ...]:
+    """``palaces`` with the one at ``index`` replaced by ``p`` (a new tuple: the old one
+    may be shared with earlier states)."""
+    return (*palaces[:index], p, *palaces[index + 1 :])
 
 
 _new = object.__new__

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .geometry import Mask
-from .state import MERCHANTS, SLOTS, GameState
+from .state import MERCHANTS, SLOTS, GameState, with_palace
 from .types import NEUTRAL, NOBODY, Event, EventKind, Palace
 from .variants import PURPLE
 
@@ -27,7 +27,7 @@ def contacts(s: GameState, p: Palace, near: Mask) -> int:
 def make_contact(s: GameState, index: int, towers: int) -> None:
     """Palace ``index`` contacts ``towers`` for the first time: tiles and merchants move (7.2)."""
     p = s.palaces[index]
-    s.palaces[index] = replace(p, towers=p.towers | towers)
+    s.palaces = with_palace(s.palaces, index, replace(p, towers=p.towers | towers))
     target = tile_owner(p)
     for t in range(4):
         if not (towers >> t) & 1:

@@ -6,7 +6,7 @@ from ..board import others_zone, zone_overlap
 from ..errors import IllegalActionError
 from ..geometry import Mask, Square, lowest, squares
 from ..notation import a_or_an, names, square_name
-from ..state import GameState
+from ..state import GameState, with_palace
 from ..types import Palace
 from ..variants import PALACE_COLOURS
 
@@ -89,16 +89,21 @@ def place_building(s: GameState, colour: int, sq: Square) -> None:
     s.buildings[colour] |= bit
     for i, p in enumerate(s.palaces):
         if not p.roof and p.colour == colour and p.reach & bit:
-            s.palaces[i] = Palace(
-                pid=p.pid,
-                colour=colour,
-                buildings=p.buildings | bit,
-                stables=p.stables,
-                zone=p.zone | g.touching[sq],
-                reach=p.reach | g.adjacent[sq],
+            s.palaces = with_palace(
+                s.palaces,
+                i,
+                Palace(
+                    pid=p.pid,
+                    colour=colour,
+                    buildings=p.buildings | bit,
+                    stables=p.stables,
+                    zone=p.zone | g.touching[sq],
+                    reach=p.reach | g.adjacent[sq],
+                ),
             )
             return
-    s.palaces.append(
+    s.palaces = (
+        *s.palaces,
         Palace(
             pid=s.next_pid,
             colour=colour,
@@ -106,6 +111,6 @@ def place_building(s: GameState, colour: int, sq: Square) -> None:
             stables=0,
             zone=g.touching[sq],
             reach=g.adjacent[sq],
-        )
+        ),
     )
     s.next_pid += 1

@@ -8,7 +8,7 @@ from ..board import palace_index
 from ..errors import IllegalActionError
 from ..geometry import Mask, Square, lowest
 from ..notation import a_or_an, square_name
-from ..state import NEUTRALS, SLOTS, GameState
+from ..state import NEUTRALS, SLOTS, GameState, with_palace
 from ..tiles import (
     check_exhaustion,
     contact_after_claim,
@@ -93,7 +93,7 @@ def place_rooftop(s: GameState, seat: int, kind: ActionKind, sq: Square) -> int:
         s.roofs[seat] &= ~bit
         owner = seat
     p = replace(p, owner=owner, roof=int(kind), roof_square=sq, time=s.ply)
-    s.palaces[index] = p
+    s.palaces = with_palace(s.palaces, index, p)
     receive_tea(s, p)
     contact_after_claim(s, index)
     if s.rules.two_colour_roofs:

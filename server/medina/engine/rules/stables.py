@@ -8,7 +8,7 @@ from ..board import all_buildings, palace_index
 from ..errors import IllegalActionError
 from ..geometry import Mask, Square
 from ..notation import square_name
-from ..state import GameState
+from ..state import GameState, with_palace
 from ..tiles import contact_after_stable
 from .buildings import describe
 
@@ -47,11 +47,15 @@ def place_stable(s: GameState, sq: Square) -> None:
     near = g.adjacent[sq]
     for i, p in enumerate(s.palaces):
         if p.buildings & near:
-            s.palaces[i] = replace(
-                p,
-                stables=p.stables | (1 << sq),
-                zone=p.zone | g.touching[sq],
-                time=s.ply if p.roof else p.time,
+            s.palaces = with_palace(
+                s.palaces,
+                i,
+                replace(
+                    p,
+                    stables=p.stables | (1 << sq),
+                    zone=p.zone | g.touching[sq],
+                    time=s.ply if p.roof else p.time,
+                ),
             )
             contact_after_stable(s, i, sq)
             return
