@@ -16,11 +16,14 @@ For each configuration, ``N`` seeded games are played three ways, in this one pr
   arena's own protobuf messages (``medina.wire``) and encoded from them.
 
 ``ratio`` is AEC steps/s over engine decisions/s: the share of the engine's speed an agent
-keeps with its tensors built (the goal is at least 50 %). The three are timed game by
-game, each the best of ``REPEATS`` passes, taking turns pass by pass, so a load spike from
-another process or a drift of the machine's speed reaches them alike. ``encode µs`` is the
-observation alone (``observer.encode_state`` of the seat to move) per decision, over the
-decisions of the first games.
+keeps with its tensors built (the goal is at least 50 %). Every game is a new seed, as a
+trainer's games are: a game played again finds the environment's value caches (the
+planes' rows, a seat's entries) warm with its own positions, which made replayed games
+about 5 % faster. The three play each game in turn, in an order that rotates, so a load
+spike from another process or a drift of the machine's speed reaches them alike; a rate
+is the decisions of all games over their summed time. ``encode µs`` is the observation
+alone (``observer.encode_state`` of the seat to move) per decision, over the decisions of
+the first games, best of ``REPEATS`` passes.
 """
 
 from __future__ import annotations
@@ -43,8 +46,8 @@ from medina_envs.observer import encode_state
 from bench import games as games_setting
 from bench.engine import one_cpu
 
-GAMES = 10
-QUICK_GAMES = 4
+GAMES = 30
+QUICK_GAMES = 8
 REPEATS = 3
 #: Games whose decision states time the encoding alone.
 SAMPLE_GAMES = 3
@@ -85,7 +88,7 @@ def _env(ruleset: str, players: int, observer: ObserverName) -> MedinaAECEnv:
     return aec_env(ruleset, players, observer=observer)
 
 
-def env_game(ruleset: str, players: int, seed: int, observer: ObserverName) -> int:
+def env_game(ruleset: str, players: int, seed: int, observer: ObserverName = "fast") -> int:
     """One seeded game of the AEC environment with a uniformly random policy; its steps."""
     env = _env(ruleset, players, observer)
     env.reset(seed=seed)
@@ -102,20 +105,6 @@ def env_game(ruleset: str, players: int, seed: int, observer: ObserverName) -> i
         env.step(int(legal[rng.randrange(legal.size)]))
         steps += 1
     return steps
-
-
-def best_rates(runs: list[Callable[[], int]]) -> list[float]:
-    """Units per second of each of ``runs`` (each returns how many it did), best of
-    ``REPEATS``. The runs take turns pass by pass, so a change in the machine's speed (a
-    load spike, another process) reaches them alike instead of one of them."""
-    best = [0.0] * len(runs)
-    for _ in range(REPEATS):
-        for i, run in enumerate(runs):
-            gc.collect()
-            started = time.perf_counter_ns()
-            done = run()
-            best[i] = max(best[i], done / ((time.perf_counter_ns() - started) / 1e9))
-    return best
 
 
 def encode_us(ruleset: str, players: int) -> float:
@@ -139,33 +128,33 @@ def encode_us(ruleset: str, players: int) -> float:
 
 
 def measure(ruleset: str, players: int, n_games: int) -> Row:
-    """Time one configuration."""
-    engine_game(ruleset, players, 10**6)
-    env_game(ruleset, players, 10**6, "fast")  # warm-up: caches, imports
-    totals = {"engine": 0.0, "fast": 0.0, "wire": 0.0}
-    decisions = 0
+    """Time one configuration over ``n_games`` new seeded games."""
+    runs: dict[str, Callable[[int], int]] = {
+        "engine": partial(engine_game, ruleset, players),
+        "fast": partial(env_game, ruleset, players, observer="fast"),
+        "wire": partial(env_game, ruleset, players, observer="wire"),
+    }
+    for run in runs.values():  # warm-up: imports, the environment, constant caches
+        run(10**6)
+    # An environment's game of a seed is not the engine's (reset draws the game's seed), so
+    # each counts its own decisions.
+    spent = dict.fromkeys(runs, 0)
+    done = dict.fromkeys(runs, 0)
+    names = list(runs)
     for seed in range(n_games):
-        n = engine_game(ruleset, players, seed)
-        decisions += n
-        engine, fast, wire = best_rates(
-            [
-                partial(engine_game, ruleset, players, seed),
-                partial(env_game, ruleset, players, seed, "fast"),
-                partial(env_game, ruleset, players, seed, "wire"),
-            ]
-        )
-        # Time per decision, summed over games, so every decision weighs the same.
-        totals["engine"] += n / engine
-        totals["fast"] += n / fast
-        totals["wire"] += n / wire
+        for name in names[seed % 3 :] + names[: seed % 3]:
+            gc.collect()
+            started = time.perf_counter_ns()
+            done[name] += runs[name](seed)
+            spent[name] += time.perf_counter_ns() - started
     return Row(
         ruleset=ruleset,
         players=players,
         games=n_games,
-        decisions=decisions,
-        engine_per_s=decisions / totals["engine"],
-        aec_per_s=decisions / totals["fast"],
-        wire_per_s=decisions / totals["wire"],
+        decisions=done["engine"],
+        engine_per_s=done["engine"] / (spent["engine"] / 1e9),
+        aec_per_s=done["fast"] / (spent["fast"] / 1e9),
+        wire_per_s=done["wire"] / (spent["wire"] / 1e9),
         encode_us=encode_us(ruleset, players),
     )
 
