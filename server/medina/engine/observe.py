@@ -84,6 +84,18 @@ class Observation:
 _VIEWS: IdentityMemo[PalaceView] = IdentityMemo()
 
 
+#: id(the state's palaces) -> their views: states share their palaces until one changes
+_ALL_VIEWS: IdentityMemo[tuple[PalaceView, ...]] = IdentityMemo()
+
+
+def _palace_views(palaces: tuple[Palace, ...]) -> tuple[PalaceView, ...]:
+    """What everyone sees of ``palaces`` (the same tuple while they are shared)."""
+    views = _ALL_VIEWS.get(id(palaces))
+    if views is None:
+        views = _ALL_VIEWS.put(id(palaces), palaces, tuple([_palace_view(p) for p in palaces]))
+    return views
+
+
 def _palace_view(p: Palace) -> PalaceView:
     """What everyone sees of ``p`` (the same view object while ``p`` lives on)."""
     view = _VIEWS.get(id(p))
@@ -151,7 +163,7 @@ def observe(
         street=s.street,
         walls=s.walls,
         well=s.well,
-        palaces=tuple([_palace_view(p) for p in s.palaces]),
+        palaces=_palace_views(s.palaces),
         palace_tiles=tuple(s.palace_tiles),
         tower_tiles=tuple(s.tower_tiles),
         tower_merchants=tuple(s.tower_merchants),

@@ -125,6 +125,22 @@ def palace_bytes(pid: int, p: PalaceView) -> bytes:
     return _PALACE_FIELDS.put(key, p, field(_PALACES, msg.SerializeToString()))
 
 
+#: id(an observation's palace views) -> their fields: the views are shared (engine.observe)
+_PALACES_FIELDS: IdentityMemo[bytes] = IdentityMemo()
+
+
+def _palace_fields(palaces: tuple[PalaceView, ...]) -> bytes:
+    """Every ``Board.palaces`` entry, kept by the identity of the views' tuple."""
+    made = _PALACES_FIELDS.get(id(palaces))
+    if made is None:
+        made = _PALACES_FIELDS.put(
+            id(palaces),
+            palaces,
+            b"".join([palace_bytes(pid, p) for pid, p in enumerate(palaces)]),
+        )
+    return made
+
+
 def _board(obs: Observation) -> bytes:
     """The whole ``Board`` message as wire bytes."""
     size = obs.cols * obs.rows
@@ -150,7 +166,7 @@ def _board(obs: Observation) -> bytes:
             scalar(_COLS, obs.cols),
             scalar(_ROWS, obs.rows),
             field(_CELLS, cells),
-            *[palace_bytes(pid, p) for pid, p in enumerate(obs.palaces)],
+            _palace_fields(obs.palaces),
             packed(_STREET, squares(obs.street)),
             scalar(_WELL, obs.well) if obs.well > 0 else b"",  # square 0 is a tower
         )
