@@ -898,11 +898,14 @@ async function playLadder(options, ArenaService) {
           }
         } else if (message.kind === 'ended') {
           played += 1;
-          if (!options.quiet && message.ended.result) {
-            const seats = message.ended.result.seats
+          if (!options.quiet) {
+            const ended = message.ended;
+            const seats = (ended.result ? ended.result.seats : [])
               .map((s) => `${s.name} ${s.total} (rank ${s.rank})`)
               .join(', ');
-            process.stdout.write(`ladder match ${message.ended.match_id}: ${seats}\n`);
+            // As the Python client prints it: the bot's rating after the match, when sent.
+            const rating = ended.rating ? `; rating ${ended.rating.ordinal.toFixed(2)}` : '';
+            process.stdout.write(`ladder match ${ended.match_id}: ${seats || 'aborted'}${rating}\n`);
           }
         }
       });

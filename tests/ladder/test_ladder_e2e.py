@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -42,12 +43,17 @@ def test_one_server_plays_continuously_and_charges_faults(
             [sys.executable, str(HANGBOT), "--server", server.address, "--bot-key",
              keys["py-1"], "--name", "py-1", "--hang-when", str(tmp_path / "hang")],
         )  # fmt: skip
-        bots.sdk("py-2", server.address, keys["py-2"], "--bot-version", "v2")
+        py2 = bots.sdk("py-2", server.address, keys["py-2"], "--bot-version", "v2")
         nodebot = bots.node(node, "node-1", server.address, keys["node-1"])
         bots.stdio("awk-1", server.address, keys["awk-1"])
         wait_until(lambda: finished(store) >= 12, 150, "12 finished ladder matches")
         kinds = {m.players for m in store.matches() if m.status == "finished"}
         assert kinds == {2, 4}, "the offer mix is kept"
+        # Both clients print a line per match with the bot's rating after it.
+        for bot in (nodebot, py2):
+            assert re.search(r"^ladder match \S+: .+; rating -?\d+\.\d\d$", bot.output(), re.M), (
+                bot.output()
+            )
 
         # A revoked key: the live lobby stream ends, and the key opens nothing again.
         done = arena_cli("bots", "revoke", "node-1", "--db", db)
