@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from medina.tournament.config import BotSpec, TournamentConfig, Variant
-from medina.tournament.schedule import build, group_count, groups, rotation
+from medina.tournament.schedule import build, coverage, group_count, groups, rotation
 from medina.tournament.sprt import SprtBounds
 
 
@@ -135,3 +135,21 @@ def test_an_sprt_pairs_the_candidate_and_the_baseline_on_the_same_setups() -> No
             assert c.seed == b.seed and c.rotation == b.rotation
             assert [s if s != "new" else "old" for s in c.seats] == list(b.seats)
     assert len({tuple(sorted(g.seats)) for g in four if g.block % 2 == 0}) == 3  # groups turn
+
+
+def test_a_schedule_that_leaves_groups_out_says_so() -> None:
+    # 3 bots in 2-player games: 3 pairings, 2 games (one paired block) each.
+    assert coverage(cfg(3, 2, 6)) == []
+    assert coverage(cfg(3, 2, 12)) == []
+    (short,) = coverage(cfg(3, 2, 4))
+    assert short == (
+        "medina-v1-2p 2p: 4 games meet 2 of the 3 pairings of bots; a multiple of 6 games "
+        "plays every one equally often"
+    )
+    (uneven,) = coverage(cfg(5, 4, 4 * 7))  # 5 groups of 4, 7 blocks
+    assert "each of the 5 groups of bots 1 or 2 times" in uneven
+    assert "a multiple of 20 games" in uneven
+    assert coverage(cfg(3, 2, 5, paired=False)) == [
+        "medina-v1-2p 2p: 5 games meet each of the 3 pairings of bots 1 or 2 times; a "
+        "multiple of 3 games plays every one equally often"
+    ]

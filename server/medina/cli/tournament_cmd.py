@@ -299,6 +299,8 @@ def create_cmd(args: argparse.Namespace) -> int:
     what = "created" if created else "already there"
     counts = ", ".join(f"{n} {s}" for s, n in sorted(store.counts(row.id).items()))
     print(f"tournament {cfg.name}: {what} in {store.safe_url}: {len(games)} games ({counts})")
+    for note in schedule.coverage(cfg):
+        print(f"tournament {cfg.name}: {note}")
     return 0
 
 
@@ -325,6 +327,8 @@ def run_cmd(args: argparse.Namespace) -> int:
             f"({done} done), database {store.safe_url}, records {records}",
             flush=True,
         )
+        for note in schedule.coverage(cfg):
+            print(f"tournament {cfg.name}: {note}", flush=True)
     opts = RunOptions(
         concurrency=args.concurrency,
         records=records,

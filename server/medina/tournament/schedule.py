@@ -45,6 +45,36 @@ def groups(cfg: TournamentConfig, variant: Variant) -> list[tuple[str, ...]]:
     return list(itertools.combinations(names, k))
 
 
+def coverage(cfg: TournamentConfig) -> list[str]:
+    """A line per variant whose games do not play every group of bots equally often (round
+    robin and gauntlet; an SPRT has one pairing): how many groups meet and how many games
+    would play each alike. Empty when every group meets equally."""
+    if cfg.format == "sprt":
+        return []
+    notes = []
+    for variant in cfg.variants:
+        count = group_count(cfg, variant)
+        size = variant.players if cfg.paired else 1
+        blocks = cfg.games // size
+        if blocks % count == 0:
+            continue
+        what = f"{variant.ruleset} {variant.players}p"
+        kind = "groups" if variant.players > 2 else "pairings"
+        whole = count * size
+        if blocks < count:
+            notes.append(
+                f"{what}: {cfg.games} games meet {blocks} of the {count} {kind} of bots; "
+                f"a multiple of {whole} games plays every one equally often"
+            )
+        else:
+            notes.append(
+                f"{what}: {cfg.games} games meet each of the {count} {kind} of bots "
+                f"{blocks // count} or {blocks // count + 1} times; a multiple of {whole} "
+                "games plays every one equally often"
+            )
+    return notes
+
+
 def _choose(
     cfg: TournamentConfig, variant: Variant, blocks: int, seed: int
 ) -> Iterator[tuple[str, ...]]:
