@@ -46,3 +46,13 @@ def test_selfplay_starts_with_the_seat_given_and_names_seats_from_0(
     assert "wins: seat 0 (greedy)" in out and "seat 1 (random)" in out
     (path,) = tmp_path.glob("*.jsonl")
     assert read_record(path).header.config.start_seat == 1
+
+
+def test_match_names_a_bad_player_count_before_the_bot_commands(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Five --bot commands would not help: no ruleset seats five.
+    assert main(["match", "--players", "5", "--bot", "x", "--bot", "y"]) == 2
+    err = capsys.readouterr().err
+    assert "does not support 5 players: supported counts are 2, 3, 4" in err
+    assert "--bot" not in err

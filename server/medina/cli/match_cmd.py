@@ -29,7 +29,13 @@ from medina.wire import convert
 from medina.wire import matches as wire_matches
 
 from .errors import CommandError
-from .options import add_match_options, add_sandbox_options, sandbox_limits, settings_from_args
+from .options import (
+    add_match_options,
+    add_sandbox_options,
+    check_players,
+    sandbox_limits,
+    settings_from_args,
+)
 from .progress import Progress, scoreboard
 from .web_cmd import add_http_options, check_http
 
@@ -79,6 +85,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the match; 0 when it was played to the end."""
+    check_players(args)
     if len(args.bot) != args.players:
         raise CommandError(
             f"{args.players} players need {args.players} --bot commands, got {len(args.bot)}"

@@ -60,12 +60,18 @@ def add_match_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def settings_from_args(args: argparse.Namespace, names: tuple[str, ...] = ()) -> MatchSettings:
-    """Validated match settings from the options; CommandError names a bad value."""
+def check_players(args: argparse.Namespace) -> None:
+    """CommandError unless ``--ruleset`` is played by ``--players`` players: named before
+    anything that depends on the count (the --bot commands, the start seat)."""
     try:
-        get_ruleset(args.ruleset, args.players)  # a bad player count is named first
+        get_ruleset(args.ruleset, args.players)
     except EngineError as exc:
         raise CommandError(str(exc)) from None
+
+
+def settings_from_args(args: argparse.Namespace, names: tuple[str, ...] = ()) -> MatchSettings:
+    """Validated match settings from the options; CommandError names a bad value."""
+    check_players(args)
     if not 0 <= args.start_seat < args.players:
         raise CommandError(
             f"--start-seat must be a seat of the {args.players}-player match, "
