@@ -171,6 +171,15 @@ def test_match_http_prints_the_live_page_and_stays_for_the_replay(tmp_path: Path
         (["web", "--records", "no-such-dir"], "no records directory no-such-dir"),
         (["web", "--records", ".", "--http", "70000"], "--http must be a port from 0 to 65535"),
         (["serve", "--port", "0", "--http", "-1"], "--http must be a port from 0 to 65535"),
+        # Refused before the server starts, not at its first CreateMatch.
+        (["serve", "--records", "/proc/medina"], "--records /proc/medina: cannot write match"),
+        (
+            ["match", "--players", "2", "--bot", "b", "--bot", "b", "--records", "/proc/m"],
+            "--records /proc/m: cannot write match records there",
+        ),
+        # A listener takes a larger port modulo 65536: --port 70000 listened on 4464.
+        (["serve", "--port", "70000"], "--port must be a port from 0 to 65535 (0: any free), got"),
+        (["ladder", "serve", "--arena-port", "-1"], "--arena-port must be a port from 0 to 65535"),
         (
             [
                 "match",

@@ -21,6 +21,7 @@ from . import (
     web_cmd,
 )
 from .errors import CommandError
+from .options import check_ports
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -58,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
+        check_ports(args)
         code: int = args.run(args)
     except KeyboardInterrupt:
         return 130

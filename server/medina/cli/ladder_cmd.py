@@ -26,8 +26,8 @@ from medina.storage.ladder import LadderStore, StoreError
 
 from . import ladder_demo
 from .errors import CommandError
-from .options import is_loopback
-from .web_cmd import add_http_options, check_http, ladder_standings, start_viewer
+from .options import is_loopback, records_directory
+from .web_cmd import add_http_options, ladder_standings, start_viewer
 
 DEFAULT_DB = "ladder.db"
 
@@ -44,7 +44,10 @@ def add_parser(sub: Any) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=50061, help="lobby port (0: any free port)")
     serve.add_argument(
-        "--arena-port", type=int, default=0, help="the in-process arena's port (0: any free)"
+        "--arena-port",
+        type=int,
+        default=0,
+        help="the in-process arena's port (0: any free)",
     )
     serve.add_argument(
         "--arena",
@@ -219,7 +222,6 @@ def parse_offer(text: str) -> Offer:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    check_http(args)
     if args.http is not None and args.arena is not None:
         raise CommandError(
             "--http serves the viewer of the ladder's own arena; with --arena, run "
@@ -267,7 +269,8 @@ def _serve(args: argparse.Namespace) -> int:
         arena=args.arena,
         arena_port=args.arena_port,
         arena_public=args.arena_public,
-        records_dir=Path(args.records),
+        # an arena of its own writes the records here; a driven one keeps its own
+        records_dir=Path(args.records) if args.arena else records_directory(args.records),
         organiser_token=args.organiser_token,
         ladder=config,
         server_id=args.server_id,

@@ -33,11 +33,12 @@ from .options import (
     add_match_options,
     add_sandbox_options,
     check_players,
+    records_directory,
     sandbox_limits,
     settings_from_args,
 )
 from .progress import Progress, scoreboard
-from .web_cmd import add_http_options, check_http
+from .web_cmd import add_http_options
 
 
 def add_parser(sub: Any) -> None:
@@ -90,7 +91,6 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(
             f"{args.players} players need {args.players} --bot commands, got {len(args.bot)}"
         )
-    check_http(args)
     # every bot in a sandbox: its directory is the current one; the records are hidden
     limits = sandbox_limits(args)
     args.sandbox_spec = (
@@ -104,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
     if args.linger_s < 0:
         raise CommandError(f"--linger-s must be 0 or more, got {args.linger_s:g}")
     settings = settings_from_args(args)
+    if not args.server:  # the server this command starts writes the records
+        records_directory(args.records)
     return asyncio.run(_run(args, settings))
 
 

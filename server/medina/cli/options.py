@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import tempfile
 from pathlib import Path
 
 from medina.engine import RULESETS, EngineError, get_ruleset
@@ -13,6 +14,19 @@ from medina.sandbox import SandboxConfigError, SandboxError, SandboxLimits, chec
 from medina.sandbox.limits import BOUNDS
 
 from .errors import CommandError
+
+#: The options that name a TCP port to listen on, by their argparse ``dest``.
+PORT_OPTIONS = {"port": "--port", "arena_port": "--arena-port", "http": "--http"}
+
+
+def check_ports(args: argparse.Namespace) -> None:
+    """CommandError for a listening port out of 0..65535, naming the option: the listener
+    would take a larger one modulo 65536 and listen elsewhere (``--port 70000`` listened on
+    4464)."""
+    for dest, flag in PORT_OPTIONS.items():
+        value = getattr(args, dest, None)
+        if value is not None and not 0 <= value <= 65535:
+            raise CommandError(f"{flag} must be a port from 0 to 65535 (0: any free), got {value}")
 
 
 def add_match_options(p: argparse.ArgumentParser) -> None:
@@ -112,6 +126,22 @@ def read_file(path: str | None, what: str) -> bytes | None:
         return Path(path).read_bytes()
     except OSError as exc:
         raise CommandError(f"cannot read {what} {path}: {exc.strerror}") from None
+
+
+def records_directory(path: str) -> Path:
+    """``--records``: the directory, created when missing; CommandError when it cannot be
+    created or written, before a server starts (its first match would fail to create its
+    record, and an organiser would learn it from a refused CreateMatch)."""
+    directory = Path(path)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".medina-write-check-"):
+            pass
+    except OSError as exc:
+        raise CommandError(
+            f"--records {path}: cannot write match records there ({exc.strerror or exc})"
+        ) from None
+    return directory
 
 
 def add_sandbox_options(p: argparse.ArgumentParser) -> None:

@@ -20,8 +20,8 @@ from medina.rpc.common.limits import Limits
 from medina.rpc.single.server import RunningServer, serve_forever
 
 from .errors import CommandError
-from .options import is_loopback, read_file
-from .web_cmd import add_http_options, check_http, start_viewer
+from .options import is_loopback, read_file, records_directory
+from .web_cmd import add_http_options, start_viewer
 
 log = logging.getLogger("medina.cli")
 
@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
     config = ServerConfig(
         host=args.host,
         port=args.port,
-        records_dir=Path(args.records),
+        records_dir=records_directory(args.records),
         organiser_token=args.organiser_token or None,
         tls_cert=read_file(args.tls_cert, "TLS certificate"),
         tls_key=read_file(args.tls_key, "TLS key"),
@@ -186,7 +186,6 @@ def run(args: argparse.Namespace) -> int:
         limits=limits,
         admission=admission,
     )
-    check_http(args)
     workers = _workers(args)
     if args.worker_ports is not None and not 1 <= args.worker_ports <= 65535 - workers:
         raise CommandError(
