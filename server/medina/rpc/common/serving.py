@@ -53,7 +53,10 @@ def server_options(config: ServerConfig) -> list[tuple[str, int]]:
 
 
 def add_port(server: grpc.aio.Server, config: ServerConfig | BotListener) -> int:
-    """Listen on ``config.host:config.port`` (TLS when configured); the bound port."""
+    """Listen on ``config.host:config.port`` (TLS when configured); the bound port.
+    ValueError for a port out of 0..65535, which gRPC would take modulo 65536."""
+    if not 0 <= config.port <= 65535:
+        raise ValueError(f"a port is 0 to 65535 (0: any free port), got {config.port}")
     address = f"{config.host}:{config.port}"
     if config.tls_cert is not None and config.tls_key is not None:
         credentials = grpc.ssl_server_credentials(
