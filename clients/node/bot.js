@@ -206,6 +206,15 @@ function parseOptions(argv, env) {
         'MEDINA_BOT_KEY)',
     );
   }
+  // HOST:PORT (or [v6]:PORT) with a port out of range: refused here, not retried at every
+  // reconnect. Other targets (unix:PATH) are left to gRPC.
+  const hostPort = /^(.+):(\d+)$/.exec(server);
+  if (hostPort && !hostPort[1].includes('/')) {
+    const port = Number(hostPort[2]);
+    if (port < 1 || port > 65535) {
+      throw new UsageError(`server address ${server}: a port is 1 to 65535, got ${port}`);
+    }
+  }
   let maxMatches = null;
   if (parsed['max-matches'] !== undefined) {
     if (!/^\d+$/.test(parsed['max-matches']) || Number(parsed['max-matches']) < 1) {

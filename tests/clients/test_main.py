@@ -83,3 +83,23 @@ def test_a_certificate_without_its_key_is_a_one_line_error(
     assert capsys.readouterr().err == (
         "medina_client: mutual TLS needs both the client certificate and its key\n"
     )
+
+
+@pytest.mark.parametrize("server", ["127.0.0.1:70000", "127.0.0.1:0", "[::1]:65536"])
+def test_a_port_out_of_range_is_a_usage_error_not_a_reconnect(
+    server: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # gRPC dials a port modulo 65536 (70000: 4464); the bot used to retry it for minutes.
+    with pytest.raises(SystemExit) as info:
+        main(["--server", server, "--token", "T"])
+    assert info.value.code == 2
+    assert f"server address {server}: a port is 1 to 65535" in capsys.readouterr().err
+
+
+def test_a_route_refuses_a_port_out_of_range() -> None:
+    from medina_client.errors import AddressError
+    from medina_client.route import Route
+
+    with pytest.raises(AddressError, match="a port is 1 to 65535, got 70000"):
+        Route("localhost:70000")
+    assert Route("unix:/tmp/arena.sock").redirects is False  # other targets: left to gRPC

@@ -419,6 +419,7 @@ def test_a_program_that_cannot_start_exits_3(
         (["--server", "h:1", "--token", "T", "--"], "no bot command after --"),
         (["--server", "h:1", "--token", "T", "--exit-wait", "0", "--", "x"], "--exit-wait"),
         (["--log", "a", "--log-dir", "b", "--", "x"], "not allowed with argument"),
+        (["--server", "h:70000", "--token", "T", "--", "x"], "a port is 1 to 65535, got 70000"),
     ],
 )
 def test_usage_errors_exit_2(

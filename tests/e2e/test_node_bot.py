@@ -1009,6 +1009,9 @@ def test_bad_options_exit_2_naming_the_problem(node: str, tmp_path: Path) -> Non
         (["--server", "a:1", "--token", "t", "--tls-ca", "missing.pem"], "cannot read --tls-ca"),
         (["--server", "a:1", "--token", "t", "--bot", "smart"], "--bot must be greedy or random"),
         (["--server", "a:1", "--token", "t", "--updates", "--no-updates"], "exclude each other"),
+        # gRPC would dial 70000 modulo 65536, or fail at every reconnect: refused at once
+        (["--server", "a:70000", "--token", "t"], "a port is 1 to 65535, got 70000"),
+        (["--server", "a:0", "--token", "t"], "a port is 1 to 65535, got 0"),
     ]
     for args, fragment in cases:
         done = subprocess.run(

@@ -34,8 +34,9 @@ from medina.strategies.search import DEFAULT_LEVEL, LEVELS, SearchLevelError
 from .bot import Bot
 from .bots import BOTS, ChampionBot, SearchBot
 from .connection import channel_credentials
-from .errors import MedinaClientError, SessionOver
+from .errors import AddressError, MedinaClientError, SessionOver
 from .ladder import LadderOptions, run_ladder, seat_player
+from .route import check_address
 from .runner import play
 from .stdio import FREE_VALUES, glue_values
 from .stdio import main as stdio_main
@@ -169,6 +170,10 @@ def main(argv: list[str] | None = None) -> int:
             "--server and --token (or --bot-key) are required "
             "(or MEDINA_SERVER / MEDINA_TOKEN / MEDINA_BOT_KEY)"
         )
+    try:
+        check_address(args.server)
+    except AddressError as exc:
+        p.error(str(exc))
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s"
     )

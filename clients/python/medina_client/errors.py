@@ -55,3 +55,8 @@ class Redirected(MedinaClientError):
         super().__init__(f"redirected to {host or 'the same host'}:{port}")
         self.host = host
         self.port = port
+
+
+class AddressError(MedinaClientError, ValueError):
+    """A ``HOST:PORT`` server address whose port is not 1 to 65535 (gRPC would take it
+    modulo 65536 and dial another port)."""

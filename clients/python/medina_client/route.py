@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import Redirected
+from .errors import AddressError, Redirected
 
-__all__ = ["MAX_REDIRECTS", "Route"]
+__all__ = ["MAX_REDIRECTS", "Route", "check_address"]
 
 #: Redirects followed in a row before the bot goes back to the address it was given.
 MAX_REDIRECTS = 3
@@ -26,6 +26,7 @@ class Route:
     _followed: int = 0
 
     def __post_init__(self) -> None:
+        check_address(self.given)
         self.current = self.current or self.given
         if _split(self.given) is None:
             self.redirects = False
@@ -53,6 +54,14 @@ class Route:
         """Back to the given address, no longer asking for redirects."""
         self.current = self.given
         self.redirects = False
+
+
+def check_address(address: str) -> None:
+    """AddressError when ``address`` is ``HOST:PORT`` with a port out of 1..65535 (other
+    targets, such as ``unix:PATH``, are left to gRPC)."""
+    parts = _split(address)
+    if parts is not None and not 1 <= int(parts[1]) <= 65535:
+        raise AddressError(f"server address {address}: a port is 1 to 65535, got {parts[1]}")
 
 
 def _split(address: str) -> tuple[str, str] | None:

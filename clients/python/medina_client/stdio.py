@@ -29,9 +29,9 @@ from medina.wire.shared.client import program_notice, program_welcome
 
 from . import messages
 from .connection import Connection, channel_credentials
-from .errors import ConnectionLost, MedinaClientError, SessionOver
+from .errors import AddressError, ConnectionLost, MedinaClientError, SessionOver
 from .ladder import LadderOptions, run_ladder
-from .route import Route
+from .route import Route, check_address
 from .runner import reconnecting
 from .stdio_lines import LineError, decode_answer, encode_line, excerpt
 from .stdio_process import (
@@ -558,6 +558,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "--server and --token (or --bot-key) are required "
             "(or MEDINA_SERVER / MEDINA_TOKEN / MEDINA_BOT_KEY)"
         )
+    try:
+        check_address(args.server)
+    except AddressError as exc:
+        parser.error(str(exc))
     if args.max_matches is not None and args.max_matches < 1:
         parser.error("--max-matches must be at least 1")
     if not args.exit_wait > 0:
