@@ -181,6 +181,11 @@ def test_match_http_prints_the_live_page_and_stays_for_the_replay(tmp_path: Path
         (["serve", "--port", "70000"], "--port must be a port from 0 to 65535 (0: any free), got"),
         (["ladder", "serve", "--arena-port", "-1"], "--arena-port must be a port from 0 to 65535"),
         (
+            ["match", "--players", "2", "--bot", "b", "--bot", "b", "--server", "h:70000"],
+            "--server h:70000: a port is 1 to 65535, got 70000",
+        ),
+        (["ladder", "serve", "--arena", "h:0"], "--arena h:0: a port is 1 to 65535, got 0"),
+        (
             [
                 "match",
                 "--players",

@@ -17,16 +17,25 @@ from .errors import CommandError
 
 #: The options that name a TCP port to listen on, by their argparse ``dest``.
 PORT_OPTIONS = {"port": "--port", "arena_port": "--arena-port", "http": "--http"}
+#: The options that name a ``HOST:PORT`` to dial, by their argparse ``dest``.
+ADDRESS_OPTIONS = {"server": "--server", "arena": "--arena", "arena_public": "--arena-public"}
 
 
 def check_ports(args: argparse.Namespace) -> None:
-    """CommandError for a listening port out of 0..65535, naming the option: the listener
-    would take a larger one modulo 65536 and listen elsewhere (``--port 70000`` listened on
-    4464)."""
+    """CommandError for a port out of range, naming the option: a listening port out of
+    0..65535 or an address's out of 1..65535. gRPC takes a larger one modulo 65536 and
+    listens or dials elsewhere (``--port 70000`` listened on 4464)."""
     for dest, flag in PORT_OPTIONS.items():
         value = getattr(args, dest, None)
         if value is not None and not 0 <= value <= 65535:
             raise CommandError(f"{flag} must be a port from 0 to 65535 (0: any free), got {value}")
+    for dest, flag in ADDRESS_OPTIONS.items():
+        address = getattr(args, dest, None)
+        if not isinstance(address, str):
+            continue
+        host, sep, port = address.rpartition(":")
+        if sep and host and port.isdigit() and not 1 <= int(port) <= 65535:
+            raise CommandError(f"{flag} {address}: a port is 1 to 65535, got {port}")
 
 
 def add_match_options(p: argparse.ArgumentParser) -> None:
