@@ -220,7 +220,6 @@ class GameState:
         return t
 
 
-
 def with_palace(palaces: tuple[Palace, ...], index: int, p: Palace) -> tuple[Palace, ...]:
     """``palaces`` with the one at ``index`` replaced by ``p`` (a new tuple: the old one
     may be shared with earlier states)."""
