@@ -10,7 +10,7 @@ import pytest
 from medina.cli import main
 from medina.ladder import ratings
 from medina.ladder.house import parse_house
-from medina.storage.ladder import LadderStore, SeatOutcome
+from medina.storage.ladder import LadderStore, StoredSeat
 
 from .harness import Bots, LadderServer, add_bot, wait_until
 from .test_store import rater
@@ -77,7 +77,7 @@ def test_standings_export_and_recompute(tmp_path: Path, capsys: pytest.CaptureFi
         lines.append(store.line(account.id, "v1", ratings.INITIAL.mu, ratings.INITIAL.sigma).id)
     mid = store.new_match("s", "medina-v2", 2, 1000, 1, lines)
     store.started(mid, "s", "m1")
-    outcome = [SeatOutcome(0, 40, 1, "normal", 0, ""), SeatOutcome(1, 30, 2, "timeout", 3, "")]
+    outcome = [StoredSeat(0, 40, 1, "normal", 0, ""), StoredSeat(1, 30, 2, "timeout", 3, "")]
     store.finish(mid, "s", outcome, "complete", "r.jsonl", rater, suspend_after=0, window=10,
                  faults=frozenset({"timeout"}))  # fmt: skip
     code, out, _ = run(capsys, "ladder", "standings", "--db", db)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pytest
 from medina.ladder import accounts, ratings
 from medina.ladder.recompute import compare
-from medina.storage.ladder import LadderStore, RatedSeat, SeatOutcome, StoreError
+from medina.storage.ladder import LadderStore, RatedSeat, StoredSeat, StoreError
 from medina.tournament.standings import FAULTS
 
 FAULTSET = frozenset(FAULTS)
@@ -30,9 +30,9 @@ def line(store: LadderStore, bot_id: int, version: str = "v1") -> int:
     return store.line(bot_id, version, ratings.INITIAL.mu, ratings.INITIAL.sigma).id
 
 
-def seats(*results: tuple[int, int, str]) -> list[SeatOutcome]:
+def seats(*results: tuple[int, int, str]) -> list[StoredSeat]:
     return [
-        SeatOutcome(i, total, rank, term, 0, "") for i, (total, rank, term) in enumerate(results)
+        StoredSeat(i, total, rank, term, 0, "") for i, (total, rank, term) in enumerate(results)
     ]
 
 
@@ -40,7 +40,7 @@ def finish(
     store: LadderStore,
     mid: int,
     server: str,
-    outcome: list[SeatOutcome],
+    outcome: list[StoredSeat],
     *,
     ending: str = "complete",
     suspend_after: int = 3,

@@ -24,7 +24,7 @@ from medina.referee.config import MatchSettings, TimeControl
 from medina.referee.outcome import MatchOutcome
 from medina.rpc.common.status import Reason
 from medina.rpc.organiser import create_match
-from medina.storage.ladder import AccountRow, LadderStore, LineRow, RatedSeat, SeatOutcome
+from medina.storage.ladder import AccountRow, LadderStore, LineRow, RatedSeat, StoredSeat
 from medina.tournament.standings import FAULTS, SeatResult, counted_ranks
 from medina.v1 import admin_pb2_grpc, ladder_pb2, match_pb2
 from medina.wire import convert
@@ -577,7 +577,7 @@ class Ladder:
         ]
         counted = counted_ranks(results)
         seats = [
-            SeatOutcome(s.seat, s.total, rank, r.termination, s.strikes, s.detail)
+            StoredSeat(s.seat, s.total, rank, r.termination, s.strikes, s.detail)
             for s, r, rank in zip(outcome.seats, results, counted, strict=True)
         ]
         ending = "complete" if outcome.complete else "abandoned" if outcome.abandoned else "aborted"

@@ -47,8 +47,8 @@ __all__ = [
     "LineRow",
     "MatchRow",
     "RatedSeat",
-    "SeatOutcome",
     "StoreError",
+    "StoredSeat",
 ]
 
 #: pg_advisory_xact_lock key serialising rating updates.
@@ -103,8 +103,10 @@ class LineRow:
 
 
 @dataclass(frozen=True, slots=True)
-class SeatOutcome:
-    """One seat's result, as the arena reported it, with the rank the rating counts."""
+class StoredSeat:
+    """One seat's result as the ladder stores it: the arena's outcome
+    (``referee.outcome.SeatOutcome``) reduced to what a rating and the standings need, with
+    the rank the rating counts."""
 
     seat: int
     total: int
@@ -536,7 +538,7 @@ class LadderStore(Database):
         self,
         match_id: int,
         server: str,
-        seats: Sequence[SeatOutcome],
+        seats: Sequence[StoredSeat],
         ending: str,
         record_path: str,
         rater: Rater,
