@@ -129,3 +129,12 @@ def test_show_at_numbers_steps_as_the_viewer_does(tmp_path: Path) -> None:
         show_record(record, at=last + 1)
     with pytest.raises(ValueError, match="--at must be 0 or more"):
         show_record(record, at=-1)
+
+
+def test_an_entry_of_unknown_fields_is_refused_in_one_line() -> None:
+    # protobuf's own message goes on to list every field of RecordEntry on more lines
+    with pytest.raises(RecordError) as info:
+        parse_record('{"header": {}}\n{"garbage": 1}\n', "bad")
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith("bad line 2: not a RecordEntry (") and "garbage" in message

@@ -134,7 +134,10 @@ def _parse_line(line: str, where: str, version: int) -> tuple[record_pb2.RecordE
     try:
         entry = entry_from_json(upgrade_line(data, version))
     except json_format.ParseError as exc:
-        raise RecordError(f"{where}: not a RecordEntry ({exc})") from None
+        # protobuf's message goes on to list the message's fields on further lines: the first
+        # names the problem, and an error here is one line
+        why = str(exc).splitlines()[0].rstrip(".")
+        raise RecordError(f"{where}: not a RecordEntry ({why})") from None
     if entry.WhichOneof("entry") is None:
         raise RecordError(f"{where}: empty entry (expected header, decision, incident or outcome)")
     return entry, version
