@@ -176,3 +176,16 @@ def test_house_bots_play_the_visitors(tmp_path: Path) -> None:
         assert "visitor" in names, "house bots share an owner: they never meet each other"
     accounts = {a.name: a.owner for a in store.accounts()}
     assert accounts == {"visitor": "visitor", "house-greedy": "house", "boss": "house"}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["ladder", "standings"], ["ladder", "export", "--format", "json"], ["bots", "list"]],
+)
+def test_a_missing_database_is_named_not_made(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "typo.db"
+    assert main([*argv, "--db", str(db)]) == 2
+    assert f"no ladder database at {db}" in capsys.readouterr().err
+    assert not db.exists()

@@ -193,7 +193,14 @@ def _db(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _store(args: argparse.Namespace) -> LadderStore:
+def _store(args: argparse.Namespace, *, create: bool = False) -> LadderStore:
+    """The ladder's database; unless ``create`` (bots add, ladder serve), a database file that
+    does not exist is refused instead of made empty (a mistyped --db read as no bots)."""
+    if not create and "://" not in args.db and not Path(args.db).exists():
+        raise CommandError(
+            f"no ladder database at {args.db} (`bots add` or `ladder serve` creates it; "
+            "--db or MEDINA_LADDER_DB names another)"
+        )
     try:
         return LadderStore(args.db)
     except StoreError as exc:
@@ -422,7 +429,7 @@ def _bots_add(args: argparse.Namespace) -> int:
     owner = args.owner or name
     if len(owner) > 64:
         raise CommandError("--owner is longer than 64 characters")
-    store = _store(args)
+    store = _store(args, create=True)
     made = accounts.new_key()
     try:
         store.add_bot(name, owner, made.key_id, made.salt, made.digest)
