@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from medina.wire.shared.addresses import address_port_error, host_port
+
 from .errors import AddressError, Redirected
 
 __all__ = ["MAX_REDIRECTS", "Route", "check_address"]
@@ -28,7 +30,7 @@ class Route:
     def __post_init__(self) -> None:
         check_address(self.given)
         self.current = self.current or self.given
-        if _split(self.given) is None:
+        if host_port(self.given) is None:
             self.redirects = False
 
     @property
@@ -39,7 +41,7 @@ class Route:
     def follow(self, redirect: Redirected) -> None:
         """Go where ``redirect`` says (its host, or the given address's host)."""
         self._followed += 1
-        parts = _split(self.given)
+        parts = host_port(self.given)
         if parts is None or self._followed > MAX_REDIRECTS:
             self.fall_back()
             return
@@ -59,14 +61,6 @@ class Route:
 def check_address(address: str) -> None:
     """AddressError when ``address`` is ``HOST:PORT`` with a port out of 1..65535 (other
     targets, such as ``unix:PATH``, are left to gRPC)."""
-    parts = _split(address)
-    if parts is not None and not 1 <= int(parts[1]) <= 65535:
-        raise AddressError(f"server address {address}: a port is 1 to 65535, got {parts[1]}")
-
-
-def _split(address: str) -> tuple[str, str] | None:
-    """(host, port) of ``HOST:PORT`` (``[v6]:PORT`` too); None for any other target."""
-    host, sep, port = address.rpartition(":")
-    if not sep or not host or not port.isdigit() or "/" in host:
-        return None
-    return host, port
+    why = address_port_error(address)
+    if why is not None:
+        raise AddressError(f"server address {address}: {why}")

@@ -12,6 +12,7 @@ from medina.referee.config import MatchSettings, Policies, TimeControl, TimeoutP
 from medina.referee.errors import ConfigError
 from medina.sandbox import SandboxConfigError, SandboxError, SandboxLimits, check
 from medina.sandbox.limits import BOUNDS
+from medina.wire.shared.addresses import address_port_error, listening_port_error
 
 from .errors import CommandError
 
@@ -27,15 +28,13 @@ def check_ports(args: argparse.Namespace) -> None:
     listens or dials elsewhere (``--port 70000`` listened on 4464)."""
     for dest, flag in PORT_OPTIONS.items():
         value = getattr(args, dest, None)
-        if value is not None and not 0 <= value <= 65535:
+        if value is not None and listening_port_error(value) is not None:
             raise CommandError(f"{flag} must be a port from 0 to 65535 (0: any free), got {value}")
     for dest, flag in ADDRESS_OPTIONS.items():
         address = getattr(args, dest, None)
-        if not isinstance(address, str):
-            continue
-        host, sep, port = address.rpartition(":")
-        if sep and host and port.isdigit() and not 1 <= int(port) <= 65535:
-            raise CommandError(f"{flag} {address}: a port is 1 to 65535, got {port}")
+        why = address_port_error(address) if isinstance(address, str) else None
+        if why is not None:
+            raise CommandError(f"{flag} {address}: {why}")
 
 
 def add_match_options(p: argparse.ArgumentParser) -> None:

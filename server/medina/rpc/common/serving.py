@@ -14,6 +14,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from medina.v1 import admin_pb2, arena_pb2
+from medina.wire.shared.addresses import listening_port_error
 
 from .config import BotListener, ServerConfig
 from .limits import CORE_MESSAGE_CEILING
@@ -55,8 +56,9 @@ def server_options(config: ServerConfig) -> list[tuple[str, int]]:
 def add_port(server: grpc.aio.Server, config: ServerConfig | BotListener) -> int:
     """Listen on ``config.host:config.port`` (TLS when configured); the bound port.
     ValueError for a port out of 0..65535, which gRPC would take modulo 65536."""
-    if not 0 <= config.port <= 65535:
-        raise ValueError(f"a port is 0 to 65535 (0: any free port), got {config.port}")
+    why = listening_port_error(config.port)
+    if why is not None:
+        raise ValueError(why)
     address = f"{config.host}:{config.port}"
     if config.tls_cert is not None and config.tls_key is not None:
         credentials = grpc.ssl_server_credentials(
