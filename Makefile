@@ -5,22 +5,30 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 STAMP  := $(VENV)/.stamp-install
 GEN    := server/medina/v1/.stamp-proto
+CANVAS := clients/python/medina_envs/.stamp-canvas
 PROTOS := $(wildcard proto/medina/v1/*.proto)
 
 .PHONY: setup proto run ladder test lint bench dist lock release-schema clean
 
-setup: $(STAMP) $(GEN)
+setup: $(STAMP) $(GEN) $(CANVAS)
 
 # The dev environment is installed from the lock file, so a fresh machine gets exactly the
 # versions CI tested, each checked against the hashes the lock records (pip's hash-checking
 # mode: every line carries its hashes); `make lock` re-resolves it after a change to
 # pyproject.toml. The checkout itself is installed apart (-e . has no hash), without deps.
 $(STAMP): pyproject.toml requirements/dev.lock
+	bash tools/ensure_cc.sh $(PYTHON)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check -U pip
 	$(BIN)/pip install -q --disable-pip-version-check --require-hashes -r requirements/dev.lock
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+# The environments' compiled canvas (setup.py; optional: without a C compiler medina_envs
+# uses its pure-Python join), rebuilt in place when its source changes.
+$(CANVAS): $(STAMP) setup.py clients/python/medina_envs/_canvas.c
+	$(PY) setup.py -q build_ext --inplace
+	touch $(CANVAS)
 
 lock: $(STAMP)
 	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 --no-header -q \
@@ -71,5 +79,5 @@ bench: setup
 	$(PY) -m bench
 
 clean:
-	rm -rf $(VENV) server/medina/v1 .mypy_cache .ruff_cache .pytest_cache tools/.buf tools/jscheck/node_modules clients/node/node_modules \
+	rm -rf $(VENV) server/medina/v1 clients/python/medina_envs/_canvas.*.so .mypy_cache .ruff_cache .pytest_cache tools/.buf tools/jscheck/node_modules clients/node/node_modules \
 		build dist

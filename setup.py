@@ -1,11 +1,12 @@
-"""Generates the medina.v1 protobuf code into the wheel while it builds (never committed)."""
+"""Generates the medina.v1 protobuf code into the wheel while it builds (never committed),
+and compiles the environments' canvas (medina_envs._canvas) where a C compiler is found."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
 
@@ -20,4 +21,15 @@ class BuildWithProtocol(build_py):
         generate(Path(self.build_lib))
 
 
-setup(cmdclass={"build_py": BuildWithProtocol})
+setup(
+    cmdclass={"build_py": BuildWithProtocol},
+    # Optional: without a compiler the build goes on and medina_envs.canvas uses its
+    # pure-Python join (same bytes, slower).
+    ext_modules=[
+        Extension(
+            "medina_envs._canvas",
+            ["clients/python/medina_envs/_canvas.c"],
+            optional=True,
+        )
+    ],
+)

@@ -9,9 +9,11 @@
     medina-arena     the rest of medina.*      referee, server, records, CLI, check-bot
 
 Each is staged from the source tree into ``build/dists/<name>`` with its pyproject.toml
-from ``packaging/<name>/`` and built there with ``python -m build``. The protocol's code is
-generated while staging (tools/genproto.py), so it is built, never committed. ``medina`` is
-a namespace package shared by three of them: no distribution ships ``medina/__init__.py``.
+(and setup.py, for medina-client's compiled canvas) from ``packaging/<name>/`` and built
+there with ``python -m build``; medina-client's wheel is therefore for this platform. The
+protocol's code is generated while staging (tools/genproto.py), so it is built, never
+committed. ``medina`` is a namespace package shared by three of them: no distribution ships
+``medina/__init__.py``.
 
 Usage: ``python tools/build_dists.py [OUT_DIR]`` (default: dist).
 """
@@ -80,7 +82,10 @@ def stage(name: str, into: Path) -> Path:
     template = (ROOT / "packaging" / name / "pyproject.toml").read_text()
     (where / "pyproject.toml").write_text(template.replace("@VERSION@", version()))
     (where / "README.md").write_text((ROOT / "packaging" / name / "README.md").read_text())
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    if (ROOT / "packaging" / name / "setup.py").exists():  # compiled parts (medina-client)
+        shutil.copy(ROOT / "packaging" / name / "setup.py", where / "setup.py")
+    # Nothing built in the checkout ships: the distribution compiles its own.
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.so", ".stamp-*")
     for source, target in CONTENTS[name]:
         shutil.copytree(source, where / "src" / target, ignore=ignore)
         (where / "src" / target / "py.typed").write_text("")

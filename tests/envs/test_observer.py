@@ -22,7 +22,6 @@ from medina.v1 import game_pb2
 from medina.wire.shared.legal import legal_bytes
 from medina.wire.shared.observation import observation_bytes
 from medina_client.encoding import Encoded, action_of_index, encode
-from medina_envs import observer
 from medina_envs.observer import Observer, encode_state
 
 SEEDS = (1, 2, 3)
@@ -94,24 +93,3 @@ def test_the_environments_observer_equals_encode_state_in_any_order(
             strategy = gain_action if s.to_move == 0 else random_action
             s = apply_action(s, strategy(s, rng))
             seen.append(s)
-
-
-@pytest.mark.parametrize(("ruleset", "players"), [("medina-v2", 2), ("medina-v1", 4)])
-def test_the_row_cache_starting_afresh_changes_no_tensor(
-    ruleset: str, players: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Bitboards' canvas rows are kept by value, at most _KEPT_ROWS per grid: held to a few,
-    # the cache starts afresh many times a game and every view still equals the wire's
-    # (on a grid smaller than the canvas, 16x12, and on one that fills it, 18x13).
-    monkeypatch.setattr(observer, "_KEPT_ROWS", 5)
-    observer._row_cache.cache_clear()
-    try:
-        s = new_game(ruleset, players, 4)
-        rng = random.Random(4)
-        while not s.over:
-            fast, wire = encode_state(s, s.to_move), from_the_wire(s, s.to_move)
-            np.testing.assert_array_equal(fast.planes, wire.planes)
-            np.testing.assert_array_equal(fast.mask, wire.mask)
-            s = apply_action(s, random_action(s, rng))
-    finally:
-        observer._row_cache.cache_clear()  # no cache built under the patched bound lingers

@@ -9,9 +9,9 @@ check the two agree bit for bit at every decision of many seeded games, for ever
 (``tests/envs/test_observer.py``), so an agent trained here sees exactly what the arena
 would send it.
 
-Bitboards become planes by value: each bitboard's canvas row of 0/1 bytes is kept
-(``_RowCache``), as a decision changes few of them, and a view's rows are joined into one
-buffer that holds its planes and its action mask.
+A view's bitboards become its planes and action mask in one call (``canvas.join``,
+compiled where setup.py found a C compiler), which writes them into the one buffer that
+also holds the vector.
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ from medina_client.encoding import (
     Planes,
     Vector,
 )
+
+from . import canvas
 
 __all__ = ["Observer", "encode_state", "mask_of", "planes_of", "slot_masks", "vector_of"]
 
@@ -84,66 +86,14 @@ _TOWER_TILES = _AT_TOWER_TILES - _AT_PALACE_TILES
 _COLOUR_BITS = tuple(tuple(float((m >> c) & 1) for c in range(4)) for m in range(16))
 
 
-#: bytes.translate table turning ``bin()``'s digits into 0/1 bytes.
-_DIGITS = bytes.maketrans(b"01", b"\x00\x01")
-#: A canvas row of zeros: most bitboards are empty (a seat's claims, most placement slots).
-_ZERO_ROW = bytes(CELLS)
-#: The largest number of rows ``_RowCache`` keeps per grid before it starts afresh.
-_KEPT_ROWS = 8192
-
-
-class _RowCache:
-    """Bitboards of one grid as canvas rows of 0/1 bytes (``CELLS`` long, row-major on the
-    ``ROWS`` x ``COLS`` canvas, padded with 0), kept by value.
-
-    From one decision to the next only a few of a view's 40-odd bitboards change (the square
-    placed on, its palace, the mover's sites), so nearly every row is found here: a
-    dictionary lookup instead of ``int.to_bytes`` and a numpy unpack of every bitboard.
-    """
-
-    __slots__ = ("_cells", "_cols", "_rows", "get")
-
-    def __init__(self, cols: int, rows: int) -> None:
-        self._cols, self._cells = cols, cols * rows
-        self._rows: dict[int, bytes] = {0: _ZERO_ROW}
-        self.get = self._rows.get
-
-    def row(self, mask: int) -> bytes:
-        """The canvas row of ``mask`` (a miss: build it and keep it)."""
-        rows = self._rows
-        if len(rows) >= _KEPT_ROWS:  # bounded: a long run sees endless bitboards
-            rows.clear()
-            rows[0] = _ZERO_ROW
-        # bin() lists the bits from the highest: reversed, its digits are squares 0, 1, ...
-        bits = bin(mask)[:1:-1].encode().translate(_DIGITS)[: self._cells]
-        cols = self._cols
-        if cols == COLS:
-            row = bits.ljust(CELLS, b"\x00")
-        else:  # each grid row padded to the canvas's width, then the canvas's missing rows
-            grid = bits.ljust(self._cells, b"\x00")
-            row = b"".join(
-                [grid[at : at + cols].ljust(COLS, b"\x00") for at in range(0, self._cells, cols)]
-            ).ljust(CELLS, b"\x00")
-        rows[mask] = row
-        return row
-
-    def join(self, masks: list[int], tail: bytes = b"") -> npt.NDArray[np.uint8]:
-        """The canvas rows of ``masks`` end to end, then ``tail``, as one writable array."""
-        get, row = self.get, self.row
-        return np.frombuffer(
-            bytearray(b"".join([get(m) or row(m) for m in masks]) + tail), dtype=np.uint8
-        )
-
-
-@cache
-def _row_cache(cols: int, rows: int) -> _RowCache:
-    """The row cache of the grid of ``cols`` x ``rows``."""
-    return _RowCache(cols, rows)
+_join = canvas.join
 
 
 def _bits(masks: list[int], cols: int, rows: int) -> npt.NDArray[np.uint8]:
     """The masks as canvas planes, shape ``(len(masks), ROWS, COLS)``."""
-    return _row_cache(cols, rows).join(masks).reshape(len(masks), ROWS, COLS)
+    return np.frombuffer(_join(masks, cols, rows, COLS, ROWS, ()), dtype=np.uint8).reshape(
+        len(masks), ROWS, COLS
+    )
 
 
 #: The palaces' planes of a view (``_palace_planes``), by the palaces' identity and the viewer.
@@ -374,7 +324,8 @@ def mask_of(s: GameState, seat: int, moves: LegalMoves | None = None) -> Mask:
     m = legal_moves(s) if moves is None else moves
     g = s.rules.geometry
     # The slots' canvas rows end to end are the mask up to TEA_INDEX; the tea bit ends it.
-    return _row_cache(g.cols, g.rows).join(slot_masks(m), _TEA_BYTE[m.tea]).view(np.int8)
+    buf = _join(slot_masks(m), g.cols, g.rows, COLS, ROWS, (_TEA_BYTE[m.tea],))
+    return np.frombuffer(buf, dtype=np.int8)
 
 
 #: The planes' bytes in a view's buffer.
@@ -396,28 +347,21 @@ _U8, _I8, _F32_DTYPE = np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.float3
 def encode_state(s: GameState, seat: int) -> Encoded:
     """Planes, vector and mask of ``seat``'s view of ``s``."""
     g = s.rules.geometry
-    rows = _row_cache(g.cols, g.rows)
     planes = _plane_masks(s, seat)
-    get, row = rows.get, rows.row
     # One writable buffer holds the view: the planes' canvas rows, the action mask of the
     # seat to move (its slots' rows and the tea byte) and the vector; the three arrays are
     # views of it, which costs less than a buffer and an array for each.
     if s.phase is _OVER or s.to_move != seat:
-        buf = bytearray().join(
-            [get(m) or row(m) for m in planes] + [_PLANES_PAD] + _vector_pieces(s, seat)
-        )
+        buf = _join(planes, g.cols, g.rows, COLS, ROWS, [_PLANES_PAD, *_vector_pieces(s, seat)])
         return Encoded(
             np.ndarray(_PLANE_SHAPE, _U8, buf),
             np.ndarray(_VECTOR_SHAPE, _F32_DTYPE, buf, _VECTOR_AT_IDLE),
             _no_moves(),
         )
     m = legal_moves(s)
-    buf = bytearray().join(
-        [get(b) or row(b) for b in planes]
-        + [get(b) or row(b) for b in slot_masks(m)]
-        + [_TEA_BYTE[m.tea], _MASK_PAD]
-        + _vector_pieces(s, seat)
-    )
+    planes += slot_masks(m)
+    tail = [_TEA_BYTE[m.tea], _MASK_PAD, *_vector_pieces(s, seat)]
+    buf = _join(planes, g.cols, g.rows, COLS, ROWS, tail)
     return Encoded(
         np.ndarray(_PLANE_SHAPE, _U8, buf),
         np.ndarray(_VECTOR_SHAPE, _F32_DTYPE, buf, _VECTOR_AT),

@@ -1,0 +1,113 @@
+"""Bitboards as canvas rows of 0/1 bytes: how the planes and the action mask of
+docs/encoding.md are laid out.
+
+A bitboard is a non-negative int whose bit ``q`` is square ``q`` of a ``cols`` x ``rows``
+grid (row-major). Its canvas row is ``CELLS`` bytes of 0/1: grid row ``r`` at canvas row
+``r``, each padded with 0 to the canvas's ``COLS``, then the canvas's missing rows as 0.
+
+``join`` turns a view's bitboards (and the bytes that follow them in the view's buffer) into
+one buffer. It is the compiled ``medina_envs._canvas`` when that was built (``COMPILED``;
+setup.py builds it where a C compiler is found), else ``join_python``: the same bytes and the
+same errors (tests/envs/test_canvas.py), a few times slower.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Final, TypeAlias
+
+from medina_client.encoding import CELLS, COLS, ROWS
+
+__all__ = ["COMPILED", "Join", "join", "join_python"]
+
+#: ``join(masks, cols, rows, canvas_cols, canvas_rows, tail)``.
+Join: TypeAlias = Callable[[Sequence[int], int, int, int, int, Sequence[bytes]], bytearray]
+
+#: bytes.translate table turning ``bin()``'s digits into 0/1 bytes.
+_DIGITS = bytes.maketrans(b"01", b"\x00\x01")
+#: A canvas row of zeros: most bitboards are empty (a seat's claims, most placement slots).
+_ZERO_ROW = bytes(CELLS)
+#: The largest number of rows ``_RowCache`` keeps per grid before it starts afresh.
+_KEPT_ROWS = 8192
+
+
+class _RowCache:
+    """Bitboards of one grid as canvas rows, kept by value (from one decision to the next
+    only a few of a view's bitboards change, so most rows are found here)."""
+
+    __slots__ = ("_cells", "_cols", "_rows", "get")
+
+    def __init__(self, cols: int, rows: int) -> None:
+        self._cols, self._cells = cols, cols * rows
+        self._rows: dict[int, bytes] = {0: _ZERO_ROW}
+        self.get = self._rows.get
+
+    def row(self, mask: int) -> bytes:
+        """The canvas row of ``mask`` (a miss: check it, build it and keep it)."""
+        if not isinstance(mask, int):
+            raise TypeError(f"a bitboard must be an int, not {type(mask).__name__}")
+        if mask < 0:
+            raise ValueError("a bitboard must not be negative")
+        if mask.bit_length() > self._cells:
+            raise ValueError("a bitboard has a square off its grid")
+        rows = self._rows
+        if len(rows) >= _KEPT_ROWS:  # bounded: a long run sees endless bitboards
+            rows.clear()
+            rows[0] = _ZERO_ROW
+        # bin() lists the bits from the highest: reversed, its digits are squares 0, 1, ...
+        bits = bin(mask)[:1:-1].encode().translate(_DIGITS)
+        cols = self._cols
+        if cols == COLS:
+            row = bits.ljust(CELLS, b"\x00")
+        else:  # grid rows joined by the padding that fills each to the canvas's width
+            grid = bits.ljust(self._cells, b"\x00")
+            pad = bytes(COLS - cols)
+            row = pad.join([grid[at : at + cols] for at in range(0, self._cells, cols)]).ljust(
+                CELLS, b"\x00"
+            )
+        rows[mask] = row
+        return row
+
+
+@cache
+def _row_cache(cols: int, rows: int) -> _RowCache:
+    """The row cache of the grid of ``cols`` x ``rows``."""
+    return _RowCache(cols, rows)
+
+
+def join_python(
+    masks: Sequence[int], cols: int, rows: int, canvas_cols: int, canvas_rows: int,
+    tail: Sequence[bytes],
+) -> bytearray:  # fmt: skip
+    """The canvas rows of ``masks`` end to end, then the pieces of ``tail``, as one
+    buffer; the pure-Python ``join``. TypeError for a bitboard that is not an int or a
+    piece that is not bytes, ValueError for a negative bitboard, one with a square off its
+    grid or a grid that does not fit the canvas."""
+    if (canvas_cols, canvas_rows) != (COLS, ROWS):
+        raise ValueError(f"the canvas is {COLS} x {ROWS}, not {canvas_cols} x {canvas_rows}")
+    if not (0 < cols <= COLS and 0 < rows <= ROWS):
+        raise ValueError(f"a {cols} x {rows} grid does not fit the {COLS} x {ROWS} canvas")
+    for piece in tail:
+        if not isinstance(piece, bytes):
+            raise TypeError(f"a tail piece must be bytes, not {type(piece).__name__}")
+    cache = _row_cache(cols, rows)
+    get, row = cache.get, cache.row
+    return bytearray().join([get(m) or row(m) for m in masks] + list(tail))
+
+
+def _compiled() -> Join | None:
+    """The compiled join, or None where it was not built (no C compiler)."""
+    try:
+        from ._canvas import join as compiled
+    except ImportError:
+        return None
+    return compiled
+
+
+_COMPILED_JOIN = _compiled()
+#: Whether ``join`` is the compiled one.
+COMPILED: Final = _COMPILED_JOIN is not None
+#: ``join(masks, cols, rows, canvas_cols, canvas_rows, tail)``: the canvas rows of ``masks``
+#: end to end, then the pieces of ``tail``, as one buffer (``join_python`` says more).
+join: Final[Join] = join_python if _COMPILED_JOIN is None else _COMPILED_JOIN
