@@ -14,27 +14,42 @@
 /* The largest grid: its bitboards' bytes fit this buffer. */
 #define MAX_GRID_BYTES 64
 
-/* The little-endian bytes of the non-negative int `o` into `out` (n bytes); -1 with an
- * exception set when `o` is not an int, is negative or does not fit. */
-static int bitboard_bytes(PyObject *o, unsigned char *out, size_t n) {
+/* A byte's eight bits as eight 0/1 bytes, bit 0 first (filled when the module loads). */
+static unsigned char SPREAD[256][8];
+
+/* Write the `n` bits of `bits` (bit 0 first) as 0/1 bytes at `out`, which is zeroed. */
+static void spread(unsigned char *out, const unsigned char *bits, Py_ssize_t n) {
+    Py_ssize_t whole = n / 8;
+    for (Py_ssize_t b = 0; b < whole; b++) {
+        if (bits[b]) memcpy(out + 8 * b, SPREAD[bits[b]], 8);
+    }
+    if (n % 8 && bits[whole]) memcpy(out + 8 * whole, SPREAD[bits[whole]], (size_t)(n % 8));
+}
+
+/* The little-endian bytes of the non-negative int `o` into `out` (n bytes): 1, or 0 when
+ * `o` is 0 (`out` untouched); -1 with an exception set when `o` is not an int, is negative
+ * or has a bit at `squares` or above. */
+static int bitboard_bytes(PyObject *o, unsigned char *out, size_t n, size_t squares) {
     if (!PyLong_Check(o)) {
         PyErr_Format(PyExc_TypeError, "a bitboard must be an int, not %.100s",
                      Py_TYPE(o)->tp_name);
         return -1;
     }
-    if (_PyLong_Sign(o) < 0) {
+    int sign = _PyLong_Sign(o);
+    if (sign < 0) {
         PyErr_SetString(PyExc_ValueError, "a bitboard must not be negative");
         return -1;
     }
-    if (_PyLong_NumBits(o) > n * 8) {
+    if (sign == 0) return 0; /* most slots and claims are empty */
+    if (_PyLong_NumBits(o) > squares) {
         PyErr_SetString(PyExc_ValueError, "a bitboard has a square off its grid");
         return -1;
     }
     /* 3.13 added the last argument: raise on overflow (checked above). */
 #if PY_VERSION_HEX >= 0x030D0000
-    return _PyLong_AsByteArray((PyLongObject *)o, out, n, 1, 0, 1);
+    return _PyLong_AsByteArray((PyLongObject *)o, out, n, 1, 0, 1) < 0 ? -1 : 1;
 #else
-    return _PyLong_AsByteArray((PyLongObject *)o, out, n, 1, 0);
+    return _PyLong_AsByteArray((PyLongObject *)o, out, n, 1, 0) < 0 ? -1 : 1;
 #endif
 }
 
@@ -90,20 +105,22 @@ static PyObject *canvas_join(PyObject *self, PyObject *const *args, Py_ssize_t n
     unsigned char *out = (unsigned char *)PyByteArray_AS_STRING(result);
     memset(out, 0, (size_t)(k * cells));
     unsigned char grid[MAX_GRID_BYTES];
+    /* A grid as wide as the canvas is one run of squares; one whose rows are whole bytes is
+     * a run per row; any other, bit by bit. */
+    int by_rows = cols != canvas_cols && cols % 8 == 0;
     for (Py_ssize_t i = 0; i < k; i++, out += cells) {
         memset(grid, 0, grid_bytes);
-        if (bitboard_bytes(items[i], grid, grid_bytes) < 0) goto fail;
-        for (size_t b = 0; b < grid_bytes; b++) {
-            unsigned v = grid[b];
-            while (v) {
-                Py_ssize_t q = (Py_ssize_t)(b * 8) + __builtin_ctz(v);
-                v &= v - 1;
-                if (q >= squares) {
-                    PyErr_SetString(PyExc_ValueError, "a bitboard has a square off its grid");
-                    goto fail;
-                }
-                out[(q / cols) * canvas_cols + q % cols] = 1;
-            }
+        int got = bitboard_bytes(items[i], grid, grid_bytes, (size_t)squares);
+        if (got < 0) goto fail;
+        if (got == 0) continue; /* its row stays 0 */
+        if (cols == canvas_cols) {
+            spread(out, grid, squares);
+        } else if (by_rows) {
+            for (Py_ssize_t r = 0; r < rows; r++)
+                spread(out + r * canvas_cols, grid + r * (cols / 8), cols);
+        } else {
+            for (Py_ssize_t q = 0; q < squares; q++)
+                out[(q / cols) * canvas_cols + q % cols] = (grid[q / 8] >> (q % 8)) & 1;
         }
     }
     for (Py_ssize_t i = 0; i < t; i++) {
@@ -132,4 +149,8 @@ static struct PyModuleDef canvas_module = {
     canvas_methods, NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__canvas(void) { return PyModule_Create(&canvas_module); }
+PyMODINIT_FUNC PyInit__canvas(void) {
+    for (int v = 0; v < 256; v++)
+        for (int bit = 0; bit < 8; bit++) SPREAD[v][bit] = (unsigned char)((v >> bit) & 1);
+    return PyModule_Create(&canvas_module);
+}
