@@ -5,12 +5,12 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 STAMP  := $(VENV)/.stamp-install
 GEN    := server/medina/v1/.stamp-proto
-CANVAS := clients/python/medina_envs/.stamp-canvas
+TENSORS := clients/python/medina_envs/.stamp-tensors
 PROTOS := $(wildcard proto/medina/v1/*.proto)
 
 .PHONY: setup proto run ladder test lint bench dist lock release-schema clean
 
-setup: $(STAMP) $(GEN) $(CANVAS)
+setup: $(STAMP) $(GEN) $(TENSORS)
 
 # The dev environment is installed from the lock file, so a fresh machine gets exactly the
 # versions CI tested, each checked against the hashes the lock records (pip's hash-checking
@@ -24,11 +24,11 @@ $(STAMP): pyproject.toml requirements/dev.lock
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-# The environments' compiled canvas (setup.py; optional: without a C compiler medina_envs
-# uses its pure-Python join), rebuilt in place when its source changes.
-$(CANVAS): $(STAMP) setup.py clients/python/medina_envs/_canvas.c
+# The environments' compiled tensors (setup.py; optional: without a C compiler medina_envs
+# uses the pure-Python equivalents), rebuilt in place when the source changes.
+$(TENSORS): $(STAMP) setup.py clients/python/medina_envs/_tensors.c
 	$(PY) setup.py -q build_ext --inplace
-	touch $(CANVAS)
+	touch $(TENSORS)
 
 lock: $(STAMP)
 	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 --no-header -q \
@@ -79,5 +79,5 @@ bench: setup
 	$(PY) -m bench
 
 clean:
-	rm -rf $(VENV) server/medina/v1 clients/python/medina_envs/_canvas.*.so .mypy_cache .ruff_cache .pytest_cache tools/.buf tools/jscheck/node_modules clients/node/node_modules \
+	rm -rf $(VENV) server/medina/v1 clients/python/medina_envs/_tensors.*.so .mypy_cache .ruff_cache .pytest_cache tools/.buf tools/jscheck/node_modules clients/node/node_modules \
 		build dist

@@ -1,5 +1,5 @@
 """Generates the medina.v1 protobuf code into the wheel while it builds (never committed),
-and compiles the environments' canvas (medina_envs._canvas) where a C compiler is found."""
+and compiles the environments' tensors (medina_envs._tensors) where a C compiler is found."""
 
 from __future__ import annotations
 
@@ -23,12 +23,12 @@ class BuildWithProtocol(build_py):
 
 setup(
     cmdclass={"build_py": BuildWithProtocol},
-    # Optional: without a compiler the build goes on and medina_envs.canvas uses its
-    # pure-Python join (same bytes, slower).
+    # Optional: without a compiler the build goes on and medina_envs.tensors uses the
+    # pure-Python equivalents (same tensors, slower).
     ext_modules=[
         Extension(
-            "medina_envs._canvas",
-            ["clients/python/medina_envs/_canvas.c"],
+            "medina_envs._tensors",
+            ["clients/python/medina_envs/_tensors.c"],
             optional=True,
         )
     ],

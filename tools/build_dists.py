@@ -9,7 +9,7 @@
     medina-arena     the rest of medina.*      referee, server, records, CLI, check-bot
 
 Each is staged from the source tree into ``build/dists/<name>`` with its pyproject.toml
-(and setup.py, for medina-client's compiled canvas) from ``packaging/<name>/`` and built
+(and setup.py, for medina-client's compiled tensors) from ``packaging/<name>/`` and built
 there with ``python -m build``; medina-client's wheel is therefore for this platform. The
 protocol's code is generated while staging (tools/genproto.py), so it is built, never
 committed. ``medina`` is a namespace package shared by three of them: no distribution ships

@@ -46,10 +46,10 @@ def test_pip_wheel_builds_the_dev_wheel_in_a_fresh_clone(tmp_path: Path) -> None
     )  # fmt: skip
     assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
     [wheel] = wheels.glob("*.whl")
-    # The environments' canvas is compiled into it: a wheel for this platform.
+    # The environments' tensors are compiled into it: a wheel for this platform.
     assert wheel.name.startswith("medina_arena_dev-0.1.0-cp3"), wheel.name
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert any(n.startswith("medina_envs/_canvas.") and n.endswith(".so") for n in names)
+    assert any(n.startswith("medina_envs/_tensors.") and n.endswith(".so") for n in names)
     protos = [p.stem for p in (ROOT / "proto" / "medina" / "v1").glob("*.proto")]
     for proto in protos:
         for suffix in ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py", "_pb2_grpc.pyi"):

@@ -43,11 +43,11 @@ def dists(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert {p.name for p in built} >= {
         f"medina_{n}-0.1.0-py3-none-any.whl" for n in ("engine", "protocol", "arena")
     }
-    # The client compiles the environments' canvas: its wheel is for this platform.
+    # The client compiles the environments' tensors: its wheel is for this platform.
     [client] = [p for p in built if p.name.startswith("medina_client-0.1.0-cp3")]
     names = zipfile.ZipFile(client).namelist()
-    assert any(n.startswith("medina_envs/_canvas.") and n.endswith(".so") for n in names)
-    assert "medina_envs/_canvas.pyi" in names and not any(".stamp-" in n for n in names)
+    assert any(n.startswith("medina_envs/_tensors.") and n.endswith(".so") for n in names)
+    assert "medina_envs/_tensors.pyi" in names and not any(".stamp-" in n for n in names)
     assert len([p for p in built if p.name.endswith(".tar.gz")]) == 4
     return out
 
@@ -192,8 +192,8 @@ state = medina_envs.spiel.load("medina-v1", 3).new_initial_state()
 state.apply_action(state.legal_actions()[0])
 from medina_envs.examples.linear_policy import policy
 print("envs", policy(obs))
-import medina_envs.canvas
-assert medina_envs.canvas.COMPILED
+import medina_envs.tensors
+assert medina_envs.tensors.COMPILED
 """
 
 

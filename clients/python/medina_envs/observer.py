@@ -9,14 +9,16 @@ check the two agree bit for bit at every decision of many seeded games, for ever
 (``tests/envs/test_observer.py``), so an agent trained here sees exactly what the arena
 would send it.
 
-A view's bitboards become its planes and action mask in one call (``canvas.join``,
-compiled where setup.py found a C compiler), which writes them into the one buffer that
-also holds the vector.
+A view's bitboards become its planes and action mask in one call (``tensors.join``), which
+writes them into the one buffer that also holds the vector; the vector is one call too
+(``tensors.vector``). Both are compiled where setup.py found a C compiler; without it the
+same in Python (``tensors.join_python``, ``_vector_pieces``).
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from functools import cache, lru_cache
 
 import numpy as np
@@ -43,7 +45,7 @@ from medina_client.encoding import (
     Vector,
 )
 
-from . import canvas
+from . import tensors
 
 __all__ = ["Observer", "encode_state", "mask_of", "planes_of", "slot_masks", "vector_of"]
 
@@ -86,7 +88,7 @@ _TOWER_TILES = _AT_TOWER_TILES - _AT_PALACE_TILES
 _COLOUR_BITS = tuple(tuple(float((m >> c) & 1) for c in range(4)) for m in range(16))
 
 
-_join = canvas.join
+_join = tensors.join
 
 
 def _bits(masks: list[int], cols: int, rows: int) -> npt.NDArray[np.uint8]:
@@ -303,10 +305,59 @@ def _vector_pieces(s: GameState, seat: int) -> list[bytes]:
     return pieces
 
 
+#: Every seat's score entries (``_score_entries``), by the identity of the scores' tuple.
+_SCORE_ROWS: IdentityMemo[tuple[bytes, ...]] = IdentityMemo()
+
+
+def _score_rows(scores: tuple[Breakdown, ...]) -> tuple[bytes, ...]:
+    """Every seat's score entries as float32 bytes, in seat order."""
+    return _SCORE_ROWS.get(id(scores)) or _SCORE_ROWS.put(
+        id(scores), scores, tuple([_SCORES.get(id(b)) or _score_entries(b) for b in scores])
+    )
+
+
+def _compiled(vector: Callable[..., bytes]) -> Callable[[GameState, int], list[bytes]]:
+    """``_vector_pieces`` as one piece, built by the compiled ``vector``."""
+
+    def pieces(s: GameState, seat: int) -> list[bytes]:
+        rules = s.rules
+        players = rules.players
+        phase = s.phase
+        return [
+            vector(
+                _RULESET[rules.name],
+                players,
+                phase,
+                (s.to_move - seat) % players if phase is not _OVER else -1,
+                s.turn,
+                s.quota,
+                s.placed,
+                s.tea_pool,
+                s.exhausted,
+                s.palace_tiles,
+                s.tower_tiles,
+                s.tower_merchants,
+                seat,
+                s.supply,
+                s.roofs,
+                s.blocking,
+                s.tea,
+                s.revealed,
+                _score_rows(s.score_cache or breakdowns(s)),
+            )
+        ]
+
+    return pieces
+
+
+#: The vector of a view as float32 pieces: compiled where it was built.
+_vector = _vector_pieces if tensors.vector is None else _compiled(tensors.vector)
+
+
 def vector_of(s: GameState, seat: int) -> Vector:
     """The vector of ``seat``'s view of ``s`` (``medina_client.encoding.VECTOR_FIELDS``)."""
     # A bytearray keeps the vector writable, as an agent may normalise it in place.
-    return np.frombuffer(bytearray().join(_vector_pieces(s, seat)), dtype=np.float32)
+    return np.frombuffer(bytearray().join(_vector(s, seat)), dtype=np.float32)
 
 
 def _no_moves() -> Mask:
@@ -352,7 +403,7 @@ def encode_state(s: GameState, seat: int) -> Encoded:
     # seat to move (its slots' rows and the tea byte) and the vector; the three arrays are
     # views of it, which costs less than a buffer and an array for each.
     if s.phase is _OVER or s.to_move != seat:
-        buf = _join(planes, g.cols, g.rows, COLS, ROWS, [_PLANES_PAD, *_vector_pieces(s, seat)])
+        buf = _join(planes, g.cols, g.rows, COLS, ROWS, [_PLANES_PAD, *_vector(s, seat)])
         return Encoded(
             np.ndarray(_PLANE_SHAPE, _U8, buf),
             np.ndarray(_VECTOR_SHAPE, _F32_DTYPE, buf, _VECTOR_AT_IDLE),
@@ -360,7 +411,7 @@ def encode_state(s: GameState, seat: int) -> Encoded:
         )
     m = legal_moves(s)
     planes += slot_masks(m)
-    tail = [_TEA_BYTE[m.tea], _MASK_PAD, *_vector_pieces(s, seat)]
+    tail = [_TEA_BYTE[m.tea], _MASK_PAD, *_vector(s, seat)]
     buf = _join(planes, g.cols, g.rows, COLS, ROWS, tail)
     return Encoded(
         np.ndarray(_PLANE_SHAPE, _U8, buf),

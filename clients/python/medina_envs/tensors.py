@@ -1,25 +1,39 @@
-"""Bitboards as canvas rows of 0/1 bytes: how the planes and the action mask of
-docs/encoding.md are laid out.
+"""The compiled parts of the observer (``_tensors.c``) and the pure-Python rows they replace.
 
-A bitboard is a non-negative int whose bit ``q`` is square ``q`` of a ``cols`` x ``rows``
-grid (row-major). Its canvas row is ``CELLS`` bytes of 0/1: grid row ``r`` at canvas row
-``r``, each padded with 0 to the canvas's ``COLS``, then the canvas's missing rows as 0.
+**Rows.** A bitboard is a non-negative int whose bit ``q`` is square ``q`` of a ``cols`` x
+``rows`` grid (row-major). Its canvas row is ``CELLS`` bytes of 0/1: grid row ``r`` at canvas
+row ``r``, each padded with 0 to the canvas's ``COLS``, then the canvas's missing rows as 0:
+how the planes and the action mask of docs/encoding.md are laid out. ``join`` turns a view's
+bitboards (and the bytes that follow them in the view's buffer) into one buffer.
 
-``join`` turns a view's bitboards (and the bytes that follow them in the view's buffer) into
-one buffer. It is the compiled ``medina_envs._canvas`` when that was built (``COMPILED``;
-setup.py builds it where a C compiler is found), else ``join_python``: the same bytes and the
-same errors (tests/envs/test_canvas.py), a few times slower.
+**The vector.** ``vector`` (or None) builds a view's vector from the engine state's fields;
+``observer._vector_pieces`` is the same in Python.
+
+Both are the compiled ``medina_envs._tensors`` when it was built (``COMPILED``; setup.py
+builds it where a C compiler is found), else ``join_python`` and None: the same bytes and
+the same errors (tests/envs/test_tensors.py), a few times slower. The compiled vector's
+layout is checked against ``medina_client.encoding`` here, when it is loaded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cache
+from types import ModuleType
 from typing import Final, TypeAlias
 
-from medina_client.encoding import CELLS, COLS, ROWS
+from medina.engine.state import NEUTRALS, SLOTS
+from medina_client.encoding import (
+    CELLS,
+    COLS,
+    ROWS,
+    SEAT_OFFSET,
+    SEAT_SIZE,
+    VECTOR_OFFSET,
+    VECTOR_SIZE,
+)
 
-__all__ = ["COMPILED", "Join", "join", "join_python"]
+__all__ = ["COMPILED", "Join", "join", "join_python", "vector"]
 
 #: ``join(masks, cols, rows, canvas_cols, canvas_rows, tail)``.
 Join: TypeAlias = Callable[[Sequence[int], int, int, int, int, Sequence[bytes]], bytearray]
@@ -96,18 +110,36 @@ def join_python(
     return bytearray().join([get(m) or row(m) for m in masks] + list(tail))
 
 
-def _compiled() -> Join | None:
-    """The compiled join, or None where it was not built (no C compiler)."""
+class LayoutError(ImportError):
+    """The compiled vector's layout is not ``medina_client.encoding``'s (rebuild it)."""
+
+
+def _compiled() -> ModuleType | None:
+    """The compiled module, or None where it was not built (no C compiler); LayoutError if
+    its vector's layout differs from the encoding's."""
     try:
-        from ._canvas import join as compiled
+        from . import _tensors
     except ImportError:
         return None
-    return compiled
+    vector_at, seat_at, (slots, neutrals, seat_size) = _tensors.LAYOUT
+    expected_vector = {k: v for k, v in VECTOR_OFFSET.items() if k in vector_at}
+    if (
+        vector_at != {**expected_vector, "size": VECTOR_SIZE}
+        or seat_at != SEAT_OFFSET
+        or (slots, neutrals, seat_size) != (SLOTS, NEUTRALS, SEAT_SIZE)
+    ):
+        raise LayoutError(
+            f"medina_envs._tensors ({_tensors.__file__}) was built for another layout of the "
+            "vector than medina_client.encoding's: rebuild it (make setup)"
+        )
+    return _tensors
 
 
-_COMPILED_JOIN = _compiled()
-#: Whether ``join`` is the compiled one.
-COMPILED: Final = _COMPILED_JOIN is not None
+_TENSORS = _compiled()
+#: Whether ``join`` and ``vector`` are the compiled ones.
+COMPILED: Final = _TENSORS is not None
 #: ``join(masks, cols, rows, canvas_cols, canvas_rows, tail)``: the canvas rows of ``masks``
 #: end to end, then the pieces of ``tail``, as one buffer (``join_python`` says more).
-join: Final[Join] = join_python if _COMPILED_JOIN is None else _COMPILED_JOIN
+join: Final[Join] = join_python if _TENSORS is None else _TENSORS.join
+#: The compiled vector (``_tensors.c`` says its arguments), None where it was not built.
+vector: Final[Callable[..., bytes] | None] = None if _TENSORS is None else _TENSORS.vector
