@@ -6,8 +6,10 @@ environments run slower)."""
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Callable
 
+import medina_envs
 import numpy as np
 import pytest
 from medina.engine import CONFIGURATIONS, apply_action, legal_moves, new_game, observe
@@ -190,3 +192,12 @@ def test_a_module_built_for_another_layout_is_refused(monkeypatch: pytest.Monkey
     monkeypatch.setattr(tensors, "SEAT_OFFSET", moved)
     with pytest.raises(tensors.LayoutError, match="another layout of the vector"):
         tensors._compiled()
+
+
+def test_without_the_compiled_module_there_is_no_compiled_tensors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Where setup.py found no compiler the import fails, and the Python equivalents are used.
+    monkeypatch.setitem(sys.modules, "medina_envs._tensors", None)
+    monkeypatch.delattr(medina_envs, "_tensors", raising=False)
+    assert tensors._compiled() is None
