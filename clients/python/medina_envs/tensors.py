@@ -46,6 +46,21 @@ _ZERO_ROW = bytes(CELLS)
 _KEPT_ROWS = 8192
 
 
+def _check(mask: object, squares: int) -> None:
+    """Refuse what is not a bitboard of a grid of ``squares`` squares, as the compiled join
+    does: TypeError for a non-int, ValueError for a negative int or a square off the grid."""
+    if not isinstance(mask, int):
+        raise TypeError(f"a bitboard must be an int, not {type(mask).__name__}")
+    if mask < 0:
+        raise ValueError("a bitboard must not be negative")
+    if mask.bit_length() > squares:
+        raise ValueError("a bitboard has a square off its grid")
+
+
+#: The types of a view's bitboards (a bool is an int too).
+_INT_TYPES = frozenset((int, bool))
+
+
 class _RowCache:
     """Bitboards of one grid as canvas rows, kept by value (from one decision to the next
     only a few of a view's bitboards change, so most rows are found here)."""
@@ -59,12 +74,7 @@ class _RowCache:
 
     def row(self, mask: int) -> bytes:
         """The canvas row of ``mask`` (a miss: check it, build it and keep it)."""
-        if not isinstance(mask, int):
-            raise TypeError(f"a bitboard must be an int, not {type(mask).__name__}")
-        if mask < 0:
-            raise ValueError("a bitboard must not be negative")
-        if mask.bit_length() > self._cells:
-            raise ValueError("a bitboard has a square off its grid")
+        _check(mask, self._cells)
         rows = self._rows
         if len(rows) >= _KEPT_ROWS:  # bounded: a long run sees endless bitboards
             rows.clear()
@@ -105,6 +115,11 @@ def join_python(
     for piece in tail:
         if not isinstance(piece, bytes):
             raise TypeError(f"a tail piece must be bytes, not {type(piece).__name__}")
+    if not _INT_TYPES.issuperset(map(type, masks)):
+        # Not all plain ints: check them in order, as the compiled join does (1.0 == 1 would
+        # otherwise find the row of 1 in the cache).
+        for m in masks:
+            _check(m, cols * rows)
     cache = _row_cache(cols, rows)
     get, row = cache.get, cache.row
     return bytearray().join([get(m) or row(m) for m in masks] + list(tail))
