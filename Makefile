@@ -79,5 +79,5 @@ bench: setup
 	$(PY) -m bench
 
 clean:
-	rm -rf $(VENV) server/medina/v1 clients/python/medina_envs/_tensors.*.so .mypy_cache .ruff_cache .pytest_cache tools/.buf tools/jscheck/node_modules clients/node/node_modules \
+	rm -rf $(VENV) server/medina/v1 clients/python/medina_envs/_tensors.*.so $(TENSORS) .mypy_cache .ruff_cache .pytest_cache tools/.buf tools/jscheck/node_modules clients/node/node_modules \
 		build dist
