@@ -90,6 +90,13 @@ def test_both_joins_refuse_the_same_inputs_with_the_same_message(
         assert str(raised.value) == message, name
 
 
+def test_the_compiled_join_refuses_a_canvas_too_large_to_size() -> None:
+    with pytest.raises(ValueError, match="a 4097 x 13 canvas is too large"):
+        tensors.join([1], 18, 13, 4097, 13, ())
+    with pytest.raises(ValueError, match="canvas is too large"):
+        tensors.join([1], 18, 13, 1 << 62, 1 << 62, ())
+
+
 @pytest.mark.parametrize(("ruleset", "players"), [("medina-v2", 2), ("medina-v1", 4)])
 def test_the_pure_python_tensors_equal_the_wire_and_starting_afresh_changes_none(
     ruleset: str, players: int, monkeypatch: pytest.MonkeyPatch

@@ -17,6 +17,8 @@
 
 /* The largest grid: its bitboards' bytes fit this buffer. */
 #define MAX_GRID_BYTES 64
+/* The longest side of a canvas (so that no size below overflows). */
+#define MAX_CANVAS_SIDE 4096
 
 /* A byte's eight bits as eight 0/1 bytes, bit 0 first (filled when the module loads). */
 static unsigned char SPREAD[256][8];
@@ -74,6 +76,11 @@ static PyObject *tensors_join(PyObject *self, PyObject *const *args, Py_ssize_t 
         if (dims[i] == -1 && PyErr_Occurred()) return NULL;
     }
     Py_ssize_t cols = dims[0], rows = dims[1], canvas_cols = dims[2], canvas_rows = dims[3];
+    if (canvas_cols > MAX_CANVAS_SIDE || canvas_rows > MAX_CANVAS_SIDE) {
+        PyErr_Format(PyExc_ValueError, "a %zd x %zd canvas is too large", canvas_cols,
+                     canvas_rows);
+        return NULL;
+    }
     if (cols <= 0 || rows <= 0 || cols > canvas_cols || rows > canvas_rows) {
         PyErr_Format(PyExc_ValueError, "a %zd x %zd grid does not fit the %zd x %zd canvas",
                      cols, rows, canvas_cols, canvas_rows);
