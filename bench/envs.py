@@ -38,7 +38,7 @@ from functools import cache, partial
 import numpy as np
 from medina.engine import apply_action, legal_moves, new_game
 from medina.engine.variants import CONFIGURATIONS
-from medina_envs import aec_env
+from medina_envs import aec_env, tensors
 from medina_envs.aec import MedinaAECEnv
 from medina_envs.core import ObserverName
 from medina_envs.observer import encode_state
@@ -185,6 +185,7 @@ def main() -> None:
     with one_cpu() as pinning:
         print(
             f"Environment steps vs engine decisions: {n_games} seeded random games each; {pinning}"
+            f"; tensors {'compiled' if tensors.COMPILED else 'in pure Python (not compiled)'}"
         )
         print(line(tuple(name for name, _, _ in HEADERS)))
         print(line(tuple("-" * width for _, _, width in HEADERS)))
