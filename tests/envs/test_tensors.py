@@ -70,6 +70,7 @@ def test_both_joins_lay_bitboards_out_as_the_encoding_says(cols: int, rows: int)
     [
         (["1"], 18, 13, (), TypeError, "a bitboard must be an int, not str"),
         ([None], 18, 13, (), TypeError, "a bitboard must be an int, not NoneType"),
+        ([np.int64(3)], 18, 13, (), TypeError, "a bitboard must be an int, not int64"),
         ([-1], 18, 13, (), ValueError, "a bitboard must not be negative"),
         ([1 << 234], 18, 13, (), ValueError, "a bitboard has a square off its grid"),
         ([1 << 192], 16, 12, (), ValueError, "a bitboard has a square off its grid"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -22,7 +23,7 @@ bitboards = st.one_of(
     st.integers(min_value=-(1 << 300), max_value=1 << 600),
     st.booleans(),
     st.sampled_from([0, 1, (1 << 234) - 1, (1 << 192) - 1, 1 << 233, 1 << 234]),
-    st.sampled_from(["1", None, 1.0, b"\x01"]),
+    st.sampled_from(["1", None, 1.0, b"\x01", np.int64(1), np.uint8(0)]),
 )
 
 

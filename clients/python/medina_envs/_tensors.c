@@ -38,7 +38,7 @@ static void spread(unsigned char *out, const unsigned char *bits, Py_ssize_t n) 
 static int bitboard_bytes(PyObject *o, unsigned char *out, size_t n, size_t squares) {
     if (!PyLong_Check(o)) {
         PyErr_Format(PyExc_TypeError, "a bitboard must be an int, not %.100s",
-                     Py_TYPE(o)->tp_name);
+                     _PyType_Name(Py_TYPE(o)));
         return -1;
     }
     int sign = _PyLong_Sign(o);
@@ -106,7 +106,7 @@ static PyObject *tensors_join(PyObject *self, PyObject *const *args, Py_ssize_t 
     for (Py_ssize_t i = 0; i < t; i++) {
         if (!PyBytes_Check(pieces[i])) {
             PyErr_Format(PyExc_TypeError, "a tail piece must be bytes, not %.100s",
-                         Py_TYPE(pieces[i])->tp_name);
+                         _PyType_Name(Py_TYPE(pieces[i])));
             goto done;
         }
         tail_len += PyBytes_GET_SIZE(pieces[i]);
@@ -183,7 +183,7 @@ static int bounded(PyObject *o, long lo, long hi, const char *what, long *out) {
 static int entry(PyObject *list, Py_ssize_t i, long lo, long hi, const char *what, long *out) {
     if (!PyList_Check(list)) {
         PyErr_Format(PyExc_TypeError, "%s must be a list, not %.100s", what,
-                     Py_TYPE(list)->tp_name);
+                     _PyType_Name(Py_TYPE(list)));
         return -1;
     }
     if (i >= PyList_GET_SIZE(list)) {
@@ -252,7 +252,7 @@ static PyObject *tensors_vector(PyObject *self, PyObject *const *a, Py_ssize_t n
     PyObject *supply = a[13], *roofs = a[14], *blocking = a[15], *tea = a[16], *scores = a[18];
     if (!PyTuple_Check(scores) && !PyList_Check(scores)) {
         PyErr_Format(PyExc_TypeError, "score_rows must be a list or tuple, not %.100s",
-                     Py_TYPE(scores)->tp_name);
+                     _PyType_Name(Py_TYPE(scores)));
         goto fail;
     }
     if (PySequence_Fast_GET_SIZE(scores) != players) {
