@@ -33,7 +33,7 @@ from medina_client.encoding import (
     VECTOR_SIZE,
 )
 
-__all__ = ["COMPILED", "Join", "join", "join_python", "vector"]
+__all__ = ["COMPILED", "Join", "LayoutError", "join", "join_python", "vector"]
 
 #: ``join(masks, cols, rows, canvas_cols, canvas_rows, tail)``.
 Join: TypeAlias = Callable[[Sequence[int], int, int, int, int, Sequence[bytes]], bytearray]
