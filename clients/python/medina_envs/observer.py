@@ -90,6 +90,13 @@ _COLOUR_BITS = tuple(tuple(float((m >> c) & 1) for c in range(4)) for m in range
 
 _join = tensors.join
 
+#: Entries each of the observer's memos keeps. An environment observes one game state after
+#: state, so only the last few entries ever answer; and every entry pins objects (a palaces
+#: tuple and its palaces, a score): kept by the thousand, they were promoted to the garbage
+#: collector's oldest generation so often that its full collections cost about 5 µs a step
+#: (4-player medina-v1; a tenth of the step), and none ran with 64.
+_KEPT = 64
+
 
 def _bits(masks: list[int], cols: int, rows: int) -> npt.NDArray[np.uint8]:
     """The masks as canvas planes, shape ``(len(masks), ROWS, COLS)``."""
@@ -99,7 +106,7 @@ def _bits(masks: list[int], cols: int, rows: int) -> npt.NDArray[np.uint8]:
 
 
 #: The palaces' planes of a view (``_palace_planes``), by the palaces' identity and the viewer.
-_PALACE_PLANES: IdentityMemo[list[int]] = IdentityMemo()
+_PALACE_PLANES: IdentityMemo[list[int]] = IdentityMemo(kept=_KEPT)
 
 
 def _palace_planes(palaces: tuple[Palace, ...], seat: int, players: int) -> list[int]:
@@ -241,7 +248,7 @@ _PACK_SCORE = struct.Struct("=8f").pack
 #: The supply entries of a supply the viewer does not see.
 _HIDDEN_SUPPLY = _PACK_SUPPLY(*[0.0] * 7)
 #: A seat slot's score entries as float32 bytes, by the score's identity.
-_SCORES: IdentityMemo[bytes] = IdentityMemo()
+_SCORES: IdentityMemo[bytes] = IdentityMemo(kept=_KEPT)
 
 
 def _score_entries(score: Breakdown) -> bytes:
@@ -306,7 +313,7 @@ def _vector_pieces(s: GameState, seat: int) -> list[bytes]:
 
 
 #: Every seat's score entries (``_score_entries``), by the identity of the scores' tuple.
-_SCORE_ROWS: IdentityMemo[tuple[bytes, ...]] = IdentityMemo()
+_SCORE_ROWS: IdentityMemo[tuple[bytes, ...]] = IdentityMemo(kept=_KEPT)
 
 
 def _score_rows(scores: tuple[Breakdown, ...]) -> tuple[bytes, ...]:
