@@ -21,9 +21,11 @@ trainer's games are: a game played again finds the environment's value caches (t
 planes' rows, a seat's entries) warm with its own positions, which made replayed games
 about 5 % faster. The three play each game in turn, in an order that rotates, so a load
 spike from another process or a drift of the machine's speed reaches them alike; a rate
-is the decisions of all games over their summed time. ``encode µs`` is the observation
-alone (``observer.encode_state`` of the seat to move) per decision, over the decisions of
-the first games, best of ``REPEATS`` passes.
+is the decisions of all games over their summed time. No garbage collection is forced
+between games (until 27 November one was, before every game, which left each game starting
+with cold caches; a trainer's loop collects only when Python's thresholds say).
+``encode µs`` is the observation alone (``observer.encode_state`` of the seat to move) per
+decision, over the decisions of the first games, best of ``REPEATS`` passes.
 """
 
 from __future__ import annotations
