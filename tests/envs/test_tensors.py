@@ -6,8 +6,12 @@ environments run slower)."""
 from __future__ import annotations
 
 import random
+import shutil
+import subprocess
 import sys
+import sysconfig
 from collections.abc import Callable
+from pathlib import Path
 
 import medina_envs
 import numpy as np
@@ -209,3 +213,18 @@ def test_without_the_compiled_module_there_is_no_compiled_tensors(
     monkeypatch.setitem(sys.modules, "medina_envs._tensors", None)
     monkeypatch.delattr(medina_envs, "_tensors", raising=False)
     assert tensors._compiled() is None
+
+
+def test_the_c_source_compiles_without_a_warning(tmp_path: Path) -> None:
+    # setup.py builds it with the compiler's defaults; here every common warning is an error,
+    # so a change that invites undefined behaviour (a sign mix-up, an unused result) fails.
+    source = Path(tensors.__file__).with_name("_tensors.c")
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.fail("no C compiler: `make setup` installs Debian's gcc (tools/ensure_cc.sh)")
+    built = subprocess.run(
+        [compiler, "-Wall", "-Wextra", "-Werror", "-O2", "-shared", "-fPIC",
+         f"-I{sysconfig.get_paths()['include']}", str(source), "-o", str(tmp_path / "t.so")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
