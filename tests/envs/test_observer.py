@@ -22,7 +22,6 @@ from medina.v1 import game_pb2
 from medina.wire.shared.legal import legal_bytes
 from medina.wire.shared.observation import observation_bytes
 from medina_client.encoding import Encoded, action_of_index, encode
-from medina_envs import core, observer
 from medina_envs.observer import Observer, encode_state
 
 SEEDS = (1, 2, 3)
@@ -94,14 +93,3 @@ def test_the_environments_observer_equals_encode_state_in_any_order(
             strategy = gain_action if s.to_move == 0 else random_action
             s = apply_action(s, strategy(s, rng))
             seen.append(s)
-
-
-@pytest.mark.parametrize(("ruleset", "players"), CONFIGURATIONS)
-def test_the_steps_slot_lookup_is_slot_masks(ruleset: str, players: int) -> None:
-    # chosen_action reads one slot's bitboard without building slot_masks' list.
-    s = new_game(ruleset, players, 8)
-    rng = random.Random(8)
-    while not s.over:
-        moves = legal_moves(s)
-        assert [slot(moves) for slot in core._SLOT_MASK] == observer.slot_masks(moves)
-        s = apply_action(s, random_action(s, rng))

@@ -18,7 +18,6 @@ from gymnasium import spaces
 from medina.engine import (
     Action,
     GameState,
-    LegalMoves,
     get_ruleset,
     legal_moves,
     new_game,
@@ -42,7 +41,7 @@ from medina_client.encoding import (
     encode,
 )
 
-from .observer import Observer
+from .observer import Observer, slot_masks
 
 __all__ = [
     "MAX_GAME_SEED",
@@ -115,18 +114,6 @@ def encoder(name: ObserverName) -> Encoder:
 
 #: What an action index may be.
 _INDEX_TYPES = (int, np.integer)
-#: The bitboard of each placement slot of the action index (``ACTION_SLOTS`` order) in a
-#: ``LegalMoves``: ``slot_masks(moves)[slot]`` without building the list.
-_SLOT_MASK: tuple[Callable[[LegalMoves], int], ...] = (
-    *(lambda m, c=c: m.buildings[c] for c in range(4)),
-    lambda m: m.rooftop,
-    lambda m: m.neutral,
-    lambda m: m.blocking,
-    lambda m: m.stable,
-    lambda m: m.merchant,
-    lambda m: m.wall,
-    lambda m: m.start_merchant,
-)
 
 
 def chosen_action(s: GameState, index: object, who: str) -> Action:
@@ -146,7 +133,7 @@ def chosen_action(s: GameState, index: object, who: str) -> Action:
     if i == TEA_INDEX:
         legal = moves.tea
     else:  # the index's slot (ACTION_SLOTS) and the action's square on this grid
-        legal = bool(_SLOT_MASK[i // CELLS](moves) >> action.square & 1)
+        legal = bool(slot_masks(moves)[i // CELLS] >> action.square & 1)
     if not legal:
         raise IllegalIndexError(
             f"action {int(index)} ({describe_action(int(index))}) is not legal for {who} now; "

@@ -78,15 +78,14 @@ def _palace_score(
 ) -> PalaceScore:
     pieces = p.buildings | p.stables
     near = adj(pieces)
-    # Positional, in the field order: a frozen dataclass takes keywords a third slower.
     return PalaceScore(
-        p.colour,  # colour
-        p.roof_square,  # square
-        p.buildings.bit_count(),  # buildings
-        p.stables.bit_count(),  # stables
-        (near & walls).bit_count(),  # walls
-        (near & merchants).bit_count(),  # merchants
-        4 * (well_bonus & pieces).bit_count(),  # well_bonus
+        colour=p.colour,
+        square=p.roof_square,
+        buildings=p.buildings.bit_count(),
+        stables=p.stables.bit_count(),
+        walls=(near & walls).bit_count(),
+        merchants=(near & merchants).bit_count(),
+        well_bonus=4 * (well_bonus & pieces).bit_count(),
     )
 
 
@@ -223,9 +222,15 @@ def _summed(palaces: list[PalaceScore], palace_tiles: int, tower_tiles: int) -> 
         walls += p.walls
         merchants += p.merchants
         well_bonus += p.well_bonus
-    # Positional, in the field order (see _palace_score).
     return Breakdown(
-        buildings, stables, walls, merchants, well_bonus, palace_tiles, tower_tiles, tuple(palaces)
+        buildings=buildings,
+        stables=stables,
+        walls=walls,
+        merchants=merchants,
+        well_bonus=well_bonus,
+        palace_tiles=palace_tiles,
+        tower_tiles=tower_tiles,
+        palaces=tuple(palaces),
     )
 
 
