@@ -15,6 +15,7 @@ import pytest
 from e2e.rawbot import RawBot
 from medina.rpc.common.admission import (
     HINT_MAX_EVENTS,
+    MAX_PENDING_REPLIES,
     STARTING_S,
     TICK_S,
     TURNAROUND_MAX_SAMPLES,
@@ -116,6 +117,24 @@ def test_a_match_timing_measures_from_a_reply_to_the_next_request() -> None:
     timing.requested(clock.now + 1.2)  # a request after a timeout: no reply, no sample
     clock.now += 1.3
     assert meter.p99_ms() == pytest.approx(7.0)
+
+
+def test_a_request_noted_after_its_reply_still_pairs_every_reply_with_its_request() -> None:
+    # The stream notes a request as written when it asks for its next message, which can be
+    # after the bot's reply to that request was read: each reply still measures to the
+    # request that followed it, and none is lost (one was, in a loaded CI run).
+    meter = Turnaround(min_samples=1, clock=FakeClock())
+    timing = meter.match()
+    timing.requested(1.0)  # request 1
+    timing.replied(2.0)  # reply 1
+    timing.replied(2.5)  # reply 2 read before request 2's write is noted
+    timing.requested(2.6)  # request 2, noted late
+    timing.requested(3.0)  # request 3
+    assert [round(s, 3) for _, s in meter._samples] == [0.6, 0.5]
+    # Replies that no request ever follows are not kept without bound.
+    for n in range(10):
+        timing.replied(4.0 + n)
+    assert len(timing._replies) == MAX_PENDING_REPLIES
 
 
 def test_a_slow_turnaround_refuses_new_matches_while_matches_play() -> None:

@@ -40,6 +40,10 @@ TURNAROUND_MIN_SAMPLES = 50
 #: The most decisions kept (a window's worth at 10,000 decisions a second): what is noted
 #: between two questions stays bounded, however long nobody asks.
 TURNAROUND_MAX_SAMPLES = 20_000
+#: Replies a match keeps waiting for the requests they precede (one, or two when a request's
+#: write is noted after its reply was read); more means a request never noted, so the oldest
+#: is dropped.
+MAX_PENDING_REPLIES = 4
 #: A match counts as starting (its load not yet in the measurements) for this long after
 #: its first request ...
 STARTING_S = 1.0
@@ -236,29 +240,32 @@ class Turnaround:
 
 class MatchTiming:
     """One match's side of ``Turnaround``, fed by its seats' transport: when it was created,
-    when its first request was written (it started playing), and its last reply not yet
+    when its first request was written (it started playing), and its replies not yet
     followed by a request."""
 
-    __slots__ = ("_meter", "_reply", "created", "started")
+    __slots__ = ("_meter", "_replies", "created", "started")
 
     def __init__(self, meter: Turnaround, created: float) -> None:
         self._meter = meter
-        self._reply: float | None = None
+        # Oldest first. The transport notes a request as written when the stream asks for
+        # its next message, which can come after the bot's reply to it was read: the reply
+        # before waits here for that request instead of being overwritten (a turnaround
+        # lost, as a loaded CI run showed).
+        self._replies: deque[float] = deque(maxlen=MAX_PENDING_REPLIES)
         self.created = created
         self.started: float | None = None
 
     def replied(self, when: float) -> None:
         """A bot's awaited reply was read at ``when`` (``time.monotonic``)."""
-        self._reply = when
+        self._replies.append(when)
 
     def requested(self, when: float) -> None:
-        """A decision request was written at ``when``: the turnaround since the reply."""
+        """A decision request was written at ``when``: the turnaround since the oldest reply
+        it follows."""
         if self.started is None:
             self.started = when
-        reply = self._reply
-        if reply is not None:
-            self._reply = None
-            self._meter.note(when, when - reply)
+        if self._replies:
+            self._meter.note(when, when - self._replies.popleft())
 
     def starting(self, now: float) -> bool:
         """Whether the match's load is not yet in the measurements: not playing yet (for
