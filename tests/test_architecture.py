@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = ROOT / "server" / "medina"
 CLIENT = ROOT / "clients" / "python" / "medina_client"
@@ -607,3 +609,34 @@ def test_the_message_guard_can_fail() -> None:
         for _, c in _pb2_constructions((SERVER / "wire" / "play.py").read_text())
     )
     assert _pb2_constructions((SERVER / "wire" / "ladder.py").read_text())
+
+
+#: What the checkout holds at its top (the brief's layout, plus the build's own files).
+TOP_LEVEL = {
+    ".ci",
+    ".gitignore",
+    "Makefile",
+    "README.md",
+    "bench",
+    "clients",
+    "docs",
+    "packaging",
+    "proto",
+    "pyproject.toml",
+    "requirements",
+    "server",
+    "setup.py",
+    "tests",
+    "tools",
+}
+
+
+def test_the_checkout_holds_nothing_at_its_top_beyond_the_layout() -> None:
+    """A stray file committed at the top (a scratch TOML once was) fails here."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout (an unpacked distribution)")
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.decode()
+    tops = {path.split("/", 1)[0] for path in listed.split("\0") if path}
+    assert tops - TOP_LEVEL == set(), f"unexpected files at the top: {sorted(tops - TOP_LEVEL)}"
