@@ -404,7 +404,7 @@ class LadderStore(Database):
                 .where(
                     ladder_presence.c.bot_id == bot_id,
                     or_(
-                        ladder_presence.c.lease_expires < self._now(),
+                        ladder_presence.c.lease_expires <= self._now(),
                         ladder_presence.c.server == server,
                     ),
                 )
@@ -437,7 +437,7 @@ class LadderStore(Database):
         """Mark aborted the unfinished matches of servers whose lease has expired (and of
         ``server`` itself, at its start: they are from an earlier life); their ids."""
         with self.engine.begin() as conn:
-            dead = select(ladder_servers.c.id).where(ladder_servers.c.lease_expires < self._now())
+            dead = select(ladder_servers.c.id).where(ladder_servers.c.lease_expires <= self._now())
             cond: ColumnElement[bool] = ladder_matches.c.server.in_(dead)
             if server is not None:
                 cond = or_(cond, ladder_matches.c.server == server)

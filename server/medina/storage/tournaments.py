@@ -293,7 +293,7 @@ class TournamentStore(Database):
         it saw (owner and attempt)."""
         with self.engine.begin() as conn:
             q = select(games.c.id, games.c.lease_owner, games.c.attempts).where(
-                games.c.status == "running", games.c.lease_expires < self._now()
+                games.c.status == "running", games.c.lease_expires <= self._now()
             )
             if tid is not None:
                 q = q.where(games.c.tournament_id == tid)
@@ -306,7 +306,7 @@ class TournamentStore(Database):
                         games.c.status == "running",
                         games.c.lease_owner == owner,
                         games.c.attempts == attempts,
-                        games.c.lease_expires < self._now(),
+                        games.c.lease_expires <= self._now(),
                     )
                     .values(status="pending", lease_owner=None, lease_expires=None)
                 )
