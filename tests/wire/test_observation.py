@@ -10,12 +10,15 @@ import pytest
 from medina.engine import (
     CONFIGURATIONS,
     NEUTRAL,
+    Breakdown,
     Event,
     EventKind,
     GameState,
     Observation,
+    PalaceScore,
     PalaceView,
     Phase,
+    Supply,
     apply_action,
     legal_moves,
     new_game,
@@ -27,8 +30,9 @@ from medina.v1 import game_pb2
 from medina.wire import convert
 from medina.wire.shared import packed
 from medina.wire.shared.enums import RULESET_IDS, colours
-from medina.wire.shared.events import event_to_proto
-from medina.wire.shared.observation import seat_to_proto
+from medina.wire.shared.events import event_to_proto, supply_bytes, supply_to_proto
+from medina.wire.shared.observation import seat_bytes, seat_to_proto
+from medina.wire.shared.scores import breakdown_bytes, breakdown_to_proto
 
 
 def states(ruleset: str, players: int, seed: int) -> list[GameState]:
@@ -209,3 +213,40 @@ def test_varints_match_protobuf(n: int) -> None:
     assert (
         game_pb2.Event.FromString(packed.key(game_pb2.Event, "index")[1] + packed.varint(n)) == msg
     )
+
+
+@pytest.mark.parametrize(("ruleset", "players"), CONFIGURATIONS)
+def test_seat_views_are_the_bytes_the_protobuf_api_writes(ruleset: str, players: int) -> None:
+    """Seat views, supplies and scores are built as wire bytes: each is exactly what
+    SerializeToString gives for the message built field by field."""
+    for s in states(ruleset, players, 5)[::2]:
+        for seat in range(players):
+            for v in observe(s, seat).seats:
+                assert seat_bytes(v) == seat_to_proto(v).SerializeToString()
+                if v.supply is not None:
+                    assert supply_bytes(v.supply) == supply_to_proto(v.supply).SerializeToString()
+                if v.score is not None:
+                    expected = breakdown_to_proto(v.score).SerializeToString()
+                    assert breakdown_bytes(v.score) == expected
+
+
+def test_empty_supplies_and_scores_stay_present_and_odd_values_encode_alike() -> None:
+    view = observe(states("medina-v2", 3, 2)[0], 0).seats[0]
+    assert view.supply is not None and view.score is not None
+    empty = Supply((0, 0, 0, 0), 0, 0, 0, 0, 0, 0)
+    nothing = Breakdown(0, 0, 0, 0, 0, 0, 0, ())
+    odd_palace = PalaceScore(colour=-1, square=300, buildings=-3, stables=2**20, walls=0,
+                             merchants=1, well_bonus=-1)  # fmt: skip
+    odd = Breakdown(-5, 0, 2**31 - 1, 0, 0, -(2**31), 7, (odd_palace, odd_palace))
+    for v in (
+        replace(view, supply=empty, score=nothing),
+        replace(view, supply=None, score=odd, seat=3, tea=-1, revealed=True, out_of_pieces=True),
+        replace(view, supply=Supply((9, 0, 1, 0), 0b1111, 2, 0b0101, 4, 300, 15), score=None),
+    ):
+        msg = seat_to_proto(v)
+        assert seat_bytes(v) == msg.SerializeToString()
+        assert msg.HasField("supply") is (v.supply is not None)
+        assert msg.HasField("score") is (v.score is not None)
+    parsed = game_pb2.SeatView.FromString(seat_bytes(replace(view, supply=empty, score=nothing)))
+    assert parsed.HasField("supply") and parsed.supply.HasField("buildings")
+    assert parsed.HasField("score")

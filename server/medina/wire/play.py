@@ -23,7 +23,7 @@ from .settings import outcome_to_proto, settings_to_proto
 from .shared.events import events_to_proto, supply_to_proto, update_bytes
 from .shared.legal import legal_bytes
 from .shared.observation import observation_bytes, observation_to_proto
-from .shared.packed import field, key, scalar, varint
+from .shared.packed import field, key, present, scalar, varint
 from .shared.protocol import PROTOCOL_MINOR, PROTOCOL_VERSION
 
 __all__ = [
@@ -86,8 +86,8 @@ def request_bytes(request: DecisionRequest, *, with_legal: bool) -> bytes:
         (
             scalar(_REQUEST_ID, request.request_id),
             field(_OBSERVATION, observation_bytes(request.observation)),
-            _present(_LEGAL, legal_bytes(request.legal)) if with_legal else b"",
-            _present(
+            present(_LEGAL, legal_bytes(request.legal)) if with_legal else b"",
+            present(
                 _CLOCK,
                 scalar(_TIME_LEFT, clock.time_left_ms)
                 + scalar(_BANK, clock.bank_ms)
@@ -99,11 +99,6 @@ def request_bytes(request: DecisionRequest, *, with_legal: bool) -> bytes:
         )
     )
     return field(_REQUEST, body)
-
-
-def _present(tag: bytes, payload: bytes) -> bytes:
-    """A sub-message field that is present even when all its fields are defaults."""
-    return field(tag, payload) if payload else tag + b"\x00"
 
 
 def rejected(notice: RejectionNotice) -> arena_pb2.PlayResponse:
@@ -137,7 +132,7 @@ def update(first_index: int, events: Sequence[Event]) -> bytes:
     """A ``PlayResponse`` carrying public events, the first at history index
     ``first_index``, serialized: every seat is sent one at every turn's end, so it is built
     as wire bytes from the events' kept bytes (no message parsed and serialized again)."""
-    return _present(_UPDATE, update_bytes(first_index, events))
+    return present(_UPDATE, update_bytes(first_index, events))
 
 
 def forfeited(notice: ForfeitNotice) -> arena_pb2.PlayResponse:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from medina.engine import Action, ActionKind, Event, EventKind, Supply
 from medina.engine.memo import IdentityMemo
@@ -17,7 +18,7 @@ from .enums import (
     tower_from_proto,
     tower_to_proto,
 )
-from .packed import field, key
+from .packed import field, key, packed, present, scalar
 
 __all__ = [
     "action_of_event",
@@ -25,6 +26,7 @@ __all__ = [
     "event_from_proto",
     "event_to_proto",
     "events_to_proto",
+    "supply_bytes",
     "supply_from_proto",
     "supply_to_proto",
     "update_bytes",
@@ -43,6 +45,38 @@ def supply_to_proto(supply: Supply) -> game_pb2.Supply:
         stables=supply.stables,
         merchants=supply.merchants,
         walls=supply.walls,
+    )
+
+
+_SUPPLY_BUILDINGS = key(game_pb2.Supply, "buildings")[0]
+_SUPPLY_ROOFTOPS = key(game_pb2.Supply, "rooftops")[0]
+_SUPPLY_NEUTRAL = key(game_pb2.Supply, "neutral_rooftops")[1]
+_SUPPLY_BLOCKING = key(game_pb2.Supply, "blocking_rooftops")[0]
+_SUPPLY_STABLES = key(game_pb2.Supply, "stables")[1]
+_SUPPLY_MERCHANTS = key(game_pb2.Supply, "merchants")[1]
+_SUPPLY_WALLS = key(game_pb2.Supply, "walls")[1]
+_BUILDING_COUNTS = tuple(
+    key(game_pb2.Buildings, name)[1] for name in ("grey", "purple", "brown", "orange")
+)
+
+
+@lru_cache(maxsize=4096)
+def supply_bytes(supply: Supply) -> bytes:
+    """``supply_to_proto(supply)`` serialized, built as wire bytes; kept by value (supplies
+    only shrink, so the same ones recur from game to game)."""
+    counts = b"".join(
+        [scalar(tag, n) for tag, n in zip(_BUILDING_COUNTS, supply.buildings, strict=True)]
+    )
+    return b"".join(
+        (
+            present(_SUPPLY_BUILDINGS, counts),
+            packed(_SUPPLY_ROOFTOPS, list(colours(supply.rooftops))),
+            scalar(_SUPPLY_NEUTRAL, supply.neutral),
+            packed(_SUPPLY_BLOCKING, list(colours(supply.blocking))),
+            scalar(_SUPPLY_STABLES, supply.stables),
+            scalar(_SUPPLY_MERCHANTS, supply.merchants),
+            scalar(_SUPPLY_WALLS, supply.walls),
+        )
     )
 
 

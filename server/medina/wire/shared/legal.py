@@ -7,7 +7,7 @@ a mask costs one lookup per byte of the board instead of one step per square.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 
 from medina.engine import Action, ActionKind, LegalMoves
 from medina.v1 import game_pb2
@@ -48,7 +48,10 @@ def _packed_squares(mask: int) -> bytes:
     return b"".join([_squares_of_byte(i)[b] for i, b in enumerate(raw) if b])
 
 
+@lru_cache(maxsize=8192)
 def _group(kind: int, colour: int, mask: int) -> bytes:
+    """One LegalPlacements field. Kept by value: from one decision to the next most masks
+    recur (about 4 in 5 of them, over 128 interleaved 4-player games)."""
     body = scalar(_KIND, kind) + scalar(_COLOUR, colour) + field(_SQUARES, _packed_squares(mask))
     return field(_PLACEMENTS, body)
 

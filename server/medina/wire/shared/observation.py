@@ -36,11 +36,11 @@ from .enums import (
     rooftop_colour_to_proto,
     tower_to_proto,
 )
-from .events import event_bytes, supply_to_proto
-from .packed import board_bytes, field, key, optional, packed, scalar
-from .scores import breakdown_to_proto
+from .events import event_bytes, supply_bytes, supply_to_proto
+from .packed import board_bytes, field, key, optional, packed, present, scalar
+from .scores import breakdown_bytes, breakdown_to_proto
 
-__all__ = ["observation_bytes", "observation_to_proto", "seat_to_proto"]
+__all__ = ["observation_bytes", "observation_to_proto", "seat_bytes", "seat_to_proto"]
 
 CELL_EMPTY = game_pb2.CELL_EMPTY
 CELL_WALL_SPACE = game_pb2.CELL_WALL_SPACE
@@ -78,6 +78,17 @@ _TOWER_NUMBER = key(game_pb2.TowerTile, "tower")[1]
 _TOWER_HOLDER = key(game_pb2.TowerTile, "holder")[1]
 _TOWER_MERCHANTS = key(game_pb2.TowerTile, "merchants")[1]
 _STREET = key(game_pb2.Board, "street")[0]
+_SEAT = key(game_pb2.SeatView, "seat")[1]
+_SEAT_ROOFTOP_COLOUR = key(game_pb2.SeatView, "rooftop_colour")[1]
+_SEAT_BLOCKING_COLOUR = key(game_pb2.SeatView, "blocking_colour")[1]
+_SEAT_ROOFTOPS = key(game_pb2.SeatView, "rooftops")[0]
+_SEAT_BLOCKING = key(game_pb2.SeatView, "blocking_rooftops")[0]
+_SEAT_NEUTRAL = key(game_pb2.SeatView, "neutral_rooftops")[1]
+_SEAT_TEA = key(game_pb2.SeatView, "tea")[1]
+_SEAT_OUT = key(game_pb2.SeatView, "out_of_pieces")[1]
+_SEAT_REVEALED = key(game_pb2.SeatView, "revealed")[1]
+_SEAT_SUPPLY = key(game_pb2.SeatView, "supply")[0]
+_SEAT_SCORE = key(game_pb2.SeatView, "score")[0]
 
 #: Engine rooftop kinds (the ActionKind that placed it) -> RooftopKind.
 _ROOFTOP_KINDS = {
@@ -206,8 +217,28 @@ def _seat_field(v: PlayerView) -> bytes:
     )
     made = _SEAT_FIELDS.get(key)
     if made is None:
-        made = _SEAT_FIELDS.put(key, v.score, field(_SEATS, seat_to_proto(v).SerializeToString()))
+        made = _SEAT_FIELDS.put(key, v.score, field(_SEATS, seat_bytes(v)))
     return made
+
+
+def seat_bytes(v: PlayerView) -> bytes:
+    """``seat_to_proto(v)`` serialized, built as wire bytes (a seat's view changes with
+    each of its placements, so one is built at most decisions)."""
+    return b"".join(
+        (
+            scalar(_SEAT, v.seat),
+            scalar(_SEAT_ROOFTOP_COLOUR, rooftop_colour_to_proto(v.rooftop_colour)),
+            scalar(_SEAT_BLOCKING_COLOUR, rooftop_colour_to_proto(v.blocking_colour)),
+            packed(_SEAT_ROOFTOPS, list(colours(v.rooftops))),
+            packed(_SEAT_BLOCKING, list(colours(v.blocking))),
+            scalar(_SEAT_NEUTRAL, v.neutral),
+            scalar(_SEAT_TEA, v.tea),
+            scalar(_SEAT_OUT, int(v.out_of_pieces)),
+            scalar(_SEAT_REVEALED, int(v.revealed)),
+            b"" if v.supply is None else present(_SEAT_SUPPLY, supply_bytes(v.supply)),
+            b"" if v.score is None else present(_SEAT_SCORE, breakdown_bytes(v.score)),
+        )
+    )
 
 
 def _event_field(index: int, e: Event) -> bytes:

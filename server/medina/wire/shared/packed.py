@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from google.protobuf.message import Message
 
-__all__ = ["board_bytes", "field", "key", "packed", "scalar", "spread", "varint"]
+__all__ = ["board_bytes", "field", "key", "packed", "present", "scalar", "spread", "varint"]
 
 _MASK64 = (1 << 64) - 1
 _VARINT = 0
@@ -49,6 +49,11 @@ def field(tag: bytes, payload: bytes) -> bytes:
         return b""
     size = len(payload)
     return tag + (_SMALL[size] if size < 4096 else varint(size)) + payload
+
+
+def present(tag: bytes, payload: bytes) -> bytes:
+    """A sub-message field that is present even when all its fields are defaults (empty)."""
+    return field(tag, payload) if payload else tag + b"\x00"
 
 
 def packed(tag: bytes, values: list[int]) -> bytes:
