@@ -18,6 +18,7 @@ from bench import (
     QUICK_ENV,
     SOAK_ENV,
     capacity,
+    decision_path,
     engine,
     envs,
     ladder,
@@ -35,6 +36,7 @@ SECTIONS: list[tuple[str, Callable[[], None]]] = [
     ("engine", engine.main),  # rules-engine speed: random self-play, movegen, apply_action
     ("envs", envs.main),  # learning environments: AEC steps/s beside engine decisions/s
     ("referee", referee.main),  # referee overhead over gRPC vs a raw ping-pong
+    ("decision", decision_path.main),  # the referee's own work per decision, in process
     ("capacity", capacity.main),  # many matches on one server: dec/s, CPU, latency vs raw
     ("streams", stream_ends.main),  # what a stream leaves in bare grpc.aio, by how it ends
     ("tournament", tournament.main),  # games per minute at concurrency 1..8 vs one match

@@ -1,0 +1,41 @@
+"""The bench's in-process sections run and count what they say (their numbers are printed by
+``make bench``, never asserted here)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from medina.engine import apply_action, legal_moves, new_game
+
+from bench import QUICK_ENV, decision_path
+
+
+def game_length(seed: int) -> int:
+    """Decisions in the seeded random 4-player medina-v2 game the section plays for ``seed``."""
+    rng = random.Random(seed)
+    s = new_game("medina-v2", 4, seed)
+    n = 0
+    while not s.over:
+        moves = legal_moves(s)
+        s = apply_action(s, moves.nth(rng.randrange(len(moves))))
+        n += 1
+    return n
+
+
+def test_the_decision_section_times_every_step_of_every_decision() -> None:
+    decisions, spent = decision_path.one_pass(500, 3)
+    assert decisions == sum(game_length(500 + i) for i in range(3))
+    assert set(spent) == set(decision_path.STEPS)
+    assert all(ns > 0 for ns in spent.values())
+
+
+def test_the_decision_section_prints_its_table(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(QUICK_ENV, "1")  # 16 games a pass
+    decision_path.main()
+    out = capsys.readouterr().out
+    for step in decision_path.STEPS:
+        assert step in out
+    assert "the referee path, in all" in out
