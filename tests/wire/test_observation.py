@@ -18,6 +18,7 @@ from medina.engine import (
     PalaceScore,
     PalaceView,
     Phase,
+    PlayerView,
     Supply,
     apply_action,
     legal_moves,
@@ -30,9 +31,9 @@ from medina.v1 import game_pb2
 from medina.wire import convert
 from medina.wire.shared import packed
 from medina.wire.shared.enums import RULESET_IDS, colours
-from medina.wire.shared.events import event_to_proto, supply_bytes, supply_to_proto
+from medina.wire.shared.events import event_to_proto, supply_bytes
 from medina.wire.shared.observation import seat_bytes, seat_to_proto
-from medina.wire.shared.scores import breakdown_bytes, breakdown_to_proto
+from medina.wire.shared.scores import breakdown_bytes
 
 
 def states(ruleset: str, players: int, seed: int) -> list[GameState]:
@@ -64,6 +65,63 @@ def plain_palace(pid: int, p: PalaceView) -> game_pb2.Palace:
         msg.rooftop.square = p.roof_square
         if p.owner >= 0:
             msg.rooftop.owner = p.owner
+    return msg
+
+
+def plain_supply(x: Supply) -> game_pb2.Supply:
+    g, p, b, o = x.buildings
+    return game_pb2.Supply(
+        buildings=game_pb2.Buildings(grey=g, purple=p, brown=b, orange=o),
+        rooftops=colours(x.rooftops),  # type: ignore[arg-type]
+        neutral_rooftops=x.neutral,
+        blocking_rooftops=colours(x.blocking),  # type: ignore[arg-type]
+        stables=x.stables,
+        merchants=x.merchants,
+        walls=x.walls,
+    )
+
+
+def plain_score(b: Breakdown) -> game_pb2.ScoreBreakdown:
+    msg = game_pb2.ScoreBreakdown(
+        buildings=b.buildings,
+        stables=b.stables,
+        walls=b.walls,
+        merchants=b.merchants,
+        well_bonus=b.well_bonus,
+        palace_tiles=b.palace_tiles,
+        tower_tiles=b.tower_tiles,
+        total=b.total,
+    )
+    for p in b.palaces:
+        msg.palaces.add(
+            colour=p.colour + 1 if p.colour >= 0 else 0,
+            rooftop_square=p.square,
+            buildings=p.buildings,
+            stables=p.stables,
+            walls=p.walls,
+            merchants=p.merchants,
+            well_bonus=p.well_bonus,
+            total=p.total,
+        )
+    return msg
+
+
+def plain_seat(v: PlayerView) -> game_pb2.SeatView:
+    msg = game_pb2.SeatView(
+        seat=v.seat,
+        rooftop_colour=v.rooftop_colour + 1 if v.rooftop_colour >= 0 else 0,  # type: ignore[arg-type]
+        blocking_colour=v.blocking_colour + 1 if v.blocking_colour >= 0 else 0,  # type: ignore[arg-type]
+        rooftops=colours(v.rooftops),  # type: ignore[arg-type]
+        blocking_rooftops=colours(v.blocking),  # type: ignore[arg-type]
+        neutral_rooftops=v.neutral,
+        tea=v.tea,
+        out_of_pieces=v.out_of_pieces,
+        revealed=v.revealed,
+    )
+    if v.supply is not None:
+        msg.supply.CopyFrom(plain_supply(v.supply))
+    if v.score is not None:
+        msg.score.CopyFrom(plain_score(v.score))
     return msg
 
 
@@ -102,7 +160,7 @@ def plain(obs: Observation) -> game_pb2.Observation:
         board=board,
         tea_pool=obs.tea_pool,
         exhausted=colours(obs.exhausted),  # type: ignore[arg-type]
-        seats=[seat_to_proto(v) for v in obs.seats],
+        seats=[plain_seat(v) for v in obs.seats],
         events=[event_to_proto(obs.first_event + i, e) for i, e in enumerate(obs.events)],
         first_event=obs.first_event,
     )
@@ -218,16 +276,16 @@ def test_varints_match_protobuf(n: int) -> None:
 @pytest.mark.parametrize(("ruleset", "players"), CONFIGURATIONS)
 def test_seat_views_are_the_bytes_the_protobuf_api_writes(ruleset: str, players: int) -> None:
     """Seat views, supplies and scores are built as wire bytes: each is exactly what
-    SerializeToString gives for the message built field by field."""
+    SerializeToString gives for the message built field by field with the protobuf API."""
     for s in states(ruleset, players, 5)[::2]:
         for seat in range(players):
             for v in observe(s, seat).seats:
-                assert seat_bytes(v) == seat_to_proto(v).SerializeToString()
+                assert seat_bytes(v) == plain_seat(v).SerializeToString()
+                assert seat_to_proto(v) == plain_seat(v)
                 if v.supply is not None:
-                    assert supply_bytes(v.supply) == supply_to_proto(v.supply).SerializeToString()
+                    assert supply_bytes(v.supply) == plain_supply(v.supply).SerializeToString()
                 if v.score is not None:
-                    expected = breakdown_to_proto(v.score).SerializeToString()
-                    assert breakdown_bytes(v.score) == expected
+                    assert breakdown_bytes(v.score) == plain_score(v.score).SerializeToString()
 
 
 def test_empty_supplies_and_scores_stay_present_and_odd_values_encode_alike() -> None:
@@ -243,7 +301,7 @@ def test_empty_supplies_and_scores_stay_present_and_odd_values_encode_alike() ->
         replace(view, supply=None, score=odd, seat=3, tea=-1, revealed=True, out_of_pieces=True),
         replace(view, supply=Supply((9, 0, 1, 0), 0b1111, 2, 0b0101, 4, 300, 15), score=None),
     ):
-        msg = seat_to_proto(v)
+        msg = plain_seat(v)
         assert seat_bytes(v) == msg.SerializeToString()
         assert msg.HasField("supply") is (v.supply is not None)
         assert msg.HasField("score") is (v.score is not None)

@@ -34,20 +34,6 @@ __all__ = [
 ]
 
 
-def supply_to_proto(supply: Supply) -> game_pb2.Supply:
-    """Engine supply -> protobuf."""
-    g, p, b, o = supply.buildings
-    return game_pb2.Supply(
-        buildings=game_pb2.Buildings(grey=g, purple=p, brown=b, orange=o),
-        rooftops=colours(supply.rooftops),  # type: ignore[arg-type]
-        neutral_rooftops=supply.neutral,
-        blocking_rooftops=colours(supply.blocking),  # type: ignore[arg-type]
-        stables=supply.stables,
-        merchants=supply.merchants,
-        walls=supply.walls,
-    )
-
-
 _SUPPLY_BUILDINGS = key(game_pb2.Supply, "buildings")[0]
 _SUPPLY_ROOFTOPS = key(game_pb2.Supply, "rooftops")[0]
 _SUPPLY_NEUTRAL = key(game_pb2.Supply, "neutral_rooftops")[1]
@@ -62,8 +48,9 @@ _BUILDING_COUNTS = tuple(
 
 @lru_cache(maxsize=4096)
 def supply_bytes(supply: Supply) -> bytes:
-    """``supply_to_proto(supply)`` serialized, built as wire bytes; kept by value (supplies
-    only shrink, so the same ones recur from game to game)."""
+    """A serialized ``Supply``, built as wire bytes (tests check it against the message built
+    field by field); kept by value (supplies only shrink, so the same ones recur from game
+    to game)."""
     counts = b"".join(
         [scalar(tag, n) for tag, n in zip(_BUILDING_COUNTS, supply.buildings, strict=True)]
     )
@@ -78,6 +65,11 @@ def supply_bytes(supply: Supply) -> bytes:
             scalar(_SUPPLY_WALLS, supply.walls),
         )
     )
+
+
+def supply_to_proto(supply: Supply) -> game_pb2.Supply:
+    """Engine supply -> protobuf (parsed from ``supply_bytes``)."""
+    return game_pb2.Supply.FromString(supply_bytes(supply))
 
 
 def supply_from_proto(msg: game_pb2.Supply) -> Supply:

@@ -36,9 +36,9 @@ from .enums import (
     rooftop_colour_to_proto,
     tower_to_proto,
 )
-from .events import event_bytes, supply_bytes, supply_to_proto
+from .events import event_bytes, supply_bytes
 from .packed import board_bytes, field, key, optional, packed, present, scalar
-from .scores import breakdown_bytes, breakdown_to_proto
+from .scores import breakdown_bytes
 
 __all__ = ["observation_bytes", "observation_to_proto", "seat_bytes", "seat_to_proto"]
 
@@ -222,8 +222,9 @@ def _seat_field(v: PlayerView) -> bytes:
 
 
 def seat_bytes(v: PlayerView) -> bytes:
-    """``seat_to_proto(v)`` serialized, built as wire bytes (a seat's view changes with
-    each of its placements, so one is built at most decisions)."""
+    """A serialized ``SeatView``, built as wire bytes (tests check it against the message
+    built field by field): a seat's view changes with each of its placements, so one is
+    built at most decisions."""
     return b"".join(
         (
             scalar(_SEAT, v.seat),
@@ -301,17 +302,6 @@ def _tiles(
 
 
 def seat_to_proto(v: PlayerView) -> game_pb2.SeatView:
-    """One seat's public facts (and its supply when the view holds it) -> protobuf."""
-    return game_pb2.SeatView(
-        seat=v.seat,
-        rooftop_colour=rooftop_colour_to_proto(v.rooftop_colour),  # type: ignore[arg-type]
-        blocking_colour=rooftop_colour_to_proto(v.blocking_colour),  # type: ignore[arg-type]
-        rooftops=colours(v.rooftops),  # type: ignore[arg-type]
-        blocking_rooftops=colours(v.blocking),  # type: ignore[arg-type]
-        neutral_rooftops=v.neutral,
-        tea=v.tea,
-        out_of_pieces=v.out_of_pieces,
-        revealed=v.revealed,
-        supply=supply_to_proto(v.supply) if v.supply is not None else None,
-        score=breakdown_to_proto(v.score) if v.score is not None else None,
-    )
+    """One seat's public facts (and its supply when the view holds it) -> protobuf (parsed
+    from ``seat_bytes``)."""
+    return game_pb2.SeatView.FromString(seat_bytes(v))

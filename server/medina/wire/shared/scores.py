@@ -36,9 +36,9 @@ _PALACE_SCORE_BYTES: IdentityMemo[bytes] = IdentityMemo()
 
 
 def breakdown_bytes(b: Breakdown) -> bytes:
-    """``breakdown_to_proto(b)`` serialized, built as wire bytes and kept by the breakdown's
-    identity: every observation carries every seat's score (tests check the bytes against
-    the message)."""
+    """A serialized ``ScoreBreakdown``, built as wire bytes (tests check it against the
+    message built field by field) and kept by the breakdown's identity: every observation
+    carries every seat's score."""
     made = _BREAKDOWN_BYTES.get(id(b))
     if made is None:
         parts = [
@@ -79,30 +79,8 @@ def _palace_score_bytes(p: PalaceScore) -> bytes:
 
 
 def breakdown_to_proto(b: Breakdown) -> game_pb2.ScoreBreakdown:
-    """Engine score breakdown -> protobuf."""
-    return game_pb2.ScoreBreakdown(
-        buildings=b.buildings,
-        stables=b.stables,
-        walls=b.walls,
-        merchants=b.merchants,
-        well_bonus=b.well_bonus,
-        palace_tiles=b.palace_tiles,
-        tower_tiles=b.tower_tiles,
-        total=b.total,
-        palaces=[
-            game_pb2.PalaceScore(
-                colour=colour_to_proto(p.colour),  # type: ignore[arg-type]
-                rooftop_square=p.square,
-                buildings=p.buildings,
-                stables=p.stables,
-                walls=p.walls,
-                merchants=p.merchants,
-                well_bonus=p.well_bonus,
-                total=p.total,
-            )
-            for p in b.palaces
-        ],
-    )
+    """Engine score breakdown -> protobuf (parsed from ``breakdown_bytes``)."""
+    return game_pb2.ScoreBreakdown.FromString(breakdown_bytes(b))
 
 
 def breakdown_from_proto(msg: game_pb2.ScoreBreakdown) -> Breakdown:
