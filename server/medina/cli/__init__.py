@@ -3,6 +3,9 @@ bots commands."""
 
 from __future__ import annotations
 
+# First: gRPC reads its options from the environment when it is first imported.
+from . import grpc_env  # noqa: F401  # isort: skip
+
 import argparse
 import logging
 import sys
