@@ -126,15 +126,22 @@ def test_two_servers_share_one_postgresql(
         wait_until(lambda: "BOT_CONNECTED_ELSEWHERE" in twin.output(), 30, "the twin refused")
         twin.proc.kill()
 
-        # The second server dies mid-match: its matches are aborted, never rated.
-        wait_until(
-            lambda: any(m.status == "running" and m.server == "second" for m in store.matches()),
-            60,
-            "a running match on the second server",
-        )
+        # The second server dies mid-match: its matches are aborted, never rated. It is
+        # frozen (SIGSTOP) before its running matches are read, so that the one seen running
+        # cannot finish between the look and the kill; if it did before the freeze, again.
+        def running_on_second() -> list[int]:
+            return [m.id for m in store.matches() if m.server == "second" and m.status == "running"]
+
+        cut: list[int] = []
+        for _ in range(10):
+            wait_until(lambda: bool(running_on_second()), 60, "a match running on the second")
+            os.kill(second.proc.pid, signal.SIGSTOP)
+            cut = running_on_second()
+            if cut:
+                break
+            os.kill(second.proc.pid, signal.SIGCONT)
         os.kill(second.proc.pid, signal.SIGKILL)
         second.proc.wait(10)
-        cut = [m.id for m in store.matches() if m.server == "second" and m.status == "running"]
         assert cut
 
         def orphans_aborted() -> bool:
