@@ -134,7 +134,14 @@ def test_sigkill_mid_run_then_resume_gives_the_same_standings(
             counts = TournamentStore(str(db)).counts(1)
             return counts.get("done", 0) >= 2 and counts.get("running", 0) >= 1
 
-        wait_for(some_done_some_running, 240, "two games done and one being played")
+        # Frozen (SIGSTOP) before the look, so that the game seen running is still running
+        # when the runner dies; if it ended before the freeze, again.
+        for _ in range(10):
+            wait_for(some_done_some_running, 240, "two games done and one being played")
+            os.killpg(proc.pid, signal.SIGSTOP)
+            if some_done_some_running():
+                break
+            os.killpg(proc.pid, signal.SIGCONT)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     finally:

@@ -57,18 +57,24 @@ def test_three_workers_one_killed_every_game_once(pg: PostgresServer, tmp_path: 
     victim = workers[0]
     try:
 
-        def victim_is_playing() -> bool:
-            return any(
-                g.status == "running" and f":{victim.pid}:" in (g.lease_owner or "")
+        def victim_games() -> list[int]:
+            return [
+                g.number
                 for g in store.schedule(tid)
-            )
+                if g.status == "running" and f":{victim.pid}:" in (g.lease_owner or "")
+            ]
 
-        wait_for(victim_is_playing, 240, "worker 0 to be playing a game")
-        killed_game = next(
-            g.number
-            for g in store.schedule(tid)
-            if g.status == "running" and f":{victim.pid}:" in (g.lease_owner or "")
-        )
+        # Frozen (SIGSTOP) before the look, so that the game seen running is still running
+        # when the worker dies; if it ended before the freeze, again.
+        playing: list[int] = []
+        for _ in range(10):
+            wait_for(lambda: bool(victim_games()), 240, "worker 0 to be playing a game")
+            os.killpg(victim.pid, signal.SIGSTOP)
+            playing = victim_games()
+            if playing:
+                break
+            os.killpg(victim.pid, signal.SIGCONT)
+        killed_game = playing[0]
         os.killpg(victim.pid, signal.SIGKILL)  # the worker and its bots, as a machine dying
         victim.wait(timeout=30)
         outputs = [w.communicate(timeout=400) for w in workers[1:]]
