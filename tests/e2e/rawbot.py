@@ -171,10 +171,12 @@ def collect_tasks(into: set[asyncio.Task[object]], qualname: str) -> Hook:
     ``"ArenaServicer._read"``), each time the bot receives a message; it skips nothing."""
 
     def hook(_bot: RawBot, _message: arena_pb2.PlayResponse) -> bool:
+        # Not every task runs a coroutine with a name: closing an async generator runs its
+        # ``aclose()`` awaitable (``async_generator_athrow``) as a task of its own.
         into.update(
             t
             for t in asyncio.all_tasks()
-            if t.get_coro().__qualname__ == qualname  # type: ignore[union-attr]
+            if getattr(t.get_coro(), "__qualname__", None) == qualname
         )
         return False
 

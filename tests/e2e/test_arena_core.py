@@ -4,7 +4,7 @@ handshake errors and records."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 from typing import TypeVar
 
@@ -94,6 +94,28 @@ def test_a_bot_without_updates_still_sees_every_event_once(tmp_path: Path) -> No
             await running.stop(1)
 
     run(main())
+
+
+def test_collecting_tasks_passes_over_tasks_that_run_no_named_coroutine() -> None:
+    """An async generator dropped unfinished is closed by a task of its own, whose awaitable
+    (``async_generator_athrow``) has no ``__qualname__``: the hook must pass over it."""
+
+    async def main() -> None:
+        async def numbers() -> AsyncIterator[int]:
+            yield 1
+
+        gen = numbers()
+        await gen.__anext__()
+        del gen  # the loop's finalizer hook asks for its aclose() to run as a task
+        await asyncio.sleep(0)  # that task is created now, and runs after this step
+        assert any(not hasattr(t.get_coro(), "__qualname__") for t in asyncio.all_tasks())
+        found: set[asyncio.Task[object]] = set()
+        collect_tasks(found, main.__qualname__)(
+            RawBot("127.0.0.1:1", "t"), arena_pb2.PlayResponse()
+        )
+        assert found == {asyncio.current_task()}
+
+    asyncio.run(main())
 
 
 def test_a_session_reader_ends_with_its_call_and_is_never_cancelled(tmp_path: Path) -> None:
