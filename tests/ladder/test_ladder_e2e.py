@@ -17,6 +17,7 @@ import pytest
 from e2e.test_node_bot import node  # noqa: F401 (the fixture: node with the bot's packages)
 from medina.ladder.recompute import compare
 from medina.storage.ladder import LadderStore
+from processes import stop_when
 
 from .harness import Bots, LadderServer, add_bot, arena_cli, finished, running_with, wait_until
 
@@ -126,20 +127,12 @@ def test_two_servers_share_one_postgresql(
         wait_until(lambda: "BOT_CONNECTED_ELSEWHERE" in twin.output(), 30, "the twin refused")
         twin.proc.kill()
 
-        # The second server dies mid-match: its matches are aborted, never rated. It is
-        # frozen (SIGSTOP) before its running matches are read, so that the one seen running
-        # cannot finish between the look and the kill; if it did before the freeze, again.
+        # The second server dies mid-match: its matches are aborted, never rated. Stopped
+        # while a match runs on it, so that the match cannot end before the kill.
         def running_on_second() -> list[int]:
             return [m.id for m in store.matches() if m.server == "second" and m.status == "running"]
 
-        cut: list[int] = []
-        for _ in range(10):
-            wait_until(lambda: bool(running_on_second()), 60, "a match running on the second")
-            os.kill(second.proc.pid, signal.SIGSTOP)
-            cut = running_on_second()
-            if cut:
-                break
-            os.kill(second.proc.pid, signal.SIGCONT)
+        cut = stop_when(second.proc.pid, running_on_second, 60, "a match running on the second")
         os.kill(second.proc.pid, signal.SIGKILL)
         second.proc.wait(10)
         assert cut

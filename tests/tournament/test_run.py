@@ -18,6 +18,7 @@ import pytest
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.storage.tournaments import TournamentStore
+from processes import stop_when
 
 from .cups import cli, cup_file, run_cli, standings_json, wait_for
 
@@ -134,14 +135,8 @@ def test_sigkill_mid_run_then_resume_gives_the_same_standings(
             counts = TournamentStore(str(db)).counts(1)
             return counts.get("done", 0) >= 2 and counts.get("running", 0) >= 1
 
-        # Frozen (SIGSTOP) before the look, so that the game seen running is still running
-        # when the runner dies; if it ended before the freeze, again.
-        for _ in range(10):
-            wait_for(some_done_some_running, 240, "two games done and one being played")
-            os.killpg(proc.pid, signal.SIGSTOP)
-            if some_done_some_running():
-                break
-            os.killpg(proc.pid, signal.SIGCONT)
+        # Stopped (with its bots) while a game runs, so that the game cannot end first.
+        stop_when(proc.pid, some_done_some_running, 240, "two games done, one playing", group=True)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     finally:

@@ -14,8 +14,9 @@ import pytest
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.storage.tournaments import TournamentStore
+from processes import stop_when
 
-from .cups import cli, cup_file, run_cli, standings_json, wait_for
+from .cups import cli, cup_file, run_cli, standings_json
 from .postgres import PostgresServer
 
 pytestmark = pytest.mark.timeout(600)
@@ -64,16 +65,8 @@ def test_three_workers_one_killed_every_game_once(pg: PostgresServer, tmp_path: 
                 if g.status == "running" and f":{victim.pid}:" in (g.lease_owner or "")
             ]
 
-        # Frozen (SIGSTOP) before the look, so that the game seen running is still running
-        # when the worker dies; if it ended before the freeze, again.
-        playing: list[int] = []
-        for _ in range(10):
-            wait_for(lambda: bool(victim_games()), 240, "worker 0 to be playing a game")
-            os.killpg(victim.pid, signal.SIGSTOP)
-            playing = victim_games()
-            if playing:
-                break
-            os.killpg(victim.pid, signal.SIGCONT)
+        # Stopped (with its bots) while it plays a game, so that the game cannot end first.
+        playing = stop_when(victim.pid, victim_games, 240, "worker 0 to be playing", group=True)
         killed_game = playing[0]
         os.killpg(victim.pid, signal.SIGKILL)  # the worker and its bots, as a machine dying
         victim.wait(timeout=30)
