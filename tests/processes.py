@@ -1,8 +1,9 @@
 """Catching another process in a state seen by polling: stopped (SIGSTOP) while it is in it.
 
 A test that kills a server or worker "mid-game" polls a database until a game is running,
-then kills: the game can end between the look and the kill. Stopping the process first and
-looking again closes that window; the process stays stopped for the caller to kill.
+then kills: the game can end between the look and the kill. Stopping the process first (and
+waiting until the kernel has stopped it: a signal is delivered later) and looking again
+closes that window; the process stays stopped for the caller to kill.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -27,9 +29,28 @@ def stop_when(
     while time.monotonic() < deadline:
         if look():
             send(pid, signal.SIGSTOP)
+            wait_stopped(pid)
             seen = look()
             if seen:
                 return seen
             send(pid, signal.SIGCONT)
         time.sleep(0.1)  # polling a database another process writes
     raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+
+
+def state_of(pid: int) -> str:
+    """The process's state letter in /proc (T: stopped; "" once it is gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+def wait_stopped(pid: int, timeout_s: float = 10.0) -> None:
+    """Wait until ``pid`` is stopped (or has ended): SIGSTOP takes effect when the kernel
+    next schedules the process, not when ``kill`` returns."""
+    deadline = time.monotonic() + timeout_s
+    while state_of(pid) not in ("T", "t", "Z", ""):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"process {pid} was sent SIGSTOP but did not stop")
+        time.sleep(0.001)

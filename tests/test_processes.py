@@ -3,15 +3,9 @@
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 import pytest
-from processes import stop_when
-
-
-def state_of(pid: int) -> str:
-    """The process's state letter in /proc (T: stopped)."""
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+from processes import state_of, stop_when
 
 
 def test_a_look_that_no_longer_holds_once_stopped_lets_the_process_go_on() -> None:
