@@ -32,6 +32,9 @@ READY_PREFIX = "medina-arena listening on "
 #: replacement waits longer (0.5 s, doubling, at most ``MAX_BACKOFF_S``).
 HEALTHY_AFTER_S = 10.0
 MAX_BACKOFF_S = 30.0
+#: How long a dead worker's channel stays open: three of the front's call timeouts (60 s;
+#: a CreateMatch may count loads, then create, on a worker it picked before the death).
+DEAD_CHANNEL_GRACE_S = 180.0
 
 
 class WorkerStartError(RuntimeError):
@@ -227,11 +230,21 @@ class WorkerPool:
             worker.name,
             how,
         )
-        await worker.channel.close()
+        self._spawn(self._close_later(worker))
         if self.on_death is not None:
             self.on_death(worker)
         failures = 0 if time.monotonic() - worker.started >= HEALTHY_AFTER_S else 1
         await self._replace(worker.slot, failures)
+
+    async def _close_later(self, worker: Worker) -> None:
+        """Close a dead worker's channel once no call can still be using it. Closed at once,
+        a call that picked the worker before it died (CreateMatch weighs every worker's load
+        first) raised on the closed channel instead of failing as UNAVAILABLE, which every
+        caller takes as a worker going away."""
+        try:
+            await asyncio.sleep(DEAD_CHANNEL_GRACE_S)
+        finally:
+            await worker.channel.close()
 
     async def _replace(self, slot: int, failures: int) -> None:
         while not self.stopping:
