@@ -54,6 +54,7 @@ from medina.v1 import (
 
 from bench import SOAK_ENV, quick
 from bench.instant_bots import leave, strikes_and_forfeits
+from bench.pauses import no_collection
 
 ROOT = Path(__file__).resolve().parent.parent
 TICK = os.sysconf("SC_CLK_TCK")
@@ -369,9 +370,10 @@ async def measure(
     runners = [asyncio.create_task(keep_one()) for _ in range(concurrent)]
     await asyncio.sleep(warmup_s)
     cpu0, own0, t0 = cpu_seconds(pid), time.process_time(), time.perf_counter()
-    stats.measuring = True
-    await asyncio.sleep(window_s)
-    stats.measuring = False
+    with no_collection():
+        stats.measuring = True
+        await asyncio.sleep(window_s)
+        stats.measuring = False
     cpu1, own1, t1 = cpu_seconds(pid), time.process_time(), time.perf_counter()
     stop.set()
     await asyncio.gather(*runners)
@@ -439,10 +441,11 @@ async def raw_pingpong(
 
             tasks = [asyncio.create_task(stream(random.Random(n))) for n in range(concurrent)]
             await asyncio.sleep(1.0)
-            measuring = True
-            t0, cpu0 = time.perf_counter(), cpu_seconds(proc.pid or 0)
-            await asyncio.sleep(window_s)
-            measuring = False
+            with no_collection():
+                measuring = True
+                t0, cpu0 = time.perf_counter(), cpu_seconds(proc.pid or 0)
+                await asyncio.sleep(window_s)
+                measuring = False
             elapsed, cpu = time.perf_counter() - t0, cpu_seconds(proc.pid or 0) - cpu0
             stop.set()
             await asyncio.gather(*tasks, return_exceptions=True)

@@ -43,6 +43,8 @@ from medina.v1 import (
     match_pb2,
 )
 
+from bench.pauses import hold, release
+
 #: What a seat's stream raises when it fails under the seat.
 STREAM_FAILED = (grpc.aio.AioRpcError, asyncio.InvalidStateError)
 CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1)]  # a connection per lane
@@ -253,8 +255,13 @@ async def run(
     cpu: list[float] = []
 
     async def window() -> None:
+        was_on = False
         for edge, at in (("start", lanes.start), ("end", lanes.deadline)):
             await asyncio.sleep(max(0.0, at - time.perf_counter()))
+            if edge == "start":
+                was_on = hold()  # this process's collections are not the server's delay
+            else:
+                release(was_on)
             cpu.append(time.process_time())
             print(json.dumps({"window": edge}), flush=True)
 

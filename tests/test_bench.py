@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import gc
 import random
+import weakref
 
 import pytest
 from medina.engine import apply_action, legal_moves, new_game
 
-from bench import QUICK_ENV, decision_path
+from bench import QUICK_ENV, decision_path, pauses
 
 
 def game_length(seed: int) -> int:
@@ -39,3 +41,34 @@ def test_the_decision_section_prints_its_table(
     for step in decision_path.STEPS:
         assert step in out
     assert "the referee path, in all" in out
+
+
+class _Cyclic:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_the_bots_process_collects_nothing_while_a_window_is_measured() -> None:
+    was_on = gc.isenabled()
+    gc.enable()
+    try:
+        with pauses.no_collection():
+            assert not gc.isenabled()
+            ref = weakref.ref(_Cyclic())
+            garbage = [_Cyclic() for _ in range(5 * gc.get_threshold()[0])]
+            del garbage  # enough new cycles to start a collection, were the collector on
+            assert ref() is not None
+        assert gc.isenabled() and gc.get_freeze_count() == 0
+        gc.collect()
+        assert ref() is None
+
+        gc.disable()  # a process that had it off keeps it off
+        with pauses.no_collection():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.unfreeze()
+        if was_on:
+            gc.enable()
+        else:
+            gc.disable()
