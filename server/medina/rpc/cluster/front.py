@@ -29,11 +29,12 @@ from medina.wire import play
 from medina.wire.shared.protocol import REDIRECT
 
 from ..common.admission import LoopLag
+from ..common.collector import Collector
 from ..common.config import ServerConfig
 from ..common.hello import first_message
 from ..common.limits import ClientSlots, Limits, stream_slot
 from ..common.match_service import MatchService
-from ..common.serving import server_options, start_serving, tune_gc
+from ..common.serving import server_options, start_serving
 from ..common.status import Reason, abort
 from .routes import ROUTES_KEPT, Route, Routes
 from .worker_matches import FrontCatalog, WorkerMatches, lost_under, relay
@@ -333,9 +334,11 @@ async def serve_front_forever(
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     running = await start_front(config, worker_argv, workers, public_host=public_host)
-    tune_gc()
+    collector = Collector()
+    collector.start()
     print(f"medina-arena listening on {running.address}", flush=True)
     with contextlib.suppress(asyncio.CancelledError):
         await stop.wait()
     log.info("shutting down %d workers", workers)
     await running.stop()
+    await collector.stop()

@@ -1,12 +1,11 @@
 """What every gRPC server here does alike (the single-process server, the front of a
 multi-worker one, a worker's listener for bots): its options, its port (TLS when
-configured), health and reflection, the garbage collector's tuning, and waiting for a signal.
+configured), health and reflection, and waiting for a signal.
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
 import signal
 from collections.abc import Callable
 
@@ -100,20 +99,6 @@ async def start_serving(
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     return health_servicer, port
-
-
-def tune_gc() -> None:
-    """Collect garbage less often and never look at start-up objects again.
-
-    A match allocates many short-lived objects per decision; with the default threshold the
-    young generation is collected hundreds of times a second and the occasional full
-    collection walks every module and message class (pauses of tens of ms were measured,
-    charged to whoever was waiting). Frozen start-up objects are never scanned again, and a
-    larger first threshold makes collections rarer but no longer.
-    """
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(20_000, 50, 100)
 
 
 async def wait_for_signal(ready: Callable[[], None] | None = None) -> None:

@@ -16,10 +16,11 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from medina.v1 import admin_pb2_grpc
 
 from ..common.admission import LoopLag
+from ..common.collector import Collector
 from ..common.config import BotListener, ServerConfig
 from ..common.limits import ClientSlots
 from ..common.match_service import MatchService
-from ..common.serving import add_port, server_options, start_serving, tune_gc, wait_for_signal
+from ..common.serving import add_port, server_options, start_serving, wait_for_signal
 from .arena_servicer import ArenaServicer, add_arena_service
 from .host import Arena
 from .local_matches import LocalMatches, SpectatorServicer
@@ -117,7 +118,8 @@ async def serve_forever(
     returns how to stop it; it is stopped first at shutdown.
     """
     running = await start_server(config)
-    tune_gc()
+    collector = Collector()
+    collector.start()
     bots = f" bots-port {running.bots_port}" if running.bots_server is not None else ""
     print(f"medina-arena listening on {running.address}{bots}", flush=True)
     stop_beside = await beside(running) if beside is not None else None
@@ -129,6 +131,7 @@ async def serve_forever(
     if stop_beside is not None:
         await stop_beside()
     await running.stop()
+    await collector.stop()
 
 
 async def _first_of(*waits: Awaitable[None]) -> None:
