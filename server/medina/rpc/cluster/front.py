@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import logging
 import secrets
-import signal
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +33,7 @@ from ..common.config import ServerConfig
 from ..common.hello import first_message
 from ..common.limits import ClientSlots, Limits, stream_slot
 from ..common.match_service import MatchService
-from ..common.serving import server_options, start_serving
+from ..common.serving import server_options, signals_caught, start_serving
 from ..common.status import Reason, abort
 from .routes import ROUTES_KEPT, Route, Routes
 from .worker_matches import FrontCatalog, WorkerMatches, lost_under, relay
@@ -329,16 +328,13 @@ async def serve_front_forever(
     config: ServerConfig, worker_argv: Sequence[str], workers: int, *, public_host: str | None
 ) -> None:
     """Run a front and its workers until SIGTERM or SIGINT, then shut down gracefully."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    running = await start_front(config, worker_argv, workers, public_host=public_host)
-    collector = Collector()
-    collector.start()
-    print(f"medina-arena listening on {running.address}", flush=True)
-    with contextlib.suppress(asyncio.CancelledError):
-        await stop.wait()
-    log.info("shutting down %d workers", workers)
-    await running.stop()
-    await collector.stop()
+    with signals_caught() as stop:
+        running = await start_front(config, worker_argv, workers, public_host=public_host)
+        collector = Collector()
+        collector.start()
+        print(f"medina-arena listening on {running.address}", flush=True)
+        with contextlib.suppress(asyncio.CancelledError):
+            await stop.wait()
+        log.info("shutting down %d workers", workers)
+        await running.stop()
+        await collector.stop()

@@ -6,8 +6,9 @@ configured), health and reflection, and waiting for a signal.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -101,16 +102,25 @@ async def start_serving(
     return health_servicer, port
 
 
-async def wait_for_signal(ready: Callable[[], None] | None = None) -> None:
-    """Return at the first SIGTERM or SIGINT; ``ready`` is called once they are caught."""
+@contextlib.contextmanager
+def signals_caught() -> Iterator[asyncio.Event]:
+    """Inside the block SIGTERM and SIGINT set the event instead of ending the process. A
+    server enters it before it starts, so a signal that comes while it starts, or just after
+    it prints its address, still ends in a graceful shutdown."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    if ready is not None:
-        ready()
     try:
-        await stop.wait()
+        yield stop
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
+
+
+async def wait_for_signal(ready: Callable[[], None] | None = None) -> None:
+    """Return at the first SIGTERM or SIGINT; ``ready`` is called once they are caught."""
+    with signals_caught() as stop:
+        if ready is not None:
+            ready()
+        await stop.wait()

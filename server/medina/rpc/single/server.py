@@ -20,7 +20,7 @@ from ..common.collector import Collector
 from ..common.config import BotListener, ServerConfig
 from ..common.limits import ClientSlots
 from ..common.match_service import MatchService
-from ..common.serving import add_port, server_options, start_serving, wait_for_signal
+from ..common.serving import add_port, server_options, signals_caught, start_serving
 from .arena_servicer import ArenaServicer, add_arena_service
 from .host import Arena
 from .local_matches import LocalMatches, SpectatorServicer
@@ -117,24 +117,25 @@ async def serve_forever(
     ``beside`` starts something next to the server once it listens (the web viewer) and
     returns how to stop it; it is stopped first at shutdown.
     """
-    running = await start_server(config)
-    collector = Collector()
-    collector.start()
-    bots = f" bots-port {running.bots_port}" if running.bots_server is not None else ""
-    print(f"medina-arena listening on {running.address}{bots}", flush=True)
-    stop_beside = await beside(running) if beside is not None else None
-    if until_stdin_closes:
-        await _first_of(wait_for_signal(), _stdin_closed())
-    else:
-        await wait_for_signal()
-    log.info("shutting down: %d running match(es)", len(running.arena.running()))
-    if stop_beside is not None:
-        await stop_beside()
-    await running.stop()
-    await collector.stop()
+    with signals_caught() as stop:
+        running = await start_server(config)
+        collector = Collector()
+        collector.start()
+        bots = f" bots-port {running.bots_port}" if running.bots_server is not None else ""
+        print(f"medina-arena listening on {running.address}{bots}", flush=True)
+        stop_beside = await beside(running) if beside is not None else None
+        if until_stdin_closes:
+            await _first_of(stop.wait(), _stdin_closed())
+        else:
+            await stop.wait()
+        log.info("shutting down: %d running match(es)", len(running.arena.running()))
+        if stop_beside is not None:
+            await stop_beside()
+        await running.stop()
+        await collector.stop()
 
 
-async def _first_of(*waits: Awaitable[None]) -> None:
+async def _first_of(*waits: Awaitable[object]) -> None:
     tasks = [asyncio.ensure_future(w) for w in waits]
     try:
         await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
