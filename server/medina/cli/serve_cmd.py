@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import logging
 import os
@@ -19,6 +18,7 @@ from medina.rpc.common.config import BotListener, ServerConfig
 from medina.rpc.common.limits import Limits
 from medina.rpc.single.server import RunningServer, serve_forever
 
+from . import event_loop
 from .errors import CommandError
 from .options import is_loopback, read_file, records_directory
 from .web_cmd import add_http_options, start_viewer
@@ -140,6 +140,9 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGTERM/SIGINT."""
+    loop_name, _factory = event_loop.loop_factory()  # a bad MEDINA_EVENT_LOOP: before anything
+    if not args.internal:
+        log.info("event loop: %s", loop_name)
     if (args.tls_cert is None) != (args.tls_key is None):
         raise CommandError("--tls-cert and --tls-key go together")
     if args.tls_client_ca and not args.tls_cert:
@@ -208,13 +211,13 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         if args.internal:
-            asyncio.run(serve_forever(_internal(config, args), until_stdin_closes=True))
+            event_loop.run(serve_forever(_internal(config, args), until_stdin_closes=True))
         elif workers == 1:
-            asyncio.run(serve_forever(config, beside))
+            event_loop.run(serve_forever(config, beside))
         else:
             argv = worker_argv(args)
             public_host = _nameable(args.host)
-            asyncio.run(serve_front_forever(config, argv, workers, public_host=public_host))
+            event_loop.run(serve_front_forever(config, argv, workers, public_host=public_host))
     except (OSError, WorkerStartError) as exc:
         raise CommandError(str(exc)) from None
     return 0
