@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 import grpc
+from medina.rpc.organiser import refusal_of
 from medina.v1 import (
     admin_pb2,
     admin_pb2_grpc,
@@ -44,6 +45,10 @@ from medina.v1 import (
 )
 
 from bench.pauses import hold, release
+
+#: How long a refused or unavailable CreateMatch waits without a retry hint.
+RETRY_S = 1.0
+RESOURCE_EXHAUSTED = grpc.StatusCode.RESOURCE_EXHAUSTED
 
 #: What a seat's stream raises when it fails under the seat.
 STREAM_FAILED = (grpc.aio.AioRpcError, asyncio.InvalidStateError)
@@ -202,9 +207,12 @@ class Lanes:
                         admin_pb2.CreateMatchRequest(config=config), metadata=self.auth
                     )
                 except grpc.aio.AioRpcError as exc:
-                    # Refused or unavailable (a worker being replaced): counted, tried again.
+                    # Refused or unavailable (a worker being replaced): counted, tried again
+                    # after the server's retry hint, as the SDK's organiser calls do (a
+                    # full server asks a crowd of waiting organisers to come back later).
                     self.refusals[exc.code().name] = self.refusals.get(exc.code().name, 0) + 1
-                    await asyncio.sleep(1.0)  # the retry hint of a full server
+                    hint_ms = refusal_of(exc)[1] if exc.code() == RESOURCE_EXHAUSTED else 0
+                    await asyncio.sleep(hint_ms / 1000 if hint_ms else RETRY_S)
                     continue
                 use_front = self.via_front or not created.HasField("endpoint")
                 where = self.address if use_front else created.endpoint
