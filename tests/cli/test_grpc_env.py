@@ -18,7 +18,7 @@ seen = []
 class Watch:
     def find_spec(self, name, path=None, target=None):
         if name == "grpc" and not seen:
-            seen.append(os.environ.get("GRPC_EXPERIMENTS", "<absent>"))
+            seen.append(os.environ.get(sys.argv[1], "<absent>"))
         return None
 sys.meta_path.insert(0, Watch())
 import medina.cli
@@ -27,17 +27,19 @@ print(seen[0])
 """
 
 
-def at_grpc_import(env: dict[str, str]) -> str:
-    """GRPC_EXPERIMENTS as ``grpc`` saw it when a fresh ``import medina.cli`` imported it."""
+def at_grpc_import(env: dict[str, str], name: str = "GRPC_EXPERIMENTS") -> str:
+    """The variable ``name`` as ``grpc`` saw it when a fresh ``import medina.cli`` imported
+    it."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", PROBE, name], env=env, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
 
 def clean_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k != "GRPC_EXPERIMENTS"}
+    names = ("GRPC_EXPERIMENTS", "GRPC_ENABLE_FORK_SUPPORT")
+    return {k: v for k, v in os.environ.items() if k not in names}
 
 
 @pytest.mark.skipif(
@@ -61,3 +63,11 @@ def test_other_grpcio_releases_are_left_alone(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(metadata, "version", lambda _name: "1.85.7")
     assert grpc_env.apply() is True
     assert os.environ["GRPC_EXPERIMENTS"] == grpc_env.EXPERIMENTS
+
+
+def test_grpc_runs_no_fork_handlers_unless_the_operator_says_otherwise() -> None:
+    assert at_grpc_import(clean_env(), "GRPC_ENABLE_FORK_SUPPORT") == "false"
+    kept = {**clean_env(), "GRPC_ENABLE_FORK_SUPPORT": "true"}
+    assert at_grpc_import(kept, "GRPC_ENABLE_FORK_SUPPORT") == "true"
+    kept = {**clean_env(), "GRPC_ENABLE_FORK_SUPPORT": ""}
+    assert at_grpc_import(kept, "GRPC_ENABLE_FORK_SUPPORT") == ""

@@ -1,6 +1,7 @@
 """gRPC core's options for the processes ``medina-arena`` runs, set on import: gRPC reads them
 from the environment once, when ``grpc`` is first imported, so ``medina.cli`` imports this
-module before anything else.
+module before anything else. An operator's own setting of either variable is kept, even
+empty. (``GRPC_ENABLE_FORK_SUPPORT``: ``without_fork_handlers``.)
 
 ``GRPC_EXPERIMENTS=-event_engine_listener``: a server's connections are accepted and served
 through gRPC's older I/O path (epoll, polled by the thread that collects completed
@@ -32,7 +33,7 @@ from __future__ import annotations
 import os
 from importlib import metadata
 
-__all__ = ["EXPERIMENTS", "MEASURED_RELEASES", "apply"]
+__all__ = ["EXPERIMENTS", "MEASURED_RELEASES", "apply", "without_fork_handlers"]
 
 #: The experiments this module turns off.
 EXPERIMENTS = "-event_engine_listener"
@@ -55,4 +56,21 @@ def apply() -> bool:
     return True
 
 
+def without_fork_handlers() -> bool:
+    """Set ``GRPC_ENABLE_FORK_SUPPORT=false`` unless it is set; whether it was set.
+
+    With fork support on, gRPC runs handlers around every ``fork()`` of the process. No
+    process here forks to go on using gRPC: every child executes another program at once.
+    But uvloop starts subprocesses (a front's replacement workers, bots) with ``fork()``,
+    and with gRPC's threads busy the handlers gave up and logged so on every start ("Other
+    threads are currently calling into gRPC, skipping fork() handlers" in the front's log
+    as it replaced a killed worker); asyncio's own loop uses ``vfork()``, which runs none.
+    """
+    if "GRPC_ENABLE_FORK_SUPPORT" in os.environ:
+        return False
+    os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"
+    return True
+
+
 apply()
+without_fork_handlers()
