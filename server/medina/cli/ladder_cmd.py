@@ -5,7 +5,6 @@ continuously and rated (docs/ladder.md)."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 import time
@@ -21,10 +20,11 @@ from medina.ladder.service import LadderConfig
 from medina.ladder.standings import as_csv, as_json, as_table
 from medina.referee.config import MatchSettings
 from medina.referee.errors import ConfigError
-from medina.rpc.common.serving import wait_for_signal
+from medina.rpc.common.collector import Collector
+from medina.rpc.common.serving import signals_caught
 from medina.storage.ladder import LadderStore, StoreError
 
-from . import ladder_demo
+from . import event_loop, ladder_demo
 from .errors import CommandError
 from .options import is_loopback, records_directory
 from .web_cmd import add_http_options, ladder_standings, start_viewer
@@ -282,35 +282,40 @@ def _serve(args: argparse.Namespace) -> int:
         ladder=config,
         server_id=args.server_id,
     )
-    return asyncio.run(_run(server, args.http, args.http_host or args.host, house))
+    return event_loop.run(_run(server, args.http, args.http_host or args.host, house))
 
 
 async def _run(
     config: LadderServerConfig, http: int | None, http_host: str, house: tuple[HouseBot, ...]
 ) -> int:
-    try:
-        running = await start_ladder(config)
-    except StoreError as exc:
-        raise CommandError(str(exc)) from None
-    print(
-        f"medina-arena ladder listening on {config.host}:{running.port} "
-        f"(arena {running.arena_address}, database {running.store.safe_url})",
-        flush=True,
-    )
-    stop_viewer = None
-    if http is not None and running.arena is not None:
-        stop_viewer = await start_viewer(
-            running.arena, http_host, http, standings=ladder_standings(config.db)
+    with signals_caught() as stop:
+        try:
+            running = await start_ladder(config)
+        except StoreError as exc:
+            raise CommandError(str(exc)) from None
+        # A ladder with an arena of its own referees its matches here: collect as `serve` does.
+        collector = Collector()
+        collector.start()
+        print(
+            f"medina-arena ladder listening on {config.host}:{running.port} "
+            f"(arena {running.arena_address}, database {running.store.safe_url})",
+            flush=True,
         )
-    near = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
-    procs = await start_house(
-        running.store, f"{near}:{running.port}", house, config.records_dir / "house"
-    )
-    await wait_for_signal()
-    await stop_house(procs)
-    if stop_viewer is not None:
-        await stop_viewer()
-    await running.stop()
+        stop_viewer = None
+        if http is not None and running.arena is not None:
+            stop_viewer = await start_viewer(
+                running.arena, http_host, http, standings=ladder_standings(config.db)
+            )
+        near = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
+        procs = await start_house(
+            running.store, f"{near}:{running.port}", house, config.records_dir / "house"
+        )
+        await stop.wait()
+        await stop_house(procs)
+        if stop_viewer is not None:
+            await stop_viewer()
+        await running.stop()
+        await collector.stop()
     return 0
 
 
