@@ -41,7 +41,6 @@ from typing import Any
 
 import grpc
 from medina.cli.serve_cmd import default_workers
-from medina.rpc.organiser import refusal_of
 from medina.v1 import (
     admin_pb2,
     admin_pb2_grpc,
@@ -53,7 +52,7 @@ from medina.v1 import (
 )
 
 from bench import SOAK_ENV, quick
-from bench.instant_bots import leave, strikes_and_forfeits
+from bench.instant_bots import leave, retry_wait, strikes_and_forfeits
 from bench.pauses import no_collection
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -234,11 +233,6 @@ class Channels:
 CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1)]
 
 
-#: How long a refused organiser waits before asking again when the server gives no retry
-#: hint; with one it waits the hint, as ``rpc.organiser.create_match`` does.
-REFUSED_WAIT_S = 1.0
-
-
 async def one_match(
     address: str,
     seed: int,
@@ -276,8 +270,7 @@ async def _one_match(
         created = await admin.CreateMatch(admin_pb2.CreateMatchRequest(config=config), timeout=30)
     except grpc.aio.AioRpcError as exc:
         if exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
-            _, hint_ms = refusal_of(exc)
-            return hint_ms / 1000 if hint_ms else REFUSED_WAIT_S
+            return retry_wait(exc)
         raise
     clock = MatchClock()
     rng = random.Random(seed)

@@ -48,7 +48,14 @@ from bench.pauses import hold, release
 
 #: How long a refused or unavailable CreateMatch waits without a retry hint.
 RETRY_S = 1.0
-RESOURCE_EXHAUSTED = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def retry_wait(exc: grpc.aio.AioRpcError) -> float:
+    """Seconds before asking again after a failed CreateMatch: a full server's retry hint
+    (RESOURCE_EXHAUSTED), as the SDK's organiser calls follow it, else ``RETRY_S``."""
+    hint_ms = refusal_of(exc)[1] if exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED else 0
+    return hint_ms / 1000 if hint_ms else RETRY_S
+
 
 #: What a seat's stream raises when it fails under the seat.
 STREAM_FAILED = (grpc.aio.AioRpcError, asyncio.InvalidStateError)
@@ -211,8 +218,7 @@ class Lanes:
                     # after the server's retry hint, as the SDK's organiser calls do (a
                     # full server asks a crowd of waiting organisers to come back later).
                     self.refusals[exc.code().name] = self.refusals.get(exc.code().name, 0) + 1
-                    hint_ms = refusal_of(exc)[1] if exc.code() == RESOURCE_EXHAUSTED else 0
-                    await asyncio.sleep(hint_ms / 1000 if hint_ms else RETRY_S)
+                    await asyncio.sleep(retry_wait(exc))
                     continue
                 use_front = self.via_front or not created.HasField("endpoint")
                 where = self.address if use_front else created.endpoint

@@ -109,16 +109,13 @@ def test_young_garbage_cycles_are_collected_on_the_clock() -> None:
     async def body() -> None:
         c = Collector(0.01, 60)
         with collections_seen() as seen:
-            c.start()
-            try:
+            async with c:
                 node, ref = cycle()
                 del node
                 assert ref() is not None  # automatic collection is off
                 await next_collection(seen[0])
                 assert ref() is None
                 assert c.young >= 1 and c.full == 0
-            finally:
-                await c.stop()
 
     run(body)
 
@@ -127,8 +124,7 @@ def test_survivors_are_frozen_freed_when_unreferenced_and_their_cycles_wait_for_
     async def body() -> None:
         c = Collector(0.01, 60)
         with collections_seen() as seen:
-            c.start()
-            try:
+            async with c:
                 plain = Node()
                 plain_ref = weakref.ref(plain)
                 node, ref = cycle()
@@ -145,8 +141,6 @@ def test_survivors_are_frozen_freed_when_unreferenced_and_their_cycles_wait_for_
                 c.collect(full=True)
                 assert ref() is None
                 assert c.full == 1
-            finally:
-                await c.stop()
 
     run(body)
 
@@ -155,15 +149,12 @@ def test_the_full_collection_runs_on_the_clock() -> None:
     async def body() -> None:
         c = Collector(0.01, 0.05)
         with collections_seen() as seen:
-            c.start()
-            try:
+            async with c:
                 node, ref = cycle()
                 await next_collection(seen[0])  # frozen
                 del node
                 await next_collection(seen[2])
                 assert ref() is None
                 assert c.full >= 1 and c.longest_s > 0
-            finally:
-                await c.stop()
 
     run(body)

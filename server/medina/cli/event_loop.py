@@ -52,12 +52,16 @@ def loop_factory() -> tuple[str, Callable[[], asyncio.AbstractEventLoop]]:
     return f"uvloop {metadata.version('uvloop')}", uvloop.new_event_loop
 
 
-def run(main: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run(main)`` on the loop ``loop_factory`` chooses."""
-    try:
-        _name, factory = loop_factory()
-    except CommandError:
-        main.close()  # never awaited: say so quietly rather than warn
-        raise
+def run(
+    main: Coroutine[Any, Any, T],
+    factory: Callable[[], asyncio.AbstractEventLoop] | None = None,
+) -> T:
+    """``asyncio.run(main)`` on the loop ``factory`` makes (by default: ``loop_factory``'s)."""
+    if factory is None:
+        try:
+            _name, factory = loop_factory()
+        except CommandError:
+            main.close()  # never awaited: say so quietly rather than warn
+            raise
     with asyncio.Runner(loop_factory=factory) as runner:
         return runner.run(main)

@@ -294,28 +294,26 @@ async def _run(
         except StoreError as exc:
             raise CommandError(str(exc)) from None
         # A ladder with an arena of its own referees its matches here: collect as `serve` does.
-        collector = Collector()
-        collector.start()
-        print(
-            f"medina-arena ladder listening on {config.host}:{running.port} "
-            f"(arena {running.arena_address}, database {running.store.safe_url})",
-            flush=True,
-        )
-        stop_viewer = None
-        if http is not None and running.arena is not None:
-            stop_viewer = await start_viewer(
-                running.arena, http_host, http, standings=ladder_standings(config.db)
+        async with Collector():
+            print(
+                f"medina-arena ladder listening on {config.host}:{running.port} "
+                f"(arena {running.arena_address}, database {running.store.safe_url})",
+                flush=True,
             )
-        near = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
-        procs = await start_house(
-            running.store, f"{near}:{running.port}", house, config.records_dir / "house"
-        )
-        await stop.wait()
-        await stop_house(procs)
-        if stop_viewer is not None:
-            await stop_viewer()
-        await running.stop()
-        await collector.stop()
+            stop_viewer = None
+            if http is not None and running.arena is not None:
+                stop_viewer = await start_viewer(
+                    running.arena, http_host, http, standings=ladder_standings(config.db)
+                )
+            near = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
+            procs = await start_house(
+                running.store, f"{near}:{running.port}", house, config.records_dir / "house"
+            )
+            await stop.wait()
+            await stop_house(procs)
+            if stop_viewer is not None:
+                await stop_viewer()
+            await running.stop()
     return 0
 
 

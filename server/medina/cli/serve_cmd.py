@@ -140,7 +140,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGTERM/SIGINT."""
-    loop_name, _factory = event_loop.loop_factory()  # a bad MEDINA_EVENT_LOOP: before anything
+    loop_name, factory = event_loop.loop_factory()  # a bad MEDINA_EVENT_LOOP: before anything
     if not args.internal:
         log.info("event loop: %s", loop_name)
     if (args.tls_cert is None) != (args.tls_key is None):
@@ -211,13 +211,15 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         if args.internal:
-            event_loop.run(serve_forever(_internal(config, args), until_stdin_closes=True))
+            event_loop.run(serve_forever(_internal(config, args), until_stdin_closes=True), factory)
         elif workers == 1:
-            event_loop.run(serve_forever(config, beside))
+            event_loop.run(serve_forever(config, beside), factory)
         else:
             argv = worker_argv(args)
             public_host = _nameable(args.host)
-            event_loop.run(serve_front_forever(config, argv, workers, public_host=public_host))
+            event_loop.run(
+                serve_front_forever(config, argv, workers, public_host=public_host), factory
+            )
     except (OSError, WorkerStartError) as exc:
         raise CommandError(str(exc)) from None
     return 0

@@ -330,11 +330,9 @@ async def serve_front_forever(
     """Run a front and its workers until SIGTERM or SIGINT, then shut down gracefully."""
     with signals_caught() as stop:
         running = await start_front(config, worker_argv, workers, public_host=public_host)
-        collector = Collector()
-        collector.start()
-        print(f"medina-arena listening on {running.address}", flush=True)
-        with contextlib.suppress(asyncio.CancelledError):
-            await stop.wait()
-        log.info("shutting down %d workers", workers)
-        await running.stop()
-        await collector.stop()
+        async with Collector():
+            print(f"medina-arena listening on {running.address}", flush=True)
+            with contextlib.suppress(asyncio.CancelledError):
+                await stop.wait()
+            log.info("shutting down %d workers", workers)
+            await running.stop()

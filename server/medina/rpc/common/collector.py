@@ -42,7 +42,8 @@ FULL_EVERY_S = 600.0
 
 class Collector:
     """Runs the process's garbage collection on the event loop's clock (see the module's
-    docstring); ``start`` on a running loop, ``stop`` to give collection back to CPython."""
+    docstring); ``start`` on a running loop, ``stop`` to give collection back to CPython, or
+    ``async with`` for both."""
 
     def __init__(
         self, young_every_s: float = YOUNG_EVERY_S, full_every_s: float = FULL_EVERY_S
@@ -85,6 +86,13 @@ class Collector:
         gc.unfreeze()
         if self._was_enabled:
             gc.enable()
+
+    async def __aenter__(self) -> Collector:
+        self.start()
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.stop()
 
     def collect(self, *, full: bool) -> None:
         """One collection now: the young generation, or everything; then freeze the rest."""

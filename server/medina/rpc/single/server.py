@@ -119,20 +119,18 @@ async def serve_forever(
     """
     with signals_caught() as stop:
         running = await start_server(config)
-        collector = Collector()
-        collector.start()
-        bots = f" bots-port {running.bots_port}" if running.bots_server is not None else ""
-        print(f"medina-arena listening on {running.address}{bots}", flush=True)
-        stop_beside = await beside(running) if beside is not None else None
-        if until_stdin_closes:
-            await _first_of(stop.wait(), _stdin_closed())
-        else:
-            await stop.wait()
-        log.info("shutting down: %d running match(es)", len(running.arena.running()))
-        if stop_beside is not None:
-            await stop_beside()
-        await running.stop()
-        await collector.stop()
+        async with Collector():
+            bots = f" bots-port {running.bots_port}" if running.bots_server is not None else ""
+            print(f"medina-arena listening on {running.address}{bots}", flush=True)
+            stop_beside = await beside(running) if beside is not None else None
+            if until_stdin_closes:
+                await _first_of(stop.wait(), _stdin_closed())
+            else:
+                await stop.wait()
+            log.info("shutting down: %d running match(es)", len(running.arena.running()))
+            if stop_beside is not None:
+                await stop_beside()
+            await running.stop()
 
 
 async def _first_of(*waits: Awaitable[object]) -> None:
