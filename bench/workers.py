@@ -222,7 +222,8 @@ async def run(seconds: float) -> None:
         "every worker per decision (front: the front's share); bots µs/dec: the bot "
         "process's; added: the latency the server adds to a thinking bot (its reply sent -> "
         "the match's next request received); refused: CreateMatch calls admission control "
-        "turned away (retried by the lanes)"
+        "turned away (retried by the lanes after the server's retry hint); the bots' process "
+        "holds its own garbage collection while the window is measured"
     )
 
 
