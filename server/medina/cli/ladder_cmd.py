@@ -24,7 +24,7 @@ from medina.rpc.common.collector import Collector
 from medina.rpc.common.serving import signals_caught
 from medina.storage.ladder import LadderStore, StoreError
 
-from . import event_loop, ladder_demo
+from . import event_loop, ladder_demo, open_files
 from .errors import CommandError
 from .options import is_loopback, records_directory
 from .web_cmd import add_http_options, ladder_standings, start_viewer
@@ -282,6 +282,7 @@ def _serve(args: argparse.Namespace) -> int:
         ladder=config,
         server_id=args.server_id,
     )
+    open_files.raise_open_files_limit()
     return event_loop.run(_run(server, args.http, args.http_host or args.host, house))
 
 

@@ -18,7 +18,7 @@ from medina.rpc.common.config import BotListener, ServerConfig
 from medina.rpc.common.limits import Limits
 from medina.rpc.single.server import RunningServer, serve_forever
 
-from . import event_loop
+from . import event_loop, open_files
 from .errors import CommandError
 from .options import is_loopback, read_file, records_directory
 from .web_cmd import add_http_options, start_viewer
@@ -209,6 +209,8 @@ def run(args: argparse.Namespace) -> int:
         async def beside(running: RunningServer) -> Callable[[], Awaitable[None]]:
             return await start_viewer(running, http_host, args.http)
 
+    if not args.internal:  # a worker inherits its front's limit
+        open_files.raise_open_files_limit()
     try:
         if args.internal:
             event_loop.run(serve_forever(_internal(config, args), until_stdin_closes=True), factory)
