@@ -115,6 +115,10 @@ class Stats:
     measuring: bool = False
     #: Streams the server redirected to the worker holding their match.
     redirects: int = 0
+    #: Matches whose first request came ``QUEUED_S`` or more after CreateMatch answered
+    #: (they waited in the server's start queue), and the longest such wait in seconds.
+    queued: int = 0
+    longest_wait_s: float = 0.0
 
 
 def first_legal(request: arena_pb2.DecisionRequest) -> game_pb2.Action:
@@ -125,11 +129,19 @@ def first_legal(request: arena_pb2.DecisionRequest) -> game_pb2.Action:
     return game_pb2.Action(kind=game_pb2.ACTION_KIND_TEA)
 
 
+#: A match whose first request comes this long after CreateMatch answered waited in the
+#: server's start queue (bots that connect and a first request take milliseconds).
+QUEUED_S = 0.1
+
+
 class MatchClock:
-    """When the last reply of a match left its bot (for the bot-seen round trip)."""
+    """When the last reply of a match left its bot (for the bot-seen round trip), and when
+    the match was created and its first request came."""
 
     def __init__(self) -> None:
         self.last_reply: float | None = None
+        self.created = time.perf_counter()
+        self.first_request: float | None = None
 
 
 #: The Hellos a benchmark bot can send (``hello`` below).
@@ -184,6 +196,12 @@ async def seat(
             if which == "request":
                 now = time.perf_counter()
                 request = message.request
+                if clock.first_request is None:
+                    clock.first_request = now
+                    wait = now - clock.created
+                    if wait >= QUEUED_S:
+                        stats.queued += 1
+                        stats.longest_wait_s = max(stats.longest_wait_s, wait)
                 if stats.measuring:
                     if clock.last_reply is not None:
                         stats.latencies.append(now - clock.last_reply)
@@ -336,6 +354,8 @@ class Level:
     rss_mb: float
     client_cpu_us: float
     refused: int
+    #: Matches that waited in the start queue (``Stats.queued``).
+    queued: int = 0
 
 
 async def measure(
@@ -384,6 +404,7 @@ async def measure(
         rss_mb=rss_mb(pid),
         client_cpu_us=(own1 - own0) / n * 1e6,
         refused=refused,
+        queued=stats.queued,
     )
     return level, stats
 
@@ -470,7 +491,7 @@ async def levels(loads: list[Load], window_s: float) -> None:
     print(
         f"{'':<38} {'matches':>7} {'dec/s':>7} {'CPU us/dec':>10} {'p50 ms':>7} {'p99 ms':>7} "
         f"{'p50 x raw':>9} {'strikes':>7} {'forfeits':>8} {'ended':>5} {'RSS MB':>6} "
-        f"{'refused':>7} {'bots us/dec':>11}"
+        f"{'refused':>7} {'queued':>6} {'wait s':>6} {'bots us/dec':>11}"
     )
     for load in loads:
         concurrent, think = load.matches, load.think
@@ -490,7 +511,7 @@ async def levels(loads: list[Load], window_s: float) -> None:
             f"{level.decisions_s:>7.0f} {level.cpu_us:>10.0f} {level.p50_ms:>7.2f} "
             f"{level.p99_ms:>7.2f} {level.p50_ms / raw50:>8.2f}x {level.strikes:>7} "
             f"{level.forfeits:>8} {level.ended:>5} {level.rss_mb:>6.0f} {level.refused:>7} "
-            f"{level.client_cpu_us:>11.0f}"
+            f"{level.queued:>6} {stats.longest_wait_s:>6.1f} {level.client_cpu_us:>11.0f}"
         )
         raw_label = "raw ping-pong" + ("" if think is None else ", same think")
         print(
@@ -509,7 +530,10 @@ async def levels(loads: list[Load], window_s: float) -> None:
         "think times; latency = a bot's reply sent -> the next request received (think "
         "time excluded), for the referee the whole path: judge, apply, record, observe, "
         "encode, two transport hops; strikes, forfeits, ended: every match of the level, "
-        "warm-up and drain included)"
+        "warm-up and drain included; refused: CreateMatch answered RESOURCE_EXHAUSTED, "
+        "asked again after the retry hint; queued: matches whose first request came "
+        f"{QUEUED_S:g} s or more after CreateMatch (they waited in the server's start "
+        "queue, no clock running), wait s: the longest such wait)"
     )
 
 

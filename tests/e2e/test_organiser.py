@@ -18,7 +18,7 @@ from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.referee.config import MatchSettings
 from medina.rpc.common import status
-from medina.rpc.common.admission import AdmissionLimits, LoopLag, refusal
+from medina.rpc.common.admission import AdmissionLimits, LoopLag, no_room
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.organiser import create_match
 from medina.rpc.single.server import start_server
@@ -366,7 +366,8 @@ def test_a_refused_create_match_keeps_no_running_match_alive(tmp_path: Path) -> 
 
 def test_create_match_is_refused_past_the_admission_limits(tmp_path: Path) -> None:
     async def main() -> None:
-        limits = AdmissionLimits(max_matches=2, max_loop_lag_ms=500)
+        # No start queue: a match the server has no room for is refused (labelled).
+        limits = AdmissionLimits(max_matches=2, max_loop_lag_ms=500, max_queued=0)
         running = await start_server(
             ServerConfig(
                 host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN,
@@ -417,31 +418,34 @@ def test_the_lag_estimate_keeps_a_high_and_lets_it_fade() -> None:
         lag.note(0)
     assert lag.ms < 1
     limits = AdmissionLimits(max_matches=None, max_loop_lag_ms=100)
-    assert refusal(limits, 50, 99) is None
-    assert "event loop runs 150 ms late" in (refusal(limits, 0, 150) or "")
+    assert no_room(limits, 50, 99) is None
+    assert "event loop runs 150 ms late" in (no_room(limits, 0, 150) or "")
     with pytest.raises(ValueError, match="max_matches must be at least 1"):
         AdmissionLimits(max_matches=0)
 
 
 def test_a_loop_late_by_a_share_of_the_shortest_clock_refuses_new_matches() -> None:
     limits = AdmissionLimits()  # the defaults: 10 % of the shortest clock, at least 10 ms
-    assert refusal(limits, 5, 9.9, 100) is None
-    assert "at capacity" in (refusal(limits, 5, 10.0, 100) or "")
-    assert refusal(limits, 5, 400, 5000) is None  # a 5 s clock takes a 0.4 s lag
-    assert "500 ms" in (refusal(limits, 5, 500, 5000) or "")
-    assert refusal(limits, 5, 9, 20) is None  # the floor: never below 10 ms
-    assert refusal(limits, 5, 50, None) is None  # no clock known: only the absolute limit
+    assert no_room(limits, 5, 9.9, 100) is None
+    assert "at capacity" in (no_room(limits, 5, 10.0, 100) or "")
+    assert no_room(limits, 5, 400, 5000) is None  # a 5 s clock takes a 0.4 s lag
+    assert "500 ms" in (no_room(limits, 5, 500, 5000) or "")
+    assert no_room(limits, 5, 9, 20) is None  # the floor: never below 10 ms
+    assert no_room(limits, 5, 50, None) is None  # no clock known: only the absolute limit
     off = AdmissionLimits(max_lag_share=None)
-    assert refusal(off, 5, 99, 100) is None
+    assert no_room(off, 5, 99, 100) is None
     with pytest.raises(ValueError, match="max_lag_share"):
         AdmissionLimits(max_lag_share=0)
 
 
 def test_create_match_waits_out_a_full_server_under_one_request_id(tmp_path: Path) -> None:
     async def main() -> None:
-        running = await start_server(
-            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN)
-        )
+        running = await start_server(  # no start queue: refused while full
+            ServerConfig(
+                host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN,
+                admission=AdmissionLimits(max_queued=0),
+            )
+        )  # fmt: skip
         try:
             async with grpc.aio.insecure_channel(running.address) as channel:
                 stub = admin_pb2_grpc.MatchServiceStub(channel)

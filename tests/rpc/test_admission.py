@@ -23,6 +23,7 @@ from medina.rpc.common.admission import (
     AdmissionLimits,
     RetryHint,
     Turnaround,
+    no_room,
     refusal,
 )
 from medina.rpc.common.config import ServerConfig
@@ -106,7 +107,9 @@ def test_a_match_timing_measures_from_a_reply_to_the_next_request() -> None:
     clock = FakeClock()
     meter = Turnaround(min_samples=1, clock=clock)
     timing = meter.match()
-    assert timing.starting(clock.now)  # created, not playing: its load is not measured yet
+    assert not timing.starting(clock.now)  # not let start (bots coming, or queued): no load
+    timing.released = clock.now
+    assert timing.starting(clock.now)  # let start, not playing: its load is not measured yet
     assert not timing.starting(clock.now + WAITING_S)  # bots that never come hold nothing
     timing.requested(clock.now + 1.0)  # the first request: no reply before it, no sample
     assert timing.started == clock.now + 1.0
@@ -139,27 +142,27 @@ def test_a_request_noted_after_its_reply_still_pairs_every_reply_with_its_reques
 
 def test_a_slow_turnaround_refuses_new_matches_while_matches_play() -> None:
     limits = AdmissionLimits()  # 10 % of the shortest clock, at least 10 ms
-    assert refusal(limits, 5, 0, 100, turnaround_ms=9.9) is None
-    refused = refusal(limits, 5, 0, 100, turnaround_ms=12.5) or ""
+    assert no_room(limits, 5, 0, 100, turnaround_ms=9.9) is None
+    refused = no_room(limits, 5, 0, 100, turnaround_ms=12.5) or ""
     assert "12.5 ms at the 99th percentile" in refused and "100 ms" in refused
-    assert refusal(limits, 5, 0, 5000, turnaround_ms=400) is None  # 5 s clocks take 0.4 s
-    assert refusal(limits, 5, 0, None, turnaround_ms=400) is None  # no clock known (a front)
-    assert refusal(limits, 5, 0, 100, turnaround_ms=None) is None  # too few decisions
+    assert no_room(limits, 5, 0, 5000, turnaround_ms=400) is None  # 5 s clocks take 0.4 s
+    assert no_room(limits, 5, 0, None, turnaround_ms=400) is None  # no clock known (a front)
+    assert no_room(limits, 5, 0, 100, turnaround_ms=None) is None  # too few decisions
     # No match plays: the last seconds' turnaround is of a load that has ended.
-    assert refusal(limits, 0, 0, 100, turnaround_ms=50) is None
-    assert refusal(limits, 3, 0, 100, turnaround_ms=50, starting=3) is None
-    assert refusal(AdmissionLimits(max_lag_share=None), 5, 0, 100, turnaround_ms=50) is None
+    assert no_room(limits, 0, 0, 100, turnaround_ms=50) is None
+    assert no_room(limits, 3, 0, 100, turnaround_ms=50, starting=3) is None
+    assert no_room(AdmissionLimits(max_lag_share=None), 5, 0, 100, turnaround_ms=50) is None
 
 
 def test_matches_start_at_most_a_burst_or_as_many_as_play_at_once() -> None:
     limits = AdmissionLimits(start_burst=16)
-    assert refusal(limits, 15, 0, starting=15) is None
-    refused = refusal(limits, 16, 0, starting=16) or ""
+    assert no_room(limits, 15, 0, starting=15) is None
+    refused = no_room(limits, 16, 0, starting=16) or ""
     assert "16 matches are starting" in refused and "at most 16" in refused
     # 40 play and have been measured: 39 more may start (the load at most doubles).
-    assert refusal(limits, 79, 0, starting=39) is None
-    assert "at most 40" in (refusal(limits, 80, 0, starting=40) or "")
-    assert refusal(AdmissionLimits(start_burst=None), 500, 0, starting=500) is None
+    assert no_room(limits, 79, 0, starting=39) is None
+    assert "at most 40" in (no_room(limits, 80, 0, starting=40) or "")
+    assert no_room(AdmissionLimits(start_burst=None), 500, 0, starting=500) is None
     with pytest.raises(ValueError, match="start_burst must be at least 1"):
         AdmissionLimits(start_burst=0)
 
@@ -212,7 +215,8 @@ def test_a_burst_of_matches_is_admitted_as_fast_as_their_load_can_be_measured(
     tmp_path: Path,
 ) -> None:
     async def main() -> None:
-        async with organised(tmp_path) as (running, stub):
+        # No start queue (labelled): the burst is refused rather than queued.
+        async with organised(tmp_path, AdmissionLimits(max_queued=0)) as (running, stub):
             request = admin_pb2.CreateMatchRequest(config=config(5000))
             for _ in range(16):  # the default burst: created, their bots not yet come
                 await stub.CreateMatch(request)
@@ -263,7 +267,8 @@ def test_a_played_match_measures_the_servers_turnaround(tmp_path: Path) -> None:
 
 def test_a_slow_turnaround_refuses_a_match_with_a_short_clock_over_grpc(tmp_path: Path) -> None:
     async def main() -> None:
-        async with organised(tmp_path) as (running, stub):
+        # No start queue (labelled): a match with no room is refused rather than queued.
+        async with organised(tmp_path, AdmissionLimits(max_queued=0)) as (running, stub):
             # Decisions took 50 ms from reply to request (a window long enough for a
             # slow test machine to keep them) ...
             meter = running.arena.turnaround
@@ -287,3 +292,17 @@ def test_a_slow_turnaround_refuses_a_match_with_a_short_clock_over_grpc(tmp_path
             assert len(running.arena.running()) == 2
 
     run(main())
+
+
+def test_with_a_start_queue_create_match_is_refused_only_at_its_limits() -> None:
+    queue = AdmissionLimits(max_queued=4)
+    # No room (the loop 5 s late, 20 starting): the match is created, to wait in the queue.
+    assert refusal(queue, 20, 5000, 100, turnaround_ms=50, starting=20, queued=3) is None
+    assert "start queue is full: 4 matches wait" in (refusal(queue, 20, 0, queued=4) or "")
+    assert "limit of 2 matches" in (refusal(AdmissionLimits(max_matches=2), 2, 0) or "")
+    # No queue: no room refuses, as no_room says.
+    none = AdmissionLimits(max_queued=0)
+    assert "event loop runs 5000 ms late" in (refusal(none, 1, 5000) or "")
+    assert refusal(none, 1, 0) is None
+    with pytest.raises(ValueError, match="max_queued must be 0"):
+        AdmissionLimits(max_queued=-1)

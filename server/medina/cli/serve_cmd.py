@@ -91,14 +91,14 @@ def add_parser(sub: Any) -> None:
         "--max-loop-lag-ms",
         type=int,
         default=a.max_loop_lag_ms,
-        help="refuse CreateMatch while the server's event loop runs this late "
+        help="start no match while the server's event loop runs this late "
         f"(default {a.max_loop_lag_ms}); --no-lag-limit turns it off",
     )
     p.add_argument(
         "--max-lag-share",
         type=float,
         default=a.max_lag_share,
-        help="refuse CreateMatch while the event loop runs this share of the shortest decision "
+        help="start no match while the event loop runs this share of the shortest decision "
         f"clock in play late, at least {a.min_lag_ms} ms (default {a.max_lag_share:g}: 10 ms "
         "at 100 ms per decision), or takes that long from a bot's reply to the next request "
         "(99th percentile of the last seconds); --no-lag-limit turns it off",
@@ -107,14 +107,23 @@ def add_parser(sub: Any) -> None:
         "--start-burst",
         type=int,
         default=a.start_burst,
-        help="refuse CreateMatch while this many matches are starting (created and not yet "
+        help="start no match while this many matches are starting (let start and not yet "
         "playing, or playing for under a second), or as many as already play if more "
         f"(default {a.start_burst}); --no-lag-limit turns it off",
     )
     p.add_argument(
         "--no-lag-limit",
         action="store_true",
-        help="never refuse a match for the server's latency (loop lag, turnaround, start burst)",
+        help="never hold a match back for the server's latency (loop lag, turnaround, start burst)",
+    )
+    p.add_argument(
+        "--max-queued",
+        type=int,
+        default=a.max_queued,
+        help="matches the server has no room for yet wait in a start queue, their bots "
+        "connected and no clock running, and start when there is room; refuse CreateMatch "
+        f"while this many wait (default {a.max_queued}); 0: no queue, refuse CreateMatch "
+        "whenever the server has no room (RESOURCE_EXHAUSTED with a retry hint)",
     )
     p.add_argument(
         "--workers",
@@ -174,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
             max_loop_lag_ms=None if args.no_lag_limit else args.max_loop_lag_ms,
             max_lag_share=None if args.no_lag_limit else args.max_lag_share,
             start_burst=None if args.no_lag_limit else args.start_burst,
+            max_queued=args.max_queued,
         )
     except ValueError as exc:
         raise CommandError(str(exc)) from None
@@ -332,6 +342,8 @@ def worker_argv(args: argparse.Namespace) -> list[str]:
         repr(args.max_lag_share),
         "--start-burst",
         str(args.start_burst),
+        "--max-queued",
+        str(args.max_queued),
     ]
     if args.no_lag_limit:
         argv.append("--no-lag-limit")

@@ -53,6 +53,7 @@ from .seat import (
     RequestWrittenSignal,
     Seat,
     Signal,
+    StartSignal,
 )
 from .seat_state import SeatState
 from .view import MatchPhase, MatchView
@@ -111,7 +112,11 @@ class Match:
         *,
         connected: Sequence[bool] | None = None,
         writer: str = WRITER,
+        ready: Callable[[], None] | None = None,
     ) -> None:
+        """``ready``: called once every seat is connected (or forfeited); the match then
+        waits, no clock running, for a ``StartSignal`` (a host's start queue). None: it
+        starts at once."""
         n = settings.players
         if len(seats) != n:
             raise ValueError(f"{len(seats)} seats given for a {n}-player match")
@@ -120,6 +125,7 @@ class Match:
         self.seats = list(seats)
         self.sink = sink
         self.writer = writer
+        self._ready = ready
         self.state: GameState = settings.new_game()
         self.phase = MatchPhase.WAITING
         #: One record per seat (its connection, bot, forfeit, strikes, clock, cursors).
@@ -219,6 +225,10 @@ class Match:
             await self._wait_for_seats()
             if not any(st.ever_connected for st in self.seat_states):
                 return self._abandon()
+            if self._ready is not None:
+                await self._wait_for_room(self._ready)
+                # A bot that left while the match waited has its connect deadline again.
+                await self._wait_for_seats()
             self._start()
             while not self.state.over:
                 await self._step()
@@ -251,6 +261,19 @@ class Match:
                     Termination.NO_SHOW,
                     f"its bot never connected ({seconds:g} s connect deadline)",
                 )
+
+    async def _wait_for_room(self, ready: Callable[[], None]) -> None:
+        """Say the seats are ready and wait for the host's ``StartSignal``; connections come
+        and go meanwhile, and an abort ends the wait."""
+        ready()
+        while True:
+            # No deadline of its own: the wait is the host's to end (a timer due in an hour
+            # only bounds one wait of the loop).
+            signal = await self._next_signal(clk.after(self._now_ns(), 3_600_000))
+            if isinstance(signal, StartSignal):
+                return
+            if signal is not None:
+                self._handle_background(signal)
 
     def _start(self) -> None:
         """Write the header, then who connected and who forfeited while waiting."""
@@ -616,6 +639,8 @@ class Match:
         reconnected, or -1."""
         if isinstance(signal, AbortSignal):
             raise _Aborted(signal.reason)
+        if isinstance(signal, StartSignal):
+            return -1  # only ever awaited in _wait_for_room
         if isinstance(signal, ReplySignal):
             return -1  # a reply to a settled request: the seat layer already said so
         if isinstance(signal, RequestWrittenSignal):

@@ -135,6 +135,12 @@ class AbortSignal:
 
 
 @dataclass(frozen=True, slots=True)
+class StartSignal:
+    """The host has room for the match: it may start (sent once, after the match said its
+    seats were ready; see ``Match``'s ``ready``)."""
+
+
+@dataclass(frozen=True, slots=True)
 class ProcessExitSignal:
     """The program playing ``seat`` exited (reported by whoever started it, for example
     ``medina-arena match``): the seat forfeits as CRASHED at once, instead of waiting out
@@ -156,7 +162,14 @@ class RequestWrittenSignal:
     at: float
 
 
-Signal = ReplySignal | ConnectionSignal | AbortSignal | ProcessExitSignal | RequestWrittenSignal
+Signal = (
+    ReplySignal
+    | ConnectionSignal
+    | AbortSignal
+    | ProcessExitSignal
+    | RequestWrittenSignal
+    | StartSignal
+)
 
 
 class MatchObserver(Protocol):

@@ -52,6 +52,10 @@ class ArenaProbe:
     turnaround_ms: Callable[[], float | None] = lambda: None
     #: CreateMatch calls admission control refused since the server started.
     refused: Callable[[], float] = lambda: 0.0
+    #: Matches in the start queue (their bots connected, waiting for room to be played).
+    queued: Callable[[], float] = lambda: 0.0
+    #: Matches that have waited in the start queue since the server started.
+    queued_total: Callable[[], float] = lambda: 0.0
 
 
 @dataclass
@@ -86,6 +90,12 @@ class _Refusals(Collector):
         )
         counter.add_metric([], self.probe.refused())
         yield counter
+        queued = CounterMetricFamily(
+            "medina_start_queue_entered",
+            "Matches that have waited in the start queue since the start",
+        )
+        queued.add_metric([], self.probe.queued_total())
+        yield queued
 
 
 class Metrics:
@@ -103,6 +113,11 @@ class Metrics:
         Gauge("medina_matches_waiting", "Matches waiting for their bots", registry=r).set_function(
             lambda: self.probe.waiting()
         )
+        Gauge(
+            "medina_matches_queued",
+            "Matches whose bots are connected, waiting in the start queue for room to be played",
+            registry=r,
+        ).set_function(lambda: self.probe.queued())
         self.finished = Counter(
             "medina_matches_finished",
             "Matches ended, by ending (complete, aborted, abandoned)",

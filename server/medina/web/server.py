@@ -104,13 +104,19 @@ def arena_viewer(running: RunningServer, standings: StandingsProvider | None = N
     every match created from now on)."""
     arena = running.arena
     source = ArenaSource(arena)
+
+    def queued() -> float:
+        return float(0 if arena.queue is None else len(arena.queue))
+
     probe = ArenaProbe(
         running=lambda: float(source.count(MatchPhase.RUNNING)),
-        waiting=lambda: float(source.count(MatchPhase.WAITING)),
+        waiting=lambda: float(source.count(MatchPhase.WAITING) - queued()),
         grpc_streams=lambda: float(sum(running.slots.open.values())),
         loop_lag_ms=lambda: running.lag.ms,
         turnaround_ms=arena.turnaround.p99_ms,
         refused=lambda: float(running.match_service.refused if running.match_service else 0),
+        queued=queued,
+        queued_total=lambda: float(0 if arena.queue is None else arena.queue.queued_total),
     )
     metrics = Metrics(probe)
     arena.record_taps.append(metrics.tap)

@@ -36,10 +36,11 @@ __all__ = [
 
 
 def summary(
-    view: MatchView, *, connected: Sequence[bool], record_path: str
+    view: MatchView, *, connected: Sequence[bool], record_path: str, note: str = ""
 ) -> admin_pb2.MatchSummary:
     """What the organiser sees of a match in memory (``connected``: whether each seat has a
-    live stream, or plays in process, as the transport knows it)."""
+    live stream, or plays in process, as the transport knows it; ``note``: why it is in its
+    state, when that is not obvious)."""
     msg = admin_pb2.MatchSummary(
         match_id=view.match_id,
         config=settings_to_proto(view.settings),
@@ -56,6 +57,7 @@ def summary(
             for s in view.seats
         ],
         record_path=record_path,
+        note=note,
     )
     if view.outcome is not None:
         msg.result.CopyFrom(outcome_to_proto(view.outcome))

@@ -1,4 +1,4 @@
-"""Admission control: a server refuses a new match it could not referee fairly.
+"""Admission control: a server starts a match only when it can referee it fairly.
 
 The limits, each off when None: how many matches may be waiting or running at once; how
 late the event loop may run (its lag, measured by a ticker that asks to wake every
@@ -15,8 +15,13 @@ thread waits for the interpreter before a reply even reaches the loop), so the t
 is measured too.
 And both only see matches that play: a burst of matches created together would all be
 admitted before any of them loads the server, so at most ``start_burst`` (or as many as
-already play, if more) may be starting at a time. A refused CreateMatch is
-RESOURCE_EXHAUSTED with the reason SERVER_FULL and a retry hint; nothing is created.
+already play, if more) may be starting at a time.
+
+A match the server has no room for (``no_room``) waits in the start queue
+(``start_queue.StartQueue``) once its bots are connected, no clock running, and starts when
+there is room, oldest first. CreateMatch is refused (RESOURCE_EXHAUSTED with the reason
+SERVER_FULL and a retry hint; nothing is created) only at ``max_matches`` or with the queue
+full, or, with no queue (``max_queued`` 0), whenever there is no room.
 """
 
 from __future__ import annotations
@@ -73,6 +78,10 @@ class AdmissionLimits:
     start_burst: int | None = 16
     #: What a refusal suggests: retry after this long (ErrorInfo metadata retry_after_ms).
     retry_after_ms: int = 1000
+    #: Matches that may wait in the start queue (``start_queue``): created, their bots
+    #: connected, no clock running, until the limits above let them start. Past it CreateMatch
+    #: is refused. 0: no queue; CreateMatch refuses a match the server has no room for.
+    max_queued: int = 1024
 
     def __post_init__(self) -> None:
         if self.max_matches is not None and self.max_matches < 1:
@@ -91,6 +100,8 @@ class AdmissionLimits:
             raise ValueError(
                 f"start_burst must be at least 1 (or no limit), got {self.start_burst}"
             )
+        if self.max_queued < 0:
+            raise ValueError(f"max_queued must be 0 (no queue) or more, got {self.max_queued}")
 
 
 class LoopLag:
@@ -243,7 +254,7 @@ class MatchTiming:
     when its first request was written (it started playing), and its replies not yet
     followed by a request."""
 
-    __slots__ = ("_meter", "_replies", "created", "started")
+    __slots__ = ("_meter", "_replies", "created", "released", "started")
 
     def __init__(self, meter: Turnaround, created: float) -> None:
         self._meter = meter
@@ -253,6 +264,8 @@ class MatchTiming:
         # lost, as a loaded CI run showed).
         self._replies: deque[float] = deque(maxlen=MAX_PENDING_REPLIES)
         self.created = created
+        #: When the match was let start (``start_queue.StartQueue``); None before.
+        self.released: float | None = None
         self.started: float | None = None
 
     def replied(self, when: float) -> None:
@@ -268,10 +281,13 @@ class MatchTiming:
             self._meter.note(when, when - self._replies.popleft())
 
     def starting(self, now: float) -> bool:
-        """Whether the match's load is not yet in the measurements: not playing yet (for
-        ``WAITING_S`` at most) or playing for less than ``STARTING_S``."""
+        """Whether the match's load is not yet in the measurements: let start but not
+        playing yet (for ``WAITING_S`` at most) or playing for less than ``STARTING_S``. A
+        match not let start yet (its bots still coming, or in the start queue) is no load."""
+        if self.released is None:
+            return False
         if self.started is None:
-            return now - self.created < WAITING_S
+            return now - self.released < WAITING_S
         return now - self.started < STARTING_S
 
 
@@ -282,17 +298,42 @@ def refusal(
     shortest_clock_ms: int | None = None,
     turnaround_ms: float | None = None,
     starting: int = 0,
+    queued: int = 0,
 ) -> str | None:
-    """Why a new match must be refused now, or None to accept it. ``shortest_clock_ms``: the
-    shortest decision clock among the matches in play and the new one (None: not known);
-    ``turnaround_ms``: the server's turnaround at the 99th percentile (``Turnaround``; None:
-    not known); ``starting``: of the ``active`` matches, those still starting
-    (``MatchTiming.starting``)."""
+    """Why CreateMatch must refuse a new match now, or None to create it. ``active``: the
+    matches waiting or running; ``queued``: of those, the ones in the start queue. With a
+    start queue (``max_queued`` above 0) a match the server has no room for yet waits in it,
+    and only a full queue refuses; without one, ``no_room`` (the other arguments are its)
+    refuses it."""
     if limits.max_matches is not None and active >= limits.max_matches:
         return (
             f"the server is at its limit of {limits.max_matches} matches waiting or running; "
             "create the match when one has ended"
         )
+    if limits.max_queued > 0:
+        if queued >= limits.max_queued:
+            return (
+                f"the server's start queue is full: {queued} matches wait for room to be "
+                "played; try later"
+            )
+        return None
+    return no_room(limits, active, lag_ms, shortest_clock_ms, turnaround_ms, starting)
+
+
+def no_room(
+    limits: AdmissionLimits,
+    active: int,
+    lag_ms: float,
+    shortest_clock_ms: int | None = None,
+    turnaround_ms: float | None = None,
+    starting: int = 0,
+) -> str | None:
+    """Why the server has no room to start another match now (it would be served late), or
+    None. ``active``: the matches let start and not ended; ``shortest_clock_ms``: the
+    shortest decision clock among them and the new one (None: not known);
+    ``turnaround_ms``: the server's turnaround at the 99th percentile (``Turnaround``; None:
+    not known); ``starting``: of the ``active`` matches, those still starting
+    (``MatchTiming.starting``)."""
     if limits.max_loop_lag_ms is not None and lag_ms >= limits.max_loop_lag_ms:
         return (
             f"the server is overloaded (its event loop runs {lag_ms:.0f} ms late, the limit is "

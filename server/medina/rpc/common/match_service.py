@@ -217,6 +217,8 @@ class Load:
     turnaround_ms: float | None = None
     #: Of the ``active`` matches, those starting: their load not measured yet.
     starting: int = 0
+    #: Of the ``active`` matches, those in the start queue.
+    queued: int = 0
 
 
 #: Admission control's verdict on a load: True when the match may be created; False when it
@@ -329,6 +331,7 @@ class MatchService(admin_pb2_grpc.MatchServiceServicer):
             load.shortest_clock_ms,
             load.turnaround_ms,
             load.starting,
+            load.queued,
         )
         if refused is None:
             self.hint.admitted()

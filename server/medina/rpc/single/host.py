@@ -21,9 +21,10 @@ from medina.referee.local import LocalSeat, Policy
 from medina.referee.match import Match, MatchPhase
 from medina.referee.outcome import MatchOutcome
 from medina.referee.record import RecordSink, TeeSink
-from medina.referee.seat import Seat, Signal
+from medina.referee.seat import Seat, Signal, StartSignal
 
-from ..common.admission import MatchTiming, Turnaround
+from ..common.admission import AdmissionLimits, MatchTiming, Turnaround, no_room
+from ..common.start_queue import StartQueue
 from ..common.tokens import new_token, token_key
 from .grpc_seat import GrpcSeat
 
@@ -114,6 +115,29 @@ class Arena:
         #: Listeners of every new match's record entries (metrics): each is called with the
         #: match id and returns a sink that sees the entries after the record has them.
         self.record_taps: list[Callable[[str], RecordSink]] = []
+        #: Matches ready to start, waiting for room (``queue_for``); None: every match
+        #: starts as soon as its bots are there.
+        self.queue: StartQueue | None = None
+
+    def queue_for(self, limits: AdmissionLimits, lag_ms: Callable[[], float]) -> StartQueue:
+        """Let matches start only when ``limits`` leave room for them (``admission.no_room``
+        with the event loop's lag now), the others waiting in a start queue."""
+
+        def room(clock_ms: int) -> str | None:
+            now = time.monotonic()
+            let_in = [h for h in self._live.values() if h.timing.released is not None]
+            shortest = min((h.match.settings.time.decision_ms for h in let_in), default=clock_ms)
+            return no_room(
+                limits,
+                len(let_in),
+                lag_ms(),
+                min(shortest, clock_ms),
+                self.turnaround.p99_ms(),
+                sum(1 for h in let_in if h.timing.starting(now)),
+            )
+
+        self.queue = StartQueue(room)
+        return self.queue
 
     def load_records(self) -> list[StoredMatch]:
         """Read the records directory: earlier matches, interrupted ones listed as aborted.
@@ -162,7 +186,17 @@ class Arena:
         sink: RecordSink = writer
         if self.record_taps:
             sink = TeeSink(writer, *(tap(match_id) for tap in self.record_taps))
-        match = Match(match_id, settings, players, sink, connected=connected)
+        queue = self.queue
+        ready: Callable[[], None] | None = None
+        if queue is None:
+            timing.released = timing.created
+        else:
+            clock_ms = settings.time.decision_ms
+
+            def ready() -> None:
+                queue.enter(timing, clock_ms, lambda: ref.submit(StartSignal()))
+
+        match = Match(match_id, settings, players, sink, connected=connected, ready=ready)
         ref.bind(match)
         for player in players:
             if isinstance(player, LocalSeat):
@@ -192,6 +226,8 @@ class Arena:
             return outcome
         finally:
             self._live.pop(hosted.match_id, None)
+            if self.queue is not None:
+                self.queue.leave(hosted.timing)
             writer.close()
             for seat in hosted.seats:
                 if seat.connection is not None:

@@ -32,6 +32,7 @@ from ..common.match_service import (
     refuse_over,
     refuse_seat,
 )
+from ..common.start_queue import StartQueue
 from ..common.status import Reason, abort
 from .host import Arena, ArenaClosedError, HostedMatch
 
@@ -39,14 +40,18 @@ Context = grpc.aio.ServicerContext[Any, Any]
 log = logging.getLogger("medina.rpc")
 
 
-def summary(hosted: HostedMatch) -> admin_pb2.MatchSummary:
-    """What the organiser sees of a match."""
+def summary(hosted: HostedMatch, queue: StartQueue | None = None) -> admin_pb2.MatchSummary:
+    """What the organiser sees of a match (``queue``: the start queue it may wait in)."""
+    ahead = None if queue is None else queue.ahead_of(hosted.timing)
     return matches.summary(
         hosted.match.view(),
         connected=[
             i in hosted.local or seat.connection is not None for i, seat in enumerate(hosted.seats)
         ],
         record_path=str(hosted.record_path),
+        note=""
+        if ahead is None
+        else f"queued: its bots are here; it starts when the server has room ({ahead} ahead)",
     )
 
 
@@ -96,6 +101,7 @@ class LocalMatches:
             min(shortest, settings.time.decision_ms),
             self.arena.turnaround.p99_ms(),
             sum(1 for h in running if h.timing.starting(now)),
+            0 if self.arena.queue is None else len(self.arena.queue),
         )
 
     async def page(
@@ -112,7 +118,10 @@ class LocalMatches:
         page = paginate(entries, size, token, total=recorded + len(entries) - len(records))
         listed = [m for m in page.items if isinstance(m, catalog.Entry)]
         read = iter(await entry_summaries(self.arena.stored, listed))
-        items = [summary(m) if isinstance(m, HostedMatch) else next(read) for m in page.items]
+        items = [
+            summary(m, self.arena.queue) if isinstance(m, HostedMatch) else next(read)
+            for m in page.items
+        ]
         return Page(items, page.next_token, page.total, page.keys)
 
     def record(self, match_id: str) -> StoredMatch | None:
@@ -121,7 +130,7 @@ class LocalMatches:
 
     async def get(self, match_id: str, context: Context) -> admin_pb2.MatchSummary:
         """A match in memory."""
-        return summary(await _find(self.arena, match_id, context))
+        return summary(await _find(self.arena, match_id, context), self.arena.queue)
 
     async def abort(
         self, request: admin_pb2.AbortMatchRequest, context: Context
@@ -130,7 +139,7 @@ class LocalMatches:
         hosted = await _find(self.arena, request.match_id, context)
         hosted.match.abort(request.reason or "aborted by the organiser")
         await hosted.match.wait_done()
-        return summary(hosted)
+        return summary(hosted, self.arena.queue)
 
     async def forfeit(
         self, request: admin_pb2.ForfeitSeatRequest, context: Context

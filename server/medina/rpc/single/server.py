@@ -62,6 +62,8 @@ class RunningServer:
             await self.bots_server.stop(1.0)
         await self.server.stop(1.0)
         await self.lag.stop()
+        if self.arena.queue is not None:
+            await self.arena.queue.stop()
 
 
 async def start_server(config: ServerConfig) -> RunningServer:
@@ -71,6 +73,8 @@ async def start_server(config: ServerConfig) -> RunningServer:
     if config.scan_records:
         arena.load_records()
     lag = LoopLag()
+    if config.admission.max_queued > 0:
+        arena.queue_for(config.admission, lambda: lag.ms)
     slots = ClientSlots.for_limits(config.limits)
     add_arena_service(ArenaServicer(arena, config.limits, slots), server)
     match_service = MatchService(LocalMatches(arena), config.organiser_token, config.admission, lag)
@@ -79,6 +83,8 @@ async def start_server(config: ServerConfig) -> RunningServer:
     health_servicer, port = await start_serving(server, config)
     log.info("listening on %s:%d (records in %s)", config.host, port, config.records_dir)
     lag.start()
+    if arena.queue is not None:
+        arena.queue.start()
     running = RunningServer(
         server, port, arena, health_servicer, config, lag, slots, match_service=match_service
     )

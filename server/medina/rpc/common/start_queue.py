@@ -1,0 +1,111 @@
+"""The start queue: matches whose bots are all connected, waiting until the server has room
+to referee them fairly (``admission.no_room``), let start oldest first.
+
+A server offered more matches than it can play at once keeps the excess here instead of
+refusing it: an organiser that creates 300 matches at once gets 300 matches, and each plays
+with the clocks an idle server would give it. No clock runs while a match waits (its bots
+were sent Welcome and nothing else), so waiting costs a bot nothing but time. A match that
+ends while it waits (aborted, its bots gone) leaves the queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .admission import TICK_S, MatchTiming
+
+__all__ = ["StartQueue"]
+
+
+@dataclass(slots=True)
+class _Waiting:
+    clock_ms: int
+    go: Callable[[], None]
+    since: float
+
+
+class StartQueue:
+    """Matches ready to start, let start while ``no_room(clock_ms)`` says None for the
+    oldest one's decision clock (it is asked again after each start, which it must then count
+    as starting), oldest first."""
+
+    def __init__(
+        self, no_room: Callable[[int], str | None], clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.no_room = no_room
+        self.clock = clock
+        self._waiting: dict[MatchTiming, _Waiting] = {}  # oldest first
+        self._ticker: asyncio.Task[None] | None = None
+        #: Matches that have waited in the queue (a match let start at once is not counted).
+        self.queued_total = 0
+        #: The longest any match has waited, in seconds.
+        self.longest_wait_s = 0.0
+        #: Why the oldest match waits (``no_room``'s last answer while one waited).
+        self.why = ""
+
+    def __len__(self) -> int:
+        return len(self._waiting)
+
+    def ahead_of(self, timing: MatchTiming) -> int | None:
+        """How many matches wait ahead of this one; None when it is not in the queue."""
+        if timing not in self._waiting:
+            return None
+        for n, waiting in enumerate(self._waiting):
+            if waiting is timing:
+                return n
+        return None  # pragma: no cover - found above
+
+    def enter(self, timing: MatchTiming, clock_ms: int, go: Callable[[], None]) -> None:
+        """The match (its decision clock ``clock_ms``) is ready to start: ``go()`` is called
+        when it may (at once, if nothing waits ahead of it and there is room)."""
+        if not self._waiting and self.no_room(clock_ms) is None:
+            self._release(timing, go)
+            return
+        self._waiting[timing] = _Waiting(clock_ms, go, self.clock())
+        self.queued_total += 1
+        self.pump()
+
+    def leave(self, timing: MatchTiming) -> None:
+        """The match ended before it was let start."""
+        self._waiting.pop(timing, None)
+
+    def pump(self) -> None:
+        """Let the oldest matches start while there is room."""
+        while self._waiting:
+            timing, waiting = next(iter(self._waiting.items()))
+            why = self.no_room(waiting.clock_ms)
+            if why is not None:
+                self.why = why
+                return
+            del self._waiting[timing]
+            self.longest_wait_s = max(self.longest_wait_s, self.clock() - waiting.since)
+            self._release(timing, waiting.go)
+        self.why = ""
+
+    def _release(self, timing: MatchTiming, go: Callable[[], None]) -> None:
+        timing.released = self.clock()
+        go()
+
+    def start(self) -> None:
+        """Look for room every ``TICK_S`` while matches wait (room comes back as the load's
+        measurements fade, not only when a match ends)."""
+        if self._ticker is None:
+            self._ticker = asyncio.get_running_loop().create_task(self._tick())
+
+    async def stop(self) -> None:
+        """Stop looking."""
+        if self._ticker is not None:
+            self._ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ticker
+            self._ticker = None
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            if self._waiting:
+                self.pump()
