@@ -224,3 +224,30 @@ def test_a_bot_that_left_while_its_match_waited_has_its_connect_deadline_again(
             await running.stop(1)
 
     run(main())
+
+
+def test_the_queue_spreads_its_starts_over_its_ticks() -> None:
+    # Room shows a start's load only once it is measured: matches let start all at once
+    # overshoot it. At 20 a second, two a tick (of 100 ms).
+    room = Room(100)
+    queue = StartQueue(room, per_second=20, clock=lambda: 0.0)
+    assert queue.per_tick == 2
+    started: list[int] = []
+    meter = Turnaround()
+    busy = meter.match()
+    queue.enter(busy, 100, lambda: None)  # the queue is empty and there is room: at once
+    room.free = 0
+    for n in range(5):
+        queue.enter(meter.match(), 100, lambda n=n: started.append(n))  # type: ignore[misc]
+    assert started == [] and len(queue) == 5
+    room.free = 100  # room for all of them ...
+    queue.tick()
+    assert started == [0, 1]  # ... but two a tick
+    assert queue.why == "the queue's starts for this tick are spent"
+    queue.pump()  # a match entering does not start more before the next tick
+    assert started == [0, 1]
+    queue.tick()
+    queue.tick()
+    assert started == [0, 1, 2, 3, 4] and len(queue) == 0
+    with pytest.raises(ValueError, match="per_second must be at least 1"):
+        StartQueue(room, per_second=0)

@@ -108,8 +108,9 @@ def add_parser(sub: Any) -> None:
         type=int,
         default=a.start_burst,
         help="start no match while this many matches are starting (let start and not yet "
-        "playing, or playing for under a second), or as many as already play if more "
-        f"(default {a.start_burst}); --no-lag-limit turns it off",
+        "playing, or playing for under a second), or as many as already play if more, and "
+        f"let at most this many start a second from the start queue (default {a.start_burst}); "
+        "--no-lag-limit turns it off",
     )
     p.add_argument(
         "--no-lag-limit",

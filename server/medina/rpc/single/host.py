@@ -136,7 +136,7 @@ class Arena:
                 sum(1 for h in let_in if h.timing.starting(now)),
             )
 
-        self.queue = StartQueue(room)
+        self.queue = StartQueue(room, per_second=limits.start_burst)
         return self.queue
 
     def load_records(self) -> list[StoredMatch]:
