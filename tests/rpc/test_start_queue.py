@@ -12,6 +12,8 @@ from typing import TypeVar
 import grpc
 import pytest
 from e2e.rawbot import RawBot
+from medina.records.reader import read_record
+from medina.records.verify import verify_record
 from medina.rpc.common.admission import AdmissionLimits, MatchTiming, Turnaround
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.common.start_queue import StartQueue
@@ -194,9 +196,7 @@ def test_matches_the_server_has_no_room_for_wait_with_no_clock_running_then_play
     run(main())
 
 
-def test_a_bot_that_left_while_its_match_waited_has_its_connect_deadline_again(
-    tmp_path: Path,
-) -> None:
+def test_a_bot_that_left_while_its_match_waited_is_away_from_the_start(tmp_path: Path) -> None:
     async def main() -> None:
         running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
         try:
@@ -204,7 +204,7 @@ def test_a_bot_that_left_while_its_match_waited_has_its_connect_deadline_again(
                 stub = admin_pb2_grpc.MatchServiceStub(channel)
                 running.lag.note(5000)
                 request = admin_pb2.CreateMatchRequest(config=config())
-                request.config.connect_timeout_ms = 200
+                request.config.policies.reconnect_grace_ms = 200
                 created = await stub.CreateMatch(request)
                 stays = RawBot(running.address, created.tokens[0].token)
                 leaves = RawBot(running.address, created.tokens[1].token)
@@ -217,9 +217,21 @@ def test_a_bot_that_left_while_its_match_waited_has_its_connect_deadline_again(
                 running.lag.ms = 0.0
                 await asyncio.gather(*games)
                 summary = await stub.GetMatch(admin_pb2.GetMatchRequest(match_id=created.match_id))
+                # It came, so it is no no-show: it left, and did not come back within its
+                # reconnect grace (counted from the start).
                 seat = summary.match.result.seats[1]
-                assert seat.termination == match_pb2.TERMINATION_NO_SHOW, summary
-                assert "never connected (0.2 s connect deadline)" in seat.detail
+                assert seat.termination in (
+                    match_pb2.TERMINATION_DISCONNECTED,
+                    match_pb2.TERMINATION_CRASHED,
+                ), summary
+                assert seat.detail == "did not reconnect in time"
+                assert summary.match.result.seats[0].termination == match_pb2.TERMINATION_NORMAL
+                # The record tells it so, and replays to the same result.
+                record = read_record(Path(summary.match.record_path))
+                report = verify_record(record)
+                assert report.ok and report.complete, report.summary()
+                text = Path(summary.match.record_path).read_text()
+                assert "its stream ended before the match started" in text
         finally:
             await running.stop(1)
 

@@ -227,8 +227,6 @@ class Match:
                 return self._abandon()
             if self._ready is not None:
                 await self._wait_for_room(self._ready)
-                # A bot that left while the match waited has its connect deadline again.
-                await self._wait_for_seats()
             self._start()
             while not self.state.over:
                 await self._step()
@@ -276,12 +274,25 @@ class Match:
                 self._handle_background(signal)
 
     def _start(self) -> None:
-        """Write the header, then who connected and who forfeited while waiting."""
+        """Write the header, then who connected, who left, and who forfeited while waiting.
+
+        A bot that connected and left while the match waited to start (in a host's start
+        queue) is away from the start, as if it had left then: its reconnect grace runs from
+        now, and it forfeits as disconnected (or crashed) if it does not come back. It came,
+        so it is no no-show."""
         self._write_header()
         self.phase = MatchPhase.RUNNING
+        now = self._now_ns()
         for seat, st in enumerate(self.seat_states):
             if st.connected:
                 self._incident(IncidentKind.CONNECTED, seat, st.bot_name)
+            elif st.ever_connected and not st.forfeited:
+                self._incident(IncidentKind.CONNECTED, seat, st.bot_name)
+                self._incident(
+                    IncidentKind.DISCONNECTED, seat, "its stream ended before the match started"
+                )
+                grace_ms = self.settings.policies.reconnect_grace_ms
+                st.reconnect_by_ns = clk.after(now, grace_ms)
             forfeit = st.forfeit
             if forfeit is not None:
                 self._incident(IncidentKind.FORFEIT, seat, forfeit[1], forfeit[0])
