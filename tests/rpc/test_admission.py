@@ -298,7 +298,7 @@ def test_with_a_start_queue_create_match_is_refused_only_at_its_limits() -> None
     queue = AdmissionLimits(max_queued=4)
     # No room (the loop 5 s late, 20 starting): the match is created, to wait in the queue.
     assert refusal(queue, 20, 5000, 100, turnaround_ms=50, starting=20, queued=3) is None
-    assert "start queue is full: 4 matches wait" in (refusal(queue, 20, 0, queued=4) or "")
+    assert "4 matches wait to start" in (refusal(queue, 20, 0, queued=4) or "")
     assert "limit of 2 matches" in (refusal(AdmissionLimits(max_matches=2), 2, 0) or "")
     # No queue: no room refuses, as no_room says.
     none = AdmissionLimits(max_queued=0)

@@ -168,7 +168,9 @@ def test_matches_the_server_has_no_room_for_wait_with_no_clock_running_then_play
                 with pytest.raises(grpc.aio.AioRpcError) as full:
                     await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config()))
                 assert full.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
-                assert "start queue is full: 4 matches wait" in (full.value.details() or "")
+                assert "start queue is full: 4 matches wait to start" in (
+                    full.value.details() or ""
+                )
                 assert refusal_of(full.value)[0] == "SERVER_FULL"
                 # An organiser aborts the last: it leaves the queue, its bots are told.
                 await stub.AbortMatch(admin_pb2.AbortMatchRequest(match_id=extra.match_id))
@@ -263,3 +265,28 @@ def test_the_queue_spreads_its_starts_over_its_ticks() -> None:
     assert started == [0, 1, 2, 3, 4] and len(queue) == 0
     with pytest.raises(ValueError, match="per_second must be at least 1"):
         StartQueue(room, per_second=0)
+
+
+def test_matches_waiting_for_their_bots_count_against_the_queue_limit(tmp_path: Path) -> None:
+    # A flood of matches no bot comes for stays bounded: each would hold its record open
+    # until its connect deadline.
+    async def main() -> None:
+        limits = AdmissionLimits(max_queued=2)
+        running = await start_server(
+            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, admission=limits)
+        )
+        try:
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                request = admin_pb2.CreateMatchRequest(config=config())
+                await stub.CreateMatch(request)
+                await stub.CreateMatch(request)
+                with pytest.raises(grpc.aio.AioRpcError) as full:
+                    await stub.CreateMatch(request)
+                assert full.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert "2 matches wait to start (for their bots" in (full.value.details() or "")
+                assert len(running.arena.matches) == 2
+        finally:
+            await running.stop(1)
+
+    run(main())

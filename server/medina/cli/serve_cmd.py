@@ -123,7 +123,8 @@ def add_parser(sub: Any) -> None:
         default=a.max_queued,
         help="matches the server has no room for yet wait in a start queue, their bots "
         "connected and no clock running, and start when there is room; refuse CreateMatch "
-        f"while this many wait (default {a.max_queued}); 0: no queue, refuse CreateMatch "
+        f"while this many wait to start, for their bots or for room (default {a.max_queued}); "
+        "0: no queue, refuse CreateMatch "
         "whenever the server has no room (RESOURCE_EXHAUSTED with a retry hint)",
     )
     p.add_argument(

@@ -78,9 +78,10 @@ class AdmissionLimits:
     start_burst: int | None = 16
     #: What a refusal suggests: retry after this long (ErrorInfo metadata retry_after_ms).
     retry_after_ms: int = 1000
-    #: Matches that may wait in the start queue (``start_queue``): created, their bots
-    #: connected, no clock running, until the limits above let them start. Past it CreateMatch
-    #: is refused. 0: no queue; CreateMatch refuses a match the server has no room for.
+    #: Matches that may wait to start: for their bots, or in the start queue
+    #: (``start_queue``: their bots connected, no clock running, until the limits above let
+    #: them start). Past it CreateMatch is refused. 0: no queue; CreateMatch refuses a match
+    #: the server has no room for.
     max_queued: int = 1024
 
     def __post_init__(self) -> None:
@@ -301,7 +302,8 @@ def refusal(
     queued: int = 0,
 ) -> str | None:
     """Why CreateMatch must refuse a new match now, or None to create it. ``active``: the
-    matches waiting or running; ``queued``: of those, the ones in the start queue. With a
+    matches waiting or running; ``queued``: of those, the ones not let start yet (waiting
+    for their bots, or in the start queue). With a
     start queue (``max_queued`` above 0) a match the server has no room for yet waits in it,
     and only a full queue refuses; without one, ``no_room`` (the other arguments are its)
     refuses it."""
@@ -313,8 +315,8 @@ def refusal(
     if limits.max_queued > 0:
         if queued >= limits.max_queued:
             return (
-                f"the server's start queue is full: {queued} matches wait for room to be "
-                "played; try later"
+                f"the server's start queue is full: {queued} matches wait to start (for "
+                "their bots, or for room to be played); try later"
             )
         return None
     return no_room(limits, active, lag_ms, shortest_clock_ms, turnaround_ms, starting)

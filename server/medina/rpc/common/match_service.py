@@ -217,7 +217,8 @@ class Load:
     turnaround_ms: float | None = None
     #: Of the ``active`` matches, those starting: their load not measured yet.
     starting: int = 0
-    #: Of the ``active`` matches, those in the start queue.
+    #: Of the ``active`` matches, those not let start yet (waiting for their bots, or in
+    #: the start queue).
     queued: int = 0
 
 

@@ -101,7 +101,9 @@ class LocalMatches:
             min(shortest, settings.time.decision_ms),
             self.arena.turnaround.p99_ms(),
             sum(1 for h in running if h.timing.starting(now)),
-            0 if self.arena.queue is None else len(self.arena.queue),
+            # Waiting for their bots or for room: a flood of matches no bot comes for is
+            # bounded too (each holds its record open until its connect deadline).
+            sum(1 for h in running if h.timing.released is None),
         )
 
     async def page(
