@@ -14,7 +14,7 @@ import pytest
 from e2e.rawbot import RawBot
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
-from medina.rpc.common.admission import AdmissionLimits, MatchTiming, Turnaround
+from medina.rpc.common.admission import AdmissionLimits, LoopLag, MatchTiming, Turnaround
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.common.start_queue import StartQueue
 from medina.rpc.organiser import refusal_of
@@ -82,18 +82,20 @@ def test_a_match_starts_at_once_with_room_and_waits_without_it_oldest_first() ->
     assert queue.queued_total == 3  # b, c and d waited
 
 
-def test_the_queue_looks_for_room_on_its_own_clock() -> None:
+def test_the_queue_looks_for_room_on_the_servers_clock() -> None:
     async def main() -> None:
         room = Room(0)
         queue = StartQueue(room)
         started = asyncio.Event()
         queue.enter(MatchTiming(Turnaround(), 0.0), 100, started.set)
-        queue.start()
+        lag = LoopLag()  # the server's ticker, as start_server wires it
+        lag.on_tick.append(queue.tick)
+        lag.start()
         try:
             room.free = 1  # the load's measurements faded: no match ended to say so
             await started.wait()
         finally:
-            await queue.stop()
+            await lag.stop()
 
     run(main())
 

@@ -111,6 +111,9 @@ class LoopLag:
     def __init__(self) -> None:
         self.ms = 0.0
         self._task: asyncio.Task[None] | None = None
+        #: Called after every measurement (every ``TICK_S``): the server's one clock for
+        #: what looks again at the load (the start queue).
+        self.on_tick: list[Callable[[], None]] = []
 
     def start(self) -> None:
         """Start measuring on the running loop."""
@@ -133,6 +136,8 @@ class LoopLag:
             due = loop.time() + TICK_S
             await asyncio.sleep(TICK_S)
             self.note(max(0.0, (loop.time() - due) * 1000))
+            for listener in self.on_tick:
+                listener()
 
 
 #: Refusals and admissions are counted over this many last seconds for the retry hint.

@@ -18,8 +18,6 @@ waiting out the retry hint, 10-21 ms at 1,220-1,910 (six runs). Fair first: spre
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,7 +54,6 @@ class StartQueue:
         self.per_tick = None if per_second is None else max(1, round(per_second * TICK_S))
         self._budget = self.per_tick
         self._waiting: dict[MatchTiming, _Waiting] = {}  # oldest first
-        self._ticker: asyncio.Task[None] | None = None
         #: Matches that have waited in the queue (a match let start at once is not counted).
         self.queued_total = 0
         #: The longest any match has waited, in seconds.
@@ -112,27 +109,10 @@ class StartQueue:
         timing.released = self.clock()
         go()
 
-    def start(self) -> None:
-        """Look for room every ``TICK_S`` while matches wait (room comes back as the load's
-        measurements fade, not only when a match ends)."""
-        if self._ticker is None:
-            self._ticker = asyncio.get_running_loop().create_task(self._tick())
-
-    async def stop(self) -> None:
-        """Stop looking."""
-        if self._ticker is not None:
-            self._ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._ticker
-            self._ticker = None
-
-    async def _tick(self) -> None:
-        while True:
-            await asyncio.sleep(TICK_S)
-            self.tick()
-
     def tick(self) -> None:
-        """A new tick: its starts are allowed, and the queue looks for room."""
+        """A new tick (the server's ``LoopLag`` calls it every ``TICK_S``): its starts are
+        allowed, and the queue looks for room, which comes back as the load's measurements
+        fade, not only when a match ends."""
         self._budget = self.per_tick
         if self._waiting:
             self.pump()

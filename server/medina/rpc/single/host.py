@@ -24,6 +24,7 @@ from medina.referee.record import RecordSink, TeeSink
 from medina.referee.seat import Seat, Signal, StartSignal
 
 from ..common.admission import AdmissionLimits, MatchTiming, Turnaround, no_room
+from ..common.match_service import Load
 from ..common.start_queue import StartQueue
 from ..common.tokens import new_token, token_key
 from .grpc_seat import GrpcSeat
@@ -124,20 +125,34 @@ class Arena:
         with the event loop's lag now), the others waiting in a start queue."""
 
         def room(clock_ms: int) -> str | None:
-            now = time.monotonic()
-            let_in = [h for h in self._live.values() if h.timing.released is not None]
-            shortest = min((h.match.settings.time.decision_ms for h in let_in), default=clock_ms)
+            load = self.load(clock_ms)
             return no_room(
                 limits,
-                len(let_in),
+                load.active,
                 lag_ms(),
-                min(shortest, clock_ms),
-                self.turnaround.p99_ms(),
-                sum(1 for h in let_in if h.timing.starting(now)),
+                load.shortest_clock_ms,
+                load.turnaround_ms,
+                load.starting,
             )
 
         self.queue = StartQueue(room, per_second=limits.start_burst)
         return self.queue
+
+    def load(self, clock_ms: int) -> Load:
+        """What admission weighs for a match with a ``clock_ms`` decision clock: the matches
+        let start and not ended (with no start queue, every match, let start when created),
+        the shortest clock among them and it, the turnaround, those still starting, and the
+        matches not let start yet (waiting for their bots, or in the queue)."""
+        now = time.monotonic()
+        let_in = [h for h in self._live.values() if h.timing.released is not None]
+        shortest = min((h.match.settings.time.decision_ms for h in let_in), default=clock_ms)
+        return Load(
+            len(let_in),
+            min(shortest, clock_ms),
+            self.turnaround.p99_ms(),
+            sum(1 for h in let_in if h.timing.starting(now)),
+            len(self._live) - len(let_in),
+        )
 
     def load_records(self) -> list[StoredMatch]:
         """Read the records directory: earlier matches, interrupted ones listed as aborted.

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import AsyncIterator, Sequence, Set
+from dataclasses import replace
 from typing import Any
 
 import grpc
@@ -88,23 +88,11 @@ class LocalMatches:
         return matches.created(hosted.match_id, hosted.tokens, settings)
 
     def _load(self, settings: MatchSettings) -> Load:
-        """The matches waiting or running, and the shortest decision clock among them and a
-        new match with ``settings``."""
-        running = self.arena.running()
-        shortest = min(
-            (h.match.settings.time.decision_ms for h in running),
-            default=settings.time.decision_ms,
-        )
-        now = time.monotonic()
-        return Load(
-            len(running),
-            min(shortest, settings.time.decision_ms),
-            self.arena.turnaround.p99_ms(),
-            sum(1 for h in running if h.timing.starting(now)),
-            # Waiting for their bots or for room: a flood of matches no bot comes for is
-            # bounded too (each holds its record open until its connect deadline).
-            sum(1 for h in running if h.timing.released is None),
-        )
+        """The arena's load for a new match with ``settings`` (``Arena.load``), counting
+        every match waiting or running against ``max_matches``: waiting for their bots or
+        for room counts too, so a flood of matches no bot comes for stays bounded (each
+        holds its record open until its connect deadline)."""
+        return replace(self.arena.load(settings.time.decision_ms), active=len(self.arena.running()))
 
     async def page(
         self, request: admin_pb2.ListMatchesRequest, states: Set[int], size: int, context: Context

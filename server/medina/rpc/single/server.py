@@ -62,8 +62,6 @@ class RunningServer:
             await self.bots_server.stop(1.0)
         await self.server.stop(1.0)
         await self.lag.stop()
-        if self.arena.queue is not None:
-            await self.arena.queue.stop()
 
 
 async def start_server(config: ServerConfig) -> RunningServer:
@@ -82,9 +80,9 @@ async def start_server(config: ServerConfig) -> RunningServer:
     admin_pb2_grpc.add_SpectatorServiceServicer_to_server(SpectatorServicer(arena, slots), server)
     health_servicer, port = await start_serving(server, config)
     log.info("listening on %s:%d (records in %s)", config.host, port, config.records_dir)
-    lag.start()
     if arena.queue is not None:
-        arena.queue.start()
+        lag.on_tick.append(arena.queue.tick)
+    lag.start()
     running = RunningServer(
         server, port, arena, health_servicer, config, lag, slots, match_service=match_service
     )
