@@ -46,11 +46,20 @@ def state_of(pid: int) -> str:
         return ""
 
 
+# "D" counts as stopped: a thread in uninterruptible sleep runs no code of its own before
+# the pending stop takes it on its way back from the kernel. And it may never get there while
+# the group is stopped: a process that is spawning a child with vfork waits in "D" until the
+# child execs, and the child, in the same process group, was stopped too (seen in CI: a
+# tournament worker starting a bot).
+STOPPED = ("T", "t", "D", "Z", "")
+
+
 def wait_stopped(pid: int, timeout_s: float = 10.0) -> None:
-    """Wait until ``pid`` is stopped (or has ended): SIGSTOP takes effect when the kernel
-    next schedules the process, not when ``kill`` returns."""
+    """Wait until ``pid`` is stopped (or has ended, or can run nothing of its own before it
+    stops): SIGSTOP takes effect when the kernel next schedules the process, not when
+    ``kill`` returns."""
     deadline = time.monotonic() + timeout_s
-    while state_of(pid) not in ("T", "t", "Z", ""):
+    while (state := state_of(pid)) not in STOPPED:
         if time.monotonic() > deadline:
-            raise AssertionError(f"process {pid} was sent SIGSTOP but did not stop")
+            raise AssertionError(f"process {pid} was sent SIGSTOP but is still {state!r}")
         time.sleep(0.001)
