@@ -269,6 +269,38 @@ def test_the_queue_spreads_its_starts_over_its_ticks() -> None:
         StartQueue(room, per_second=0)
 
 
+def test_a_match_that_ends_gives_its_place_to_the_oldest_waiting_beyond_the_ticks_starts() -> None:
+    # Counting replacements against the burst capped the load at the burst times a game's
+    # length, whatever the room.
+    room = Room(100)
+    queue = StartQueue(room, per_second=10, clock=lambda: 0.0)
+    assert queue.per_tick == 1
+    meter = Turnaround()
+    playing = [meter.match() for _ in range(3)]
+    for timing in playing:
+        queue.enter(timing, 100, lambda: None)  # room and nothing waiting: at once
+    room.free = 0
+    started: list[int] = []
+    waiting = [meter.match() for _ in range(4)]
+    for n, timing in enumerate(waiting):
+        queue.enter(timing, 100, lambda n=n: started.append(n))  # type: ignore[misc]
+    room.free = 100
+    queue.tick()
+    assert started == [0] and queue.why == "the queue's starts for this tick are spent"
+    queue.leave(playing[0])  # ended: its place, at once
+    assert started == [0, 1]
+    queue.leave(waiting[3])  # aborted while it waited: no place was freed
+    assert started == [0, 1] and len(queue) == 1
+    queue.leave(meter.match())  # ended before it was let start (its bots never came)
+    assert started == [0, 1]
+    room.free = 0
+    queue.leave(playing[1])  # a place, but no room: the room decides, not the place
+    assert started == [0, 1] and queue.why == "no room"
+    room.free = 100
+    queue.tick()  # the unused place does not carry over: one a tick again
+    assert started == [0, 1, 2] and len(queue) == 0
+
+
 def test_matches_waiting_for_their_bots_count_against_the_queue_limit(tmp_path: Path) -> None:
     # A flood of matches no bot comes for stays bounded: each would hold its record open
     # until its connect deadline.

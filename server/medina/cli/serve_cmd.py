@@ -109,7 +109,8 @@ def add_parser(sub: Any) -> None:
         default=a.start_burst,
         help="start no match while this many matches are starting (let start and not yet "
         "playing, or playing for under a second), or as many as already play if more, and "
-        f"let at most this many start a second from the start queue (default {a.start_burst}); "
+        f"let the start queue grow the load by at most this many a second (a match that ends "
+        f"gives its place at once; default {a.start_burst}); "
         "--no-lag-limit turns it off",
     )
     p.add_argument(

@@ -7,13 +7,19 @@ with the clocks an idle server would give it. No clock runs while a match waits 
 were sent Welcome and nothing else), so waiting costs a bot nothing but time. A match that
 ends while it waits (aborted, its bots gone) leaves the queue.
 
-The queue lets at most ``per_second`` matches start a second (the start burst), spread over
-its ticks. Room is measured (the turnaround's percentile over the last seconds), so it shows
-a start's load only after a while, and a queue that filled all the room it saw at every tick
-overshot it. 256 matches of bots thinking 20-80 ms offered on the 2-core development
-machine, bot-seen p99 and decisions/s: unspread 19-34 ms at 1,730-1,950 (six runs); at 16
-starts a second 12-18 ms at 1,360-1,400 (four runs); with no queue, organisers refused and
-waiting out the retry hint, 10-21 ms at 1,220-1,910 (six runs). Fair first: spread.
+The queue lets the load grow by at most ``per_second`` matches a second (the start burst),
+spread over its ticks. Room is measured (the turnaround's percentile over the last seconds),
+so it shows a start's load only after a while, and a queue that filled all the room it saw
+at every tick overshot it. 256 matches of bots thinking 20-80 ms offered on the 2-core
+development machine, bot-seen p99 and decisions/s: unspread 19-34 ms at 1,730-1,950 (six
+runs); at 16 starts a second 12-18 ms at 1,360-1,400 (four runs); with no queue, organisers
+refused and waiting out the retry hint, 10-21 ms at 1,220-1,910 (six runs). Fair first:
+spread.
+
+A start that takes the place of a match that has just ended does not grow the load, so it
+is not one of the tick's: a match that ends lets the oldest waiting one start at once (room
+permitting). Counting every start against the burst capped the load at the burst times a
+game's length whatever the room: 16 a second of 8-second games is 128 matches.
 """
 
 from __future__ import annotations
@@ -37,8 +43,9 @@ class _Waiting:
 class StartQueue:
     """Matches ready to start, let start while ``no_room(clock_ms)`` says None for the
     oldest one's decision clock (it is asked again after each start, which it must then count
-    as starting), oldest first, at most ``per_second`` a second from the queue (None: as
-    many as there is room for). A match that finds the queue empty and room starts at once."""
+    as starting), oldest first, at most ``per_second`` a second from the queue beyond the
+    places of matches that ended (None: as many as there is room for). A match that finds
+    the queue empty and room starts at once."""
 
     def __init__(
         self,
@@ -84,8 +91,14 @@ class StartQueue:
         self.pump()
 
     def leave(self, timing: MatchTiming) -> None:
-        """The match ended before it was let start."""
-        self._waiting.pop(timing, None)
+        """The match ended: before it was let start (it leaves the queue), or after (its
+        place goes to the oldest waiting match, room permitting, beyond the tick's starts)."""
+        if self._waiting.pop(timing, None) is not None or timing.released is None:
+            return
+        if self._budget is not None:
+            self._budget += 1  # this tick's: an unused place does not carry over
+        if self._waiting:
+            self.pump()
 
     def pump(self) -> None:
         """Let the oldest matches start while there is room."""
