@@ -41,6 +41,7 @@ from typing import Any
 
 import grpc
 from medina.cli.serve_cmd import default_workers
+from medina.rpc.common.admission import AdmissionLimits
 from medina.v1 import (
     admin_pb2,
     admin_pb2_grpc,
@@ -132,6 +133,20 @@ def first_legal(request: arena_pb2.DecisionRequest) -> game_pb2.Action:
 #: A match whose first request comes this long after CreateMatch answered waited in the
 #: server's start queue (bots that connect and a first request take milliseconds).
 QUEUED_S = 0.1
+
+#: The shortest warm-up before a window is measured ...
+WARMUP_S = 3.0
+#: ... and how many matches a second ``serve``'s start queue lets the load grow by (its
+#: default start burst): a load of N matches is measured after N / that seconds at least,
+#: once every match offered could have started, so that a row is the load the server
+#: settles at, not its ramp. (With the old 3 s, 256 thinking matches were measured while
+#: half of them still waited for their first start.)
+RAMP_PER_S = AdmissionLimits().start_burst or 16
+
+
+def warmup_s(matches: int) -> float:
+    """How long ``matches`` matches are played before their window is measured."""
+    return max(WARMUP_S, matches / RAMP_PER_S)
 
 
 class MatchClock:
@@ -498,7 +513,9 @@ async def levels(loads: list[Load], window_s: float) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             proc, address = await start_process(*serve_argv(tmp, *load.serve))
             try:
-                level, stats = await measure(address, proc.pid or 0, load, 3.0, window_s)
+                level, stats = await measure(
+                    address, proc.pid or 0, load, warmup_s(concurrent), window_s
+                )
             finally:
                 await stop_process(proc)
         req = int(statistics.median(stats.request_bytes)) if stats.request_bytes else 1000
@@ -531,7 +548,9 @@ async def levels(loads: list[Load], window_s: float) -> None:
         "time excluded), for the referee the whole path: judge, apply, record, observe, "
         "encode, two transport hops; strikes, forfeits, ended: every match of the level, "
         "warm-up and drain included; refused: CreateMatch answered RESOURCE_EXHAUSTED, "
-        "asked again after the retry hint; queued: matches whose first request came "
+        "asked again after the retry hint; each window measured after the matches "
+        f"/ {RAMP_PER_S} s of play (the start queue's ramp), {WARMUP_S:g} s at least; "
+        "queued: matches whose first request came "
         f"{QUEUED_S:g} s or more after CreateMatch (they waited in the server's start "
         "queue, no clock running), wait s: the longest such wait)"
     )

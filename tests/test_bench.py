@@ -9,8 +9,9 @@ import weakref
 
 import pytest
 from medina.engine import apply_action, legal_moves, new_game
+from medina.rpc.common.admission import AdmissionLimits
 
-from bench import QUICK_ENV, decision_path, pauses
+from bench import QUICK_ENV, capacity, decision_path, pauses
 
 
 def game_length(seed: int) -> int:
@@ -72,3 +73,11 @@ def test_the_bots_process_collects_nothing_while_a_window_is_measured() -> None:
             gc.enable()
         else:
             gc.disable()
+
+
+def test_a_capacity_load_is_measured_once_the_start_queue_could_have_started_it() -> None:
+    # The ramp is serve's own default start burst: a different default moves it too.
+    assert capacity.RAMP_PER_S == AdmissionLimits().start_burst == 16
+    assert capacity.warmup_s(256) == 16.0
+    assert capacity.warmup_s(128) == 8.0
+    assert capacity.warmup_s(1) == capacity.warmup_s(16) == capacity.WARMUP_S
