@@ -17,7 +17,7 @@ from medina.records.verify import verify_record
 from medina.rpc.common.admission import AdmissionLimits, LoopLag, MatchTiming, Turnaround
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.common.start_queue import StartQueue
-from medina.rpc.organiser import refusal_of
+from medina.rpc.organiser import refusal_of, report_queued
 from medina.rpc.single.server import RunningServer, start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, common_pb2, match_pb2
 from medina.web.server import arena_viewer
@@ -320,6 +320,56 @@ def test_matches_waiting_for_their_bots_count_against_the_queue_limit(tmp_path: 
                 assert full.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
                 assert "2 matches wait to start (for their bots" in (full.value.details() or "")
                 assert len(running.arena.matches) == 2
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
+def test_an_organiser_is_told_where_its_match_waits_until_it_starts(tmp_path: Path) -> None:
+    # `medina-arena match` prints these lines: a match held by a busy server is not a hang.
+    async def main() -> None:
+        running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
+        try:
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                running.lag.note(5000)  # a stall: no room
+                first, second = [
+                    await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config()))
+                    for _ in range(2)
+                ]
+                games = []
+                for n, c in enumerate((first, second)):
+                    games += [
+                        asyncio.ensure_future(RawBot(running.address, t.token).play())
+                        for t in c.tokens
+                    ]
+                    await queued(running, n + 1)
+                said: list[str] = []
+                heard = asyncio.Event()
+
+                def say(text: str) -> None:
+                    said.append(text)
+                    heard.set()
+
+                reporter = asyncio.ensure_future(
+                    report_queued(stub, second.match_id, say, poll_s=0.01, say_every_s=0)
+                )
+                await heard.wait()
+                heard.clear()
+                room = "it starts when the server has room"
+                assert said == [f"match {second.match_id} waits for the server: queued: its "
+                                f"bots are here; {room} (1 ahead)"]  # fmt: skip
+                await stub.AbortMatch(admin_pb2.AbortMatchRequest(match_id=first.match_id))
+                await heard.wait()  # its place changed: said again
+                assert said[1].endswith(f"{room} (0 ahead)") and len(said) == 2
+                running.lag.ms = 0.0  # room: it starts, and the reporter ends on its own
+                await reporter
+                await asyncio.gather(*games)
+                assert len(said) == 2
+                # A match that does not wait says nothing.
+                await report_queued(stub, second.match_id, say, poll_s=0.01)
+                assert len(said) == 2
         finally:
             await running.stop(1)
 

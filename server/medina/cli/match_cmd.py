@@ -20,7 +20,7 @@ from medina.referee.config import MatchSettings
 from medina.referee.outcome import MatchOutcome
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.common.serving import wait_for_signal
-from medina.rpc.organiser import SeatForfeit, create_match, seat_forfeiter
+from medina.rpc.organiser import SeatForfeit, create_match, report_queued, seat_forfeiter
 from medina.rpc.single.server import RunningServer, start_server
 from medina.sandbox import SandboxSpec
 from medina.v1 import admin_pb2, admin_pb2_grpc, game_pb2
@@ -204,6 +204,10 @@ async def _play(
             asyncio.create_task(_report_exit(seat, proc, logs_of[seat], forfeit))
             for seat, proc in enumerate(procs)
         ]
+        if not args.quiet:  # a busy server holds the match: say so rather than go silent
+            watchers.append(
+                asyncio.create_task(report_queued(matches, match_id, _say, metadata=metadata))
+            )
         view = Spectator(settings.new_game(), quiet=args.quiet)
         try:
             async for message in watch:
@@ -264,6 +268,10 @@ class Spectator:
             )
             self.progress.state = self.game.state
             self.next_index = event.index + 1
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
 
 
 async def _report_exit(

@@ -7,6 +7,10 @@ lost. ``create_match`` retries those with the hint (or backoff) until ``give_up_
 one request id, so a retry after a lost reply returns the match the first call created.
 The command line's ``match`` and the tournament runner create their matches through it.
 
+``report_queued`` says, while a match waits in the server's start queue (its bots are
+there, the server has no room for it yet, no clock runs), where it stands, so that an
+organiser's silence does not read as a hang.
+
 ``forfeit_seat`` (ForfeitSeat) is how both tell the referee that a seat's bot process has
 exited, whether the server runs in their own process or elsewhere: the seat forfeits at once
 (CRASHED) rather than after its reconnect grace or connect deadline. ``seat_forfeiter``
@@ -18,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+import math
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -28,9 +33,17 @@ import grpc
 from medina.v1 import admin_pb2, admin_pb2_grpc
 from medina.wire import matches as wire_matches
 
+from .common.start_queue import QUEUED_NOTE
 from .common.status import reason_of
 
-__all__ = ["SeatForfeit", "create_match", "forfeit_seat", "refusal_of", "seat_forfeiter"]
+__all__ = [
+    "SeatForfeit",
+    "create_match",
+    "forfeit_seat",
+    "refusal_of",
+    "report_queued",
+    "seat_forfeiter",
+]
 
 log = logging.getLogger("medina.rpc")
 
@@ -71,6 +84,48 @@ async def create_match(
             log.info("CreateMatch: %s (%s); trying again in %.1f s", exc.details(), reason, wait)
             await asyncio.sleep(wait)  # the server asked for this pause
             backoff = min(backoff * 2, 5.0)
+
+
+#: How often ``report_queued`` asks, and how often at most it says the place again.
+QUEUE_POLL_S = 2.0
+QUEUE_SAY_EVERY_S = 10.0
+
+
+async def report_queued(
+    stub: admin_pb2_grpc.MatchServiceAsyncStub,
+    match_id: str,
+    say: Callable[[str], None],
+    *,
+    metadata: tuple[tuple[str, str], ...] = (),
+    poll_s: float = QUEUE_POLL_S,
+    say_every_s: float = QUEUE_SAY_EVERY_S,
+) -> None:
+    """Until the match is no longer waiting: ``say`` its note each time it is found in the
+    server's start queue, the first time at once and then when its place has changed and
+    ``say_every_s`` has passed. Cancel it when the match is known to have started; it ends
+    on its own once GetMatch shows the match past waiting (or fails)."""
+    said, said_at = "", -math.inf
+    while True:
+        try:
+            got = await stub.GetMatch(
+                wire_matches.get_request(match_id), metadata=metadata, timeout=10
+            )
+        except grpc.aio.AioRpcError as exc:
+            log.debug("GetMatch %s while it may be queued: %s", match_id, exc.details())
+            return
+        match = got.match
+        if match.state != admin_pb2.MATCH_STATE_WAITING:
+            return
+        note = match.note
+        now = time.monotonic()
+        if (
+            note.startswith(QUEUED_NOTE)
+            and note != said
+            and (not said or now - said_at >= say_every_s)
+        ):
+            say(f"match {match_id} waits for the server: {note}")
+            said, said_at = note, now
+        await asyncio.sleep(poll_s)  # asking the server again, not waiting on ourselves
 
 
 def refusal_of(exc: grpc.aio.AioRpcError) -> tuple[str, int]:

@@ -30,7 +30,11 @@ from dataclasses import dataclass
 
 from .admission import TICK_S, MatchTiming
 
-__all__ = ["StartQueue"]
+__all__ = ["QUEUED_NOTE", "StartQueue"]
+
+#: How the note of a match waiting in the queue starts (``MatchSummary.note``; organisers
+#: look for it: ``rpc.organiser.report_queued``).
+QUEUED_NOTE = "queued:"
 
 
 @dataclass(slots=True)

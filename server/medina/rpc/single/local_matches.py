@@ -32,7 +32,7 @@ from ..common.match_service import (
     refuse_over,
     refuse_seat,
 )
-from ..common.start_queue import StartQueue
+from ..common.start_queue import QUEUED_NOTE, StartQueue
 from ..common.status import Reason, abort
 from .host import Arena, ArenaClosedError, HostedMatch
 
@@ -51,7 +51,7 @@ def summary(hosted: HostedMatch, queue: StartQueue | None = None) -> admin_pb2.M
         record_path=str(hosted.record_path),
         note=""
         if ahead is None
-        else f"queued: its bots are here; it starts when the server has room ({ahead} ahead)",
+        else f"{QUEUED_NOTE} its bots are here; it starts when the server has room ({ahead} ahead)",
     )
 
 
