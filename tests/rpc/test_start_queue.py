@@ -5,7 +5,8 @@ queue full (rpc/common/start_queue.py, rpc/single/host.py, referee/match.py)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -120,6 +121,22 @@ async def queued(running: RunningServer, n: int) -> None:
     raise AssertionError(f"{len(queue)} matches queued, not {n}")
 
 
+@asynccontextmanager
+async def stalled(
+    tmp_path: Path,
+) -> AsyncIterator[tuple[RunningServer, admin_pb2_grpc.MatchServiceAsyncStub]]:
+    """A server on the default admission whose event loop ran 5 s late (as a stall would
+    measure): no room for any match until ``running.lag.ms`` is set back; and an
+    organiser's stub for it."""
+    running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
+    try:
+        async with grpc.aio.insecure_channel(running.address) as channel:
+            running.lag.note(5000)
+            yield running, admin_pb2_grpc.MatchServiceStub(channel)
+    finally:
+        await running.stop(1)
+
+
 def test_matches_the_server_has_no_room_for_wait_with_no_clock_running_then_play(
     tmp_path: Path,
 ) -> None:
@@ -202,42 +219,36 @@ def test_matches_the_server_has_no_room_for_wait_with_no_clock_running_then_play
 
 def test_a_bot_that_left_while_its_match_waited_is_away_from_the_start(tmp_path: Path) -> None:
     async def main() -> None:
-        running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
-        try:
-            async with grpc.aio.insecure_channel(running.address) as channel:
-                stub = admin_pb2_grpc.MatchServiceStub(channel)
-                running.lag.note(5000)
-                request = admin_pb2.CreateMatchRequest(config=config())
-                request.config.policies.reconnect_grace_ms = 200
-                created = await stub.CreateMatch(request)
-                stays = RawBot(running.address, created.tokens[0].token)
-                leaves = RawBot(running.address, created.tokens[1].token)
-                games = [asyncio.ensure_future(stays.play())]
-                leaving = asyncio.ensure_future(leaves.play())
-                await queued(running, 1)
-                leaving.cancel()  # the bot's process went away while the match waited
-                with pytest.raises(asyncio.CancelledError):
-                    await leaving
-                running.lag.ms = 0.0
-                await asyncio.gather(*games)
-                summary = await stub.GetMatch(admin_pb2.GetMatchRequest(match_id=created.match_id))
-                # It came, so it is no no-show: it left, and did not come back within its
-                # reconnect grace (counted from the start).
-                seat = summary.match.result.seats[1]
-                assert seat.termination in (
-                    match_pb2.TERMINATION_DISCONNECTED,
-                    match_pb2.TERMINATION_CRASHED,
-                ), summary
-                assert seat.detail == "did not reconnect in time"
-                assert summary.match.result.seats[0].termination == match_pb2.TERMINATION_NORMAL
-                # The record tells it so, and replays to the same result.
-                record = read_record(Path(summary.match.record_path))
-                report = verify_record(record)
-                assert report.ok and report.complete, report.summary()
-                text = Path(summary.match.record_path).read_text()
-                assert "its stream ended before the match started" in text
-        finally:
-            await running.stop(1)
+        async with stalled(tmp_path) as (running, stub):
+            request = admin_pb2.CreateMatchRequest(config=config())
+            request.config.policies.reconnect_grace_ms = 200
+            created = await stub.CreateMatch(request)
+            stays = RawBot(running.address, created.tokens[0].token)
+            leaves = RawBot(running.address, created.tokens[1].token)
+            games = [asyncio.ensure_future(stays.play())]
+            leaving = asyncio.ensure_future(leaves.play())
+            await queued(running, 1)
+            leaving.cancel()  # the bot's process went away while the match waited
+            with pytest.raises(asyncio.CancelledError):
+                await leaving
+            running.lag.ms = 0.0
+            await asyncio.gather(*games)
+            summary = await stub.GetMatch(admin_pb2.GetMatchRequest(match_id=created.match_id))
+            # It came, so it is no no-show: it left, and did not come back within its
+            # reconnect grace (counted from the start).
+            seat = summary.match.result.seats[1]
+            assert seat.termination in (
+                match_pb2.TERMINATION_DISCONNECTED,
+                match_pb2.TERMINATION_CRASHED,
+            ), summary
+            assert seat.detail == "did not reconnect in time"
+            assert summary.match.result.seats[0].termination == match_pb2.TERMINATION_NORMAL
+            # The record tells it so, and replays to the same result.
+            record = read_record(Path(summary.match.record_path))
+            report = verify_record(record)
+            assert report.ok and report.complete, report.summary()
+            text = Path(summary.match.record_path).read_text()
+            assert "its stream ended before the match started" in text
 
     run(main())
 
@@ -329,48 +340,41 @@ def test_matches_waiting_for_their_bots_count_against_the_queue_limit(tmp_path: 
 def test_an_organiser_is_told_where_its_match_waits_until_it_starts(tmp_path: Path) -> None:
     # `medina-arena match` prints these lines: a match held by a busy server is not a hang.
     async def main() -> None:
-        running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
-        try:
-            async with grpc.aio.insecure_channel(running.address) as channel:
-                stub = admin_pb2_grpc.MatchServiceStub(channel)
-                running.lag.note(5000)  # a stall: no room
-                first, second = [
-                    await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config()))
-                    for _ in range(2)
+        async with stalled(tmp_path) as (running, stub):
+            first, second = [
+                await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config()))
+                for _ in range(2)
+            ]
+            games = []
+            for n, c in enumerate((first, second)):
+                games += [
+                    asyncio.ensure_future(RawBot(running.address, t.token).play()) for t in c.tokens
                 ]
-                games = []
-                for n, c in enumerate((first, second)):
-                    games += [
-                        asyncio.ensure_future(RawBot(running.address, t.token).play())
-                        for t in c.tokens
-                    ]
-                    await queued(running, n + 1)
-                said: list[str] = []
-                heard = asyncio.Event()
+                await queued(running, n + 1)
+            said: list[str] = []
+            heard = asyncio.Event()
 
-                def say(text: str) -> None:
-                    said.append(text)
-                    heard.set()
+            def say(text: str) -> None:
+                said.append(text)
+                heard.set()
 
-                reporter = asyncio.ensure_future(
-                    report_queued(stub, second.match_id, say, poll_s=0.01, say_every_s=0)
-                )
-                await heard.wait()
-                heard.clear()
-                room = "it starts when the server has room"
-                assert said == [f"match {second.match_id} waits for the server: queued: its "
-                                f"bots are here; {room} (1 ahead)"]  # fmt: skip
-                await stub.AbortMatch(admin_pb2.AbortMatchRequest(match_id=first.match_id))
-                await heard.wait()  # its place changed: said again
-                assert said[1].endswith(f"{room} (0 ahead)") and len(said) == 2
-                running.lag.ms = 0.0  # room: it starts, and the reporter ends on its own
-                await reporter
-                await asyncio.gather(*games)
-                assert len(said) == 2
-                # A match that does not wait says nothing.
-                await report_queued(stub, second.match_id, say, poll_s=0.01)
-                assert len(said) == 2
-        finally:
-            await running.stop(1)
+            reporter = asyncio.ensure_future(
+                report_queued(stub, second.match_id, say, poll_s=0.01, say_every_s=0)
+            )
+            await heard.wait()
+            heard.clear()
+            room = "it starts when the server has room"
+            assert said == [f"match {second.match_id} waits for the server: queued: its "
+                            f"bots are here; {room} (1 ahead)"]  # fmt: skip
+            await stub.AbortMatch(admin_pb2.AbortMatchRequest(match_id=first.match_id))
+            await heard.wait()  # its place changed: said again
+            assert said[1].endswith(f"{room} (0 ahead)") and len(said) == 2
+            running.lag.ms = 0.0  # room: it starts, and the reporter ends on its own
+            await reporter
+            await asyncio.gather(*games)
+            assert len(said) == 2
+            # A match that does not wait says nothing.
+            await report_queued(stub, second.match_id, say, poll_s=0.01)
+            assert len(said) == 2
 
     run(main())
