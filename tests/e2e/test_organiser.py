@@ -7,18 +7,18 @@ import gc
 import os
 import types
 import weakref
-from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import grpc
 import pytest
+from bounded import run
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.referee.config import MatchSettings
 from medina.rpc.common import status
-from medina.rpc.common.admission import AdmissionLimits, LoopLag, no_room
+from medina.rpc.common.admission import AdmissionLimits, Load, LoopLag, no_room
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.organiser import create_match
 from medina.rpc.single.server import start_server
@@ -29,17 +29,8 @@ from records.test_verify import engine_record
 from .forfeits import check_forfeit_seat
 from .rawbot import RawBot
 
-T = TypeVar("T")
 TOKEN = "organiser-secret"
 AUTH = (("authorization", f"Bearer {TOKEN}"),)
-
-
-def run(coro: Awaitable[T], timeout: float = 60) -> T:
-    async def bounded() -> T:
-        async with asyncio.timeout(timeout):
-            return await coro
-
-    return asyncio.run(bounded())
 
 
 def config(players: int = 2) -> match_pb2.MatchConfig:
@@ -418,22 +409,22 @@ def test_the_lag_estimate_keeps_a_high_and_lets_it_fade() -> None:
         lag.note(0)
     assert lag.ms < 1
     limits = AdmissionLimits(max_matches=None, max_loop_lag_ms=100)
-    assert no_room(limits, 50, 99) is None
-    assert "event loop runs 150 ms late" in (no_room(limits, 0, 150) or "")
+    assert no_room(limits, Load(50, None), 99) is None
+    assert "event loop runs 150 ms late" in (no_room(limits, Load(0, None), 150) or "")
     with pytest.raises(ValueError, match="max_matches must be at least 1"):
         AdmissionLimits(max_matches=0)
 
 
 def test_a_loop_late_by_a_share_of_the_shortest_clock_refuses_new_matches() -> None:
     limits = AdmissionLimits()  # the defaults: 10 % of the shortest clock, at least 10 ms
-    assert no_room(limits, 5, 9.9, 100) is None
-    assert "at capacity" in (no_room(limits, 5, 10.0, 100) or "")
-    assert no_room(limits, 5, 400, 5000) is None  # a 5 s clock takes a 0.4 s lag
-    assert "500 ms" in (no_room(limits, 5, 500, 5000) or "")
-    assert no_room(limits, 5, 9, 20) is None  # the floor: never below 10 ms
-    assert no_room(limits, 5, 50, None) is None  # no clock known: only the absolute limit
+    assert no_room(limits, Load(5, 100), 9.9) is None
+    assert "at capacity" in (no_room(limits, Load(5, 100), 10.0) or "")
+    assert no_room(limits, Load(5, 5000), 400) is None  # a 5 s clock takes a 0.4 s lag
+    assert "500 ms" in (no_room(limits, Load(5, 5000), 500) or "")
+    assert no_room(limits, Load(5, 20), 9) is None  # the floor: never below 10 ms
+    assert no_room(limits, Load(5, None), 50) is None  # no clock known: only the absolute limit
     off = AdmissionLimits(max_lag_share=None)
-    assert no_room(off, 5, 99, 100) is None
+    assert no_room(off, Load(5, 100), 99) is None
     with pytest.raises(ValueError, match="max_lag_share"):
         AdmissionLimits(max_lag_share=0)
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TypeVar
 
 import grpc
 import pytest
+from bounded import run
 from e2e.rawbot import RawBot
 from medina.rpc.common.admission import (
     HINT_MAX_EVENTS,
@@ -21,6 +21,7 @@ from medina.rpc.common.admission import (
     TURNAROUND_MAX_SAMPLES,
     WAITING_S,
     AdmissionLimits,
+    Load,
     RetryHint,
     Turnaround,
     no_room,
@@ -32,8 +33,6 @@ from medina.rpc.single.server import RunningServer, start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, common_pb2, match_pb2
 from medina.web.server import arena_viewer
 from prometheus_client.exposition import generate_latest
-
-T = TypeVar("T")
 
 
 @asynccontextmanager
@@ -61,14 +60,6 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
-
-
-def run(coro: Awaitable[T], timeout: float = 60) -> T:
-    async def bounded() -> T:
-        async with asyncio.timeout(timeout):
-            return await coro
-
-    return asyncio.run(bounded())
 
 
 def test_the_first_percentile_counts_as_soon_as_its_decisions_are_in() -> None:
@@ -142,27 +133,27 @@ def test_a_request_noted_after_its_reply_still_pairs_every_reply_with_its_reques
 
 def test_a_slow_turnaround_refuses_new_matches_while_matches_play() -> None:
     limits = AdmissionLimits()  # 10 % of the shortest clock, at least 10 ms
-    assert no_room(limits, 5, 0, 100, turnaround_ms=9.9) is None
-    refused = no_room(limits, 5, 0, 100, turnaround_ms=12.5) or ""
+    assert no_room(limits, Load(5, 100, turnaround_ms=9.9), 0) is None
+    refused = no_room(limits, Load(5, 100, turnaround_ms=12.5), 0) or ""
     assert "12.5 ms at the 99th percentile" in refused and "100 ms" in refused
-    assert no_room(limits, 5, 0, 5000, turnaround_ms=400) is None  # 5 s clocks take 0.4 s
-    assert no_room(limits, 5, 0, None, turnaround_ms=400) is None  # no clock known (a front)
-    assert no_room(limits, 5, 0, 100, turnaround_ms=None) is None  # too few decisions
+    assert no_room(limits, Load(5, 5000, turnaround_ms=400), 0) is None  # 5 s clocks take 0.4 s
+    assert no_room(limits, Load(5, None, turnaround_ms=400), 0) is None  # no clock known (a front)
+    assert no_room(limits, Load(5, 100, turnaround_ms=None), 0) is None  # too few decisions
     # No match plays: the last seconds' turnaround is of a load that has ended.
-    assert no_room(limits, 0, 0, 100, turnaround_ms=50) is None
-    assert no_room(limits, 3, 0, 100, turnaround_ms=50, starting=3) is None
-    assert no_room(AdmissionLimits(max_lag_share=None), 5, 0, 100, turnaround_ms=50) is None
+    assert no_room(limits, Load(0, 100, turnaround_ms=50), 0) is None
+    assert no_room(limits, Load(3, 100, turnaround_ms=50, starting=3), 0) is None
+    assert no_room(AdmissionLimits(max_lag_share=None), Load(5, 100, turnaround_ms=50), 0) is None
 
 
 def test_matches_start_at_most_a_burst_or_as_many_as_play_at_once() -> None:
     limits = AdmissionLimits(start_burst=16)
-    assert no_room(limits, 15, 0, starting=15) is None
-    refused = no_room(limits, 16, 0, starting=16) or ""
+    assert no_room(limits, Load(15, None, starting=15), 0) is None
+    refused = no_room(limits, Load(16, None, starting=16), 0) or ""
     assert "16 matches are starting" in refused and "at most 16" in refused
     # 40 play and have been measured: 39 more may start (the load at most doubles).
-    assert no_room(limits, 79, 0, starting=39) is None
-    assert "at most 40" in (no_room(limits, 80, 0, starting=40) or "")
-    assert no_room(AdmissionLimits(start_burst=None), 500, 0, starting=500) is None
+    assert no_room(limits, Load(79, None, starting=39), 0) is None
+    assert "at most 40" in (no_room(limits, Load(80, None, starting=40), 0) or "")
+    assert no_room(AdmissionLimits(start_burst=None), Load(500, None, starting=500), 0) is None
     with pytest.raises(ValueError, match="start_burst must be at least 1"):
         AdmissionLimits(start_burst=0)
 
@@ -297,12 +288,12 @@ def test_a_slow_turnaround_refuses_a_match_with_a_short_clock_over_grpc(tmp_path
 def test_with_a_start_queue_create_match_is_refused_only_at_its_limits() -> None:
     queue = AdmissionLimits(max_queued=4)
     # No room (the loop 5 s late, 20 starting): the match is created, to wait in the queue.
-    assert refusal(queue, 20, 5000, 100, turnaround_ms=50, starting=20, queued=3) is None
-    assert "4 matches wait to start" in (refusal(queue, 20, 0, queued=4) or "")
-    assert "limit of 2 matches" in (refusal(AdmissionLimits(max_matches=2), 2, 0) or "")
+    assert refusal(queue, Load(20, 100, turnaround_ms=50, starting=20, queued=3), 5000) is None
+    assert "4 matches wait to start" in (refusal(queue, Load(20, None, queued=4), 0) or "")
+    assert "limit of 2 matches" in (refusal(AdmissionLimits(max_matches=2), Load(2, None), 0) or "")
     # No queue: no room refuses, as no_room says.
     none = AdmissionLimits(max_queued=0)
-    assert "event loop runs 5000 ms late" in (refusal(none, 1, 5000) or "")
-    assert refusal(none, 1, 0) is None
+    assert "event loop runs 5000 ms late" in (refusal(none, Load(1, None), 5000) or "")
+    assert refusal(none, Load(1, None), 0) is None
     with pytest.raises(ValueError, match="max_queued must be 0"):
         AdmissionLimits(max_queued=-1)

@@ -21,10 +21,10 @@ from medina.referee.config import MatchSettings
 from medina.v1 import admin_pb2
 from medina.wire import matches
 
+from ..common.admission import Load
 from ..common.listing import SORT_KEYS_METADATA, Page, SortKey, decode_keys, merge, paginate
 from ..common.match_service import (
     Admit,
-    Load,
     entry_summaries,
     recorded_entries,
     recorded_page,

@@ -297,21 +297,31 @@ class MatchTiming:
         return now - self.started < STARTING_S
 
 
-def refusal(
-    limits: AdmissionLimits,
-    active: int,
-    lag_ms: float,
-    shortest_clock_ms: int | None = None,
-    turnaround_ms: float | None = None,
-    starting: int = 0,
-    queued: int = 0,
-) -> str | None:
-    """Why CreateMatch must refuse a new match now, or None to create it. ``active``: the
-    matches waiting or running; ``queued``: of those, the ones not let start yet (waiting
-    for their bots, or in the start queue). With a
-    start queue (``max_queued`` above 0) a match the server has no room for yet waits in it,
-    and only a full queue refuses; without one, ``no_room`` (the other arguments are its)
-    refuses it."""
+@dataclass(frozen=True, slots=True)
+class Load:
+    """What admission control weighs before a new match."""
+
+    #: Matches waiting or running.
+    active: int
+    #: The shortest decision clock in play, the new match's included; None where the loop
+    #: lag is not weighed against the clocks (a front: its workers' loops referee).
+    shortest_clock_ms: int | None
+    #: The server's turnaround at the 99th percentile (``Turnaround``); None
+    #: where not known (too few decisions lately, or a front).
+    turnaround_ms: float | None = None
+    #: Of the ``active`` matches, those starting: their load not measured yet.
+    starting: int = 0
+    #: Of the ``active`` matches, those not let start yet (waiting for their bots, or in
+    #: the start queue).
+    queued: int = 0
+
+
+def refusal(limits: AdmissionLimits, load: Load, lag_ms: float) -> str | None:
+    """Why CreateMatch must refuse a new match now, or None to create it (``lag_ms``: the
+    event loop's lag now). With a start queue (``max_queued`` above 0) a match the server
+    has no room for yet waits in it, and only a full queue refuses; without one,
+    ``no_room`` refuses it."""
+    active, queued = load.active, load.queued
     if limits.max_matches is not None and active >= limits.max_matches:
         return (
             f"the server is at its limit of {limits.max_matches} matches waiting or running; "
@@ -324,23 +334,17 @@ def refusal(
                 "their bots, or for room to be played); try later"
             )
         return None
-    return no_room(limits, active, lag_ms, shortest_clock_ms, turnaround_ms, starting)
+    return no_room(limits, load, lag_ms)
 
 
-def no_room(
-    limits: AdmissionLimits,
-    active: int,
-    lag_ms: float,
-    shortest_clock_ms: int | None = None,
-    turnaround_ms: float | None = None,
-    starting: int = 0,
-) -> str | None:
+def no_room(limits: AdmissionLimits, load: Load, lag_ms: float) -> str | None:
     """Why the server has no room to start another match now (it would be served late), or
-    None. ``active``: the matches let start and not ended; ``shortest_clock_ms``: the
-    shortest decision clock among them and the new one (None: not known);
-    ``turnaround_ms``: the server's turnaround at the 99th percentile (``Turnaround``; None:
-    not known); ``starting``: of the ``active`` matches, those still starting
-    (``MatchTiming.starting``)."""
+    None. Of the ``load``: ``active``, the matches let start and not ended (with a start
+    queue; without, every match waiting or running); the shortest clock, the turnaround and
+    the matches still starting (``MatchTiming.starting``); ``lag_ms``: the event loop's lag
+    now."""
+    active, starting = load.active, load.starting
+    shortest_clock_ms, turnaround_ms = load.shortest_clock_ms, load.turnaround_ms
     if limits.max_loop_lag_ms is not None and lag_ms >= limits.max_loop_lag_ms:
         return (
             f"the server is overloaded (its event loop runs {lag_ms:.0f} ms late, the limit is "

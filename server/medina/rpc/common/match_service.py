@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence, Set
-from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol, TypeVar
 
 import grpc
@@ -23,7 +22,7 @@ from medina.referee.errors import ConfigError
 from medina.v1 import admin_pb2, admin_pb2_grpc
 from medina.wire import convert, matches
 
-from .admission import AdmissionLimits, LoopLag, RetryHint, refusal
+from .admission import AdmissionLimits, Load, LoopLag, RetryHint, refusal
 from .auth import require_organiser
 from .idempotency import CreatedMatches, create_once
 from .listing import (
@@ -41,7 +40,6 @@ __all__ = [
     "ORGANISER_FORFEIT",
     "STORED_STATE",
     "Admit",
-    "Load",
     "MatchBackend",
     "MatchService",
     "entry_summaries",
@@ -203,25 +201,6 @@ async def refuse_over(context: Context, match_id: str) -> NoReturn:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Load:
-    """What admission control weighs before a new match."""
-
-    #: Matches waiting or running.
-    active: int
-    #: The shortest decision clock in play, the new match's included; None where the loop
-    #: lag is not weighed against the clocks (a front: its workers' loops referee).
-    shortest_clock_ms: int | None
-    #: The server's turnaround at the 99th percentile (``admission.Turnaround``); None
-    #: where not known (too few decisions lately, or a front).
-    turnaround_ms: float | None = None
-    #: Of the ``active`` matches, those starting: their load not measured yet.
-    starting: int = 0
-    #: Of the ``active`` matches, those not let start yet (waiting for their bots, or in
-    #: the start queue).
-    queued: int = 0
-
-
 #: Admission control's verdict on a load: True when the match may be created; False when it
 #: was refused (the call's status is set: the backend returns without creating it).
 Admit = Callable[[Load], Awaitable[bool]]
@@ -325,15 +304,7 @@ class MatchService(admin_pb2_grpc.MatchServiceServicer):
     async def _admit(self, load: Load, context: Context) -> bool:
         """Whether admission lets a match with ``load`` in; if not, the call's status is set
         to RESOURCE_EXHAUSTED (SERVER_FULL, with a retry hint) and the backend returns."""
-        refused = refusal(
-            self.admission,
-            load.active,
-            self.lag.ms,
-            load.shortest_clock_ms,
-            load.turnaround_ms,
-            load.starting,
-            load.queued,
-        )
+        refused = refusal(self.admission, load, self.lag.ms)
         if refused is None:
             self.hint.admitted()
             return True

@@ -23,8 +23,7 @@ from medina.referee.outcome import MatchOutcome
 from medina.referee.record import RecordSink, TeeSink
 from medina.referee.seat import Seat, Signal, StartSignal
 
-from ..common.admission import AdmissionLimits, MatchTiming, Turnaround, no_room
-from ..common.match_service import Load
+from ..common.admission import AdmissionLimits, Load, MatchTiming, Turnaround, no_room
 from ..common.start_queue import StartQueue
 from ..common.tokens import new_token, token_key
 from .grpc_seat import GrpcSeat
@@ -125,15 +124,7 @@ class Arena:
         with the event loop's lag now), the others waiting in a start queue."""
 
         def room(clock_ms: int) -> str | None:
-            load = self.load(clock_ms)
-            return no_room(
-                limits,
-                load.active,
-                lag_ms(),
-                load.shortest_clock_ms,
-                load.turnaround_ms,
-                load.starting,
-            )
+            return no_room(limits, self.load(clock_ms), lag_ms())
 
         self.queue = StartQueue(room, per_second=limits.start_burst)
         return self.queue

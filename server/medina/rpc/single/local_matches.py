@@ -20,11 +20,11 @@ from medina.referee.outcome import MatchOutcome
 from medina.v1 import admin_pb2, admin_pb2_grpc
 from medina.wire import matches
 
+from ..common.admission import Load
 from ..common.limits import ClientSlots, stream_slot
 from ..common.listing import Page, SortKey, paginate
 from ..common.match_service import (
     Admit,
-    Load,
     entry_summaries,
     forfeit_detail,
     recorded_page,
