@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
+import bounded
 import grpc
 from medina.engine import GameState, legal_moves, observe
 from medina.v1 import arena_pb2, arena_pb2_grpc, match_pb2
@@ -187,8 +188,4 @@ def ended(players: int) -> arena_pb2.PlayResponse:
 def run(coro: Awaitable[T], timeout: float = 30) -> T:
     """Run a coroutine on a fresh event loop, failing after ``timeout`` seconds."""
 
-    async def bounded() -> T:
-        async with asyncio.timeout(timeout):
-            return await coro
-
-    return asyncio.run(bounded())
+    return bounded.run(coro, timeout)

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable
 from pathlib import Path
-from typing import TypeVar
 
 import grpc
 import pytest
+from bounded import run
 from medina.engine import Action, ActionKind, apply_action, legal_moves, new_game, result
 from medina.records.reader import read_record
 from medina.referee.config import MatchSettings
@@ -20,16 +19,6 @@ from medina.wire.convert import events_to_proto, settings_to_proto
 from medina_client import Bot, HandshakeError, LocalStateError, Turn, play
 from medina_client.bots import GreedyBot, RandomBot
 from medina_client.tracker import GameTracker
-
-T = TypeVar("T")
-
-
-def run(coro: Awaitable[T], timeout: float = 60) -> T:
-    async def bounded() -> T:
-        async with asyncio.timeout(timeout):
-            return await coro
-
-    return asyncio.run(bounded())
 
 
 async def server(tmp: Path) -> RunningServer:

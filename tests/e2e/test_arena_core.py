@@ -4,12 +4,12 @@ handshake errors and records."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TypeVar
 
 import grpc
 import pytest
+from bounded import run
 from medina.engine import CONFIGURATIONS
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
@@ -21,16 +21,7 @@ from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, arena_pb2_grpc, comm
 
 from .rawbot import RawBot, collect_tasks, first_legal
 
-T = TypeVar("T")
 FAST = TimeControl(decision_ms=150, bank_ms=0, first_decision_extra_ms=0, grace_ms=20)
-
-
-def run(coro: Awaitable[T], timeout: float = 60) -> T:
-    async def bounded() -> T:
-        async with asyncio.timeout(timeout):
-            return await coro
-
-    return asyncio.run(bounded())
 
 
 async def serve(tmp: Path) -> RunningServer:

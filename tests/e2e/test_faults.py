@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import bounded
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -40,11 +41,7 @@ PLAY = "/medina.v1.ArenaService/Play"
 
 
 def run(coro: Awaitable[T], timeout: float = 90) -> T:
-    async def bounded() -> T:
-        async with asyncio.timeout(timeout):
-            return await coro
-
-    return asyncio.run(bounded())
+    return bounded.run(coro, timeout)
 
 
 async def serve(tmp: Path, **limits: float) -> RunningServer:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+import bounded
 import grpc
 import pytest
 from medina.engine import Action, new_game, observe
@@ -98,11 +99,7 @@ def node() -> str:
 
 
 def run(coro: Awaitable[T], timeout_s: float = TEST_TIMEOUT_S) -> T:
-    async def bounded() -> T:
-        async with asyncio.timeout(timeout_s):
-            return await coro
-
-    return asyncio.run(bounded())
+    return bounded.run(coro, timeout_s)
 
 
 @dataclass

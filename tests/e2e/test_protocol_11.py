@@ -5,12 +5,11 @@ idempotent CreateMatch; and a 1.0 bot (no new field used) still plays."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
 from pathlib import Path
-from typing import TypeVar
 
 import grpc
 import pytest
+from bounded import run
 from medina.engine import initial_supplies, squares_named
 from medina.engine.geometry import geometry
 from medina.engine.variants import get_ruleset
@@ -23,16 +22,7 @@ from medina.wire.shared.protocol import ALWAYS_ON
 
 from .rawbot import RawBot, first_legal, reason_of
 
-T = TypeVar("T")
 FAST = TimeControl(decision_ms=300, bank_ms=0, first_decision_extra_ms=0, grace_ms=50)
-
-
-def run(coro: Awaitable[T], timeout: float = 60) -> T:
-    async def bounded() -> T:
-        async with asyncio.timeout(timeout):
-            return await coro
-
-    return asyncio.run(bounded())
 
 
 async def serve(tmp: Path) -> RunningServer:

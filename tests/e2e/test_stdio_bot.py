@@ -11,6 +11,7 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import TypeVar
 
+import bounded
 import pytest
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
@@ -32,11 +33,7 @@ pytestmark = [
 
 
 def run(coro: Awaitable[T], timeout: float = 90) -> T:
-    async def bounded() -> T:
-        async with asyncio.timeout(timeout):
-            return await coro
-
-    return asyncio.run(bounded())
+    return bounded.run(coro, timeout)
 
 
 def test_the_node_bot_plays_a_full_match_through_the_bridge(tmp_path: Path) -> None:

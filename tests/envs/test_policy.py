@@ -8,6 +8,7 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import bounded
 import numpy as np
 import pytest
 from medina.referee.config import MatchSettings
@@ -24,11 +25,7 @@ T = TypeVar("T")
 
 
 def run(coro: Awaitable[T], timeout: float = 90) -> T:
-    async def bounded() -> T:
-        async with asyncio.timeout(timeout):
-            return await coro
-
-    return asyncio.run(bounded())
+    return bounded.run(coro, timeout)
 
 
 async def server(tmp: Path) -> RunningServer:

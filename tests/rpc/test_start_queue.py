@@ -5,13 +5,13 @@ queue full (rpc/common/start_queue.py, rpc/single/host.py, referee/match.py)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TypeVar
 
 import grpc
 import pytest
+from bounded import run
 from e2e.rawbot import RawBot
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
@@ -23,16 +23,6 @@ from medina.rpc.single.server import RunningServer, start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, common_pb2, match_pb2
 from medina.web.server import arena_viewer
 from prometheus_client.exposition import generate_latest
-
-T = TypeVar("T")
-
-
-def run(coro: Awaitable[T], timeout: float = 60) -> T:
-    async def bounded() -> T:
-        async with asyncio.timeout(timeout):
-            return await coro
-
-    return asyncio.run(bounded())
 
 
 class Room:
