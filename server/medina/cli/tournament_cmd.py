@@ -348,7 +348,7 @@ def run_cmd(args: argparse.Namespace) -> int:
         async def beside(running: RunningServer) -> Callable[[], Awaitable[None]]:
             return await start_viewer(running, args.http_host, args.http, provider)
 
-    runner = Runner(store, opts, on_game=display.game, beside=beside)
+    runner = Runner(store, opts, on_game=display.game, beside=beside, on_note=display.note)
     code = asyncio.run(_run(runner, display))
     final = next(t for t in store.tournaments() if t.id == row.id)
     st = standings(store, row.id)
@@ -425,6 +425,16 @@ class _Display:
     def __exit__(self, *exc: object) -> None:
         self.progress.__exit__(None, None, None)
 
+    def note(self, claim: Claim, text: str) -> None:
+        """A line about a game in play (its match waits for a busy server), above the bar."""
+        if self.quiet:
+            return
+        line = f"game {report.game_number(claim.number)}/{self.total}: {text}"
+        if self.live:
+            self.progress.console.print(line, markup=False, highlight=False)
+        else:
+            print(line, flush=True)
+
     def game(self, claim: Claim, played: PlayedGame) -> None:
         self.done += 1
         self.here += 1
@@ -490,7 +500,10 @@ def worker_cmd(args: argparse.Namespace) -> int:
             flush=True,
         )
 
-    runner = Runner(store, opts, on_game=line)
+    def note(claim: Claim, text: str) -> None:
+        print(f"{claim.tournament} game {report.game_number(claim.number)}: {text}", flush=True)
+
+    runner = Runner(store, opts, on_game=line, on_note=note)
 
     async def go() -> int:
         install_signal_handlers(runner)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -15,7 +15,7 @@ import grpc
 from medina.launch.botproc import BotProcess, BotStartError, spawn_bot, stop_bot, watch_bot_exit
 from medina.referee.config import MatchSettings
 from medina.referee.outcome import MatchOutcome, Termination
-from medina.rpc.organiser import SeatForfeit, create_match, seat_forfeiter
+from medina.rpc.organiser import SeatForfeit, create_match, report_queued, seat_forfeiter
 from medina.sandbox import SandboxError, SandboxSpec
 from medina.sandbox import check as sandbox_check
 from medina.v1 import admin_pb2_grpc
@@ -82,6 +82,7 @@ async def play_game(
     *,
     metadata: tuple[tuple[str, str], ...] = (),
     hide: Sequence[Path] = (),
+    say: Callable[[str], None] | None = None,
 ) -> PlayedGame:
     """Create the match, start one process per seat, and wait for the result.
 
@@ -120,6 +121,11 @@ async def play_game(
     seat_procs: dict[int, BotProcess] = {}
     watchers: list[asyncio.Task[SeatForfeit]] = []
     forfeit = seat_forfeiter(matches, match_id, metadata)
+    reporter = (
+        None
+        if say is None
+        else asyncio.create_task(report_queued(matches, match_id, say, metadata=metadata))
+    )
     finished = False
     played: PlayedGame | None = None
     try:
@@ -158,6 +164,8 @@ async def play_game(
     finally:
         for w in watchers:
             w.cancel()
+        if reporter is not None:
+            reporter.cancel()
         if not finished:
             with contextlib.suppress(grpc.aio.AioRpcError, asyncio.CancelledError):
                 await asyncio.shield(

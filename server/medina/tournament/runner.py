@@ -63,6 +63,9 @@ class Tally:
 
 #: Called after every stored game (for progress displays).
 OnGame = Callable[[Claim, PlayedGame], None]
+#: Called with a line to show about a game being played (its match waits in the server's
+#: start queue: a busy server, not a hang).
+OnNote = Callable[[Claim, str], None]
 #: Started beside the runner's own server (the web viewer); returns how to stop it.
 Beside = Callable[[RunningServer], Awaitable[Callable[[], Awaitable[None]]]]
 
@@ -76,8 +79,10 @@ class Runner:
         options: RunOptions,
         on_game: OnGame | None = None,
         beside: Beside | None = None,
+        on_note: OnNote | None = None,
     ) -> None:
         self.beside = beside
+        self.on_note = on_note
         self.store = store
         self.options = options
         self.on_game = on_game
@@ -198,6 +203,11 @@ class Runner:
         variant = Variant(claim.ruleset, claim.players)
         settings = cfg.settings(variant, claim.seed, claim.seats)
         bots = [cfg.bot(name) for name in claim.seats]
+        on_note = self.on_note
+
+        def say(text: str) -> None:
+            if on_note is not None:
+                on_note(claim, text)
 
         game = asyncio.create_task(
             play_game(
@@ -213,6 +223,7 @@ class Runner:
                     *self.options.hide,
                     *(b.directory(Path(cfg.base_dir)) for b in cfg.bots),
                 ),
+                say=None if on_note is None else say,
             )
         )
         lost = asyncio.Event()
