@@ -18,10 +18,10 @@ from pathlib import Path
 import grpc
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.single.server import start_server
-from medina.storage.tournaments import NewGame, TournamentStore
+from medina.storage.tournaments import TournamentStore
 from medina.tournament.config import BotSpec, TournamentConfig, Variant
 from medina.tournament.play import play_game
-from medina.tournament.runner import Runner, RunOptions
+from medina.tournament.runner import Runner, RunOptions, enter
 from medina.tournament.schedule import build
 
 from bench import games, quick
@@ -63,16 +63,7 @@ async def _tournament(tmp: Path, concurrency: int, n_games: int) -> float:
     """Seconds to play a tournament of ``n_games`` at ``concurrency``."""
     cfg = _config(n_games)
     store = TournamentStore(str(tmp / f"c{concurrency}.db"))
-    row, _ = store.ensure_tournament(
-        cfg.name,
-        cfg.digest,
-        cfg.to_json(),
-        [(b.name, b.command, b.cwd, b.env) for b in cfg.bots],
-        [
-            NewGame(g.number, g.block, "medina-v2", 4, g.seed, g.rotation, g.seats)
-            for g in build(cfg)
-        ],
-    )
+    row, _ = enter(store, cfg)
     runner = Runner(
         store,
         RunOptions(concurrency=concurrency, records=tmp / f"c{concurrency}", tournament_id=row.id),

@@ -11,10 +11,9 @@ from bounded import run
 from medina.cli.tournament_cmd import _Display
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.single.server import start_server
-from medina.storage.tournaments import Claim, NewGame, TournamentStore
+from medina.storage.tournaments import Claim, TournamentStore
 from medina.tournament.config import BotSpec, TournamentConfig, Variant
-from medina.tournament.runner import Runner, RunOptions
-from medina.tournament.schedule import build
+from medina.tournament.runner import Runner, RunOptions, enter
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -32,16 +31,7 @@ def busy_tournament(tmp_path: Path) -> tuple[TournamentStore, int]:
         paired=False,
     )
     store = TournamentStore(str(tmp_path / "t.db"))
-    row, _ = store.ensure_tournament(
-        cfg.name,
-        cfg.digest,
-        cfg.to_json(),
-        [(b.name, b.command, b.cwd, b.env) for b in cfg.bots],
-        [
-            NewGame(g.number, g.block, "medina-v1-2p", 2, g.seed, g.rotation, g.seats)
-            for g in build(cfg)
-        ],
-    )
+    row, _ = enter(store, cfg)
     return store, row.id
 
 

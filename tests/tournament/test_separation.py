@@ -3,10 +3,9 @@ standings separated, later games are cancelled and not counted."""
 
 from __future__ import annotations
 
-from medina.storage.tournaments import NewGame, SeatRow, TournamentStore
+from medina.storage.tournaments import SeatRow, TournamentStore
 from medina.tournament.config import BotSpec, TournamentConfig, Variant
-from medina.tournament.runner import Runner, RunOptions, separated_block, standings
-from medina.tournament.schedule import build
+from medina.tournament.runner import Runner, RunOptions, enter, separated_block, standings
 
 
 def test_a_clear_order_stops_the_tournament_early(db_url: str) -> None:
@@ -19,16 +18,7 @@ def test_a_clear_order_stops_the_tournament_early(db_url: str) -> None:
         min_games=10,
     )
     store = TournamentStore(db_url)
-    row, _ = store.ensure_tournament(
-        cfg.name,
-        cfg.digest,
-        cfg.to_json(),
-        [(b.name, b.command, b.cwd, b.env) for b in cfg.bots],
-        [
-            NewGame(g.number, g.block, "medina-v1-2p", 2, g.seed, g.rotation, g.seats)
-            for g in build(cfg)
-        ],
-    )
+    row, _ = enter(store, cfg)
     runner = Runner(store, RunOptions(tournament_id=row.id))
     stopped_at = None
     while (claim := store.claim("w", 60, row.id)) is not None:

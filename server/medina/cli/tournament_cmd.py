@@ -21,7 +21,6 @@ from medina.sandbox import SandboxError, SandboxLimits
 from medina.sandbox import check as sandbox_check
 from medina.storage.tournaments import (
     Claim,
-    NewGame,
     StoreError,
     TournamentRow,
     TournamentStore,
@@ -33,6 +32,7 @@ from medina.tournament.runner import (
     DEFAULT_LEASE_S,
     Runner,
     RunOptions,
+    enter,
     install_signal_handlers,
     sprt_status,
     standings,
@@ -195,24 +195,7 @@ def _create(
         raise CommandError(f"{args.file}: {exc}") from None
     games = schedule.build(cfg)
     try:
-        row, created = store.ensure_tournament(
-            cfg.name,
-            cfg.digest,
-            cfg.to_json(),
-            [(b.name, b.command, b.cwd, b.env) for b in cfg.bots],
-            (
-                NewGame(
-                    g.number,
-                    g.block,
-                    g.variant.ruleset,
-                    g.variant.players,
-                    g.seed,
-                    g.rotation,
-                    g.seats,
-                )
-                for g in games
-            ),
-        )
+        row, created = enter(store, cfg, games)
     except StoreError as exc:
         raise CommandError(str(exc)) from None
     return store, row, created, games, cfg

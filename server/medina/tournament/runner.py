@@ -12,7 +12,7 @@ import contextlib
 import logging
 import signal
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,14 +20,44 @@ import grpc
 
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.single.server import RunningServer, start_server
-from medina.storage.tournaments import Claim, SeatRow, StoreError, TournamentStore, worker_id
+from medina.storage.tournaments import (
+    Claim,
+    NewGame,
+    SeatRow,
+    StoreError,
+    TournamentRow,
+    TournamentStore,
+    worker_id,
+)
 
 from .config import TournamentConfig, Variant
 from .play import GameError, PlayedGame, play_game
+from .schedule import ScheduledGame, build
 from .sprt import SprtStatus, SprtTracker, pair_scores
 from .standings import GameResult, SeatResult, Standings, compute, first_separated_block
 
 log = logging.getLogger("medina.tournament")
+
+
+def enter(
+    store: TournamentStore, cfg: TournamentConfig, games: Sequence[ScheduledGame] | None = None
+) -> tuple[TournamentRow, bool]:
+    """The tournament of ``cfg`` in ``store``: created with its bots and schedule (``games``,
+    else ``build(cfg)``) when new (True), or found as stored (False). StoreError when a
+    tournament of that name was started from a different file."""
+    return store.ensure_tournament(
+        cfg.name,
+        cfg.digest,
+        cfg.to_json(),
+        [(b.name, b.command, b.cwd, b.env) for b in cfg.bots],
+        (
+            NewGame(
+                g.number, g.block, g.variant.ruleset, g.variant.players, g.seed, g.rotation, g.seats
+            )
+            for g in (build(cfg) if games is None else games)
+        ),
+    )
+
 
 DEFAULT_LEASE_S = 60.0
 
