@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import uvicorn
 from starlette.applications import Starlette
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from medina.referee.view import MatchPhase
 from medina.rpc.single.server import RunningServer
@@ -25,6 +26,11 @@ log = logging.getLogger("medina.web")
 
 #: Seconds open connections (live pages' event streams) get to finish at shutdown.
 SHUTDOWN_GRACE_S = 1
+#: Seconds a connection has to send a request's head (line and headers), from when it
+#: opens or its last response ended. uvicorn waits for a head without end, so clients that
+#: open connections and send a header now and then (slowloris) would hold a socket each for
+#: good, sharing the process's file descriptors with the bots' gRPC streams.
+REQUEST_HEAD_S = 10.0
 
 
 class _Uvicorn(uvicorn.Server):
@@ -33,6 +39,53 @@ class _Uvicorn(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
+
+
+def head_deadline(seconds: float) -> type[H11Protocol]:
+    """uvicorn's h11 protocol closing a connection that has not sent a whole request head
+    within ``seconds`` of opening or of its last response (a response being written, such
+    as a live page's event stream, is never cut)."""
+
+    class DeadlineH11Protocol(H11Protocol):
+        _deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def handle_events(self) -> None:
+            cycle = self.cycle
+            super().handle_events()
+            if self.cycle is not cycle:  # a request's head was read: its cycle began
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and (
+                self.cycle is None or self.cycle.response_complete
+            ):
+                self._arm()  # waiting for the next request's head (keep-alive)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._deadline = self.loop.call_later(seconds, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _too_slow(self) -> None:
+            self._deadline = None
+            if not self.transport.is_closing():
+                log.debug("closed an HTTP connection that sent no request head in %g s", seconds)
+                self.transport.close()
+
+    return DeadlineH11Protocol
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -57,8 +110,15 @@ def bind(host: str, port: int) -> socket.socket:
 class HttpServer:
     """The viewer app served by uvicorn as a task on the current event loop."""
 
-    def __init__(self, app: Starlette, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        app: Starlette,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        request_head_s: float = REQUEST_HEAD_S,
+    ) -> None:
         self.app = app
+        self.request_head_s = request_head_s
         self.host = host
         self.requested_port = port
         self.port = 0
@@ -81,6 +141,7 @@ class HttpServer:
             access_log=False,
             lifespan="off",
             timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+            http=head_deadline(self.request_head_s),
         )
         self._server = _Uvicorn(config)
         self._task = asyncio.get_running_loop().create_task(self._server.serve(sockets=[sock]))

@@ -1,0 +1,103 @@
+"""The viewer's HTTP server closes a connection that does not send a whole request head in
+time (slowloris), on opening and between keep-alive requests, and never cuts a response
+being written (a live page's event stream) (web/server.py: head_deadline)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from bounded import run
+from medina.web import HttpServer
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+#: The deadline in these tests; waits for a close are bounded well above it.
+HEAD_S = 0.3
+CLOSE_WITHIN_S = 10.0
+
+
+def app(release: asyncio.Event) -> Starlette:
+    async def home(_: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def stream(_: Request) -> Response:
+        async def body() -> AsyncIterator[bytes]:
+            yield b"first\n"
+            await release.wait()
+            yield b"last\n"
+
+        return StreamingResponse(body(), media_type="text/plain")
+
+    return Starlette(routes=[Route("/", home), Route("/stream", stream)])
+
+
+async def closed(reader: asyncio.StreamReader) -> bytes:
+    """What the server sent until it closed the connection (bounded)."""
+    return await asyncio.wait_for(reader.read(), CLOSE_WITHIN_S)
+
+
+def test_a_connection_that_sends_half_a_head_is_closed_and_others_are_served() -> None:
+    async def main() -> None:
+        http = HttpServer(app(asyncio.Event()), request_head_s=HEAD_S)
+        await http.start()
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", http.port)
+            writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n")  # and never the blank line
+            await writer.drain()
+            silent_r, silent_w = await asyncio.open_connection("127.0.0.1", http.port)
+            # Another client meanwhile is served at once.
+            r2, w2 = await asyncio.open_connection("127.0.0.1", http.port)
+            w2.write(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert (await closed(r2)).endswith(b"\r\n\r\nok")
+            assert await closed(reader) == b""  # closed without an answer
+            assert await closed(silent_r) == b""  # a connection that sends nothing too
+            for w in (writer, silent_w, w2):
+                w.close()
+        finally:
+            await http.stop()
+
+    run(main())
+
+
+def test_the_next_head_on_a_kept_alive_connection_has_the_same_deadline() -> None:
+    async def main() -> None:
+        http = HttpServer(app(asyncio.Event()), request_head_s=HEAD_S)
+        await http.start()
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", http.port)
+            writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), CLOSE_WITHIN_S)
+            assert head.startswith(b"HTTP/1.1 200")
+            assert await asyncio.wait_for(reader.readexactly(2), CLOSE_WITHIN_S) == b"ok"
+            # uvicorn's own keep-alive timer stops at any byte; this deadline does not.
+            writer.write(b"GET / HTTP/1.1\r\n")
+            await writer.drain()
+            assert await closed(reader) == b""
+            writer.close()
+        finally:
+            await http.stop()
+
+    run(main())
+
+
+def test_a_response_longer_than_the_deadline_is_not_cut() -> None:
+    async def main() -> None:
+        release = asyncio.Event()
+        http = HttpServer(app(release), request_head_s=HEAD_S)
+        await http.start()
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", http.port)
+            writer.write(b"GET /stream HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            await asyncio.wait_for(reader.readuntil(b"first\n"), CLOSE_WITHIN_S)
+            await asyncio.sleep(3 * HEAD_S)  # the deadline passes while the body is written
+            release.set()
+            rest = await closed(reader)
+            assert b"last\n" in rest, rest
+            writer.close()
+        finally:
+            await http.stop()
+
+    run(main())
