@@ -14,6 +14,7 @@ from medina.rpc.single.server import start_server
 from medina.storage.tournaments import Claim, TournamentStore
 from medina.tournament.config import BotSpec, TournamentConfig, Variant
 from medina.tournament.runner import Runner, RunOptions, enter
+from stall import NoRoom
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -43,24 +44,14 @@ def test_a_game_held_by_a_busy_server_is_reported_then_played(tmp_path: Path) ->
             ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path / "server")
         )
         notes: list[str] = []
-        stalled = True
-
-        def hold() -> None:
-            # The loop measures as a stalled one would (5 s late), before the start queue
-            # looks for room at each tick: no room for a start, however long bots take.
-            if stalled:
-                running.lag.note(5000)
+        room = NoRoom(running)
 
         def note(claim: Claim, text: str) -> None:
-            nonlocal stalled
             assert claim.tournament == "busy" and claim.number == 0
             notes.append(text)
-            stalled = False
-            running.lag.ms = 0.0  # the server has room again: the match starts
+            room.release()  # the match starts
 
         try:
-            hold()
-            running.lag.on_tick.insert(0, hold)
             runner = Runner(
                 store,
                 RunOptions(server=running.address, records=tmp_path / "logs", tournament_id=tid),

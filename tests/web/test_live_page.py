@@ -23,6 +23,7 @@ from medina.referee.config import MatchSettings
 from medina.rpc.common.limits import Limits
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, game_pb2, match_pb2
 from playwright.sync_api import Browser, Page
+from stall import NoRoom
 
 from .conftest import ArenaThread, PageErrors, choose_randomly, finished_id, screenshot
 from .test_pages import shown_scores
@@ -250,3 +251,36 @@ class BotThread:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
         self.loop.close()
+
+
+def test_a_match_held_in_the_start_queue_says_so_then_plays(
+    tmp_path: Path, browser: Browser
+) -> None:
+    a = ArenaThread(tmp_path)
+    try:
+
+        async def hold() -> NoRoom:
+            return NoRoom(a.running)
+
+        room = a.call(hold())  # on the server's loop, whose ticks it hooks
+        hosted = a.create(MatchSettings("medina-v2", 2, 1))
+        played = a.play(hosted, 7)
+        page = browser.new_page()
+        errors = PageErrors(page)
+        page.goto(f"{a.url}/live/{hosted.match_id}")
+        queued = "queued: its bots are here; it starts when the server has room (0 ahead)"
+        page.wait_for_function(
+            "text => document.getElementById('status').innerText.includes(text)", arg=queued
+        )
+
+        async def release() -> None:
+            room.release()
+
+        a.call(release())
+        played.result(120)
+        page.wait_for_selector('body[data-state="over"]', timeout=15_000)
+        assert "queued" not in page.locator("#status").inner_text()
+        assert unexpected(errors) == []
+        page.close()
+    finally:
+        a.close()

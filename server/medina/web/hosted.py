@@ -11,7 +11,8 @@ The only module of the viewer that reads a ``Match`` (tests/test_architecture.py
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
 
 from medina.engine import Event, GameFollower, GameState, observe, result
 from medina.referee.match import Match
@@ -73,7 +74,13 @@ class ArenaSource:
 
     async def feed(self, match_id: str) -> Feed | None:
         hosted = self.arena.get(match_id)
-        return LiveWatch(hosted.match).messages if hosted is not None else None
+        if hosted is None:
+            return None
+        queue = self.arena.queue
+        timing = hosted.timing
+        return LiveWatch(
+            hosted.match, note=(lambda: "") if queue is None else (lambda: queue.note(timing))
+        ).messages
 
 
 class _Feed:
@@ -106,11 +113,19 @@ def clock_json(view: MatchView) -> JSON:
     }
 
 
-class LiveWatch:
-    """One viewer of one match of this process; ``messages()`` yields the JSON messages."""
+#: Seconds between looks at a waiting match's note (its place in the start queue), which
+#: changes with no event to say so.
+WAITING_LOOK_S = 2.0
 
-    def __init__(self, match: Match) -> None:
+
+class LiveWatch:
+    """One viewer of one match of this process; ``messages()`` yields the JSON messages.
+    ``note``: what the server says of the match while it waits (its place in the start
+    queue, ``StartQueue.note``), '' otherwise."""
+
+    def __init__(self, match: Match, note: Callable[[], str] = lambda: "") -> None:
         self.match = match
+        self.note = note
 
     @staticmethod
     def _view(view: MatchView, state: GameState) -> JSON:
@@ -118,9 +133,12 @@ class LiveWatch:
         # else the bot's own name once it connected, else ``seat N``.
         return board_view(state, names=view.labels)
 
-    async def messages(self, keepalive_s: float = KEEPALIVE_S) -> AsyncIterator[JSON | None]:
+    async def messages(
+        self, keepalive_s: float = KEEPALIVE_S, waiting_look_s: float = WAITING_LOOK_S
+    ) -> AsyncIterator[JSON | None]:
         """The snapshot, then one message per batch of news, the last with ``result``;
-        None for a keep-alive when nothing happened for ``keepalive_s``."""
+        while the match waits, a message (no news) whenever its note changes; None for a
+        keep-alive when nothing was sent for ``keepalive_s``."""
         match = self.match
         feed = _Feed()
         _start, outcome = match.watch(feed)
@@ -131,6 +149,7 @@ class LiveWatch:
         story = Story(start)
         first: JSON = {
             "phase": now.phase.name.lower(),
+            "note": self.note(),
             "watch": [proto_json(snapshot)],
             "view": self._view(now, follower.state),
             "clock": clock_json(now),
@@ -143,17 +162,32 @@ class LiveWatch:
             yield first
             return
         yield first
+        said = (first["phase"], first["note"])
+        sent_at = time.monotonic()
         try:
             while True:
+                # A waiting match's note changes with no event: looked at every few seconds.
+                wait_s = min(waiting_look_s, keepalive_s) if said[0] == "waiting" else keepalive_s
                 try:
-                    item = await asyncio.wait_for(feed.queue.get(), keepalive_s)
+                    item = await asyncio.wait_for(feed.queue.get(), wait_s)
                 except TimeoutError:
-                    yield None
+                    now = match.view()
+                    if (now.phase.name.lower(), self.note()) != said:
+                        message = self._batch(follower, story, [])
+                        said = (message["phase"], message["note"])
+                    elif time.monotonic() - sent_at < keepalive_s:
+                        continue
+                    else:
+                        message = None
+                    sent_at = time.monotonic()
+                    yield message
                     continue
                 batch = [item]
                 while not feed.queue.empty():
                     batch.append(feed.queue.get_nowait())
                 message = self._batch(follower, story, batch)
+                said = (message["phase"], message["note"])
+                sent_at = time.monotonic()
                 yield message
                 if "result" in message:
                     return
@@ -184,6 +218,7 @@ class LiveWatch:
                     points.append(point)
         now = self.match.view()
         message["phase"] = now.phase.name.lower()
+        message["note"] = self.note()
         message["view"] = self._view(now, follower.state)
         message["clock"] = clock_json(now)
         return message

@@ -128,7 +128,9 @@ class RemoteArena:
                 for _ in range(settings.players)
             ],
         }
-        phase = "running"
+        # A waiting match says so (and why: its note, as GetMatch gave it) until play shows.
+        waiting = summary.state == admin_pb2.MATCH_STATE_WAITING
+        phase, note = ("waiting", summary.note) if waiting else ("running", "")
         first = True
         stream = aiter(call)
         try:
@@ -146,6 +148,7 @@ class RemoteArena:
                     events = message.snapshot.events
                 elif kind == "update":
                     events = message.update.events
+                    phase, note = "running", ""
                 points: list[JSON] = [story.point(follower.state)] if first else []
                 first = False
                 for event in events:
@@ -155,6 +158,7 @@ class RemoteArena:
                             points.append(point)
                 out: JSON = {
                     "phase": "finished" if kind == "result" else phase,
+                    "note": note,
                     "watch": [proto_json(message)],
                     "view": board_view(follower.state, names=names),
                     "clock": clock,

@@ -84,6 +84,15 @@ class StartQueue:
                 return n
         return None  # pragma: no cover - found above
 
+    def note(self, timing: MatchTiming) -> str:
+        """What GetMatch, ListMatches and the live page say of a match waiting here (its
+        place), '' when it is not in the queue."""
+        ahead = self.ahead_of(timing)
+        if ahead is None:
+            return ""
+        room = "it starts when the server has room"
+        return f"{QUEUED_NOTE} its bots are here; {room} ({ahead} ahead)"
+
     def enter(self, timing: MatchTiming, clock_ms: int, go: Callable[[], None]) -> None:
         """The match (its decision clock ``clock_ms``) is ready to start: ``go()`` is called
         when it may (at once, if nothing waits ahead of it and there is room)."""

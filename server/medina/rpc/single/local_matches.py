@@ -32,7 +32,7 @@ from ..common.match_service import (
     refuse_over,
     refuse_seat,
 )
-from ..common.start_queue import QUEUED_NOTE, StartQueue
+from ..common.start_queue import StartQueue
 from ..common.status import Reason, abort
 from .host import Arena, ArenaClosedError, HostedMatch
 
@@ -42,16 +42,13 @@ log = logging.getLogger("medina.rpc")
 
 def summary(hosted: HostedMatch, queue: StartQueue | None = None) -> admin_pb2.MatchSummary:
     """What the organiser sees of a match (``queue``: the start queue it may wait in)."""
-    ahead = None if queue is None else queue.ahead_of(hosted.timing)
     return matches.summary(
         hosted.match.view(),
         connected=[
             i in hosted.local or seat.connection is not None for i, seat in enumerate(hosted.seats)
         ],
         record_path=str(hosted.record_path),
-        note=""
-        if ahead is None
-        else f"{QUEUED_NOTE} its bots are here; it starts when the server has room ({ahead} ahead)",
+        note="" if queue is None else queue.note(hosted.timing),
     )
 
 

@@ -55,8 +55,9 @@
     clock = c && view.phase !== "over"
       ? { seat: view.to_move, allowed: c.allowed_ms, bank: c.bank_ms, at: performance.now() }
       : null;
+    // A waiting match's note says why (its place in the server's start queue).
     say(msg.phase === "waiting"
-      ? "waiting for the bots to connect"
+      ? msg.note || "waiting for the bots to connect"
       : `${view.ruleset}, turn ${view.turn + 1}, decision ${view.decisions}`, "open");
     tick();
   }
