@@ -23,6 +23,7 @@ from medina.rpc.single.server import RunningServer, start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, common_pb2, match_pb2
 from medina.web.server import arena_viewer
 from prometheus_client.exposition import generate_latest
+from stall import NoRoom
 
 
 class Room:
@@ -114,15 +115,14 @@ async def queued(running: RunningServer, n: int) -> None:
 @asynccontextmanager
 async def stalled(
     tmp_path: Path,
-) -> AsyncIterator[tuple[RunningServer, admin_pb2_grpc.MatchServiceAsyncStub]]:
-    """A server on the default admission whose event loop ran 5 s late (as a stall would
-    measure): no room for any match until ``running.lag.ms`` is set back; and an
-    organiser's stub for it."""
+) -> AsyncIterator[tuple[RunningServer, admin_pb2_grpc.MatchServiceAsyncStub, NoRoom]]:
+    """A server on the default admission held without room for any match (as a stalled
+    event loop would measure) until ``release()``; an organiser's stub for it."""
     running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
     try:
         async with grpc.aio.insecure_channel(running.address) as channel:
-            running.lag.note(5000)
-            yield running, admin_pb2_grpc.MatchServiceStub(channel)
+            room = NoRoom(running)
+            yield running, admin_pb2_grpc.MatchServiceStub(channel), room
     finally:
         await running.stop(1)
 
@@ -139,9 +139,9 @@ def test_matches_the_server_has_no_room_for_wait_with_no_clock_running_then_play
         try:
             async with grpc.aio.insecure_channel(running.address) as channel:
                 stub = admin_pb2_grpc.MatchServiceStub(channel)
-                # The event loop ran 5 s late (as a stall would measure): no room for any
+                # The event loop runs 5 s late (as a stall would measure): no room for any
                 # match. CreateMatch still creates them ...
-                running.lag.note(5000)
+                room = NoRoom(running)
                 created = [
                     await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config()))
                     for _ in range(3)
@@ -186,9 +186,9 @@ def test_matches_the_server_has_no_room_for_wait_with_no_clock_running_then_play
                 await asyncio.gather(*extra_games)
                 assert all(bot.ended is not None for bot in extra_bots)
                 await queued(running, 3)
-                # Room comes back (the stall fades): the queue lets them start; they play to
+                # Room comes back (the stall ends): the queue lets them start; they play to
                 # the end, no bot charged for the wait.
-                running.lag.ms = 0.0
+                room.release()
                 await asyncio.gather(*games)
                 for c in created:
                     summary = await stub.GetMatch(admin_pb2.GetMatchRequest(match_id=c.match_id))
@@ -209,7 +209,7 @@ def test_matches_the_server_has_no_room_for_wait_with_no_clock_running_then_play
 
 def test_a_bot_that_left_while_its_match_waited_is_away_from_the_start(tmp_path: Path) -> None:
     async def main() -> None:
-        async with stalled(tmp_path) as (running, stub):
+        async with stalled(tmp_path) as (running, stub, room):
             request = admin_pb2.CreateMatchRequest(config=config())
             request.config.policies.reconnect_grace_ms = 200
             created = await stub.CreateMatch(request)
@@ -221,7 +221,7 @@ def test_a_bot_that_left_while_its_match_waited_is_away_from_the_start(tmp_path:
             leaving.cancel()  # the bot's process went away while the match waited
             with pytest.raises(asyncio.CancelledError):
                 await leaving
-            running.lag.ms = 0.0
+            room.release()
             await asyncio.gather(*games)
             summary = await stub.GetMatch(admin_pb2.GetMatchRequest(match_id=created.match_id))
             # It came, so it is no no-show: it left, and did not come back within its
@@ -330,7 +330,7 @@ def test_matches_waiting_for_their_bots_count_against_the_queue_limit(tmp_path: 
 def test_an_organiser_is_told_where_its_match_waits_until_it_starts(tmp_path: Path) -> None:
     # `medina-arena match` prints these lines: a match held by a busy server is not a hang.
     async def main() -> None:
-        async with stalled(tmp_path) as (running, stub):
+        async with stalled(tmp_path) as (running, stub, room):
             first, second = [
                 await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config()))
                 for _ in range(2)
@@ -353,13 +353,13 @@ def test_an_organiser_is_told_where_its_match_waits_until_it_starts(tmp_path: Pa
             )
             await heard.wait()
             heard.clear()
-            room = "it starts when the server has room"
+            starts = "it starts when the server has room"
             assert said == [f"match {second.match_id} waits for the server: queued: its "
-                            f"bots are here; {room} (1 ahead)"]  # fmt: skip
+                            f"bots are here; {starts} (1 ahead)"]  # fmt: skip
             await stub.AbortMatch(admin_pb2.AbortMatchRequest(match_id=first.match_id))
             await heard.wait()  # its place changed: said again
-            assert said[1].endswith(f"{room} (0 ahead)") and len(said) == 2
-            running.lag.ms = 0.0  # room: it starts, and the reporter ends on its own
+            assert said[1].endswith(f"{starts} (0 ahead)") and len(said) == 2
+            room.release()  # it starts, and the reporter ends on its own
             await reporter
             await asyncio.gather(*games)
             assert len(said) == 2
