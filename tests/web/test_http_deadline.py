@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from bounded import run
 from medina.web import HttpServer
@@ -34,6 +35,17 @@ def app(release: asyncio.Event) -> Starlette:
     return Starlette(routes=[Route("/", home), Route("/stream", stream)])
 
 
+@asynccontextmanager
+async def serving(release: asyncio.Event) -> AsyncIterator[HttpServer]:
+    """The test app served with the ``HEAD_S`` deadline, stopped after the block."""
+    http = HttpServer(app(release), request_head_s=HEAD_S)
+    await http.start()
+    try:
+        yield http
+    finally:
+        await http.stop()
+
+
 async def closed(reader: asyncio.StreamReader) -> bytes:
     """What the server sent until it closed the connection (bounded)."""
     return await asyncio.wait_for(reader.read(), CLOSE_WITHIN_S)
@@ -41,9 +53,7 @@ async def closed(reader: asyncio.StreamReader) -> bytes:
 
 def test_a_connection_that_sends_half_a_head_is_closed_and_others_are_served() -> None:
     async def main() -> None:
-        http = HttpServer(app(asyncio.Event()), request_head_s=HEAD_S)
-        await http.start()
-        try:
+        async with serving(asyncio.Event()) as http:
             reader, writer = await asyncio.open_connection("127.0.0.1", http.port)
             writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n")  # and never the blank line
             await writer.drain()
@@ -56,17 +66,13 @@ def test_a_connection_that_sends_half_a_head_is_closed_and_others_are_served() -
             assert await closed(silent_r) == b""  # a connection that sends nothing too
             for w in (writer, silent_w, w2):
                 w.close()
-        finally:
-            await http.stop()
 
     run(main())
 
 
 def test_the_next_head_on_a_kept_alive_connection_has_the_same_deadline() -> None:
     async def main() -> None:
-        http = HttpServer(app(asyncio.Event()), request_head_s=HEAD_S)
-        await http.start()
-        try:
+        async with serving(asyncio.Event()) as http:
             reader, writer = await asyncio.open_connection("127.0.0.1", http.port)
             writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), CLOSE_WITHIN_S)
@@ -77,8 +83,6 @@ def test_the_next_head_on_a_kept_alive_connection_has_the_same_deadline() -> Non
             await writer.drain()
             assert await closed(reader) == b""
             writer.close()
-        finally:
-            await http.stop()
 
     run(main())
 
@@ -86,9 +90,7 @@ def test_the_next_head_on_a_kept_alive_connection_has_the_same_deadline() -> Non
 def test_a_response_longer_than_the_deadline_is_not_cut() -> None:
     async def main() -> None:
         release = asyncio.Event()
-        http = HttpServer(app(release), request_head_s=HEAD_S)
-        await http.start()
-        try:
+        async with serving(release) as http:
             reader, writer = await asyncio.open_connection("127.0.0.1", http.port)
             writer.write(b"GET /stream HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             await asyncio.wait_for(reader.readuntil(b"first\n"), CLOSE_WITHIN_S)
@@ -97,7 +99,5 @@ def test_a_response_longer_than_the_deadline_is_not_cut() -> None:
             rest = await closed(reader)
             assert b"last\n" in rest, rest
             writer.close()
-        finally:
-            await http.stop()
 
     run(main())
