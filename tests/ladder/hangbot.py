@@ -1,6 +1,8 @@
 """A ladder bot for fault tests: the SDK's random bot, which once the file ``--hang-when``
-exists prints ``hanging in a match`` at its next request and then hangs, so a test can kill
-it at a known point mid-match.
+exists prints ``hanging in a match`` at its next request early in a match and then hangs, so
+a test can kill it at a known point mid-match: early, so that the rest of the match still
+needs the seat (a kill at a match's last request costs one strike and no forfeit, the match
+ending within the seat's reconnect grace).
 
     python hangbot.py --server HOST:PORT --bot-key KEY --hang-when FILE
 """
@@ -16,16 +18,19 @@ from medina_client.bot import Turn
 from medina_client.bots import RandomBot
 from medina_client.ladder import LadderOptions, run_ladder, seat_player
 
+#: The requests of a match (ids count from 1) at which the bot may hang.
+EARLY = 20
+
 
 class HangBot(RandomBot):
-    """Hangs at its first request once ``trigger`` exists."""
+    """Hangs at its first request among a match's first ``EARLY`` once ``trigger`` exists."""
 
     def __init__(self, trigger: Path) -> None:
         super().__init__(1)
         self.trigger = trigger
 
     def choose(self, turn: Turn) -> Action:
-        if self.trigger.exists():
+        if turn.request_id <= EARLY and self.trigger.exists():
             print("hanging in a match", flush=True)
             time.sleep(3600)  # busy for good: the test kills us
         return super().choose(turn)
