@@ -33,12 +33,16 @@ pytestmark = pytest.mark.timeout(300)
 #: The bar: a failed stream says why within this many milliseconds.
 SAYS_WHY_MS = 5_000
 
-# Records every value the plot's point count takes, to see it grow message by message.
+# Records every value the plot's point count takes, to see it grow message by message. Each
+# message shown sets it once; messages read in one chunk (a loaded browser) are shown in one
+# task and reach the observer together, so each record's value is read from the next
+# record's old value (the last one's from the attribute).
 WATCH_PLOT = """() => {
   window.plotPoints = [];
   const plot = document.getElementById("plot");
-  new MutationObserver(() => window.plotPoints.push(Number(plot.dataset.points)))
-    .observe(plot, { attributes: true, attributeFilter: ["data-points"] });
+  new MutationObserver((records) => records.forEach((r, i) => window.plotPoints.push(
+    Number(i + 1 < records.length ? records[i + 1].oldValue : plot.dataset.points))))
+    .observe(plot, { attributes: true, attributeFilter: ["data-points"], attributeOldValue: true });
 }"""
 
 
