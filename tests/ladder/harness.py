@@ -167,8 +167,9 @@ def finished(store: LadderStore) -> int:
 
 
 def running_with(store: LadderStore, bot: str) -> int | None:
-    """A running match with ``bot`` at a seat, if there is one."""
-    for m in store.matches(newest_first=True, limit=50):
+    """A running match with ``bot`` at a seat, if there is one (any match: other bots may
+    have played many since it began)."""
+    for m in store.matches(newest_first=True):
         if m.status == "running" and any(s[1] == bot for s in m.seats):
             return m.id
     return None

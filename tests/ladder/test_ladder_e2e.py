@@ -56,17 +56,8 @@ def test_one_server_plays_continuously_and_charges_faults(
                 bot.output()
             )
 
-        # A revoked key: the live lobby stream ends, and the key opens nothing again.
-        done = arena_cli("bots", "revoke", "node-1", "--db", db)
-        assert done.returncode == 0, done.stderr
-        assert nodebot.proc.wait(60) == 1
-        assert "BOT_REVOKED" in nodebot.output()
-        t0 = time.monotonic()  # the key is checked on every connect: refused at once
-        retry = bots.sdk("node-1-again", server.address, keys["node-1"])
-        assert retry.proc.wait(30) == 1
-        assert time.monotonic() - t0 < 30 and "revoked" in retry.output()
-
-        # A bot killed mid-match (mid-turn) is charged for it.
+        # A bot killed mid-match (mid-turn) is charged for it. (Before the revocation below:
+        # a match formed as node-1 left would wait for it, 30 s, before py-1 could hang.)
         (tmp_path / "hang").touch()
         wait_until(lambda: "hanging in a match" in py1.output(), 60, "py-1 mid-match")
         killed_in = running_with(store, "py-1")
@@ -83,6 +74,16 @@ def test_one_server_plays_continuously_and_charges_faults(
         wait_until(charged, 90, "py-1's match to end with py-1 charged")
         py1_line = next(x for x in store.lines() if x.bot == "py-1")
         assert sum(py1_line.faults.values()) >= 1
+
+        # A revoked key: the live lobby stream ends, and the key opens nothing again.
+        done = arena_cli("bots", "revoke", "node-1", "--db", db)
+        assert done.returncode == 0, done.stderr
+        assert nodebot.proc.wait(60) == 1
+        assert "BOT_REVOKED" in nodebot.output()
+        t0 = time.monotonic()  # the key is checked on every connect: refused at once
+        retry = bots.sdk("node-1-again", server.address, keys["node-1"])
+        assert retry.proc.wait(30) == 1
+        assert time.monotonic() - t0 < 30 and "revoked" in retry.output()
 
         for bot in bots.procs:
             if bot.proc.poll() is None:
