@@ -3,7 +3,14 @@ until released: matches created meanwhile wait in its start queue, bots connecte
 
 from __future__ import annotations
 
-from medina.rpc.single.server import RunningServer
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import grpc
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.single.server import RunningServer, start_server
+from medina.v1 import admin_pb2_grpc
 
 #: The lag held: past every admission limit (a full second late, a tenth of any clock).
 STALLED_MS = 5000.0
@@ -27,3 +34,18 @@ class NoRoom:
         """Room again: the queue lets its matches start from the next tick."""
         self.held = False
         self.running.lag.ms = 0.0
+
+
+@asynccontextmanager
+async def stalled(
+    tmp_path: Path,
+) -> AsyncIterator[tuple[RunningServer, admin_pb2_grpc.MatchServiceAsyncStub, NoRoom]]:
+    """A server on the default admission held without room for any match (as a stalled
+    event loop would measure) until ``release()``; an organiser's stub for it."""
+    running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
+    try:
+        async with grpc.aio.insecure_channel(running.address) as channel:
+            room = NoRoom(running)
+            yield running, admin_pb2_grpc.MatchServiceStub(channel), room
+    finally:
+        await running.stop(1)

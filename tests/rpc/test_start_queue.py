@@ -5,8 +5,7 @@ queue full (rpc/common/start_queue.py, rpc/single/host.py, referee/match.py)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -23,7 +22,7 @@ from medina.rpc.single.server import RunningServer, start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, common_pb2, match_pb2
 from medina.web.server import arena_viewer
 from prometheus_client.exposition import generate_latest
-from stall import NoRoom
+from stall import NoRoom, stalled
 
 
 class Room:
@@ -110,21 +109,6 @@ async def queued(running: RunningServer, n: int) -> None:
             return
         await asyncio.sleep(0.001)
     raise AssertionError(f"{len(queue)} matches queued, not {n}")
-
-
-@asynccontextmanager
-async def stalled(
-    tmp_path: Path,
-) -> AsyncIterator[tuple[RunningServer, admin_pb2_grpc.MatchServiceAsyncStub, NoRoom]]:
-    """A server on the default admission held without room for any match (as a stalled
-    event loop would measure) until ``release()``; an organiser's stub for it."""
-    running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
-    try:
-        async with grpc.aio.insecure_channel(running.address) as channel:
-            room = NoRoom(running)
-            yield running, admin_pb2_grpc.MatchServiceStub(channel), room
-    finally:
-        await running.stop(1)
 
 
 def test_matches_the_server_has_no_room_for_wait_with_no_clock_running_then_play(

@@ -9,12 +9,10 @@ from pathlib import Path
 import pytest
 from bounded import run
 from medina.cli.tournament_cmd import _Display
-from medina.rpc.common.config import ServerConfig
-from medina.rpc.single.server import start_server
 from medina.storage.tournaments import Claim, TournamentStore
 from medina.tournament.config import BotSpec, TournamentConfig, Variant
 from medina.tournament.runner import Runner, RunOptions, enter
-from stall import NoRoom
+from stall import stalled
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -40,18 +38,14 @@ def test_a_game_held_by_a_busy_server_is_reported_then_played(tmp_path: Path) ->
     store, tid = busy_tournament(tmp_path)
 
     async def main() -> list[str]:
-        running = await start_server(
-            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path / "server")
-        )
         notes: list[str] = []
-        room = NoRoom(running)
+        async with stalled(tmp_path / "server") as (running, _, room):
 
-        def note(claim: Claim, text: str) -> None:
-            assert claim.tournament == "busy" and claim.number == 0
-            notes.append(text)
-            room.release()  # the match starts
+            def note(claim: Claim, text: str) -> None:
+                assert claim.tournament == "busy" and claim.number == 0
+                notes.append(text)
+                room.release()  # the match starts
 
-        try:
             runner = Runner(
                 store,
                 RunOptions(server=running.address, records=tmp_path / "logs", tournament_id=tid),
@@ -59,8 +53,6 @@ def test_a_game_held_by_a_busy_server_is_reported_then_played(tmp_path: Path) ->
             )
             tally = await asyncio.wait_for(runner.run(), 90)
             assert tally.played == 1 and tally.given_back == 0
-        finally:
-            await running.stop(1)
         return notes
 
     notes = run(main(), timeout=100)

@@ -7,16 +7,13 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import grpc
 from bounded import run
 from e2e.rawbot import RawBot
-from medina.rpc.common.config import ServerConfig
-from medina.rpc.single.server import start_server
-from medina.v1 import admin_pb2, admin_pb2_grpc, common_pb2, match_pb2
+from medina.v1 import admin_pb2, common_pb2, match_pb2
 from medina.web.hosted import ArenaSource
 from medina.web.remote import RemoteArena
 from medina.web.view import JSON
-from stall import NoRoom
+from stall import stalled
 
 ROOM = "it starts when the server has room"
 
@@ -49,37 +46,31 @@ async def to_the_end(messages: AsyncIterator[JSON | None]) -> JSON:
 
 def test_a_queued_matchs_live_stream_says_where_it_waits_then_plays(tmp_path: Path) -> None:
     async def main() -> None:
-        running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
-        room = NoRoom(running)
-        try:
-            async with grpc.aio.insecure_channel(running.address) as channel:
-                stub = admin_pb2_grpc.MatchServiceStub(channel)
-                source = ArenaSource(running.arena)
-                bots: list[asyncio.Future[None]] = []
-                streams: list[tuple[admin_pb2.CreateMatchResponse, AsyncIterator[JSON | None]]] = []
-                for ahead in range(2):  # one after the other: the queue's order is the bots'
-                    created = await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config()))
-                    bots += [
-                        asyncio.ensure_future(RawBot(running.address, t.token).play())
-                        for t in created.tokens
-                    ]
-                    feed = await source.feed(created.match_id)
-                    assert feed is not None
-                    streams.append((created, feed(60.0)))
-                    queued = f"waiting: queued: its bots are here; {ROOM} ({ahead} ahead)"
-                    await until(streams[-1][1], queued)
-                (first, aborted), (_, messages) = streams
-                await stub.AbortMatch(admin_pb2.AbortMatchRequest(match_id=first.match_id))
-                assert (await to_the_end(aborted))["result"]["ending"] == "aborted"
-                await until(messages, f"waiting: queued: its bots are here; {ROOM} (0 ahead)")
-                room.release()
-                await until(messages, "running: ")  # it starts: the note is gone
-                last = await to_the_end(messages)
-                assert last["phase"] == "finished" and last["note"] == ""
-                assert last["result"]["ending"] == "complete"
-                await asyncio.wait_for(asyncio.gather(*bots), 30)
-        finally:
-            await running.stop(1)
+        async with stalled(tmp_path) as (running, stub, room):
+            source = ArenaSource(running.arena)
+            bots: list[asyncio.Future[None]] = []
+            streams: list[tuple[admin_pb2.CreateMatchResponse, AsyncIterator[JSON | None]]] = []
+            for ahead in range(2):  # one after the other: the queue's order is the bots'
+                created = await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config()))
+                bots += [
+                    asyncio.ensure_future(RawBot(running.address, t.token).play())
+                    for t in created.tokens
+                ]
+                feed = await source.feed(created.match_id)
+                assert feed is not None
+                streams.append((created, feed(60.0)))
+                queued = f"waiting: queued: its bots are here; {ROOM} ({ahead} ahead)"
+                await until(streams[-1][1], queued)
+            (first, aborted), (_, messages) = streams
+            await stub.AbortMatch(admin_pb2.AbortMatchRequest(match_id=first.match_id))
+            assert (await to_the_end(aborted))["result"]["ending"] == "aborted"
+            await until(messages, f"waiting: queued: its bots are here; {ROOM} (0 ahead)")
+            room.release()
+            await until(messages, "running: ")  # it starts: the note is gone
+            last = await to_the_end(messages)
+            assert last["phase"] == "finished" and last["note"] == ""
+            assert last["result"]["ending"] == "complete"
+            await asyncio.wait_for(asyncio.gather(*bots), 30)
 
     run(main())
 
@@ -87,12 +78,9 @@ def test_a_queued_matchs_live_stream_says_where_it_waits_then_plays(tmp_path: Pa
 def test_another_servers_queued_match_opens_with_its_note_and_plays(tmp_path: Path) -> None:
     # `web --server`: the viewer of another server's matches reads the note from GetMatch.
     async def main() -> None:
-        running = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path))
-        room = NoRoom(running)
-        remote = RemoteArena(running.address)
-        try:
-            async with grpc.aio.insecure_channel(running.address) as channel:
-                stub = admin_pb2_grpc.MatchServiceStub(channel)
+        async with stalled(tmp_path) as (running, stub, room):
+            remote = RemoteArena(running.address)
+            try:
                 created = await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config()))
                 bots = [
                     asyncio.ensure_future(RawBot(running.address, t.token).play())
@@ -114,8 +102,7 @@ def test_another_servers_queued_match_opens_with_its_note_and_plays(tmp_path: Pa
                 await until(messages, "running: ")
                 assert (await to_the_end(messages))["result"]["ending"] == "complete"
                 await asyncio.wait_for(asyncio.gather(*bots), 30)
-        finally:
-            await remote.close()
-            await running.stop(1)
+            finally:
+                await remote.close()
 
     run(main())
