@@ -2,10 +2,10 @@
 with instant (and thinking) bots would see it, beside a raw grpc.aio ping-pong at the same
 load in the same run.
 
-The server runs as its own process (``medina-arena serve``, default options but for the
-admission limits). The bots are written from ``proto/`` alone: every seat of every match is
-one bidi stream of this one asyncio process, answering with the first legal action the
-moment a request arrives (``instant``) or after a think time drawn from 20-80 ms
+The server runs as its own process (``medina-arena serve`` on its defaults; a row with
+other flags says so in its label). The bots are written from ``proto/`` alone: every seat
+of every match is one bidi stream of this one asyncio process, answering with the first
+legal action the moment a request arrives (``instant``) or after a think time drawn from 20-80 ms
 (``thinking``). The clock is 100 ms per decision, no bank: a bot that is charged the
 server's delay collects strikes.
 
