@@ -4,8 +4,10 @@ what the code does."""
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -53,6 +55,56 @@ def test_the_environment_carries_the_address_the_token_and_the_log_directory(
 
     assert asyncio.run(main()) == 0
     assert log.read_text().split() == [ADDR, "secret", str(tmp_path.resolve())]
+
+
+#: A fresh ``medina-arena`` process (the CLI imported first, as its entry points do) starts a
+#: bot that prints the gRPC variables it was given.
+ARENA_STARTS_A_BOT = """
+import asyncio, os, sys
+from pathlib import Path
+import medina.cli
+from medina.launch.botproc import spawn_bot
+NAMES = ('GRPC_EXPERIMENTS', 'GRPC_ENABLE_FORK_SUPPORT')
+show = f"import os; print([os.environ.get(k) for k in {NAMES!r}])"
+async def main():
+    argv = [sys.executable, "-c", show]
+    proc = await spawn_bot(argv, "127.0.0.1:5000", "t", Path(sys.argv[1]))
+    return await asyncio.wait_for(proc.wait(), 30)
+assert asyncio.run(main()) == 0
+print([os.environ.get(k) for k in NAMES])
+"""
+
+
+def test_a_bot_does_not_inherit_the_arenas_own_grpc_settings(tmp_path: Path) -> None:
+    assert "are not passed on to bots" in GUIDE
+    log = tmp_path / "seat0.log"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("GRPC_EXPERIMENTS", "GRPC_ENABLE_FORK_SUPPORT")
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", ARENA_STARTS_A_BOT, str(log)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    arena = done.stdout.strip()
+    assert arena.endswith("'false']"), f"the arena itself runs without its settings: {arena}"
+    assert log.read_text().strip() == "[None, None]"
+    # An operator's own value is theirs, and reaches the bots as it is.
+    env["GRPC_ENABLE_FORK_SUPPORT"] = "true"
+    done = subprocess.run(
+        [sys.executable, "-c", ARENA_STARTS_A_BOT, str(log)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert log.read_text().strip().endswith("'true']")
 
 
 def test_the_guide_says_a_bot_reads_its_stream_to_match_ended_after_a_forfeit() -> None:

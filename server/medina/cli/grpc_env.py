@@ -1,7 +1,8 @@
 """gRPC core's options for the processes ``medina-arena`` runs, set on import: gRPC reads them
 from the environment once, when ``grpc`` is first imported, so ``medina.cli`` imports this
 module before anything else. An operator's own setting of either variable is kept, even
-empty. (``GRPC_ENABLE_FORK_SUPPORT``: ``without_fork_handlers``.)
+empty. (``GRPC_ENABLE_FORK_SUPPORT``: ``without_fork_handlers``.) Both are for the arena's own
+processes: the bots it starts do not inherit them (``medina.own_env``).
 
 ``GRPC_EXPERIMENTS=-event_engine_listener``: a server's connections are accepted and served
 through gRPC's older I/O path (epoll, polled by the thread that collects completed
@@ -33,6 +34,8 @@ from __future__ import annotations
 import os
 from importlib import metadata
 
+from medina.own_env import set_own
+
 __all__ = ["EXPERIMENTS", "MEASURED_RELEASES", "apply", "without_fork_handlers"]
 
 #: The experiments this module turns off.
@@ -52,8 +55,7 @@ def apply() -> bool:
         return False
     if release not in MEASURED_RELEASES:
         return False
-    os.environ["GRPC_EXPERIMENTS"] = EXPERIMENTS
-    return True
+    return set_own("GRPC_EXPERIMENTS", EXPERIMENTS)
 
 
 def without_fork_handlers() -> bool:
@@ -66,10 +68,7 @@ def without_fork_handlers() -> bool:
     threads are currently calling into gRPC, skipping fork() handlers" in the front's log
     as it replaced a killed worker); asyncio's own loop uses ``vfork()``, which runs none.
     """
-    if "GRPC_ENABLE_FORK_SUPPORT" in os.environ:
-        return False
-    os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"
-    return True
+    return set_own("GRPC_ENABLE_FORK_SUPPORT", "false")
 
 
 apply()

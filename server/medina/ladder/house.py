@@ -9,13 +9,13 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import logging
-import os
 import re
 import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from medina.own_env import for_others
 from medina.storage.ladder import LadderStore
 from medina.strategies.search import SearchLevelError, level_config
 
@@ -145,5 +145,6 @@ async def stop_house(procs: list[asyncio.subprocess.Process], grace_s: float = 3
 
 
 def _environ() -> dict[str, str]:
-    """This process's environment without a seat token (a house bot plays on the ladder)."""
-    return {k: v for k, v in os.environ.items() if k != "MEDINA_TOKEN"}
+    """This process's environment without a seat token (a house bot plays on the ladder)
+    and without what the arena set for itself."""
+    return {k: v for k, v in for_others().items() if k != "MEDINA_TOKEN"}

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TypeVar
 
+from medina.own_env import for_others
 from medina.sandbox import Box, SandboxError, SandboxSpec, seccomp_fd
 
 T = TypeVar("T")
@@ -126,7 +127,7 @@ async def spawn_bot(
         return await _spawn_sandboxed(argv, address, token, log_path, sandbox, env or {})
     full = bot_argv(argv, address, token)
     full_env = dict(
-        os.environ,
+        for_others(),
         **(env or {}),
         MEDINA_SERVER=address,
         MEDINA_TOKEN=token,
