@@ -166,3 +166,55 @@ def test_the_match_seed_seeds_the_bundled_bots_in_a_first_edition(tmp_path: Path
     one, two, one_again = game(1), game(2), game(1)
     assert one == one_again
     assert one != two
+
+
+def test_an_open_seat_prints_its_token_and_waits_for_a_bot_connected_by_hand(
+    tmp_path: Path,
+) -> None:
+    match = subprocess.Popen(
+        [*ARENA, "match", "--players", "2", "--seed", "4", "--bot", "-",
+         "--bot", "python -m medina_client --bot random", "--connect-timeout-ms", "60000",
+         "--records", str(tmp_path), "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert match.stdout is not None
+        line = match.stdout.readline()
+        found = re.fullmatch(
+            r"seat 0 is open: connect a bot to (\S+) with the seat token (\S+) "
+            r"\(e\.g\. MEDINA_SERVER=\1 MEDINA_TOKEN=\2 \./my-bot\)\n",
+            line,
+        )
+        assert found, line
+        address, token = found.groups()
+        bot = subprocess.run(
+            [sys.executable, "-m", "medina_client", "--server", address, "--bot", "greedy",
+             "--quiet"],
+            env={**os.environ, "MEDINA_TOKEN": token}, capture_output=True, text=True,
+            timeout=90,
+        )  # fmt: skip
+        assert bot.returncode == 0, bot.stderr
+        out, err = match.communicate(timeout=60)
+    finally:
+        match.kill()
+    assert match.returncode == 0, err
+    board = out.split("rank  seat  name", 1)[1]
+    seat0 = next(line for line in board.splitlines() if re.match(r"\s+\d+\s+0\s", line))
+    assert "greedy" in seat0 and "normal" in seat0  # the hand-connected bot played it
+
+
+def test_open_seats_and_the_connect_timeout_are_checked(tmp_path: Path) -> None:
+    bad = subprocess.run(
+        [*ARENA, "match", "--players", "2", "--bot", "-", "--bot", "-",
+         "--connect-timeout-ms", "-1", "--records", str(tmp_path)],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert bad.returncode == 2
+    assert "--connect-timeout-ms: connect_timeout_ms must be 0.." in bad.stderr
+    boxed = subprocess.run(
+        [*ARENA, "match", "--players", "2", "--bot", "-", "--bot", "-", "--sandbox",
+         "--records", str(tmp_path)],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert boxed.returncode == 2
+    assert "an open seat ('-') has none" in boxed.stderr

@@ -9,6 +9,7 @@ import os
 import shlex
 import sys
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,8 @@ import grpc
 
 from medina.engine import GameFollower, GameState, render
 from medina.launch.botproc import BotProcess, BotStartError, reap, spawn_bot, watch_bot_exit
-from medina.referee.config import MatchSettings
+from medina.referee.config import DEFAULT_CONNECT_TIMEOUT_MS, MatchSettings
+from medina.referee.errors import ConfigError
 from medina.referee.outcome import MatchOutcome
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.common.serving import wait_for_signal
@@ -34,6 +36,7 @@ from .options import (
     add_sandbox_options,
     check_players,
     records_directory,
+    sandbox_changes,
     sandbox_limits,
     settings_from_args,
 )
@@ -56,7 +59,15 @@ def add_parser(sub: Any) -> None:
         "--server HOST:PORT appended (before a '--' word if there is one), or {server} "
         "in CMD filled in instead; the seat token is never on its command line but in "
         "the environment variable MEDINA_TOKEN (MEDINA_SERVER holds the address too); "
-        "a leading 'python' means this interpreter",
+        "a leading 'python' means this interpreter; '-': an open seat, no process: its "
+        "token is printed and you connect a bot yourself (under a debugger, say)",
+    )
+    p.add_argument(
+        "--connect-timeout-ms",
+        type=int,
+        default=DEFAULT_CONNECT_TIMEOUT_MS,
+        help="how long the match waits for every bot before it starts without the absent "
+        f"ones (default {DEFAULT_CONNECT_TIMEOUT_MS}; give an open seat more)",
     )
     p.add_argument("--server", help="use a running server at HOST:PORT instead of starting one")
     p.add_argument(
@@ -64,7 +75,12 @@ def add_parser(sub: Any) -> None:
         default=os.environ.get("MEDINA_ORGANISER_TOKEN"),
         help="organiser token of --server (env MEDINA_ORGANISER_TOKEN)",
     )
-    p.add_argument("--records", default="records", help="record directory of the local server")
+    p.add_argument(
+        "--records",
+        default="records",
+        help="record directory of the local server, and of the bots' logs "
+        "(MATCH.seatN.log), with --server too",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     add_http_options(p)
     p.add_argument(
@@ -91,6 +107,10 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(
             f"{args.players} players need {args.players} --bot commands, got {len(args.bot)}"
         )
+    if sandbox_changes(args) is not None and OPEN_SEAT in args.bot:
+        raise CommandError(
+            "--sandbox runs the bots this command starts; an open seat ('-') has none"
+        )
     # every bot in a sandbox: its directory is the current one; the records are hidden
     limits = sandbox_limits(args)
     args.sandbox_spec = (
@@ -104,6 +124,10 @@ def run(args: argparse.Namespace) -> int:
     if args.linger_s < 0:
         raise CommandError(f"--linger-s must be 0 or more, got {args.linger_s:g}")
     settings = settings_from_args(args)
+    try:
+        settings = replace(settings, connect_timeout_ms=args.connect_timeout_ms)
+    except ConfigError as exc:
+        raise CommandError(f"--connect-timeout-ms: {exc}") from None
     if not args.server:  # the server this command starts writes the records
         records_directory(args.records)
     return asyncio.run(_run(args, settings))
@@ -174,15 +198,18 @@ async def _play(
         spectator = admin_pb2_grpc.SpectatorServiceStub(channel)
         watch = spectator.Watch(wire_matches.watch_request(match_id))
         logs.mkdir(parents=True, exist_ok=True)
-        procs: list[BotProcess] = []
+        procs: dict[int, BotProcess] = {}
         # A multi-worker server names the process holding the match: bots go there directly.
         bot_address = created.endpoint if created.HasField("endpoint") else address
         try:
             for cmd, tok in zip(args.bot, created.tokens, strict=True):
+                if cmd == OPEN_SEAT:
+                    print(open_seat_line(tok.seat, bot_address, tok.token), flush=True)
+                    continue
                 log = logs / f"{match_id}.seat{tok.seat}.log"
-                procs.append(await _spawn(cmd, bot_address, tok.token, log, args.sandbox_spec))
+                procs[tok.seat] = await _spawn(cmd, bot_address, tok.token, log, args.sandbox_spec)
         except BotStartError:
-            for proc in procs:
+            for proc in procs.values():
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
                 await proc.wait()
@@ -202,7 +229,7 @@ async def _play(
         forfeit = seat_forfeiter(matches, match_id, metadata)
         watchers = [
             asyncio.create_task(_report_exit(seat, proc, logs_of[seat], forfeit))
-            for seat, proc in enumerate(procs)
+            for seat, proc in procs.items()
         ]
         if not args.quiet:  # a busy server holds the match: say so rather than go silent
             watchers.append(
@@ -215,7 +242,7 @@ async def _play(
         finally:
             for watcher in watchers:
                 watcher.cancel()
-            await reap(procs)
+            await reap(list(procs.values()))
         view.progress.flush()
         state = view.game.state
         result = view.result
@@ -268,6 +295,18 @@ class Spectator:
             )
             self.progress.state = self.game.state
             self.next_index = event.index + 1
+
+
+#: A ``--bot`` that starts nothing: the seat is left for a bot the user connects.
+OPEN_SEAT = "-"
+
+
+def open_seat_line(seat: int, address: str, token: str) -> str:
+    """What ``match`` says of an open seat: where and how to connect its bot."""
+    return (
+        f"seat {seat} is open: connect a bot to {address} with the seat token {token} "
+        f"(e.g. MEDINA_SERVER={address} MEDINA_TOKEN={token} ./my-bot)"
+    )
 
 
 def _say(text: str) -> None:
