@@ -21,6 +21,7 @@ from medina.engine import (
 )
 from medina.engine.errors import RULE_CODES
 from medina.engine.turn import explain
+from medina.engine.variants import ROOFTOP_COLOURS, get_ruleset
 from medina.rpc.common.status import Reason
 from medina.wire.shared import protocol as server
 from medina.wire.shared.enums import RULESET_NAMES
@@ -101,3 +102,17 @@ def test_every_language_speaks_the_servers_protocol_version() -> None:
     assert sdk.REDIRECT == server.REDIRECT == _node_const("REDIRECT").strip("'")
     # The SDK names the rulesets with the server's own table.
     assert sdk.RULESET_NAMES is RULESET_NAMES
+
+
+def test_the_default_rooftop_colours_are_the_ones_the_guide_names() -> None:
+    text = " ".join(DOC.split())
+    four = get_ruleset("medina-v2", 4).rooftop_colours
+    rest = ", ".join(f"{i} {ROOFTOP_COLOURS[c]}" for i, c in enumerate(four) if i)
+    assert f"default seat 0 is {ROOFTOP_COLOURS[four[0]]}, {rest}" in text
+    two = get_ruleset("medina-v1-2p", 2)
+    own = [ROOFTOP_COLOURS[c] for c in two.rooftop_colours]
+    blocking = [ROOFTOP_COLOURS[c] for c in two.blocking_colours]
+    assert (
+        f"in medina-v1-2p seat 0 scores with {own[0]} and blocks with {blocking[0]}, seat 1 "
+        f"scores with {own[1]} and blocks with {blocking[1]}"
+    ) in text
