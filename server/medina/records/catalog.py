@@ -19,8 +19,10 @@ from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator, Set
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from medina.engine import result
+from medina.referee.config import seat_label
 from medina.referee.outcome import (
     MatchOutcome,
     SeatOutcome,
@@ -155,17 +157,31 @@ def _inspect_slowly(path: Path, match_id: str, mtime: float) -> StoredMatch:
     )
 
 
-def seat_labels(header: record_pb2.RecordHeader, players: int) -> list[str]:
-    """Seat labels from a record header, as the referee names seats in results
-    (``Match.seat_label``): the organiser's name for the seat when the match was given one
-    (a tournament's bot name), else the name the bot gave when it connected, else
-    ``seat N``."""
-    configured = {i: c.name for i, c in enumerate(header.config.seats[:players]) if c.name}
-    names = [configured.get(i, f"seat {i}") for i in range(players)]
-    for s in header.seats:
-        if 0 <= s.seat < players and s.seat not in configured:
-            names[s.seat] = s.bot_name or s.name or names[s.seat]
-    return names
+class SeatOfRecord(Protocol):
+    """A seat as a record's header (``RecordSeat``) or a match summary (``SeatStatus``)
+    lists it."""
+
+    @property
+    def seat(self) -> int: ...
+
+    @property
+    def bot_name(self) -> str: ...
+
+
+def seat_labels(
+    config: match_pb2.MatchConfig, seats: Iterable[SeatOfRecord], players: int
+) -> list[str]:
+    """Seat labels as the referee names seats in results (``referee.config.seat_label``):
+    the organiser's name for the seat from ``config`` when the match was given one (a
+    tournament's bot name), else the name the bot gave when it connected (``seats``, from a
+    record's header or a match summary), else ``seat N``."""
+    configured = [c.name for c in config.seats[:players]]
+    configured += [""] * (players - len(configured))
+    bots = [""] * players
+    for s in seats:
+        if 0 <= s.seat < players:
+            bots[s.seat] = s.bot_name
+    return [seat_label(i, configured[i], bots[i]) for i in range(players)]
 
 
 def _score_where_it_stopped(record: Record) -> tuple[int, match_pb2.MatchResult | None, str]:
@@ -177,7 +193,7 @@ def _score_where_it_stopped(record: Record) -> tuple[int, match_pb2.MatchResult 
     engine = result(state)
     forfeits = record.forfeits
     ranks = ranks_with_forfeits(engine.totals, tuple(s in forfeits for s in range(players)))
-    names = dict(enumerate(seat_labels(record.header, players)))
+    names = dict(enumerate(seat_labels(record.header.config, record.header.seats, players)))
     outcome = MatchOutcome(
         seats=tuple(
             SeatOutcome(

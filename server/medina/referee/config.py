@@ -144,6 +144,13 @@ class MatchSettings:
         return f"seat {seat}"
 
 
+def seat_label(seat: int, configured: str, bot_name: str) -> str:
+    """How results and viewers name ``seat``: the organiser's name for it when one was given
+    (a tournament's bot name: two bots that both call themselves ``stdiobot`` in their
+    handshake stay apart), else the name its bot gave when it connected, else ``seat N``."""
+    return configured or bot_name or f"seat {seat}"
+
+
 def _check_ms(name: str, value: int) -> None:
     if not isinstance(value, int) or not 0 <= value <= LIMIT_MS:
         raise ConfigError(f"{name} must be 0..{LIMIT_MS} ms, got {value!r}")

@@ -27,7 +27,7 @@ from medina.engine.turn import explain
 
 from . import clock as clk
 from .clock import DecisionClock, SeatClock
-from .config import MatchSettings, TimeoutPolicy
+from .config import MatchSettings, TimeoutPolicy, seat_label
 from .outcome import MatchOutcome, SeatOutcome, Termination, ranks_with_forfeits
 from .record import (
     DecisionEntry,
@@ -177,9 +177,9 @@ class Match:
         given (a tournament's bot name: two bots that both call themselves ``stdiobot`` in
         their handshake stay apart), else the name its bot gave when it connected, else
         ``seat N``. The handshake's name is kept beside it in the record's header."""
-        if self.settings.seat_names and self.settings.seat_names[seat]:
-            return self.settings.seat_names[seat]
-        return self.seat_states[seat].bot_name or self.settings.seat_name(seat)
+        names = self.settings.seat_names
+        configured = names[seat] if names else ""
+        return seat_label(seat, configured, self.seat_states[seat].bot_name)
 
     def process_exited(self, seat: int, detail: str) -> None:
         """The program playing ``seat`` exited: it forfeits as CRASHED at once."""

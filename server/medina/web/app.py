@@ -28,6 +28,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from medina.records import catalog
 from medina.records.catalog import StoredMatch
 from medina.rpc.common.limits import ClientSlots, StreamSlotsExhausted
 from medina.wire.shared.enums import RULESET_NAMES
@@ -123,7 +124,11 @@ class Viewer:
             match_id=stored.match_id,
             ruleset=RULESET_NAMES.get(int(config.ruleset), "?") if config else "?",
             players=config.players if config is not None else 0,
-            bots=[s.bot_name or s.name for s in header.seats] if header else [],
+            bots=(
+                catalog.seat_labels(header.config, header.seats, config.players)
+                if header and config
+                else []
+            ),
             state=stored.state.value,
             decisions=stored.decisions,
             scores=[s.total for s in stored.result.seats] if stored.result else None,

@@ -17,6 +17,7 @@ from typing import Any
 import grpc
 
 from medina.engine import GameFollower
+from medina.records import catalog
 from medina.v1 import admin_pb2, admin_pb2_grpc, match_pb2
 from medina.wire import convert
 from medina.wire import matches as wire_matches
@@ -82,7 +83,7 @@ class RemoteArena:
                     match_id=m.match_id,
                     ruleset=_ruleset(m.config),
                     players=m.config.players,
-                    bots=[s.bot_name or s.name for s in m.seats],
+                    bots=catalog.seat_labels(m.config, m.seats, m.config.players),
                     state=state,
                     decisions=m.decisions,
                     scores=None,
@@ -112,7 +113,7 @@ class RemoteArena:
         settings = convert.settings_from_proto(summary.config)
         follower = GameFollower(settings.new_game())
         story = Story(follower.state)
-        names = [s.bot_name or s.name for s in summary.seats]
+        names = catalog.seat_labels(summary.config, summary.seats, summary.config.players)
         call = self.spectators.Watch(
             wire_matches.watch_request(summary.match_id), metadata=self.metadata
         )

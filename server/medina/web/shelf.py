@@ -280,7 +280,7 @@ def record_id_of(path: Path) -> str:
 def seat_names(header: record_pb2.RecordHeader, players: int) -> list[str]:
     """Seat labels from a record header (``records.catalog.seat_labels``): the organiser's
     seat names when given, else the bots' own names."""
-    return catalog.seat_labels(header, players)
+    return catalog.seat_labels(header.config, header.seats, players)
 
 
 def replay_json(record_id: str, record: Record) -> JSON:
