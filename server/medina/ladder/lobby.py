@@ -15,7 +15,7 @@ from google.protobuf.message import DecodeError
 from medina.rpc.common.auth import require_organiser
 from medina.rpc.common.hello import first_message
 from medina.rpc.common.limits import FloodGuard, FloodVerdict, Limits, Oversize, drain, sized
-from medina.rpc.common.status import Reason, abort
+from medina.rpc.common.status import Reason, Refused, abort, refuse
 from medina.storage.ladder import StoreError
 from medina.v1 import ladder_pb2, ladder_pb2_grpc
 from medina.wire import ladder as wire_ladder
@@ -58,7 +58,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
             hello = await self._hello(request_iterator, context)
             session = await self.ladder.open_session(account, hello)
         except Refusal as refusal:
-            await abort(context, refusal.code, refusal.reason, str(refusal), **refusal.metadata)
+            # Set, not raised: anyone may knock with a bad key, at any rate (status.Refused).
+            refuse(context, refusal.code, refusal.reason, str(refusal), **refusal.metadata)
+            return
         # The reader is left to end with the call (cancelling a pending grpc.aio read leaks).
         reader = asyncio.create_task(self._read(request_iterator, session))
         try:
@@ -78,11 +80,12 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
     ) -> ladder_pb2.LobbyHello:
         first = await first_message(
             request_iterator,
-            context,
             self.ladder.config.hello_timeout_s,
             hello="LobbyHello",
             request="LobbyRequest",
         )
+        if isinstance(first, Refused):
+            raise Refusal(first.code, first.reason, first.message, **first.metadata)
         if isinstance(first, Oversize):
             await first.refuse(context)
         if not first.HasField("hello"):

@@ -34,9 +34,9 @@ from ..common.hello import first_message
 from ..common.limits import ClientSlots, Limits, stream_slot
 from ..common.match_service import MatchService
 from ..common.serving import server_options, signals_caught, start_serving
-from ..common.status import Reason, abort
+from ..common.status import Reason, Refused, abort
 from .routes import ROUTES_KEPT, Route, Routes
-from .worker_matches import FrontCatalog, WorkerMatches, lost_under, relay
+from .worker_matches import FrontCatalog, WorkerMatches, lost_under, pass_on, relay
 from .workers import Worker, WorkerPool
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -84,13 +84,19 @@ class Forwarder:
     async def play(self, requests: AsyncIterator[bytes], context: Context) -> AsyncIterator[bytes]:
         """One bot session, forwarded."""
         async with stream_slot(self.slots, context):
-            first = await first_message(requests, context, self.limits.handshake_timeout_s)
+            first = await first_message(requests, self.limits.handshake_timeout_s)
+            if isinstance(first, Refused):
+                first.set_on(context)
+                return
             redirect = self._redirect(first)
             if redirect is not None:
                 self.redirects += 1
                 yield redirect
                 return
-            worker, call, head = await self._open(first, context)
+            opened = await self._open(first, context)
+            if opened is None:
+                return  # refused: its status is set
+            worker, call, head = opened
             self.plays += 1
             pump = asyncio.get_running_loop().create_task(_pump(requests, call))
             self._pumps.add(pump)  # a strong reference until it ends on its own
@@ -129,8 +135,9 @@ class Forwarder:
 
     async def _open(
         self, first: bytes, context: Context
-    ) -> tuple[Worker, grpc.aio.StreamStreamCall[bytes, bytes], object]:
-        """The worker stream this session goes to, and the worker's first answer (or EOF).
+    ) -> tuple[Worker, grpc.aio.StreamStreamCall[bytes, bytes], object] | None:
+        """The worker stream this session goes to, and the worker's first answer (or EOF);
+        None when the worker refused the stream (its status is then this call's).
 
         A known token goes to its worker; an unknown one is offered to each worker in turn
         (a worker that does not know it refuses it with UNAUTHENTICATED at once); a first
@@ -165,6 +172,8 @@ class Forwarder:
                 last = n == len(candidates) - 1
                 if exc.code() is grpc.StatusCode.UNAUTHENTICATED and not last:
                     continue  # not this worker's token
+                if pass_on(context, worker, exc):
+                    return None
                 await relay(context, worker, exc)
             except asyncio.CancelledError as exc:
                 call.cancel()

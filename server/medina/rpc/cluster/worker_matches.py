@@ -426,6 +426,18 @@ async def worker_lost(context: Context, worker: Worker, detail: str = "") -> NoR
     raise AssertionError("abort returned")
 
 
+def pass_on(context: Context, worker: Worker, exc: grpc.aio.AioRpcError) -> bool:
+    """Set the status the worker ended a call with as this call's, for the handler to
+    return with (a refusal anyone can ask for, such as an unknown seat token's: nothing
+    raised, see ``status.Refused``); False when the worker went away (``relay`` names it)."""
+    if not worker.alive and exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+        return False
+    context.set_code(exc.code())
+    context.set_details(exc.details() or "")
+    context.set_trailing_metadata(tuple(exc.trailing_metadata() or ()))
+    return True
+
+
 async def relay(context: Context, worker: Worker, exc: grpc.aio.AioRpcError) -> NoReturn:
     """End the call as the worker ended it; a worker that went away is named."""
     details = exc.details() or ""

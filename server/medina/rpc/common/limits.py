@@ -23,7 +23,7 @@ from typing import Any, NoReturn, TypeVar
 import grpc
 from google.protobuf.message import DecodeError
 
-from .status import Reason, abort
+from .status import Reason, Refused, abort
 
 Context = grpc.aio.ServicerContext[Any, Any]
 T = TypeVar("T")
@@ -207,6 +207,11 @@ class Oversize:
         """End the call with that status."""
         code, reason, text = self.status()
         await abort(context, code, reason, text, limit=self.limit, size=self.size)
+
+    def refused(self) -> Refused:
+        """That status, to return rather than raise (``status.Refused``)."""
+        code, reason, text = self.status()
+        return Refused(code, reason, text, {"limit": self.limit, "size": self.size})
 
 
 def sized(parse: Callable[[bytes], T], limit: int) -> Callable[[bytes], T | Oversize]:

@@ -10,6 +10,7 @@ travel the standard way, as a serialized ``google.rpc.Status`` in the
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NoReturn
 
@@ -18,7 +19,17 @@ from google.protobuf import any_pb2
 from google.rpc.error_details_pb2 import ErrorInfo
 from google.rpc.status_pb2 import Status
 
-__all__ = ["DETAILS_KEY", "DOMAIN", "Reason", "abort", "error_info", "reason_of", "trailers"]
+__all__ = [
+    "DETAILS_KEY",
+    "DOMAIN",
+    "Reason",
+    "Refused",
+    "abort",
+    "error_info",
+    "reason_of",
+    "refuse",
+    "trailers",
+]
 
 #: The error domain of every ErrorInfo this server sends.
 DOMAIN = "medina.v1"
@@ -97,22 +108,37 @@ class Reason(StrEnum):
     BOT_EXISTS = "BOT_EXISTS"
 
 
+#: The longest status message and ErrorInfo metadata value sent, in characters. Both may
+#: echo what a client sent (a match id, a token's owner); echoed whole, a 5,000-character
+#: match id made the trailers larger than a client accepts (8 KB by default in gRPC), so it
+#: saw "received metadata size exceeds limit" instead of the reason.
+MAX_MESSAGE_CHARS = 1000
+MAX_METADATA_CHARS = 100
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, the cut marked with "..."."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def error_info(reason: Reason, **metadata: object) -> ErrorInfo:
-    """An ErrorInfo of this server's domain; metadata values are written as strings."""
+    """An ErrorInfo of this server's domain; metadata values are written as strings (each
+    clipped to ``MAX_METADATA_CHARS``)."""
     return ErrorInfo(
         reason=reason.value,
         domain=DOMAIN,
-        metadata={k: str(v) for k, v in metadata.items()},
+        metadata={k: clip(str(v), MAX_METADATA_CHARS) for k, v in metadata.items()},
     )
 
 
 def trailers(
     code: grpc.StatusCode, message: str, reason: Reason, metadata: Mapping[str, object]
 ) -> tuple[tuple[str, bytes], ...]:
-    """The trailing metadata carrying the status details."""
+    """The trailing metadata carrying the status details (the message clipped to
+    ``MAX_MESSAGE_CHARS``)."""
     detail = any_pb2.Any()
     detail.Pack(error_info(reason, **metadata))
-    status = Status(code=code.value[0], message=message, details=[detail])
+    status = Status(code=code.value[0], message=clip(message, MAX_MESSAGE_CHARS), details=[detail])
     return ((DETAILS_KEY, status.SerializeToString()),)
 
 
@@ -128,8 +154,26 @@ def refuse(
     raises, and grpc keeps that exception, its traceback and every frame it went through in
     a reference cycle until a full garbage collection, which this server runs rarely."""
     context.set_code(code)
-    context.set_details(message)
+    context.set_details(clip(message, MAX_MESSAGE_CHARS))
     context.set_trailing_metadata(trailers(code, message, reason, metadata))
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A refusal returned rather than raised, for answers anyone can ask for at any rate (a
+    bot stream's handshake): the handler sets it (``set_on``) and returns. An ``abort``
+    there left about 6 KB a refusal in reference cycles until the next full collection (a
+    client with no token could grow the server by megabytes a second, and that collection
+    then stalled every match for seconds)."""
+
+    code: grpc.StatusCode
+    reason: Reason
+    message: str
+    metadata: Mapping[str, object] = field(default_factory=dict)
+
+    def set_on(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        """Make this the call's status (``refuse``); the handler then returns."""
+        refuse(context, self.code, self.reason, self.message, **self.metadata)
 
 
 async def abort(
@@ -140,7 +184,9 @@ async def abort(
     **metadata: object,
 ) -> NoReturn:
     """End the call with ``code``, ``message`` and an ErrorInfo naming ``reason``."""
-    await context.abort(code, message, trailers(code, message, reason, metadata))
+    await context.abort(
+        code, clip(message, MAX_MESSAGE_CHARS), trailers(code, message, reason, metadata)
+    )
     raise AssertionError("context.abort returned")  # it always raises
 
 

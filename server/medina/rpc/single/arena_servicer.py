@@ -28,7 +28,7 @@ from ..common.limits import (
     sized,
     stream_slot,
 )
-from ..common.status import Reason, abort
+from ..common.status import Reason, Refused, abort
 from ..common.tokens import same_token
 from .grpc_seat import Connection, GrpcSeat
 from .host import Arena, HostedMatch
@@ -63,7 +63,11 @@ class ArenaServicer:
         request_iterator: AsyncIterator[arena_pb2.PlayRequest],
         context: grpc.aio.ServicerContext[arena_pb2.PlayRequest, arena_pb2.PlayResponse],
     ) -> AsyncIterator[arena_pb2.PlayResponse | bytes]:
-        hosted, seat, hello = await self._handshake(request_iterator, context)
+        admitted = await self._handshake(request_iterator)
+        if isinstance(admitted, Refused):
+            admitted.set_on(context)
+            return
+        hosted, seat, hello = admitted
         grpc_seat = hosted.seats[seat]
         features, opted = features_for(hello.features)
         conn = grpc_seat.attach(hello.omit_legal_actions, hello.omit_updates, opted)
@@ -116,58 +120,48 @@ class ArenaServicer:
                 )
 
     async def _handshake(
-        self,
-        request_iterator: AsyncIterator[arena_pb2.PlayRequest],
-        context: grpc.aio.ServicerContext[arena_pb2.PlayRequest, arena_pb2.PlayResponse],
-    ) -> tuple[HostedMatch, int, arena_pb2.Hello]:
-        first = await first_message(request_iterator, context, self.limits.handshake_timeout_s)
+        self, request_iterator: AsyncIterator[arena_pb2.PlayRequest]
+    ) -> tuple[HostedMatch, int, arena_pb2.Hello] | Refused:
+        """The match, seat and Hello a stream's handshake opens, or why it is refused
+        (returned, not raised: anyone may ask, at any rate; see ``Refused``)."""
+        first = await first_message(request_iterator, self.limits.handshake_timeout_s)
+        if isinstance(first, Refused):
+            return first
         if isinstance(first, Oversize):
-            await first.refuse(context)
+            return first.refused()
         if not first.HasField("hello"):
-            await abort(
-                context,
+            return Refused(
                 grpc.StatusCode.INVALID_ARGUMENT,
                 Reason.HELLO_MISSING,
                 "the first message of a stream must be Hello",
             )
         hello = first.hello
         if hello.protocol_version != PROTOCOL_VERSION:
-            await abort(
-                context,
+            return Refused(
                 grpc.StatusCode.FAILED_PRECONDITION,
                 Reason.PROTOCOL_VERSION_UNSUPPORTED,
                 f"protocol version {hello.protocol_version} is not supported; "
                 f"this server speaks version {PROTOCOL_VERSION}",
-                supported=PROTOCOL_VERSION,
-                minor=PROTOCOL_MINOR,
+                {"supported": PROTOCOL_VERSION, "minor": PROTOCOL_MINOR},
             )
         found = self.arena.find_seat(hello.token)
         if found is None:
-            await abort(
-                context,
-                grpc.StatusCode.UNAUTHENTICATED,
-                Reason.SEAT_TOKEN_UNKNOWN,
-                "unknown seat token",
+            return Refused(
+                grpc.StatusCode.UNAUTHENTICATED, Reason.SEAT_TOKEN_UNKNOWN, "unknown seat token"
             )
         hosted, seat = found
         match = hosted.match
+        about = {"match_id": match.match_id, "seat": seat}
         if match.view().outcome is not None:
-            await abort(
-                context,
-                grpc.StatusCode.FAILED_PRECONDITION,
-                Reason.MATCH_OVER,
-                "the match is over",
-                match_id=match.match_id,
-                seat=seat,
+            return Refused(
+                grpc.StatusCode.FAILED_PRECONDITION, Reason.MATCH_OVER, "the match is over", about
             )
         if match.is_forfeited(seat):
-            await abort(
-                context,
+            return Refused(
                 grpc.StatusCode.FAILED_PRECONDITION,
                 Reason.SEAT_FORFEITED,
                 f"seat {seat} has forfeited and cannot be taken up again",
-                match_id=match.match_id,
-                seat=seat,
+                about,
             )
         grpc_seat: GrpcSeat = hosted.seats[seat]
         # The seat token opens its seat whenever no stream holds it (a bot that restarted
@@ -176,15 +170,13 @@ class ArenaServicer:
         if grpc_seat.connection is not None and not same_token(
             hello.resume_token, hosted.resume_tokens[seat]
         ):
-            await abort(
-                context,
+            return Refused(
                 grpc.StatusCode.ALREADY_EXISTS,
                 Reason.SEAT_TAKEN,
                 f"seat {seat} is held by another live stream; to take it over (a connection "
                 "that broke without the server noticing), send the resume token from that "
                 "stream's Welcome, or connect again once that stream has ended",
-                match_id=match.match_id,
-                seat=seat,
+                about,
             )
         return hosted, seat, hello
 
