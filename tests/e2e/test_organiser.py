@@ -519,3 +519,59 @@ def test_list_matches_pages_through_live_matches_then_earlier_records(tmp_path: 
             await running.stop(1)
 
     asyncio.run(asyncio.wait_for(main(), 30))
+
+
+def test_long_reasons_are_refused_and_long_ids_are_answered_readably(tmp_path: Path) -> None:
+    # A reason is kept in every seat's result, which every GetMatch and ListMatches answers:
+    # one of megabytes made those answers larger than gRPC sends, for good. An id echoed
+    # whole in an error made its trailers larger than a client accepts.
+    async def main() -> None:
+        running = await start_server(
+            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN)
+        )
+        try:
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                made = await stub.CreateMatch(
+                    admin_pb2.CreateMatchRequest(config=config()), metadata=AUTH
+                )
+                long = "x" * 501
+                for call in (
+                    stub.ForfeitSeat(
+                        admin_pb2.ForfeitSeatRequest(match_id=made.match_id, seat=0, reason=long),
+                        metadata=AUTH,
+                    ),
+                    stub.AbortMatch(
+                        admin_pb2.AbortMatchRequest(match_id=made.match_id, reason=long),
+                        metadata=AUTH,
+                    ),
+                ):
+                    with pytest.raises(grpc.aio.AioRpcError) as refused:
+                        await call
+                    assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+                    assert "reason is 501 characters long; at most 500" in str(
+                        refused.value.details()
+                    )
+                    info = status_info(refused.value.trailing_metadata())
+                    assert info.reason == "REQUEST_INVALID"
+                ended = await stub.AbortMatch(
+                    admin_pb2.AbortMatchRequest(match_id=made.match_id, reason="y" * 500),
+                    metadata=AUTH,
+                )
+                assert all(s.detail.startswith("y" * 500) for s in ended.match.result.seats)
+                listed = await stub.ListMatches(admin_pb2.ListMatchesRequest(), metadata=AUTH)
+                assert [m.match_id for m in listed.matches] == [made.match_id]
+                for unknown in ("z" * 5000, "z" * 200_000):
+                    with pytest.raises(grpc.aio.AioRpcError) as missing:
+                        await stub.GetMatch(
+                            admin_pb2.GetMatchRequest(match_id=unknown), metadata=AUTH
+                        )
+                    assert missing.value.code() is grpc.StatusCode.NOT_FOUND, missing.value
+                    info = status_info(missing.value.trailing_metadata())
+                    assert info.reason == "MATCH_NOT_FOUND"
+                    assert len(info.metadata["match_id"]) == status.MAX_METADATA_CHARS
+                    assert len(missing.value.details() or "") <= status.MAX_MESSAGE_CHARS
+        finally:
+            await running.stop(1)
+
+    run(main())

@@ -166,6 +166,25 @@ async def refuse_ended(context: Context, match_id: str, state: str) -> NoReturn:
     )
 
 
+#: The longest reason AbortMatch and ForfeitSeat take, in characters: it is written into
+#: every seat's result and answered by every GetMatch and ListMatches after, so a reason of
+#: megabytes made those answers larger than gRPC sends, for good.
+MAX_REASON_CHARS = 500
+
+
+async def check_reason(context: Context, reason: str) -> None:
+    """INVALID_ARGUMENT (REQUEST_INVALID) for a reason longer than ``MAX_REASON_CHARS``."""
+    if len(reason) > MAX_REASON_CHARS:
+        await abort(
+            context,
+            grpc.StatusCode.INVALID_ARGUMENT,
+            Reason.REQUEST_INVALID,
+            f"reason is {len(reason)} characters long; at most {MAX_REASON_CHARS} are kept "
+            "in a match's result: say it shorter",
+            limit=MAX_REASON_CHARS,
+        )
+
+
 #: A ForfeitSeat without a reason: the detail it starts with.
 ORGANISER_FORFEIT = "the organiser forfeited the seat"
 
@@ -350,6 +369,7 @@ class MatchService(admin_pb2_grpc.MatchServiceServicer):
     ) -> admin_pb2.AbortMatchResponse:
         """Abort a match and wait until its record is complete."""
         await require_organiser(context, self.token)
+        await check_reason(context, request.reason)
         return matches.aborted(await self.backend.abort(request, context))
 
     async def ForfeitSeat(
@@ -360,6 +380,7 @@ class MatchService(admin_pb2_grpc.MatchServiceServicer):
         bot process's exit reaches the referee, whether the organiser runs the server in
         its own process or reaches it over the network."""
         await require_organiser(context, self.token)
+        await check_reason(context, request.reason)
         if request.seat < 0:
             await refuse_seat(context, request.match_id, request.seat, None)
         stored = self.backend.record(request.match_id)
