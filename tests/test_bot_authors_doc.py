@@ -75,36 +75,31 @@ print([os.environ.get(k) for k in NAMES])
 """
 
 
+def arena_and_bot_see(env: dict[str, str], log: Path) -> tuple[str, str]:
+    """The gRPC variables as a fresh arena process holds them, and as the bot it started
+    was given them."""
+    done = subprocess.run(
+        [sys.executable, "-c", ARENA_STARTS_A_BOT, str(log)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip(), log.read_text().strip()
+
+
 def test_a_bot_does_not_inherit_the_arenas_own_grpc_settings(tmp_path: Path) -> None:
     assert "are not passed on to bots" in GUIDE
     log = tmp_path / "seat0.log"
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("GRPC_EXPERIMENTS", "GRPC_ENABLE_FORK_SUPPORT")
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", ARENA_STARTS_A_BOT, str(log)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    arena = done.stdout.strip()
+    names = ("GRPC_EXPERIMENTS", "GRPC_ENABLE_FORK_SUPPORT")
+    env = {k: v for k, v in os.environ.items() if k not in names}
+    arena, bot = arena_and_bot_see(env, log)
     assert arena.endswith("'false']"), f"the arena itself runs without its settings: {arena}"
-    assert log.read_text().strip() == "[None, None]"
+    assert bot == "[None, None]"
     # An operator's own value is theirs, and reaches the bots as it is.
-    env["GRPC_ENABLE_FORK_SUPPORT"] = "true"
-    done = subprocess.run(
-        [sys.executable, "-c", ARENA_STARTS_A_BOT, str(log)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    assert log.read_text().strip().endswith("'true']")
+    _arena, bot = arena_and_bot_see({**env, "GRPC_ENABLE_FORK_SUPPORT": "true"}, log)
+    assert bot.endswith("'true']")
 
 
 def test_the_guide_says_a_bot_reads_its_stream_to_match_ended_after_a_forfeit() -> None:
