@@ -4,13 +4,15 @@ package registries, by the recipes of docs/codegen.md run as printed there:
 - Go: plain `protoc` with Debian's protoc-gen-go and protoc-gen-go-grpc, built against
   Debian's Go protobuf and gRPC libraries (the documented package set); a minimal Go bot
   (tests/codegen/gobot) plays a whole match against a real server.
+- C++: plain `protoc` with Debian's grpc_cpp_plugin, built with g++ against Debian's gRPC C++
+  (libgrpc++-dev); a minimal bot (tests/codegen/cppbot) plays a whole match.
 - TypeScript: plain `protoc` with npm's ts-proto (@grpc/grpc-js services, the versions
   tools/codegen pins), compiled by `tsc --strict`; a minimal bot (tests/codegen/tsbot) plays a
   whole match under node.
 - The buf route of docs/protocol.md (`buf generate` in managed mode: the .proto files need no
   language options) generates Go that `go vet` accepts and TypeScript that type-checks.
 
-Both bots answer every request with its first legal action; the same match played in process
+Every bot answers every request with its first legal action; the same match played in process
 with that chooser must give the same actions, so every reply was read, answered and accepted.
 """
 
@@ -61,7 +63,16 @@ GO_PACKAGES = (
     "golang-google-protobuf-dev",
     "golang-github-golang-protobuf-1-5-dev",
 )
-#: The match both bots play (seat 0) against the SDK's random bot (seat 1).
+#: Debian's packages the C++ recipe names (the C++ section's apt-get line).
+CPP_PACKAGES = (
+    "g++",
+    "pkg-config",
+    "protobuf-compiler",
+    "libprotobuf-dev",
+    "protobuf-compiler-grpc",
+    "libgrpc++-dev",
+)
+#: The match every bot plays (seat 0) against the SDK's random bot (seat 1).
 SETTINGS = MatchSettings("medina-v2", 2, 3)
 OPPONENT_SEED = 5
 #: Bounds one match with a bot process (a match takes about a second).
@@ -146,6 +157,9 @@ def test_the_documented_package_sets_are_the_tested_ones() -> None:
     apt = re.search(r"apt-get install ((?:\\\n|[^\n])*)", DOC.read_text())
     assert apt is not None
     assert apt.group(1).replace("\\\n", " ").split() == list(GO_PACKAGES)
+    cpp = re.search(r"apt-get install (.*)", recipe("## C++"))
+    assert cpp is not None
+    assert cpp.group(1).split() == list(CPP_PACKAGES)
     npm = re.search(r"npm install (.*)", recipe("## TypeScript"))
     assert npm is not None
     pins = json.loads((CODEGEN / "package.json").read_text())["devDependencies"]
@@ -171,6 +185,19 @@ def go_bot(go_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     env = go_env(home / "medina-go", go_cache)
     run_tool(["/usr/bin/go", "vet", "mybot", GO_PACKAGE], env=env)
     return home / "mybot"
+
+
+@pytest.fixture(scope="session")
+def cpp_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/codegen/cppbot generated and built by the recipe of docs/codegen.md, without
+    its apt-get (installed here first) and its match; the executable."""
+    apt_install(CPP_PACKAGES)
+    where = tmp_path_factory.mktemp("cppbot")
+    script = recipe("## C++").split('"$ARENA/.venv/bin/medina-arena" match')[0]
+    script = "\n".join(line for line in script.splitlines() if not line.startswith("apt-get "))
+    run_recipe(script, where)
+    assert (where / "gen" / "medina" / "v1" / "arena.grpc.pb.h").exists()
+    return where / "cppbot"
 
 
 @pytest.fixture(scope="session")
@@ -287,6 +314,16 @@ def test_a_go_bot_built_with_debian_protoc_plays_a_match(
 ) -> None:
     played = play_bot_process([str(go_bot)], tmp_path)
     assert played.bot_name == "go-first-legal"
+    assert played.stdout.strip() == played.expected_line
+    assert "welcome: match" in played.stderr
+    assert played.actions == first_legal_actions
+
+
+def test_a_cpp_bot_built_with_debian_grpc_plays_a_match(
+    cpp_bot: Path, first_legal_actions: list[str], tmp_path: Path
+) -> None:
+    played = play_bot_process([str(cpp_bot)], tmp_path)
+    assert played.bot_name == "cpp-first-legal"
     assert played.stdout.strip() == played.expected_line
     assert "welcome: match" in played.stderr
     assert played.actions == first_legal_actions
