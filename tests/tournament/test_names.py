@@ -46,5 +46,5 @@ def test_records_and_the_viewer_use_the_tournament_names(tmp_path: Path) -> None
         assert record.outcome is not None
         assert [s.name for s in record.outcome.result.seats] == seats
         assert [s.bot_name for s in record.header.seats] == ["twin", "twin"]  # kept
-        assert seat_labels(record.header, 2) == seats
+        assert seat_labels(record.header.config, record.header.seats, 2) == seats
         assert replay_json(g.match_id, record)["names"] == seats
