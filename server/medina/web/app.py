@@ -395,7 +395,10 @@ def build_app(viewer: Viewer) -> Starlette:
         Route("/api/records/{record_id}/replay", replay_json, methods=["GET"]),
         Route("/api/records/{record_id}/record.jsonl", record_file, methods=["GET"]),
         Route("/standings", standings, methods=["GET"]),
-        Route("/standings/bot/{bot}", bot, methods=["GET"]),
+        # A bot's name is the bot's (a ladder version may be a branch, `feat/x`): the path
+        # convertor takes the whole rest, as the server hands it over with %2F decoded.
+        # Match and record ids need none: they never hold a slash (shelf.RECORD_ID).
+        Route("/standings/bot/{bot:path}", bot, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
