@@ -37,6 +37,7 @@ from . import pages
 from .listing import BadQueryError, Listing, MatchRow, Query
 from .live import KEEPALIVE_S, sse
 from .metrics import CONTENT_TYPE_LATEST, Metrics
+from .names import isolated
 from .shelf import RecordShelf, UnknownRecordError
 from .source import Feed, MatchSource
 from .standings import StandingsProvider
@@ -342,7 +343,7 @@ async def bot(request: Request) -> Response:
         return _not_found("no tournament database is configured")
     table = await asyncio.to_thread(viewer.standings)
     if name not in table.games:
-        return _not_found(f"no bot {name!r} in {table.title}")
+        return _not_found(f"no bot {isolated(repr(name))} in {table.title}")
     replayable = {g.match_id for g in table.games[name] if viewer.records.has(g.match_id)}
     history = table.history.get(name, ())
     return HTMLResponse(pages.bot_page(name, table.title, table.games[name], replayable, history))

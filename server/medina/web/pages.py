@@ -8,6 +8,7 @@ from html import escape
 from urllib.parse import quote
 
 from .listing import STATES, Listing, MatchRow
+from .names import isolated, name_html
 from .plot import rating_plot
 from .standings import BotGame, RatingStep, Standings
 
@@ -15,9 +16,15 @@ TITLE = "Medina Arena"
 
 
 def layout(
-    title: str, body: str, *, script: str | Sequence[str] | None = None, data: str = ""
+    title: str,
+    body: str,
+    *,
+    script: str | Sequence[str] | None = None,
+    data: str = "",
+    heading: str | None = None,
 ) -> str:
-    """A whole page: header with links, ``body``, and the page's scripts (from /static)."""
+    """A whole page: header with links, ``body``, and the page's scripts (from /static);
+    ``heading``: the <h1>'s HTML when it is not ``title`` as it stands."""
     scripts = [script] if isinstance(script, str) else list(script or ())
     tag = "".join(f'<script src="/static/{name}" defer></script>' for name in scripts)
     return f"""<!doctype html>
@@ -36,7 +43,7 @@ def layout(
 <nav><a href="/">Matches</a> <a href="/standings">Standings</a> <a href="/metrics">Metrics</a></nav>
 </header>
 <main>
-<h1>{escape(title)}</h1>
+<h1>{heading if heading is not None else escape(title)}</h1>
 {body}
 </main>
 </body>
@@ -102,7 +109,7 @@ def _table(rows: Sequence[MatchRow]) -> str:
         if r.record is not None:
             links.append(f'<a class="replay" href="/replay/{escape(r.record)}">replay</a>')
         scores = " / ".join(str(s) for s in r.scores) if r.scores is not None else ""
-        bots = ", ".join(escape(b) for b in r.bots)
+        bots = ", ".join(name_html(b) for b in r.bots)
         note = f' title="{escape(r.note)}"' if r.note else ""
         lines.append(
             f'<tr data-match="{escape(r.match_id)}" data-state="{escape(r.state)}">'
@@ -243,7 +250,7 @@ def _head_to_head(standings: Standings) -> str:
     if not standings.head_to_head:
         return ""
     names = [r.bot for r in standings.rows]
-    head = "".join(f"<th>{escape(b)}</th>" for b in names)
+    head = "".join(f"<th>{name_html(b)}</th>" for b in names)
     rows = []
     for a in names:
         cells = []
@@ -251,7 +258,7 @@ def _head_to_head(standings: Standings) -> str:
             share, met = standings.head_to_head.get(a, {}).get(b, (0.0, 0))
             text = "" if a == b else "-" if met == 0 else f"{share * 100:.0f}% ({met})"
             cells.append(f'<td data-opponent="{escape(b)}">{text}</td>')
-        rows.append(f'<tr data-bot="{escape(a)}"><th>{escape(a)}</th>{"".join(cells)}</tr>')
+        rows.append(f'<tr data-bot="{escape(a)}"><th>{name_html(a)}</th>{"".join(cells)}</tr>')
     return (
         '<h2>Head to head</h2><p class="note">Share of the games both played in which the row '
         "bot finished ahead of the column bot (a tie counts half), and how many.</p>"
@@ -262,8 +269,8 @@ def _head_to_head(standings: Standings) -> str:
 
 def _bot_link(bot: str, standings: Standings) -> str:
     if bot not in standings.games:
-        return escape(bot)
-    return f'<a href="/standings/bot/{quote(bot, safe="")}">{escape(bot)}</a>'
+        return name_html(bot)
+    return f'<a href="/standings/bot/{quote(bot, safe="")}">{name_html(bot)}</a>'
 
 
 def bot_page(
@@ -281,7 +288,7 @@ def bot_page(
         if g.match_id in replayable:
             match = f'<a href="/replay/{quote(g.match_id, safe="")}">{match}</a>'
         seats = ", ".join(
-            f"<b>{escape(name)}</b>" if i == g.seat else escape(name)
+            f"<b>{name_html(name)}</b>" if i == g.seat else name_html(name)
             for i, name in enumerate(g.seats)
         )
         rows.append(
@@ -296,7 +303,7 @@ def bot_page(
         "<th>seats</th><th>rank</th><th>score</th><th>termination</th><th>match</th></tr>"
         f"</thead><tbody>{''.join(rows)}</tbody></table>"
     )
-    return layout(f"Bot {bot}", body)
+    return layout(f"Bot {isolated(bot)}", body, heading=f"Bot {name_html(bot)}")
 
 
 def _rating_figure(bot: str, history: Sequence[RatingStep]) -> str:

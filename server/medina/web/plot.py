@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
+from .names import isolated
 from .standings import RatingStep
 
 WIDTH, HEIGHT = 640, 240
@@ -51,7 +52,7 @@ def rating_plot(bot: str, steps: Sequence[RatingStep]) -> str:
     lower = [f"{x(s.game):.1f},{y(s.low):.1f}" for s in reversed(steps)]
     parts = [
         f'<svg class="rating-plot" id="rating-plot" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
-        f'aria-label="rating of {escape(bot)} over its games">',
+        f'aria-label="rating of {escape(isolated(bot))} over its games">',
         f'<rect class="plot-area" x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}"/>',
     ]
     for v in _ticks(lo, hi):

@@ -38,15 +38,54 @@ const MedinaBoard = (() => {
       class: cls, "data-square": name(view, sq) }, attrs || {}), parent);
   }
 
-  // Who holds a tile: a seat, or nobody ("at the board edge", as the rules say).
+  // A seat's name is the bot's or the organiser's: isolated wherever it is set among the
+  // page's words, so that bidi controls in it (U+202E...) cannot turn the text after it
+  // around. In the DOM a <bdi> of its own; in plain text (SVG titles) between FSI and PDI.
+  // Its isolates paired (as names.py: balanced): a PDI that closes nothing is dropped, an
+  // isolate left open is closed; either would pair with the isolation around the name.
+  function balanced(name) {
+    let depth = 0;
+    let out = "";
+    for (const ch of name) {
+      if (ch === "\u2066" || ch === "\u2067" || ch === "\u2068") depth++;
+      else if (ch === "\u2069") {
+        if (!depth) continue;
+        depth--;
+      }
+      out += ch;
+    }
+    return out + "\u2069".repeat(depth);
+  }
+
+  function isolate(name) {
+    return `\u2068${balanced(name)}\u2069`;
+  }
+
+  function nameNode(name) {
+    return text("bdi", balanced(name), { class: "name" });
+  }
+
+  // An element holding ``parts``: strings, and nodes (names) as they are.
+  function words(tag, parts, attrs) {
+    const node = text(tag, undefined, attrs);
+    for (const part of parts) {
+      node.appendChild(typeof part === "string" ? document.createTextNode(part) : part);
+    }
+    return node;
+  }
+
+  // Who holds a tile, as parts for words(): a seat, or nobody ("at the board edge", as
+  // the rules say).
   function holder(view, seat) {
-    return seat === null || seat === undefined ? "at the board edge" : seatName(view, seat);
+    if (seat === null || seat === undefined) return ["at the board edge"];
+    const s = view.seats[seat];
+    return s ? [nameNode(s.name), ` (${s.colour})`] : [`seat ${seat}`];
   }
 
   function seatName(view, seat) {
     if (seat === null || seat === undefined) return "the board";
     const s = view.seats[seat];
-    return s ? `${s.name} (${s.colour})` : `seat ${seat}`;
+    return s ? `${isolate(s.name)} (${s.colour})` : `seat ${seat}`;
   }
 
   function draw(svg, view) {
@@ -209,7 +248,7 @@ const MedinaBoard = (() => {
       const swatch = text("td");
       swatch.appendChild(text("span", "", { class: `swatch roof-${s.colour}` }));
       row.appendChild(swatch);
-      row.appendChild(text("td", `${s.seat} ${s.name}`, { class: "name" }));
+      row.appendChild(words("td", [`${s.seat} `, nameNode(s.name)], { class: "name" }));
       row.appendChild(text("td", s.score, { class: "score" }));
       row.appendChild(roofCell(s));
       row.appendChild(text("td", s.tea));
@@ -230,12 +269,11 @@ const MedinaBoard = (() => {
     box.textContent = "";
     const list = text("ul");
     for (const t of view.palace_tiles) {
-      const item = text("li", `${t.colour} palace tile: ${holder(view, t.holder)}`);
-      list.appendChild(item);
+      list.appendChild(words("li", [`${t.colour} palace tile: `, ...holder(view, t.holder)]));
     }
     for (const t of view.tower_tiles) {
-      list.appendChild(text("li", `tower ${t.tower} tile: ${holder(view, t.holder)}` +
-        (t.merchants ? ` (${t.merchants} merchant${t.merchants > 1 ? "s" : ""})` : "")));
+      list.appendChild(words("li", [`tower ${t.tower} tile: `, ...holder(view, t.holder),
+        t.merchants ? ` (${t.merchants} merchant${t.merchants > 1 ? "s" : ""})` : ""]));
     }
     if (view.tea_pool) list.appendChild(text("li", `tea tiles left: ${view.tea_pool}`));
     if (view.exhausted.length) list.appendChild(text("li", `exhausted: ${view.exhausted.join(", ")}`));
@@ -277,7 +315,7 @@ const MedinaBoard = (() => {
     for (const s of ranked) {
       const row = text("tr", undefined, { "data-seat": s.seat, "data-total": s.total });
       row.appendChild(text("td", `#${s.rank}`));
-      row.appendChild(text("td", `${s.seat} ${s.name}`));
+      row.appendChild(words("td", [`${s.seat} `, nameNode(s.name)], { class: "name" }));
       row.appendChild(text("td", s.total, { class: "total" }));
       row.appendChild(text("td", s.termination + (s.detail ? `: ${s.detail}` : "")));
       table.appendChild(row);
@@ -285,5 +323,5 @@ const MedinaBoard = (() => {
     box.appendChild(table);
   }
 
-  return { draw, scores, tiles, moves, result, name, keepInView, ROOF };
+  return { draw, scores, tiles, moves, result, name, keepInView, isolate, ROOF };
 })();

@@ -55,7 +55,7 @@ const MedinaPlot = (() => {
       const colour = MedinaBoard.ROOF[seat.colour] || "#333";
       const lx = LEFT + 4 + i * 150;
       el("line", { x1: lx, x2: lx + 16, y1: 12, y2: 12, stroke: colour, class: "plot-key" }, svg);
-      el("text", { x: lx + 20, y: 16, class: "plot-legend" }, svg, `${seat.seat} ${seat.name}`);
+      el("text", { x: lx + 20, y: 16, class: "plot-legend" }, svg, `${seat.seat} ${MedinaBoard.isolate(seat.name)}`);
       if (!story.length) return;
       const points = story.map((p) => `${x(p.step).toFixed(1)},${y(p.scores[i]).toFixed(1)}`);
       el("polyline", { points: points.join(" "), class: "score-line", stroke: colour,
