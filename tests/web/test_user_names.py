@@ -154,3 +154,50 @@ def test_a_version_with_a_slash_has_its_bot_page(named: ArenaThread, page: Page)
     page.locator("#standings a", has_text=SLASHED).click()
     page.wait_for_selector("#bot-games")
     assert SLASHED in page.locator("h1").inner_text()
+
+
+# How far the page reaches beyond the window, and where the dark header ends.
+WIDTHS = """() => ({
+  page: document.documentElement.scrollWidth,
+  window: window.innerWidth,
+  header: document.querySelector("header").getBoundingClientRect().right,
+})"""
+
+# The score plot's legend entries (key and name) as boxes on the page.
+LEGEND = """() => {
+  const keys = [...document.querySelectorAll("#plot .plot-key")];
+  const labels = [...document.querySelectorAll("#plot .plot-legend")];
+  return keys.map((key, i) => {
+    const a = key.getBoundingClientRect(), b = labels[i].getBoundingClientRect();
+    return { left: Math.min(a.left, b.left), right: Math.max(a.right, b.right),
+             top: Math.min(a.top, b.top), bottom: Math.max(a.bottom, b.bottom) };
+  });
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 375])
+def test_long_names_leave_every_page_inside_the_window(
+    named: ArenaThread, page: Page, width: int
+) -> None:
+    page.set_viewport_size({"width": width, "height": 800 if width > 400 else 700})
+    for path, drawn in pages(named).items():
+        page.goto(f"{named.url}{path}")
+        page.wait_for_selector(drawn)
+        assert LONG[0] in page.locator("body").inner_text(), path
+        widths = page.evaluate(WIDTHS)
+        assert widths["page"] <= widths["window"], (path, widths)
+        assert widths["header"] >= widths["window"] - 1, (path, widths)
+        if "#plot" not in page.content():
+            continue
+        boxes = page.evaluate(LEGEND)
+        assert len(boxes) == len(SEATS), path
+        plot = page.locator("#plot").bounding_box()
+        assert plot is not None
+        for i, a in enumerate(boxes):
+            assert plot["x"] <= a["left"] and a["right"] <= plot["x"] + plot["width"], (path, i)
+            for b in boxes[i + 1 :]:
+                apart = a["right"] <= b["left"] or b["right"] <= a["left"]
+                assert apart or a["bottom"] <= b["top"] or b["bottom"] <= a["top"], (path, a, b)
+        # A name cut to fit keeps the whole of it in its tooltip.
+        first = page.locator("#plot .plot-legend").first
+        assert LONG[0] in (first.locator("title").text_content() or first.inner_text())

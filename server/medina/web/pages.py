@@ -62,6 +62,12 @@ def matches_page(listing: Listing, etag: str = "", refresh_ms: int = 0) -> str:
 _ON = ' class="on"'
 
 
+def scrolling(table: str) -> str:
+    """``table`` in a box of its own that scrolls sideways when the table is wider than the
+    window (a phone's), so that the page itself never is."""
+    return f'<div class="table-scroll">{table}</div>'
+
+
 def listing_block(listing: Listing) -> str:
     """The part of the matches page that refreshes: filter, pager and table."""
     query = listing.query
@@ -114,11 +120,12 @@ def _table(rows: Sequence[MatchRow]) -> str:
         lines.append(
             f'<tr data-match="{escape(r.match_id)}" data-state="{escape(r.state)}">'
             f"<td><code>{escape(r.match_id)}</code></td><td>{escape(r.ruleset)}</td>"
-            f'<td>{r.players}</td><td>{bots}</td><td class="state {escape(r.state)}"{note}>'
+            f'<td>{r.players}</td><td class="names">{bots}</td>'
+            f'<td class="state {escape(r.state)}"{note}>'
             f"{escape(r.state)}</td><td>{r.decisions}</td><td>{scores}</td>"
             f"<td>{' '.join(links)}</td></tr>"
         )
-    return (
+    return scrolling(
         '<table class="matches"><thead><tr><th>match</th><th>ruleset</th><th>players</th>'
         "<th>bots</th><th>state</th><th>decisions</th><th>scores</th><th></th></tr></thead>"
         f"<tbody>{''.join(lines)}</tbody></table>"
@@ -134,7 +141,7 @@ def _board_block(moves: str) -> str:
 <p class="plot-note">circles: a palace claimed; squares: a palace or tower tile taken</p>
 </div>
 <aside>
-<h2>Scores</h2><table id="scores" class="scores"></table>
+<h2>Scores</h2>{scrolling('<table id="scores" class="scores"></table>')}
 <h2>Tiles</h2><div id="tiles" class="tiles"></div>
 {moves}
 </aside>
@@ -223,7 +230,8 @@ def standings_page(standings: Standings | None) -> str:
             else f"{r.win_share * 100:.1f}% [{r.win_low * 100:.0f}-{r.win_high * 100:.0f}]"
         )
         rows.append(
-            f'<tr data-bot="{escape(r.bot)}"><td>{n}</td><td>{_bot_link(r.bot, standings)}</td>'
+            f'<tr data-bot="{escape(r.bot)}"><td>{n}</td>'
+            f'<td class="names">{_bot_link(r.bot, standings)}</td>'
             f"<td>{r.rating:.1f}</td><td>{r.low:.1f} to {r.high:.1f}</td><td>{r.games}</td>"
             f'<td class="mean-rank">{mean_rank}</td><td class="win-share">{share}</td>'
             f"<td>{ends}</td></tr>"
@@ -235,10 +243,13 @@ def standings_page(standings: Standings | None) -> str:
     )
     body = (
         f"<h2>{escape(standings.title)}</h2>{note}"
-        '<table class="standings" id="standings"><thead><tr><th>#</th><th>bot</th><th>rating</th>'
-        "<th>interval</th><th>games</th><th>mean rank</th><th>win share [95%]</th>"
-        "<th>terminations</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>{_head_to_head(standings)}"
+        + scrolling(
+            '<table class="standings" id="standings"><thead><tr><th>#</th><th>bot</th>'
+            "<th>rating</th><th>interval</th><th>games</th><th>mean rank</th>"
+            "<th>win share [95%]</th><th>terminations</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>"
+        )
+        + _head_to_head(standings)
     )
     if standings.live:
         return layout("Standings", body, script="standings.js", data=' data-live="standings"')
@@ -250,7 +261,7 @@ def _head_to_head(standings: Standings) -> str:
     if not standings.head_to_head:
         return ""
     names = [r.bot for r in standings.rows]
-    head = "".join(f"<th>{name_html(b)}</th>" for b in names)
+    head = "".join(f'<th class="names">{name_html(b)}</th>' for b in names)
     rows = []
     for a in names:
         cells = []
@@ -258,12 +269,16 @@ def _head_to_head(standings: Standings) -> str:
             share, met = standings.head_to_head.get(a, {}).get(b, (0.0, 0))
             text = "" if a == b else "-" if met == 0 else f"{share * 100:.0f}% ({met})"
             cells.append(f'<td data-opponent="{escape(b)}">{text}</td>')
-        rows.append(f'<tr data-bot="{escape(a)}"><th>{name_html(a)}</th>{"".join(cells)}</tr>')
+        rows.append(
+            f'<tr data-bot="{escape(a)}"><th class="names">{name_html(a)}</th>{"".join(cells)}</tr>'
+        )
     return (
         '<h2>Head to head</h2><p class="note">Share of the games both played in which the row '
         "bot finished ahead of the column bot (a tie counts half), and how many.</p>"
-        f'<table class="h2h" id="head-to-head"><thead><tr><th></th>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        + scrolling(
+            f'<table class="h2h" id="head-to-head"><thead><tr><th></th>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>"
+        )
     )
 
 
@@ -293,15 +308,17 @@ def bot_page(
         )
         rows.append(
             f'<tr data-game="{g.number}"><td>{g.number + 1}</td><td>{escape(g.variant)}</td>'
-            f"<td>{seats}</td><td>{g.rank}</td><td>{g.total}</td>"
+            f'<td class="names">{seats}</td><td>{g.rank}</td><td>{g.total}</td>'
             f"<td>{escape(g.termination)}</td><td>{match}</td></tr>"
         )
     body = (
         f'<h2>{escape(title)}</h2><p><a href="/standings">back to the standings</a></p>'
         f"{_rating_figure(bot, history)}"
-        '<table class="standings" id="bot-games"><thead><tr><th>game</th><th>variant</th>'
-        "<th>seats</th><th>rank</th><th>score</th><th>termination</th><th>match</th></tr>"
-        f"</thead><tbody>{''.join(rows)}</tbody></table>"
+        + scrolling(
+            '<table class="standings" id="bot-games"><thead><tr><th>game</th><th>variant</th>'
+            "<th>seats</th><th>rank</th><th>score</th><th>termination</th><th>match</th></tr>"
+            f"</thead><tbody>{''.join(rows)}</tbody></table>"
+        )
     )
     return layout(f"Bot {isolated(bot)}", body, heading=f"Bot {name_html(bot)}")
 

@@ -320,7 +320,9 @@ const MedinaBoard = (() => {
       row.appendChild(text("td", s.termination + (s.detail ? `: ${s.detail}` : "")));
       table.appendChild(row);
     }
-    box.appendChild(table);
+    const scroll = text("div", undefined, { class: "table-scroll" });
+    scroll.appendChild(table);
+    box.appendChild(scroll);
   }
 
   return { draw, scores, tiles, moves, result, name, keepInView, isolate, ROOF };

@@ -51,11 +51,15 @@ const MedinaPlot = (() => {
     }
     el("text", { x: W - RIGHT, y: H - 2, class: "plot-label axis" }, grid, "step");
 
+    // The legend shares the width out between the seats; a name too long for its share is
+    // cut (its whole in the entry's tooltip), so that the entries never overlap.
+    const share = (W - LEFT - RIGHT) / Math.max(seats.length, 1);
     seats.forEach((seat, i) => {
       const colour = MedinaBoard.ROOF[seat.colour] || "#333";
-      const lx = LEFT + 4 + i * 150;
+      const lx = LEFT + 4 + i * share;
       el("line", { x1: lx, x2: lx + 16, y1: 12, y2: 12, stroke: colour, class: "plot-key" }, svg);
-      el("text", { x: lx + 20, y: 16, class: "plot-legend" }, svg, `${seat.seat} ${MedinaBoard.isolate(seat.name)}`);
+      const label = el("text", { x: lx + 20, y: 16, class: "plot-legend" }, svg);
+      legend(label, seat, share - 20 - 12);
       if (!story.length) return;
       const points = story.map((p) => `${x(p.step).toFixed(1)},${y(p.scores[i]).toFixed(1)}`);
       el("polyline", { points: points.join(" "), class: "score-line", stroke: colour,
@@ -89,6 +93,26 @@ const MedinaPlot = (() => {
         opts.onPick(Math.max(0, Math.min(step, svg.plot.last)));
       });
     }
+  }
+
+  // ``label`` shows the seat's number and name in at most ``room`` units: the name cut
+  // with an ellipsis when it needs more (measured: a name's letters are not all as wide).
+  function legend(label, seat, room) {
+    const whole = `${seat.seat} ${MedinaBoard.isolate(seat.name)}`;
+    label.textContent = whole;
+    const letters = Array.from(seat.name);
+    const fits = () => label.getComputedTextLength() <= room;
+    if (!fits()) {
+      let lo = 0, hi = letters.length - 1;  // the longest cut that fits is lo letters
+      while (lo < hi) {
+        const mid = Math.ceil((lo + hi) / 2);
+        label.textContent = `${seat.seat} ${MedinaBoard.isolate(letters.slice(0, mid).join("") + "…")}`;
+        if (fits()) lo = mid;
+        else hi = mid - 1;
+      }
+      label.textContent = `${seat.seat} ${MedinaBoard.isolate(letters.slice(0, lo).join("") + "…")}`;
+    }
+    el("title", {}, label, whole);
   }
 
   // Move the cursor to ``step`` (hidden when undefined).
