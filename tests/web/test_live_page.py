@@ -95,6 +95,25 @@ def test_a_page_opened_after_the_end_has_the_whole_story(arena: ArenaThread, pag
     assert shown_scores(page) == list(result(hosted.match.state).totals)
 
 
+def test_a_match_waiting_for_its_bots_shows_no_clock(arena: ArenaThread, page: Page) -> None:
+    hosted = arena.create(MatchSettings("medina-v2", 2, 31))
+    try:
+        page.goto(f"{arena.url}/live/{hosted.match_id}")
+        page.wait_for_function("() => Number(document.body.dataset.updates) >= 1")
+        assert "waiting for the bots" in page.locator("#status").inner_text()
+        # Nobody is to move yet: no allowance counts down (the page draws the clock as soon
+        # as it shows a message, then every 200 ms).
+        assert page.locator("#clock").inner_text() == ""
+        page.wait_for_function(
+            "() => { window.ticks = (window.ticks || 0) + 1; return window.ticks > 3; }",
+            polling=300,
+        )
+        assert page.locator("#clock").inner_text() == ""
+    finally:
+        hosted.match.abort("test over")
+        arena.call(hosted.match.wait_done())
+
+
 @pytest.fixture
 def one_stream_each(tmp_path: Path) -> Iterator[ArenaThread]:
     a = ArenaThread(tmp_path, limits=Limits(max_streams_per_client=1, limit_loopback=True))

@@ -51,7 +51,9 @@
     MedinaPlot.draw(plot, story, seats, {});
     document.body.dataset.decisions = view.decisions;
     document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
-    const c = msg.clock && msg.clock.seats[view.to_move];
+    // A clock runs only once the match has started: while it waits for its bots (or in the
+    // server's start queue) the seat "to move" is not being timed.
+    const c = msg.phase !== "waiting" && msg.clock && msg.clock.seats[view.to_move];
     clock = c && view.phase !== "over"
       ? { seat: view.to_move, allowed: c.allowed_ms, bank: c.bank_ms, at: performance.now() }
       : null;
