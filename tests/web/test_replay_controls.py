@@ -153,6 +153,21 @@ def test_a_link_to_a_step_opens_there_and_the_url_follows_the_step(
     page.wait_for_selector('body[data-step="5"]')
 
 
+def test_a_new_anchor_takes_the_page_to_its_step(
+    arena: ArenaThread, game: tuple[str, Path, list[GameState]], page: Page
+) -> None:
+    match_id, _path, states = game
+    open_replay(page, arena, match_id, "?step=5")  # the URL holds ?step=5 from now on
+    page.evaluate("location.hash = '#30'")
+    page.wait_for_selector('body[data-step="30"]', timeout=10_000)
+    assert shown_scores(page) == list(result(states[30]).totals)
+    assert page.url.endswith(f"/replay/{match_id}?step=30")
+    page.evaluate("location.hash = '#step=12'")
+    page.wait_for_selector('body[data-step="12"]')
+    page.evaluate("location.hash = '#30'")  # the same anchor again: the URL dropped it
+    page.wait_for_selector('body[data-step="30"]')
+
+
 def test_the_score_plot_tells_the_game_and_ends_at_the_final_scores(
     arena: ArenaThread, game: tuple[str, Path, list[GameState]], page: Page
 ) -> None:

@@ -1,6 +1,7 @@
 // The replay page: every step of a record, drawn from the boards the server replayed.
-// The step shown is in the page's URL (?step=N; #N opens there too), play runs the steps
-// at the chosen speed, and the score plot's cursor follows.
+// The step shown is in the page's URL (?step=N; #N opens there too, and a new #N later
+// takes the page there), play runs the steps at the chosen speed, and the score plot's
+// cursor follows.
 "use strict";
 
 (() => {
@@ -19,11 +20,13 @@
   let step = 0;
   let timer = null;
 
-  // The step a URL asks for: ?step=N, else #N; null when it names none.
-  function askedStep() {
+  // The step a URL asks for: ?step=N, else #N; null when it names none. ``hashFirst``:
+  // #N before ?step=N, for a new anchor (the page keeps ?step of the step shown in the URL,
+  // so read first it would always win).
+  function askedStep(hashFirst) {
     const query = new URLSearchParams(location.search).get("step");
     const hash = location.hash.replace(/^#(step=)?/, "");
-    for (const text of [query, hash]) {
+    for (const text of hashFirst ? [hash, query] : [query, hash]) {
       if (text !== null && /^\d+$/.test(text)) return Number(text);
     }
     return null;
@@ -122,7 +125,7 @@
   playButton.addEventListener("click", toggle);
   slider.addEventListener("input", () => go(Number(slider.value)));
   window.addEventListener("hashchange", () => {
-    const asked = askedStep();
+    const asked = askedStep(true);
     if (asked !== null) go(asked);
   });
   document.addEventListener("keydown", (e) => {
