@@ -168,6 +168,29 @@ def test_a_new_anchor_takes_the_page_to_its_step(
     page.wait_for_selector('body[data-step="30"]')
 
 
+# Records whether the page took each key press (preventDefault) and the step after it.
+WATCH_KEYS = """() => {
+  window.keys = [];
+  window.addEventListener("keydown", (e) => window.keys.push(
+    { key: e.key, taken: e.defaultPrevented, step: document.body.dataset.step }));
+}"""
+
+
+def test_keys_with_a_modifier_are_left_to_the_browser(
+    arena: ArenaThread, game: tuple[str, Path, list[GameState]], page: Page
+) -> None:
+    match_id, _path, _states = game
+    open_replay(page, arena, match_id, "?step=5")
+    page.evaluate(WATCH_KEYS)
+    for key in ("Alt+ArrowLeft", "Alt+ArrowRight", "Control+ArrowRight", "Meta+End", "Alt+Home"):
+        page.keyboard.press(key)
+    page.keyboard.press("ArrowRight")  # the one the page takes, after all the others
+    # Each press returns once the page has handled its events, so all are recorded by now.
+    keys = page.evaluate("window.keys")
+    pressed = [k for k in keys if k["key"] not in ("Alt", "Control", "Meta")]
+    assert [(k["taken"], k["step"]) for k in pressed] == [(False, "5")] * 5 + [(True, "6")]
+
+
 def test_the_score_plot_tells_the_game_and_ends_at_the_final_scores(
     arena: ArenaThread, game: tuple[str, Path, list[GameState]], page: Page
 ) -> None:

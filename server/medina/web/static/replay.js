@@ -130,6 +130,8 @@
   });
   document.addEventListener("keydown", (e) => {
     if (e.target === slider || e.target === speed) return;  // they move themselves
+    // With a modifier the keys are the browser's (Alt+← is Back) or the system's.
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
     const target = /** @type {HTMLElement} */ (e.target);
     const moves = { ArrowLeft: -1, ArrowRight: 1, PageUp: -10, PageDown: 10 };
     if (e.key in moves) go(step + moves[e.key]);
