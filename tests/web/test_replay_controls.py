@@ -285,3 +285,25 @@ def test_v1_2p_shows_each_seats_blocking_rooftops_and_words_unheld_tiles_as_the_
     tiles = page.locator("#tiles").inner_text()
     assert "grey palace tile: at the board edge" in tiles
     assert "the board\n" not in tiles + "\n"
+
+
+def test_a_record_that_stops_short_says_where_and_why(
+    page: Page, arena: ArenaThread, game: tuple[str, Path, list[GameState]]
+) -> None:
+    _match_id, record, states = game
+    lines = record.read_bytes().splitlines(keepends=True)
+    # No outcome line, and the last decision's line cut mid-write, as a crash leaves it.
+    cut = b"".join(lines[:-2]) + lines[-2][: len(lines[-2]) // 2]
+    target = arena.running.arena.records_dir / "stops-short.jsonl"
+    target.write_bytes(cut)
+    try:
+        open_replay(page, arena, "stops-short")
+        shown = page.locator("#status").inner_text()
+        steps = int(page.evaluate("document.body.dataset.steps"))
+    finally:
+        target.unlink()
+    assert steps < len(states) - 1
+    assert (
+        f"the record stops after {steps} decisions, its last line cut off mid-write "
+        "(interrupted: the server stopped during the match, or it is still being played)"
+    ) in shown
