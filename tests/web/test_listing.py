@@ -127,7 +127,13 @@ def test_the_json_list_is_paged_with_links_and_a_total(arena: ArenaThread) -> No
     if total > 1:
         assert headers["link"] == '</api/matches?page=2&per=1>; rel="next"'
     status, _h, body = get(f"{arena.url}/api/matches?page=0")
-    assert status == 400 and b"page must be a whole number" in body
+    assert status == 400 and "page must be a whole number" in json.loads(body)["error"]
+
+
+def test_a_bad_list_parameter_gets_a_page_that_names_it(arena: ArenaThread) -> None:
+    status, headers, body = get(f"{arena.url}/?page=abc")
+    assert status == 400 and headers["content-type"].startswith("text/html")
+    assert b"page must be a whole number" in body and b'<a href="/">all matches</a>' in body
 
 
 def test_an_unchanged_page_is_answered_304(arena: ArenaThread) -> None:

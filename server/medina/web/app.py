@@ -148,12 +148,15 @@ def _viewer(request: Request) -> Viewer:
 REFRESH_MS = 3000
 
 
-async def _listing(request: Request) -> Listing | Response:
-    """The page of the list a request asks for; a 400 naming a bad parameter."""
+async def _listing(request: Request, *, page: bool) -> Listing | Response:
+    """The page of the list a request asks for; a 400 naming a bad parameter (an HTML page
+    for the ``page``, else JSON ``{"error": ...}`` as the rest of the API answers)."""
     try:
         query = Query.parse(request.query_params)
     except BadQueryError as exc:
-        return PlainTextResponse(str(exc), status_code=400)
+        if page:
+            return HTMLResponse(pages.bad_request_page(str(exc)), status_code=400)
+        return JSONResponse({"error": str(exc)}, status_code=400)
     return await _viewer(request).listing(query)
 
 
@@ -165,7 +168,7 @@ def _unchanged(request: Request, etag: str) -> Response | None:
 
 
 async def matches(request: Request) -> Response:
-    listing = await _listing(request)
+    listing = await _listing(request, page=True)
     if isinstance(listing, Response):
         return listing
     etag = listing.etag()
@@ -179,7 +182,7 @@ async def matches(request: Request) -> Response:
 
 
 async def matches_json(request: Request) -> Response:
-    listing = await _listing(request)
+    listing = await _listing(request, page=False)
     if isinstance(listing, Response):
         return listing
     etag = listing.etag()

@@ -338,3 +338,11 @@ def _rating_figure(bot: str, history: Sequence[RatingStep]) -> str:
 def not_found_page(message: str) -> str:
     """A 404 page naming what was not found."""
     return layout("Not found", f'<p class="empty">{escape(message)}</p>')
+
+
+def bad_request_page(message: str) -> str:
+    """A 400 page naming the parameter that is wrong, with the way back to the list."""
+    return layout(
+        "Bad request",
+        f'<p class="empty">{escape(message)}</p><p><a href="/">all matches</a></p>',
+    )
