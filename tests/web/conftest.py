@@ -82,6 +82,12 @@ class PageErrors:
             self.errors.append(f"console: {message.text}")
 
 
+def unexpected(errors: PageErrors) -> list[str]:
+    """The page's errors but the browser's own reports of the refusals and lost connections
+    the test causes (a 404, a 429, a refused connection)."""
+    return [e for e in errors.errors if "Failed to load resource" not in e]
+
+
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
     context = browser.new_context(viewport={"width": 1100, "height": 760})

@@ -25,7 +25,14 @@ from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, game_pb2, match_pb2
 from playwright.sync_api import Browser, Page
 from stall import NoRoom
 
-from .conftest import ArenaThread, PageErrors, choose_randomly, finished_id, screenshot
+from .conftest import (
+    ArenaThread,
+    PageErrors,
+    choose_randomly,
+    finished_id,
+    screenshot,
+    unexpected,
+)
 from .test_pages import shown_scores
 
 pytestmark = pytest.mark.timeout(300)
@@ -172,12 +179,6 @@ def start_serve(records: Path, http: int) -> tuple[subprocess.Popen[str], str]:
         if "viewer on" in line:
             return proc, address
     raise AssertionError(f"serve ended before its viewer started (exit {proc.wait()})")
-
-
-def unexpected(errors: PageErrors) -> list[str]:
-    """The page's errors but the browser's own reports of the refusals and lost connections
-    the test causes (a 404, a 429, a refused connection)."""
-    return [e for e in errors.errors if "Failed to load resource" not in e]
 
 
 def test_a_server_restart_that_interrupted_the_match_is_said_within_5_s_with_the_replay(

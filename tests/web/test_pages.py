@@ -12,9 +12,17 @@ from medina.engine import GameState, result
 from medina.records.reader import read_record
 from medina.records.replay import replay, start_state
 from medina.referee.config import MatchSettings
-from playwright.sync_api import Page
+from playwright.sync_api import Browser, Page
 
-from .conftest import STANDINGS, ArenaThread, distinct_colours, finished_id, screenshot
+from .conftest import (
+    STANDINGS,
+    ArenaThread,
+    PageErrors,
+    distinct_colours,
+    finished_id,
+    screenshot,
+    unexpected,
+)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -247,3 +255,33 @@ def test_an_empty_arena_lists_no_matches(ladder: ArenaThread, page: Page) -> Non
     page.goto(f"{ladder.url}/")
     assert "No matches yet" in page.locator("p.empty").inner_text()
     assert str(ladder.running.arena.records_dir) not in page.content()
+
+
+def test_the_matches_page_says_when_the_server_stops_answering(
+    tmp_path: Path, browser: Browser
+) -> None:
+    # Its list stays as it was, "running" included, so it must say it is out of date.
+    a = ArenaThread(tmp_path)
+    context = browser.new_context(viewport={"width": 1100, "height": 760})
+    page = context.new_page()
+    errors = PageErrors(page)
+    stopped = False
+    try:
+        page.goto(f"{a.url}/")
+        away = page.locator("#away")
+        assert away.count() == 1 and away.is_hidden()
+        a.call(a.http.stop())
+        stopped = True
+        away.wait_for(state="visible", timeout=15_000)
+        said = away.inner_text()
+        assert said.startswith("the server cannot be reached since ")
+        assert "the list below may be out of date; asking again every 3 s" in said
+    finally:
+        context.close()
+        if not stopped:
+            a.call(a.http.stop())
+        a.call(a.running.stop(1))
+        a.loop.call_soon_threadsafe(a.loop.stop)
+        a.thread.join(10)
+        a.loop.close()
+    assert unexpected(errors) == []
