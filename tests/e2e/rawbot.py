@@ -77,6 +77,9 @@ class RawBot:
     reason: str = ""
     #: Keep a failing status in ``status``/``details`` instead of raising it from ``play``.
     keep_status: bool = False
+    #: gRPC channel options (``("grpc.use_local_subchannel_pool", 1)``: a connection of its
+    #: own, not one shared with the process's other channels to the same address).
+    channel_options: tuple[tuple[str, int], ...] = ()
 
     def send(self, message: arena_pb2.PlayRequest) -> None:
         """Queue a message for the server."""
@@ -108,7 +111,7 @@ class RawBot:
         )
         outgoing.put_nowait(arena_pb2.PlayRequest(hello=hello))
         attempts: dict[int, int] = {}
-        async with grpc.aio.insecure_channel(self.address) as channel:
+        async with grpc.aio.insecure_channel(self.address, self.channel_options) as channel:
             call = arena_pb2_grpc.ArenaServiceStub(channel).Play(requests())
             try:
                 await self._read(call, attempts)

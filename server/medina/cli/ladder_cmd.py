@@ -5,6 +5,7 @@ continuously and rated (docs/ladder.md)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -20,6 +21,7 @@ from medina.ladder.service import LadderConfig
 from medina.ladder.standings import as_csv, as_json, as_table
 from medina.referee.config import MatchSettings
 from medina.referee.errors import ConfigError
+from medina.rpc.common.admission import AdmissionLimits, open_files_limit
 from medina.rpc.common.collector import Collector
 from medina.rpc.common.serving import signals_caught
 from medina.storage.ladder import LadderStore, StoreError
@@ -283,6 +285,11 @@ def _serve(args: argparse.Namespace) -> int:
         server_id=args.server_id,
     )
     open_files.raise_open_files_limit()
+    if args.arena is None:  # an arena of its own: its matches' open files are this process's
+        server = dataclasses.replace(
+            server, admission=AdmissionLimits(max_open_files=open_files_limit())
+        )
+        open_files.report_budget(server.admission, max_queued_given=False)
     return event_loop.run(_run(server, args.http, args.http_host or args.host, house))
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from medina.rpc.cluster.front import serve_front_forever
 from medina.rpc.cluster.workers import WorkerStartError
-from medina.rpc.common.admission import AdmissionLimits
+from medina.rpc.common.admission import AdmissionLimits, open_files_limit
 from medina.rpc.common.config import BotListener, ServerConfig
 from medina.rpc.common.limits import Limits
 from medina.rpc.single.server import RunningServer, serve_forever
@@ -85,7 +85,9 @@ def add_parser(sub: Any) -> None:
         type=int,
         default=a.max_matches,
         help="refuse CreateMatch while this many matches are waiting or running "
-        "(default: no limit)",
+        "(default: no limit; the open-files limit always binds: each match may hold its "
+        "record and a connection per bot, and the server refuses a match that could take it "
+        "past `ulimit -n`, logging at start how many that is)",
     )
     p.add_argument(
         "--max-loop-lag-ms",
@@ -121,12 +123,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--max-queued",
         type=int,
-        default=a.max_queued,
         help="matches the server has no room for yet wait in a start queue, their bots "
         "connected and no clock running, and start when there is room; refuse CreateMatch "
         f"while this many wait to start, for their bots or for room (default {a.max_queued}); "
         "0: no queue, refuse CreateMatch "
-        "whenever the server has no room (RESOURCE_EXHAUSTED with a retry hint)",
+        "whenever the server has no room (RESOURCE_EXHAUSTED with a retry hint); the "
+        "open-files limit may refuse sooner (each match may hold its record and a connection "
+        "per bot; logged at start)",
     )
     p.add_argument(
         "--workers",
@@ -186,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
             max_loop_lag_ms=None if args.no_lag_limit else args.max_loop_lag_ms,
             max_lag_share=None if args.no_lag_limit else args.max_lag_share,
             start_burst=None if args.no_lag_limit else args.start_burst,
-            max_queued=args.max_queued,
+            max_queued=AdmissionLimits().max_queued if args.max_queued is None else args.max_queued,
         )
     except ValueError as exc:
         raise CommandError(str(exc)) from None
@@ -224,6 +227,13 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.internal:  # a worker inherits its front's limit
         open_files.raise_open_files_limit()
+    # Each process (a front, every worker) weighs the limit it runs under.
+    admission = dataclasses.replace(admission, max_open_files=open_files_limit())
+    config = dataclasses.replace(config, admission=admission)
+    if not args.internal:  # the front speaks for its workers
+        open_files.report_budget(
+            admission, max_queued_given=args.max_queued is not None, workers=workers
+        )
     try:
         if args.internal:
             event_loop.run(serve_forever(_internal(config, args), until_stdin_closes=True), factory)
@@ -345,9 +355,9 @@ def worker_argv(args: argparse.Namespace) -> list[str]:
         repr(args.max_lag_share),
         "--start-burst",
         str(args.start_burst),
-        "--max-queued",
-        str(args.max_queued),
     ]
+    if args.max_queued is not None:
+        argv += ["--max-queued", str(args.max_queued)]
     if args.no_lag_limit:
         argv.append("--no-lag-limit")
     # Its own listener for bots, on the front's host, with the front's TLS and limits.

@@ -11,6 +11,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from medina.rpc.common.admission import AdmissionLimits
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.common.limits import Limits
 from medina.rpc.common.serving import add_port
@@ -45,6 +46,9 @@ class LadderServerConfig:
     arena_token: str | None = None
     ladder: LadderConfig = field(default_factory=LadderConfig)
     limits: Limits = field(default_factory=Limits)
+    #: The in-process arena's admission control (its open-files limit: ``ladder serve``
+    #: sets the process's).
+    admission: AdmissionLimits = field(default_factory=AdmissionLimits)
     #: This server's identity in the database (None: host, pid and start tick).
     server_id: str | None = None
 
@@ -84,6 +88,7 @@ async def start_ladder(config: LadderServerConfig) -> RunningLadder:
                 records_dir=config.records_dir,
                 organiser_token=config.organiser_token,
                 limits=config.limits,
+                admission=config.admission,
             )
         )
         target = f"127.0.0.1:{arena.port}" if config.host in ("0.0.0.0", "::") else arena.address

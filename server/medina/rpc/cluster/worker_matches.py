@@ -21,7 +21,7 @@ from medina.referee.config import MatchSettings
 from medina.v1 import admin_pb2
 from medina.wire import matches
 
-from ..common.admission import Load
+from ..common.admission import MOST_PLAYERS, Load
 from ..common.listing import SORT_KEYS_METADATA, Page, SortKey, decode_keys, merge, paginate
 from ..common.match_service import (
     Admit,
@@ -162,7 +162,13 @@ class WorkerMatches:
                 "no worker process is running; try again shortly",
             )
         counted = await asyncio.gather(*(self._load(w) for w in workers))
-        if not await admit(Load(sum(n for n in counted if n is not None), None)):
+        active = sum(n for n in counted if n is not None)
+        # The front's own open files: a bot that does not follow redirects (protocol 1.0) is
+        # forwarded over a connection to the front, so each match may hold one per seat here
+        # (its record is its worker's); the seats of the workers' matches are not known, so
+        # each counts as the most.
+        load = Load(active, None, files=active * MOST_PLAYERS, new_files=settings.players)
+        if not await admit(load):
             return None  # refused: the call's status says so
         # Counted now, with the creations other calls have under way (no await in between);
         # a worker that did not answer is tried last.

@@ -20,14 +20,23 @@ already play, if more) may be starting at a time.
 A match the server has no room for (``no_room``) waits in the start queue
 (``start_queue.StartQueue``) once its bots are connected, no clock running, and starts when
 there is room, oldest first. CreateMatch is refused (RESOURCE_EXHAUSTED with the reason
-SERVER_FULL and a retry hint; nothing is created) only at ``max_matches`` or with the queue
-full, or, with no queue (``max_queued`` 0), whenever there is no room.
+SERVER_FULL and a retry hint; nothing is created) only at ``max_matches``, past the open
+files the process may hold (``max_open_files``), or with the queue full, or, with no queue
+(``max_queued`` 0), whenever there is no room.
+
+The open files are weighed because a process out of them fails in ways nobody can act on:
+its next record cannot be created, and gRPC stops accepting connections (it logs "File
+descriptor limit reached" and retries), so bots and organisers of every match stall. Each
+match waiting or running may hold its record and a connection per bot (``match_files``);
+``files_reserve`` is kept for everything else. Refusing the match that would cross the
+budget keeps the process below its limit whatever the bots do.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import math
 import random
 import time
@@ -55,6 +64,15 @@ STARTING_S = 1.0
 #: ... or, while its bots have not all connected, for at most this long after its creation
 #: (bots that never come do not hold admission shut).
 WAITING_S = 10.0
+#: The most seats any rule set has: what a front, which does not know its workers' matches'
+#: seats, counts for each.
+MOST_PLAYERS = 4
+#: Open files kept for what no match holds (``files_reserve``): an idle server holds about
+#: 20 (its listeners, gRPC's and the event loop's own, logs, the catalog's database); the
+#: rest is for organisers', spectators' and the viewer's connections ...
+FILES_RESERVE_MIN = 128
+#: ... which grow with the server, so a larger limit keeps a share of itself.
+FILES_RESERVE_SHARE = 1 / 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +101,10 @@ class AdmissionLimits:
     #: them start). Past it CreateMatch is refused. 0: no queue; CreateMatch refuses a match
     #: the server has no room for.
     max_queued: int = 1024
+    #: The process's open-files limit (the soft RLIMIT_NOFILE, once raised to the hard
+    #: one): CreateMatch is refused when the matches waiting or running and the new one
+    #: could need more than ``files_budget`` of it. None: not weighed.
+    max_open_files: int | None = None
 
     def __post_init__(self) -> None:
         if self.max_matches is not None and self.max_matches < 1:
@@ -103,6 +125,76 @@ class AdmissionLimits:
             )
         if self.max_queued < 0:
             raise ValueError(f"max_queued must be 0 (no queue) or more, got {self.max_queued}")
+        if self.max_open_files is not None and self.max_open_files < 0:
+            raise ValueError(
+                f"max_open_files must be 0 or more (or not weighed), got {self.max_open_files}"
+            )
+
+
+def match_files(bots: int) -> int:
+    """The most open files a match with ``bots`` seats played over the network holds in a
+    single server: its record, and a connection per bot (each may connect on its own)."""
+    return 1 + bots
+
+
+def files_reserve(limit: int) -> int:
+    """Of an open-files ``limit``, what is kept for what no match holds (listeners, logs,
+    organisers, spectators, the viewer): ``FILES_RESERVE_MIN``, or a share of a large limit."""
+    return max(FILES_RESERVE_MIN, int(limit * FILES_RESERVE_SHARE))
+
+
+def files_budget(limit: int) -> int:
+    """Of an open-files ``limit``, what the matches waiting or running may hold."""
+    return max(0, limit - files_reserve(limit))
+
+
+def matches_within(limit: int, files_each: int) -> int:
+    """How many matches needing ``files_each`` open files each fit an open-files ``limit``."""
+    return files_budget(limit) // files_each
+
+
+#: How a refusal for the open-files limit tells the operator to raise it.
+RAISE_OPEN_FILES = (
+    "raise the hard limit where the server is started (`ulimit -Hn` in its shell, "
+    "`LimitNOFILE=` in its systemd unit, `--ulimit nofile=` for a container)"
+)
+
+
+class ServerFullError(Exception):
+    """A match admission let in cannot be created for want of a resource the server is out
+    of for now (open files): refused as admission refuses (SERVER_FULL, with a retry hint),
+    not as a fault of the request or of the disk. The message says what and how to fix it."""
+
+
+def open_files_limit() -> int | None:
+    """This process's soft open-files limit; None where there is none (Windows) or it is
+    unlimited."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows has no rlimits
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def out_of_files(exc: OSError, what: str) -> str | None:
+    """What ``exc``, met opening ``what``, says when the process (EMFILE) or the whole system
+    (ENFILE) is out of open files, naming the limit and how to raise it; None for any other
+    error (a full or read-only disk is another matter)."""
+    if exc.errno == errno.EMFILE:
+        limit = open_files_limit()
+        of = "its limit" if limit is None else f"its limit of {limit} (RLIMIT_NOFILE)"
+        return (
+            f"too many open files: the server process has opened {of} and cannot open "
+            f"{what}; create the match when one has ended, or {RAISE_OPEN_FILES}"
+        )
+    if exc.errno == errno.ENFILE:
+        return (
+            f"too many open files in the system: the machine's table of open files is full "
+            f"and the server cannot open {what}; create the match later, or raise the "
+            "system's limit (`sysctl fs.file-max`)"
+        )
+    return None
 
 
 class LoopLag:
@@ -314,6 +406,11 @@ class Load:
     #: Of the ``active`` matches, those not let start yet (waiting for their bots, or in
     #: the start queue).
     queued: int = 0
+    #: The open files the matches waiting or running may hold (``match_files`` each; with
+    #: ``max_open_files`` weighed) ...
+    files: int = 0
+    #: ... and what the new match would add.
+    new_files: int = 0
 
 
 def refusal(limits: AdmissionLimits, load: Load, lag_ms: float) -> str | None:
@@ -327,6 +424,10 @@ def refusal(limits: AdmissionLimits, load: Load, lag_ms: float) -> str | None:
             f"the server is at its limit of {limits.max_matches} matches waiting or running; "
             "create the match when one has ended"
         )
+    if limits.max_open_files is not None:
+        why = files_refusal(limits.max_open_files, load)
+        if why is not None:
+            return why
     if limits.max_queued > 0:
         if queued >= limits.max_queued:
             return (
@@ -335,6 +436,21 @@ def refusal(limits: AdmissionLimits, load: Load, lag_ms: float) -> str | None:
             )
         return None
     return no_room(limits, load, lag_ms)
+
+
+def files_refusal(limit: int, load: Load) -> str | None:
+    """Why the new match would take the process past its open-files ``limit``'s budget
+    (``files_budget``), or None."""
+    budget = files_budget(limit)
+    if load.files + load.new_files <= budget:
+        return None
+    return (
+        f"the server is at its open-files limit: the process may open {limit} files "
+        f"(RLIMIT_NOFILE), {files_reserve(limit)} of them kept for listeners, organisers and "
+        f"spectators; its {load.active} matches waiting or running may hold {load.files} "
+        f"with their records and bots' connections, and this one {load.new_files} more. "
+        f"Create the match when one has ended, or {RAISE_OPEN_FILES}"
+    )
 
 
 def no_room(limits: AdmissionLimits, load: Load, lag_ms: float) -> str | None:

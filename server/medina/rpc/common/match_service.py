@@ -22,7 +22,7 @@ from medina.referee.errors import ConfigError
 from medina.v1 import admin_pb2, admin_pb2_grpc
 from medina.wire import convert, matches
 
-from .admission import AdmissionLimits, Load, LoopLag, RetryHint, refusal
+from .admission import AdmissionLimits, Load, LoopLag, RetryHint, ServerFullError, refusal
 from .auth import require_organiser
 from .idempotency import CreatedMatches, create_once
 from .listing import (
@@ -316,9 +316,13 @@ class MatchService(admin_pb2_grpc.MatchServiceServicer):
                 Reason.MATCH_CONFIG_INVALID,
                 f"bad match config: {exc}",
             )
-        return await self.backend.create(
-            request, settings, lambda load: self._admit(load, context), context
-        )
+        try:
+            return await self.backend.create(
+                request, settings, lambda load: self._admit(load, context), context
+            )
+        except ServerFullError as exc:
+            self._refuse(str(exc), context)
+            return None
 
     async def _admit(self, load: Load, context: Context) -> bool:
         """Whether admission lets a match with ``load`` in; if not, the call's status is set
@@ -327,6 +331,12 @@ class MatchService(admin_pb2_grpc.MatchServiceServicer):
         if refused is None:
             self.hint.admitted()
             return True
+        self._refuse(refused, context)
+        return False
+
+    def _refuse(self, refused: str, context: Context) -> None:
+        """Set the call's status to RESOURCE_EXHAUSTED (SERVER_FULL) saying ``refused``, with
+        a retry hint, and count the refusal."""
         self.refused += 1
         self.hint.refused()
         log.info("CreateMatch refused: %s", refused)
@@ -337,7 +347,6 @@ class MatchService(admin_pb2_grpc.MatchServiceServicer):
             refused,
             retry_after_ms=self.hint.ms(),
         )
-        return False
 
     async def ListMatches(
         self, request: admin_pb2.ListMatchesRequest, context: Context

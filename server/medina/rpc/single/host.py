@@ -23,7 +23,14 @@ from medina.referee.outcome import MatchOutcome
 from medina.referee.record import RecordSink, TeeSink
 from medina.referee.seat import Seat, Signal, StartSignal
 
-from ..common.admission import AdmissionLimits, Load, MatchTiming, Turnaround, no_room
+from ..common.admission import (
+    AdmissionLimits,
+    Load,
+    MatchTiming,
+    Turnaround,
+    match_files,
+    no_room,
+)
 from ..common.start_queue import StartQueue
 from ..common.tokens import new_token, token_key
 from .grpc_seat import GrpcSeat
@@ -143,6 +150,14 @@ class Arena:
             self.turnaround.p99_ms(),
             sum(1 for h in let_in if h.timing.starting(now)),
             len(self._live) - len(let_in),
+        )
+
+    def files(self) -> int:
+        """The most open files this process's matches hold (``admission.match_files``):
+        every match whose task has not ended (its record is closed at the end of the task),
+        with a connection for each seat not played in process."""
+        return sum(
+            match_files(h.match.settings.players - len(h.local)) for h in self._live.values()
         )
 
     def load_records(self) -> list[StoredMatch]:

@@ -7,7 +7,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Sequence, Set
 from dataclasses import replace
-from typing import Any
+from typing import Any, NoReturn
 
 import grpc
 
@@ -20,7 +20,7 @@ from medina.referee.outcome import MatchOutcome
 from medina.v1 import admin_pb2, admin_pb2_grpc
 from medina.wire import matches
 
-from ..common.admission import Load
+from ..common.admission import Load, ServerFullError, match_files, out_of_files
 from ..common.limits import ClientSlots, stream_slot
 from ..common.listing import Page, SortKey, paginate
 from ..common.match_service import (
@@ -73,23 +73,42 @@ class LocalMatches:
             hosted = self.arena.create(settings)
         except ArenaClosedError as exc:
             await abort(context, grpc.StatusCode.UNAVAILABLE, Reason.SHUTTING_DOWN, str(exc))
-        except (RecordError, OSError) as exc:
-            # No record, no match: a full or read-only disk is the operator's to fix.
-            log.error("cannot create a match: %s", exc)
-            await abort(
-                context,
-                grpc.StatusCode.UNAVAILABLE,
-                Reason.RECORD_UNWRITABLE,
-                f"cannot create the match record: {exc}",
-            )
+        except OSError as exc:
+            # Out of open files is the server's limit, not its disk: refused as SERVER_FULL
+            # (the organiser retries), with what the operator can raise.
+            full = out_of_files(exc, "the match record")
+            if full is None:
+                await self._unwritable(exc, context)
+            log.error("cannot create a match: %s", full)
+            raise ServerFullError(full) from exc
+        except RecordError as exc:
+            await self._unwritable(exc, context)
         return matches.created(hosted.match_id, hosted.tokens, settings)
+
+    @staticmethod
+    async def _unwritable(exc: Exception, context: Context) -> NoReturn:
+        """End CreateMatch for a record that cannot be created (UNAVAILABLE)."""
+        # No record, no match: a full or read-only disk is the operator's to fix.
+        log.error("cannot create a match: %s", exc)
+        await abort(
+            context,
+            grpc.StatusCode.UNAVAILABLE,
+            Reason.RECORD_UNWRITABLE,
+            f"cannot create the match record: {exc}",
+        )
 
     def _load(self, settings: MatchSettings) -> Load:
         """The arena's load for a new match with ``settings`` (``Arena.load``), counting
         every match waiting or running against ``max_matches``: waiting for their bots or
         for room counts too, so a flood of matches no bot comes for stays bounded (each
-        holds its record open until its connect deadline)."""
-        return replace(self.arena.load(settings.time.decision_ms), active=len(self.arena.running()))
+        holds its record open until its connect deadline). The open files are those of every
+        match not ended and of the new one (``admission.match_files``)."""
+        return replace(
+            self.arena.load(settings.time.decision_ms),
+            active=len(self.arena.running()),
+            files=self.arena.files(),
+            new_files=match_files(settings.players),
+        )
 
     async def page(
         self, request: admin_pb2.ListMatchesRequest, states: Set[int], size: int, context: Context
