@@ -111,7 +111,7 @@ async def play_ladder(
     leave = leave or asyncio.Event()
     summary = LadderSummary()
     games: dict[str, asyncio.Task[None]] = {}
-    delay, give_up_at = 0.5, time.monotonic() + reconnect_for_s
+    backoff = _Backoff(reconnect_for_s)
 
     async def game(assigned: ladder_pb2.MatchAssigned) -> None:
         if not assigned.address:
@@ -121,20 +121,20 @@ async def play_ladder(
     try:
         while True:
             try:
-                done = await _session(
-                    address, key, options, leave, credentials, games, game, summary, on_result
-                )
-                if done:
+                if await _session(
+                    address, key, options, leave, credentials, games, game, summary, on_result,
+                    backoff,
+                ):  # fmt: skip
                     break
-                delay, give_up_at = 0.5, time.monotonic() + reconnect_for_s
             except _Retry as exc:
-                if leave.is_set() or time.monotonic() + delay > give_up_at:
+                backoff.broke()
+                if leave.is_set() or time.monotonic() + backoff.delay > backoff.give_up_at:
                     if not leave.is_set():
                         raise LadderError(f"the lobby stream keeps failing: {exc}") from None
                     break
-                log.warning("lobby: %s; connecting again in %.1f s", exc, delay)
-                await asyncio.sleep(delay)  # backoff: waiting is the point here
-                delay = min(delay * 2, 10.0)
+                log.warning("lobby: %s; connecting again in %.1f s", exc, backoff.delay)
+                await asyncio.sleep(backoff.delay)  # backoff: waiting is the point here
+                backoff.delay = min(backoff.delay * 2, 10.0)
         if games:
             await asyncio.gather(*games.values(), return_exceptions=True)
     finally:
@@ -147,6 +147,30 @@ class _Retry(Exception):
     """The lobby stream broke for a reason worth another try."""
 
 
+class _Backoff:
+    """How long to wait before the next lobby stream, and until when to keep trying: for
+    ``reconnect_for_s`` from the start, and again from every break that follows a welcome,
+    so a break after hours of play gets the whole of it (counted from the start instead,
+    every SDK bot quit at the first ladder restart after five minutes of play)."""
+
+    def __init__(self, reconnect_for_s: float) -> None:
+        self.reconnect_for_s = reconnect_for_s
+        self.delay = 0.5
+        self.give_up_at = time.monotonic() + reconnect_for_s
+        self._welcomed = False
+
+    def welcomed(self) -> None:
+        """The ladder took the bot in: the next break is a first one."""
+        self._welcomed = True
+
+    def broke(self) -> None:
+        """The lobby stream broke: after a welcome, the time to keep trying starts now."""
+        if self._welcomed:
+            self._welcomed = False
+            self.delay = 0.5
+            self.give_up_at = time.monotonic() + self.reconnect_for_s
+
+
 async def _session(
     address: str,
     key: str,
@@ -157,6 +181,7 @@ async def _session(
     game: Callable[[ladder_pb2.MatchAssigned], Coroutine[Any, Any, None]],
     summary: LadderSummary,
     on_result: Callable[[ladder_pb2.LadderMatchEnded], None] | None,
+    backoff: _Backoff,
 ) -> bool:
     """One lobby stream; True when the session is over (the ladder closed it after Leave)."""
     outgoing: asyncio.Queue[ladder_pb2.LobbyRequest] = asyncio.Queue()
@@ -184,6 +209,7 @@ async def _session(
             async for message in call:
                 kind = message.WhichOneof("kind")
                 if kind == "welcome":
+                    backoff.welcomed()
                     w = message.welcome
                     log.info(
                         "on the ladder as %s %s (rating %.2f over %d games)",
