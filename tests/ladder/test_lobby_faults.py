@@ -186,6 +186,25 @@ def test_accounts_over_grpc(db: str, tmp_path: Path) -> None:
                 "ORGANISER_TOKEN_INVALID"
             )
             key = await add(stub, "alpha")
+            # A live stream opened with a key that is then rotated ends, and the new key
+            # gets in (a leaked key's holder keeps nothing).
+            held = asyncio.create_task(play_ladder(seat_player(lambda: RandomBot(1)), address, key))
+            await until(lambda: bool(ladder.ladder.sessions))
+            renewed = await stub.RotateBot(
+                ladder_pb2.RotateBotRequest(name="alpha"), metadata=auth(TOKEN)
+            )
+            with pytest.raises(LadderError) as refused:
+                await held
+            assert refused.value.reason == "BOT_KEY_INVALID"
+            assert "was replaced (rotated)" in str(refused.value)
+            leave = asyncio.Event()
+            owner = asyncio.create_task(
+                play_ladder(seat_player(lambda: RandomBot(1)), address, renewed.key, leave=leave)
+            )
+            await until(lambda: bool(ladder.ladder.sessions))
+            leave.set()
+            await owner
+            key = renewed.key
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 await add(stub, "alpha")
             assert caught.value.code() == grpc.StatusCode.ALREADY_EXISTS
@@ -227,6 +246,37 @@ def test_accounts_over_grpc(db: str, tmp_path: Path) -> None:
             await ladder.stop()
 
     run(scenario)
+
+
+def test_streams_opened_together_with_one_key_are_one_session(db: str, tmp_path: Path) -> None:
+    async def welcomed_or_refused(stub: ladder_pb2_grpc.LadderServiceAsyncStub, key: str) -> str:
+        call = stub.Lobby(iter([hello(players=[2])]), metadata=auth(key))
+        try:
+            async for message in call:
+                if message.WhichOneof("kind") == "welcome":
+                    call.cancel()
+                    return "welcome"
+        except grpc.aio.AioRpcError as exc:
+            return status_info(exc.trailing_metadata()).reason
+        return "ended"
+
+    async def scenario() -> list[str]:
+        ladder = await start_ladder(
+            LadderServerConfig(
+                db=db, port=0, records_dir=tmp_path / "rec", organiser_token=TOKEN, ladder=CONFIG
+            )
+        )
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{ladder.port}")
+        stub = ladder_pb2_grpc.LadderServiceStub(channel)
+        try:
+            key = await add(stub, "alpha")
+            return sorted(await asyncio.gather(*(welcomed_or_refused(stub, key) for _ in range(8))))
+        finally:
+            await channel.close()
+            await ladder.stop()
+
+    # Both once passed the check while the first awaited the database, and both were welcomed.
+    assert run(scenario) == ["BOT_CONNECTED_ELSEWHERE"] * 7 + ["welcome"]
 
 
 async def until(check: Callable[[], bool], timeout_s: float = 30) -> None:

@@ -71,7 +71,7 @@ def test_accounts(db_url: str) -> None:
     assert found is not None and found[0].name == "alpha"
     store.revoke("alpha")
     assert store.account("alpha").inactive == "revoked"
-    assert store.revoked([account.id]) == {account.id}
+    assert store.keys([account.id]) == {account.id: (made.key_id, True)}
     with pytest.raises(StoreError, match="no bot named"):
         store.revoke("nobody")
 

@@ -481,5 +481,9 @@ def _bots_rotate(args: argparse.Namespace) -> int:
     except StoreError as exc:
         raise CommandError(str(exc)) from None
     print(made.key)
-    print(f"bot {args.name!r}: the old key stops working now", file=sys.stderr)
+    print(
+        f"bot {args.name!r}: the old key stops working now; a lobby stream opened with it "
+        "ends within a second",
+        file=sys.stderr,
+    )
     return 0

@@ -56,7 +56,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         try:
             account = await self.ladder.authenticate(key)
             hello = await self._hello(request_iterator, context)
-            session = await self.ladder.open_session(account, hello)
+            session = await self.ladder.open_session(
+                account, hello, key_id=accounts.parse_key(key)[0]
+            )
         except Refusal as refusal:
             # Set, not raised: anyone may knock with a bad key, at any rate (status.Refused).
             refuse(context, refusal.code, refusal.reason, str(refusal), **refusal.metadata)
@@ -248,6 +250,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         await asyncio.to_thread(
             self.ladder.store.set_key, account.name, made.key_id, made.salt, made.digest
         )
+        self.ladder.rotated_local(account.id, made.key_id)
         return wire_ladder.rotated(account.name, made.key)
 
     async def _account(self, context: Context, name: str) -> Any:

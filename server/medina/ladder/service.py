@@ -119,6 +119,9 @@ class Session:
     #: Why the server ends the stream (None: it ends OK, or the bot ended it).
     end: Refusal | None = None
     closed: bool = False
+    #: The public id of the key the stream was opened with: a stream of a key since rotated
+    #: is ended (a leaked key's holder keeps nothing).
+    key_id: str = ""
 
     @property
     def bot_id(self) -> int:
@@ -173,6 +176,9 @@ class Ladder:
             (("authorization", f"Bearer {organiser_token}"),) if organiser_token else ()
         )
         self.sessions: dict[int, Session] = {}
+        #: Bots whose lobby stream is being opened (between the check that none is open and
+        #: its registration, which awaits the database): a second stream is refused then too.
+        self._opening: set[int] = set()
         self.running: dict[int, _Running] = {}
         self.rng = random.Random(config.seed)
         self.wake = asyncio.Event()
@@ -270,8 +276,11 @@ class Ladder:
         wanted = hello.max_matches if hello.HasField("max_matches") else 1
         return min(wanted, self.config.max_matches_per_bot)
 
-    async def open_session(self, account: AccountRow, hello: ladder_pb2.LobbyHello) -> Session:
-        """Register a bot's lobby stream (its presence in the database first)."""
+    async def open_session(
+        self, account: AccountRow, hello: ladder_pb2.LobbyHello, key_id: str = ""
+    ) -> Session:
+        """Register a bot's lobby stream (its presence in the database first); ``key_id``:
+        the public id of the key it was opened with."""
         cap = self.check_hello(hello)
         if account.suspended_reason and account.suspended_version == hello.bot_version:
             raise Refusal(
@@ -281,38 +290,37 @@ class Ladder:
                 f"{account.suspended_reason}",
                 version=hello.bot_version,
             )
-        if account.id in self.sessions:
+        # Checked and reserved with no await between: two streams opened together both
+        # passed the check while the first awaited the database, and both were welcomed.
+        if account.id in self.sessions or account.id in self._opening:
             raise Refusal(
                 grpc.StatusCode.ALREADY_EXISTS,
                 Reason.BOT_CONNECTED_ELSEWHERE,
                 f"bot {account.name!r} has a live lobby stream on this server",
                 server=self.server_id,
             )
-        holder = await asyncio.to_thread(
-            self.store.claim_presence, account.id, self.server_id, self.config.lease_s
-        )
-        if holder is not None:
-            raise Refusal(
-                grpc.StatusCode.ALREADY_EXISTS,
-                Reason.BOT_CONNECTED_ELSEWHERE,
-                f"bot {account.name!r} has a live lobby stream on another ladder server",
-                server=holder,
+        self._opening.add(account.id)
+        try:
+            holder = await asyncio.to_thread(
+                self.store.claim_presence, account.id, self.server_id, self.config.lease_s
             )
-        if account.id in self.sessions:  # connected meanwhile (the claim above is ours too)
-            raise Refusal(
-                grpc.StatusCode.ALREADY_EXISTS,
-                Reason.BOT_CONNECTED_ELSEWHERE,
-                f"bot {account.name!r} has a live lobby stream on this server",
-                server=self.server_id,
+            if holder is not None:
+                raise Refusal(
+                    grpc.StatusCode.ALREADY_EXISTS,
+                    Reason.BOT_CONNECTED_ELSEWHERE,
+                    f"bot {account.name!r} has a live lobby stream on another ladder server",
+                    server=holder,
+                )
+            line = await asyncio.to_thread(
+                self.store.line,
+                account.id,
+                hello.bot_version,
+                ratings.INITIAL.mu,
+                ratings.INITIAL.sigma,
             )
-        line = await asyncio.to_thread(
-            self.store.line,
-            account.id,
-            hello.bot_version,
-            ratings.INITIAL.mu,
-            ratings.INITIAL.sigma,
-        )
-        session = Session(account, line, hello, cap)
+        finally:
+            self._opening.discard(account.id)
+        session = Session(account, line, hello, cap, key_id=key_id)
         self.sessions[account.id] = session
         session.send(
             wire_ladder.welcome(
@@ -371,6 +379,21 @@ class Ladder:
                 )
             )
 
+    def rotated_local(self, bot_id: int, key_id: str) -> None:
+        """End a bot's lobby stream opened with a key other than ``key_id`` (its key was
+        rotated: whoever held the old one keeps nothing, and the new key gets in)."""
+        session = self.sessions.get(bot_id)
+        if session is not None and session.key_id and session.key_id != key_id:
+            session.finish(
+                Refusal(
+                    grpc.StatusCode.UNAUTHENTICATED,
+                    Reason.BOT_KEY_INVALID,
+                    f"bot {session.account.name!r}: the key this stream was opened with was "
+                    "replaced (rotated); connect with the new key",
+                    bot=session.account.name,
+                )
+            )
+
     # -- loops -------------------------------------------------------------------------
 
     async def _leases(self) -> None:
@@ -387,13 +410,17 @@ class Ladder:
                 log.exception("ladder: renewing leases failed; trying again")
 
     async def _revocations(self) -> None:
-        """End, within a second, the lobby streams of bots revoked from elsewhere (the
-        command line, another server)."""
+        """End, within a second, the lobby streams of bots revoked or whose key was rotated
+        from elsewhere (the command line, another server)."""
         while True:
             await asyncio.sleep(1.0)  # a polling period, not a synchronisation
             try:
-                for bot_id in await asyncio.to_thread(self.store.revoked, list(self.sessions)):
-                    self.revoke_local(bot_id)
+                keys = await asyncio.to_thread(self.store.keys, list(self.sessions))
+                for bot_id, (key_id, revoked) in keys.items():
+                    if revoked:
+                        self.revoke_local(bot_id)
+                    else:
+                        self.rotated_local(bot_id, key_id)
             except Exception:
                 log.exception("ladder: checking revocations failed; trying again")
 

@@ -217,15 +217,15 @@ class LadderStore(Database):
             rows = conn.execute(select(ladder_bots).order_by(ladder_bots.c.name)).all()
             return [self._account(conn, r) for r in rows]
 
-    def revoked(self, bot_ids: Sequence[int]) -> set[int]:
-        """Those of ``bot_ids`` whose key is revoked now."""
+    def keys(self, bot_ids: Sequence[int]) -> dict[int, tuple[str, bool]]:
+        """Of ``bot_ids``, each bot's key id now and whether it is revoked."""
         if not bot_ids:
-            return set()
+            return {}
         with self.engine.connect() as conn:
-            q = select(ladder_bots.c.id).where(
-                ladder_bots.c.id.in_(list(bot_ids)), ladder_bots.c.revoked_at.is_not(None)
-            )
-            return {int(r[0]) for r in conn.execute(q)}
+            q = select(
+                ladder_bots.c.id, ladder_bots.c.key_id, ladder_bots.c.revoked_at.is_not(None)
+            ).where(ladder_bots.c.id.in_(list(bot_ids)))
+            return {int(r[0]): (str(r[1]), bool(r[2])) for r in conn.execute(q)}
 
     def _account(self, conn: Connection, row: Any) -> AccountRow:
         versions = conn.execute(
