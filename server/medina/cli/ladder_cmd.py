@@ -136,7 +136,11 @@ def add_parser(sub: Any) -> None:
         "(repeatable; account house-<bot> unless named; owner 'house')",
     )
     add_http_options(serve)
-    serve.add_argument("--server-id", help="this server's name in the database (default host:pid)")
+    serve.add_argument(
+        "--server-id",
+        help="this server's name in the database (default HOST:PORT of the lobby: the same "
+        "after a restart, so a restarted server takes its bots back at once)",
+    )
     serve.set_defaults(run=_serve)
 
     standings = lsub.add_parser("standings", help="the standings")
@@ -299,7 +303,7 @@ async def _run(
     with signals_caught() as stop:
         try:
             running = await start_ladder(config)
-        except StoreError as exc:
+        except (StoreError, OSError) as exc:
             raise CommandError(str(exc)) from None
         # A ladder with an arena of its own referees its matches here: collect as `serve` does.
         async with Collector():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,7 +17,6 @@ from medina.rpc.common.config import ServerConfig
 from medina.rpc.common.limits import Limits
 from medina.rpc.common.serving import add_port
 from medina.rpc.single.server import RunningServer, start_server
-from medina.storage.database import worker_id
 from medina.storage.ladder import LadderStore
 
 from .lobby import LadderServicer, add_ladder_service
@@ -75,10 +75,28 @@ class RunningLadder:
         self.store.engine.dispose()
 
 
+def default_server_id(port: int) -> str:
+    """This server's name in the database when none is given: its host and lobby port, the
+    same across restarts, so a server restarted after a crash takes back its own bots at
+    once and aborts its earlier life's matches (a name with the pid locked every bot out
+    until the dead one's lease lapsed, 30 s). A lobby on a port picked at random (0) gets
+    another name at every start."""
+    return f"{socket.gethostname()}:{port}"
+
+
 async def start_ladder(config: LadderServerConfig) -> RunningLadder:
     """Open the database, start (or reach) the arena, start the lobby; returns once both
     listen."""
     store = await asyncio.to_thread(LadderStore, config.db)
+    # The lobby's port first, before anything that would need stopping: a port another
+    # process listens on is refused (gRPC's SO_REUSEPORT would share it), so the lobby's
+    # host and port name one live server, its default id in the database.
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    try:
+        port = add_port(server, ServerConfig(host=config.host, port=config.port))
+    except OSError:
+        store.engine.dispose()
+        raise
     arena: RunningServer | None = None
     if config.arena is None:
         arena = await start_server(
@@ -100,16 +118,14 @@ async def start_ladder(config: LadderServerConfig) -> RunningLadder:
     ladder = Ladder(
         store,
         config.ladder,
-        config.server_id or worker_id(),
+        config.server_id or default_server_id(port),
         channel,
         public,
         organiser_token=config.arena_token or config.organiser_token,
     )
-    server = grpc.aio.server()
     add_ladder_service(LadderServicer(ladder, config.organiser_token, config.limits), server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    port = add_port(server, ServerConfig(host=config.host, port=config.port))
     await server.start()
     health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     await ladder.start()

@@ -48,6 +48,10 @@ def server_options(config: ServerConfig) -> list[tuple[str, int]]:
         # and some of its bots were cancelled before they could say Hello.
         "grpc.server.max_pending_requests": PENDING_CALLS,
         "grpc.server.max_pending_requests_hard_limit": 3 * PENDING_CALLS,
+        # A port another process listens on is refused: gRPC's default (SO_REUSEPORT) let a
+        # second server start on it silently, and the kernel then shared the bots' new
+        # connections between the two (a forgotten old server took half of them).
+        "grpc.so_reuseport": 0,
     }
     options.update(dict(config.options))
     return list(options.items())
@@ -60,17 +64,23 @@ def add_port(server: grpc.aio.Server, config: ServerConfig | BotListener) -> int
     if why is not None:
         raise ValueError(why)
     address = f"{config.host}:{config.port}"
-    if config.tls_cert is not None and config.tls_key is not None:
-        credentials = grpc.ssl_server_credentials(
-            [(config.tls_key, config.tls_cert)],
-            root_certificates=config.tls_client_ca,
-            require_client_auth=config.tls_client_ca is not None,
-        )
-        port = server.add_secure_port(address, credentials)
-    else:
-        port = server.add_insecure_port(address)
+    try:
+        if config.tls_cert is not None and config.tls_key is not None:
+            credentials = grpc.ssl_server_credentials(
+                [(config.tls_key, config.tls_cert)],
+                root_certificates=config.tls_client_ca,
+                require_client_auth=config.tls_client_ca is not None,
+            )
+            port = server.add_secure_port(address, credentials)
+        else:
+            port = server.add_insecure_port(address)
+    except RuntimeError:  # grpcio 1.85 raises where older releases returned 0
+        port = 0
     if port == 0:
-        raise OSError(f"could not listen on {address}")
+        raise OSError(
+            f"could not listen on {address}: the port is in use (another server?) or the "
+            "address is not this machine's"
+        )
     return port
 
 
