@@ -80,7 +80,15 @@ def test_the_digest_ignores_where_records_go(tmp_path: Path) -> None:
     ("change", "message"),
     [
         (("games = 8", "games = 6"), r"cup.toml:2: games: 6 is not a multiple of 4"),
-        (("games = 8", "games = 0"), r"cup.toml:2: games: must be at least 1, got 0"),
+        (("games = 8", "games = 0"), r"cup.toml:2: games: must be 1..1,000,000 \(games per"),
+        (
+            ("games = 8", "games = 1000000000"),
+            r"cup.toml:2: games: must be 1..1,000,000 \(games per variant\), got 1000000000",
+        ),
+        (
+            ("seed = 5", "seed = 9223372036854775807"),
+            r"cup.toml:3: seed: must be 0..9223372036854775799 \(2\*\*63-1 less the games",
+        ),
         (("games = 8", 'games = "8"'), r"cup.toml:2: games: must be a whole number, got '8'"),
         (("seed = 5", "sede = 5"), r"cup.toml:3: unknown key\(s\) sede"),
         (

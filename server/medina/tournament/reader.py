@@ -27,6 +27,12 @@ from .config import (
 )
 from .sprt import SprtBounds, SprtConfigError
 
+#: The most games per variant a file may ask for: the whole schedule is built and stored at
+#: once (a billion games held memory growing for minutes with nothing said).
+MAX_GAMES = 1_000_000
+#: The largest setup seed stored (a signed 64-bit integer).
+MAX_SEED = 2**63 - 1
+
 _TOP_KEYS = {
     "name",
     "bots",
@@ -210,8 +216,8 @@ def parse(data: dict[str, Any], w: _Where, base_dir: Path) -> TournamentConfig:
     if "games" not in data:
         raise w.error("how many games per variant? (games = N)")
     games = _typed(w, data["games"], int, "a whole number", "games")
-    if games < 1:
-        raise w.error(f"must be at least 1, got {games}", "games")
+    if not 1 <= games <= MAX_GAMES:
+        raise w.error(f"must be 1..{MAX_GAMES:,} (games per variant), got {games}", "games")
     if paired:
         for v in variants:
             if games % v.players:
@@ -222,8 +228,14 @@ def parse(data: dict[str, Any], w: _Where, base_dir: Path) -> TournamentConfig:
                     "games",
                 )
     seed = _typed(w, data.get("seed", 1), int, "a whole number", "seed")
-    if not 0 <= seed < 2**63:
-        raise w.error(f"must be 0..2**63-1, got {seed}", "seed")
+    # Each block of games plays seed + its number, and every seed is stored as a signed
+    # 64-bit integer: the last block's must fit too.
+    if not 0 <= seed <= MAX_SEED - games:
+        raise w.error(
+            f"must be 0..{MAX_SEED - games} (2**63-1 less the games: block b plays seed + b), "
+            f"got {seed}",
+            "seed",
+        )
     until = _typed(w, data.get("until_separated", False), bool, "true or false", "until_separated")
     if until and fmt == "sprt":
         raise w.error("an SPRT stops at its own verdict, not when the standings separate",
