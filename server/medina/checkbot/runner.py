@@ -10,6 +10,7 @@ from pathlib import Path
 
 from medina.engine import ActionKind, GameState, get_ruleset, legal_moves
 from medina.launch.botproc import BotProcess
+from medina.printable import last_line
 from medina.records.reader import read_record
 from medina.referee.outcome import MatchOutcome
 from medina.referee.record import DecisionEntry, Incident
@@ -96,13 +97,9 @@ class Trial:
         return text if len(text) <= limit else text[: limit - 3] + "..."
 
     def log_tail(self, limit: int = 160) -> str:
-        """The last non-empty line of the bot's log, shortened to ``limit`` characters."""
-        try:
-            lines = self.log_path.read_bytes().decode("utf-8", "replace").splitlines()
-        except OSError:
-            return ""
-        tail = next((line.strip() for line in reversed(lines) if line.strip()), "")
-        return tail if len(tail) <= limit else tail[: limit - 3] + "..."
+        """The last non-empty line of the bot's log, printable, shortened to ``limit``
+        characters."""
+        return last_line(self.log_path, limit)
 
 
 async def play(

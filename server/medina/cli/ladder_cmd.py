@@ -19,6 +19,7 @@ from medina.ladder.recompute import compare
 from medina.ladder.serve import LadderServerConfig, start_ladder
 from medina.ladder.service import LadderConfig
 from medina.ladder.standings import as_csv, as_json, as_table
+from medina.printable import printable
 from medina.referee.config import MatchSettings
 from medina.referee.errors import ConfigError
 from medina.rpc.common.admission import AdmissionLimits, open_files_limit
@@ -455,6 +456,10 @@ def _bots_add(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The newest versions `bots list` shows of each bot (the count of the older ones is said).
+MAX_VERSIONS_LISTED = 10
+
+
 def _bots_list(args: argparse.Namespace) -> int:
     store = _store(args)
     rows = store.accounts()
@@ -462,7 +467,10 @@ def _bots_list(args: argparse.Namespace) -> int:
         print("no bots")
         return 0
     for a in rows:
-        versions = ", ".join(v or "''" for v in a.versions) or "-"
+        # Versions are what bots said of themselves: any text, and any number of them.
+        shown = [printable(v) or "''" for v in a.versions[-MAX_VERSIONS_LISTED:]]
+        more = len(a.versions) - len(shown)
+        versions = (f"({more} older), " if more else "") + ", ".join(shown) or "-"
         print(f"{a.name:<20} owner {a.owner:<16} {a.inactive or 'active':<10} versions: {versions}")
     return 0
 

@@ -17,6 +17,7 @@ import grpc
 
 from medina.engine import GameFollower, GameState, render
 from medina.launch.botproc import BotProcess, BotStartError, reap, spawn_bot, watch_bot_exit
+from medina.printable import last_line
 from medina.referee.config import DEFAULT_CONNECT_TIMEOUT_MS, MatchSettings
 from medina.referee.errors import ConfigError
 from medina.referee.outcome import MatchOutcome
@@ -331,16 +332,6 @@ async def _report_exit(
         file=sys.stderr,
         flush=True,
     )
-
-
-def last_line(path: Path, limit: int = 200) -> str:
-    """The last non-empty line of a log file ('' when there is none), shortened."""
-    try:
-        lines = path.read_text(errors="replace").splitlines()
-    except OSError:
-        return ""
-    tail = next((line.strip() for line in reversed(lines) if line.strip()), "")
-    return tail if len(tail) <= limit else tail[: limit - 3] + "..."
 
 
 async def _spawn(

@@ -8,6 +8,7 @@ import io
 import json
 from collections.abc import Sequence
 
+from medina.printable import printable
 from medina.storage.ladder import LineRow
 from medina.v1 import ladder_pb2
 from medina.wire import ladder as wire_ladder
@@ -93,7 +94,8 @@ def as_csv(lines: Sequence[LineRow], *, include_inactive: bool = True) -> str:
 
 
 def as_table(lines: Sequence[LineRow], *, include_inactive: bool = False) -> str:
-    """The standings as a fixed-width table for a terminal."""
+    """The standings as a fixed-width table for a terminal (names and versions bots chose
+    shown printable: ``medina.printable``)."""
     head = (
         f"{'#':>3} {'bot':<18} {'version':<10} {'rating':>7} {'mu (95% interval)':>22} "
         f"{'games':>5} {'mean rank':>9} {'faults':<16} {'status'}"
@@ -105,7 +107,8 @@ def as_table(lines: Sequence[LineRow], *, include_inactive: bool = False) -> str
         fault_text = ",".join(f"{k}:{v}" for k, v in faults.items()) or "-"
         interval = f"{r['mu']:.1f} ({r['mu_low']:.1f}..{r['mu_high']:.1f})"
         out.append(
-            f"{r['rank']:>3} {str(r['bot'])[:18]:<18} {str(r['version'])[:10] or '-':<10} "
+            f"{r['rank']:>3} {printable(str(r['bot']))[:18]:<18} "
+            f"{printable(str(r['version']))[:10] or '-':<10} "
             f"{r['ordinal']:>7.2f} {interval:>22} {r['games']:>5} {r['mean_rank']:>9.2f} "
             f"{fault_text[:16]:<16} {r['inactive'] or 'active'}"
         )

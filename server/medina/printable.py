@@ -1,0 +1,41 @@
+"""Text that others chose (a bot's log, a ladder bot's version) made safe to print on an
+operator's terminal: control characters, line and paragraph separators and the bidi
+controls are shown as escapes (``\\x1b``, ``\\u202e``) instead of acting. A submitted bot
+that printed ``ESC ] 0 ; title BEL`` or ``ESC [ 2K`` into its log recoloured, retitled or
+erased the organiser's terminal lines through "its log ends: ..."."""
+
+from __future__ import annotations
+
+import unicodedata
+from pathlib import Path
+
+__all__ = ["last_line", "printable"]
+
+#: Format characters that reorder or hide text (the Unicode bidi controls).
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _shown(ch: str) -> str:
+    if ch == "\t":
+        return ch
+    if ch in _BIDI or unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
+        return ch.encode("unicode_escape").decode("ascii")
+    return ch
+
+
+def printable(text: str) -> str:
+    """``text`` with every character that would act on a terminal shown as its escape."""
+    if text.isprintable():
+        return text
+    return "".join(_shown(ch) for ch in text)
+
+
+def last_line(path: Path, limit: int = 200) -> str:
+    """The last non-empty line of a log file ('' when there is none or it cannot be read),
+    made printable and shortened to ``limit`` characters."""
+    try:
+        lines = path.read_bytes().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return ""
+    tail = printable(next((line.strip() for line in reversed(lines) if line.strip()), ""))
+    return tail if len(tail) <= limit else tail[: limit - 3] + "..."
