@@ -419,7 +419,8 @@ in the protobuf JSON mapping) and writes one line to its stdout for each "reques
 The bot's stderr, and the bridge's own messages, go to the log file: --log FILE, or else
 bot-<name>-<pid>.log (pid: the bridge's) in --log-dir, by default $MEDINA_LOG_DIR (set by
 medina-arena match and check-bot to where they keep the seat's log) or the current directory.
-The bot does not get MEDINA_TOKEN in its environment.
+The bot gets neither MEDINA_TOKEN nor MEDINA_BOT_KEY in its environment, and on Linux it is
+killed if the bridge dies.
 
 exit status: 0 the match ended and the bot exited (or had ended before: MATCH_OVER); 1 the
 server refused the seat (its reason is printed) or could not be reached, or a file could not

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
+import os
+import shutil
 import signal
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -53,7 +57,7 @@ class BotProcess:
         with log_path.open("ab") as stderr:  # the child keeps its own descriptor
             try:
                 proc = await asyncio.create_subprocess_exec(
-                    *command,
+                    *_dying_with_bridge(command, env),
                     stdin=asyncio.subprocess.PIPE,
                     stdout=asyncio.subprocess.PIPE,
                     stderr=stderr,
@@ -137,9 +141,35 @@ class BotProcess:
         return exited
 
 
+#: What only the bridge needs: the seat token, and a ladder bot's account key (which
+#: outlives every match and opens the account's lobby).
+BRIDGE_ONLY = frozenset({"MEDINA_TOKEN", "MEDINA_BOT_KEY"})
+
+
 def child_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The bot's environment: ours without the seat token, which only the bridge needs."""
-    return {k: v for k, v in environ.items() if k != "MEDINA_TOKEN"}
+    """The bot's environment: ours without the seat token and the account key, which only
+    the bridge needs."""
+    return {k: v for k, v in environ.items() if k not in BRIDGE_ONLY}
+
+
+#: util-linux's setpriv on Linux, to have the kernel kill the program when the bridge dies.
+_SETPRIV = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+
+
+def _dying_with_bridge(command: Sequence[str], env: Mapping[str, str] | None) -> list[str]:
+    """``command`` run so that the kernel kills it when the bridge's process dies, however
+    it dies (a bridge that exited on a ladder's refusal left its program running under
+    init); as it is where that cannot be asked. A missing program is still an OSError."""
+    if _SETPRIV is None:
+        return list(command)
+    program = command[0]
+    path = (env if env is not None else os.environ).get("PATH", os.defpath)
+    found = program if os.sep in program else shutil.which(program, path=path)
+    if found is None or not os.path.exists(found):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+    if os.path.isdir(found) or not os.access(found, os.X_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
+    return [_SETPRIV, "--pdeathsig", "KILL", "--", *command]
 
 
 def describe_status(returncode: int | None) -> str:

@@ -1,0 +1,85 @@
+"""A bot process dies with whatever started it, however that dies: a tournament runner
+SIGKILLed mid-game left its bots running under init (one that ignored SIGTERM ran on for
+good); a stdio bridge that exited left its program running. And the bridge's program gets
+neither the seat token nor a ladder bot's account key."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from medina.launch.botproc import SETPRIV
+from medina_client.stdio_process import child_environment
+
+pytestmark = pytest.mark.skipif(SETPRIV is None, reason="needs Linux's setpriv (util-linux)")
+
+#: Ignores SIGTERM and SIGINT, says its pid, and waits ten minutes.
+STUBBORN = (
+    "import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+    "signal.signal(signal.SIGINT, signal.SIG_IGN); print(os.getpid(), flush=True); "
+    "time.sleep(600)"
+)
+
+#: Starts STUBBORN as the arena starts a seat's bot, says the bot's pid, then waits.
+STARTER = """
+import asyncio, sys
+from pathlib import Path
+from medina.launch.botproc import spawn_bot
+async def main():
+    log = Path(sys.argv[2])
+    await spawn_bot([sys.executable, "-c", sys.argv[1]], "127.0.0.1:1", "t", log)
+    while not log.read_text().strip():
+        await asyncio.sleep(0.05)  # until the bot has said its pid in its log
+    print(log.read_text().strip(), flush=True)
+    await asyncio.sleep(600)
+asyncio.run(main())
+"""
+
+#: Starts STUBBORN as the stdio bridge starts its program.
+BRIDGE = """
+import asyncio, sys
+from pathlib import Path
+from medina_client.stdio_process import BotProcess
+async def main():
+    bot = await BotProcess.start([sys.executable, "-c", sys.argv[1]], Path(sys.argv[2]))
+    print(await bot.proc.stdout.readline(), flush=True)
+    await asyncio.sleep(600)
+asyncio.run(main())
+"""
+
+
+def dies_with_its_starter(script: str, log: Path) -> None:
+    starter = subprocess.Popen(
+        [sys.executable, "-c", script, STUBBORN, str(log)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert starter.stdout is not None
+        line = starter.stdout.readline()
+        bot = int(line.strip().strip("b'\\n"))
+        handle = os.pidfd_open(bot)
+    finally:
+        starter.send_signal(signal.SIGKILL)
+        starter.wait(30)
+    try:
+        ready, _, _ = select.select([handle], [], [], 30)  # readable once the bot has exited
+        assert ready, f"the bot {bot} outlived what started it by 30 s"
+    finally:
+        os.close(handle)
+
+
+def test_a_bot_dies_with_the_arena_process_that_started_it(tmp_path: Path) -> None:
+    dies_with_its_starter(STARTER, tmp_path / "seat.log")
+
+
+def test_a_stdio_program_dies_with_its_bridge(tmp_path: Path) -> None:
+    dies_with_its_starter(BRIDGE, tmp_path / "bridge.log")
+
+
+def test_the_bridges_program_gets_no_token_and_no_account_key() -> None:
+    env = {"PATH": "/bin", "MEDINA_TOKEN": "seat", "MEDINA_BOT_KEY": "mdk_", "MEDINA_SERVER": "h:1"}
+    assert child_environment(env) == {"PATH": "/bin", "MEDINA_SERVER": "h:1"}
