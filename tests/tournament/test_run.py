@@ -36,6 +36,12 @@ def uninterrupted(
     yield d, done
 
 
+def current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def test_a_tournament_is_played_stored_and_reported(
     uninterrupted: tuple[Path, subprocess.CompletedProcess[str]],
 ) -> None:
@@ -76,7 +82,12 @@ def test_standings_games_and_export(
     assert games.returncode == 0 and games.stdout.count("medina-v2 4p") == 8
     out = d / "exports" / "standings.csv"
     done = run_cli("tournament", "export", "cup.toml", "--format", "csv", "-o", str(out), cwd=d)
+    assert done.returncode == 2 and "cannot write" in done.stderr  # a mistyped directory
+    assert not out.parent.exists()
+    out.parent.mkdir()
+    done = run_cli("tournament", "export", "cup.toml", "--format", "csv", "-o", str(out), cwd=d)
     assert done.returncode == 0, done.stderr
+    assert out.stat().st_mode & 0o777 == 0o666 & ~current_umask()  # as open() would make it
     lines = out.read_text().splitlines()
     assert lines[0].startswith("place,bot,games,mean_rank") and len(lines) == 5
     everything = run_cli("tournament", "export", "cup.toml", "--format", "json", cwd=d)

@@ -218,11 +218,27 @@ def to_json(data: Any) -> str:
     return json.dumps(data, indent=2, sort_keys=False) + "\n"
 
 
+def _umask() -> int:
+    """This process's file-creation mask (read without changing it where Linux says it)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: read by setting, then put back
+    os.umask(mask)
+    return mask
+
+
 def write_atomically(path: Path, text: str) -> None:
-    """Write ``path`` whole or not at all (a temporary file renamed over it)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``path`` whole or not at all (a temporary file renamed over it), with the
+    permissions a plain ``open`` would give it (the temporary file's own are 0600: standings
+    meant for publishing came out unreadable to a web server). Its directory must exist:
+    a mistyped one is an error, not created."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w") as f:
             f.write(text)
             f.flush()
