@@ -126,6 +126,16 @@ def settings_from_args(args: argparse.Namespace, names: tuple[str, ...] = ()) ->
         raise CommandError(str(exc)) from None
 
 
+def existing_database(db: str, what: str = "tournament database") -> str:
+    """``db`` when it names a database that exists (a URL other than SQLite's is for its
+    server to answer); CommandError naming it when it is a file that does not: opening it
+    would create an empty one at a mistyped path."""
+    path = db.removeprefix("sqlite:///") if db.startswith("sqlite:///") else db
+    if "://" not in path and not Path(path).is_file():
+        raise CommandError(f"no {what} at {db}")
+    return db
+
+
 def read_file(path: str | None, what: str) -> bytes | None:
     """Bytes of an optional file; CommandError if it cannot be read."""
     if path is None:

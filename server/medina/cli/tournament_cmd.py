@@ -41,7 +41,7 @@ from medina.tournament.sprt import SprtTracker
 from medina.tournament.standings import SeatResult, counted_ranks
 
 from .errors import CommandError
-from .options import add_sandbox_options, sandbox_changes, sandbox_limits
+from .options import add_sandbox_options, existing_database, sandbox_changes, sandbox_limits
 from .tournament_show import (
     DB_FILE,
     export_cmd,
@@ -462,8 +462,13 @@ def worker_cmd(args: argparse.Namespace) -> int:
     if args.concurrency < 1:
         raise CommandError(f"--concurrency must be at least 1, got {args.concurrency}")
     try:
-        store = TournamentStore(args.db)
+        store = TournamentStore(existing_database(args.db))
         tid = store.tournament(args.tournament).id if args.tournament else None
+        if not args.forever and not store.tournaments():  # --forever waits for one
+            raise CommandError(
+                f"no tournament in {store.safe_url}: store one first "
+                "(medina-arena tournament create FILE --db URL)"
+            )
     except StoreError as exc:
         raise CommandError(str(exc)) from None
     opts = RunOptions(

@@ -19,6 +19,7 @@ from medina.tournament import report
 from medina.tournament.runner import sprt_status, standings
 
 from .errors import CommandError
+from .options import existing_database
 
 DB_FILE = "tournament.db"
 
@@ -42,6 +43,7 @@ def open_store(args: argparse.Namespace, name: str | None) -> TournamentStore:
     url = args.db or str(out_dir(args, name) / DB_FILE)
     if not args.db and not Path(url).exists():
         raise CommandError(f"no tournament database at {url} (run the tournament first)")
+    existing_database(url)
     try:
         return TournamentStore(url)
     except StoreError as exc:

@@ -33,6 +33,7 @@ from medina.web.remote import RemoteArena
 from medina.web.shelf import record_id_of
 
 from .errors import CommandError
+from .options import existing_database
 
 DEFAULT_WEB_PORT = 8080
 
@@ -82,8 +83,7 @@ def add_parser(sub: Any) -> None:
 def tournament_standings(db: str, name: str | None) -> StandingsProvider:
     """A standings provider reading a tournament database on each page view;
     CommandError when the database or the tournament cannot be opened."""
-    if "://" not in db and not Path(db).is_file():
-        raise CommandError(f"no tournament database at {db}")
+    existing_database(db)
     try:
         store = TournamentStore(db)
         store.tournament(name)
