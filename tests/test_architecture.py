@@ -95,6 +95,28 @@ FORBIDDEN = {
     "rpc": ("medina.cli", "medina.tournament", "medina.storage", "medina.web"),
     # Launching bot processes: no server, no protocol.
     "launch": ("medina.cli", "medina.rpc", "medina.referee", "medina.tournament", "grpc"),
+    # What crosses to others' programs and text: the standard library only (every part of
+    # the arena uses it, so it may use none of them).
+    "boundary": (
+        "medina.cli",
+        "medina.rpc",
+        "medina.referee",
+        "medina.tournament",
+        "medina.storage",
+        "medina.web",
+        "medina.launch",
+        "medina.sandbox",
+        "medina.ladder",
+        "medina.engine",
+        "medina.wire",
+        "medina.records",
+        "medina.checkbot",
+        "medina.strategies",
+        "medina.v1",
+        "medina_client",
+        "grpc",
+        "google",
+    ),
     # The sandbox knows bubblewrap, the kernel's limits and sockets: nothing of games,
     # servers or tournaments (launch uses it, not the other way round).
     "sandbox": (

@@ -62,6 +62,7 @@ CONTENTS: dict[str, list[tuple[Path, str]]] = {
             "tournament",
             "storage",
             "ladder",
+            "boundary",
         )
     ],
 }

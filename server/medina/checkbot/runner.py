@@ -8,9 +8,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from medina.boundary.terminal import last_line
 from medina.engine import ActionKind, GameState, get_ruleset, legal_moves
 from medina.launch.botproc import BotProcess
-from medina.printable import last_line
 from medina.records.reader import read_record
 from medina.referee.outcome import MatchOutcome
 from medina.referee.record import DecisionEntry, Incident

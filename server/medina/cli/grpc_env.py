@@ -2,7 +2,7 @@
 from the environment once, when ``grpc`` is first imported, so ``medina.cli`` imports this
 module before anything else. An operator's own setting of either variable is kept, even
 empty. (``GRPC_ENABLE_FORK_SUPPORT``: ``without_fork_handlers``.) Both are for the arena's own
-processes: the bots it starts do not inherit them (``medina.own_env``).
+processes: the bots it starts do not inherit them (``medina.boundary.environment``).
 
 ``GRPC_EXPERIMENTS=-event_engine_listener``: a server's connections are accepted and served
 through gRPC's older I/O path (epoll, polled by the thread that collects completed
@@ -34,7 +34,7 @@ from __future__ import annotations
 import os
 from importlib import metadata
 
-from medina.own_env import set_own
+from medina.boundary.environment import set_own
 
 __all__ = ["EXPERIMENTS", "MEASURED_RELEASES", "apply", "without_fork_handlers"]
 

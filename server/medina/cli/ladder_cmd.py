@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from medina.boundary.terminal import printable
 from medina.ladder import accounts
 from medina.ladder.house import HouseBot, parse_house, start_house, stop_house
 from medina.ladder.matchmaker import Offer
@@ -19,7 +20,6 @@ from medina.ladder.recompute import compare
 from medina.ladder.serve import LadderServerConfig, start_ladder
 from medina.ladder.service import LadderConfig
 from medina.ladder.standings import as_csv, as_json, as_table
-from medina.printable import printable
 from medina.referee.config import MatchSettings
 from medina.referee.errors import ConfigError
 from medina.rpc.common.admission import AdmissionLimits, open_files_limit

@@ -15,9 +15,9 @@ from typing import Any
 
 import grpc
 
+from medina.boundary.terminal import last_line
 from medina.engine import GameFollower, GameState, render
 from medina.launch.botproc import BotProcess, BotStartError, reap, spawn_bot, watch_bot_exit
-from medina.printable import last_line
 from medina.referee.config import DEFAULT_CONNECT_TIMEOUT_MS, MatchSettings
 from medina.referee.errors import ConfigError
 from medina.referee.outcome import MatchOutcome

@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from medina.own_env import for_others
+from medina.boundary.environment import for_others
 from medina.storage.ladder import LadderStore
 from medina.strategies.search import SearchLevelError, level_config
 

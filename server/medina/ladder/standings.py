@@ -8,7 +8,7 @@ import io
 import json
 from collections.abc import Sequence
 
-from medina.printable import printable
+from medina.boundary.terminal import printable
 from medina.storage.ladder import LineRow
 from medina.v1 import ladder_pb2
 from medina.wire import ladder as wire_ladder
@@ -95,7 +95,7 @@ def as_csv(lines: Sequence[LineRow], *, include_inactive: bool = True) -> str:
 
 def as_table(lines: Sequence[LineRow], *, include_inactive: bool = False) -> str:
     """The standings as a fixed-width table for a terminal (names and versions bots chose
-    shown printable: ``medina.printable``)."""
+    shown printable: ``medina.boundary.terminal``)."""
     head = (
         f"{'#':>3} {'bot':<18} {'version':<10} {'rating':>7} {'mu (95% interval)':>22} "
         f"{'games':>5} {'mean rank':>9} {'faults':<16} {'status'}"

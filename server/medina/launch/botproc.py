@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TypeVar
 
-from medina.own_env import for_others
+from medina.boundary.environment import for_others
 from medina.sandbox import Box, SandboxError, SandboxSpec, seccomp_fd
 
 T = TypeVar("T")

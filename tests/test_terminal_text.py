@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from medina.boundary.terminal import last_line, printable
 from medina.cli import main
 from medina.ladder.standings import as_table
-from medina.printable import last_line, printable
 from medina.storage.ladder import LadderStore
 
 HOSTILE = "fake: entry ok\x1b]0;PWNED\x07\x1b[2K\x1b[31mred\u202eevil\u2028x"
