@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import grpc
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -287,6 +288,24 @@ def create_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
+#: How long `run --server` waits for the server to answer before saying it cannot.
+REACH_S = 10.0
+
+
+async def unreachable(address: str, timeout_s: float = REACH_S) -> str | None:
+    """Why the server at ``address`` cannot be reached, or None: `run --server` asks once at
+    start (a wrong address was silent for two minutes, then retried every game for good)."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        try:
+            await asyncio.wait_for(channel.channel_ready(), timeout_s)
+        except TimeoutError:
+            return (
+                f"cannot reach a server at {address} within {timeout_s:g} s "
+                "(is medina-arena serve running there?)"
+            )
+    return None
+
+
 def run_cmd(args: argparse.Namespace) -> int:
     """Create (or continue) the tournament and play it to the end."""
     cfg = _configured(args)
@@ -294,6 +313,10 @@ def run_cmd(args: argparse.Namespace) -> int:
         raise CommandError(f"--concurrency must be at least 1, got {args.concurrency}")
     if args.lease_s <= 0:
         raise CommandError(f"--lease-s must be positive, got {args.lease_s}")
+    if args.server:
+        why = asyncio.run(unreachable(args.server))
+        if why is not None:
+            raise CommandError(why)
     out = out_dir(args, cfg.name)
     records = _records(cfg, out)
     try:

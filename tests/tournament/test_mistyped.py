@@ -1,6 +1,7 @@
-"""Commands that read a tournament database, and a worker, refuse a database that is not
-there: opening it would create an empty one at a mistyped path (and a worker then said
-"0 games played" and exited 0)."""
+"""Mistyped places are named, not acted on: commands that read a tournament database, and
+a worker, refuse a database that is not there (opening it created an empty one at the
+mistyped path, and a worker then said "0 games played" and exited 0); `run --server` at an
+address nobody answers at says so at once."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 from medina.storage.tournaments import TournamentStore
 
-from .cups import run_cli
+from .cups import cup_file, run_cli
 
 
 def test_a_mistyped_database_is_named_not_created(tmp_path: Path) -> None:
@@ -32,3 +33,14 @@ def test_a_worker_on_a_database_with_no_tournament_says_so(tmp_path: Path) -> No
     done = run_cli("tournament", "worker", "--db", str(empty), cwd=tmp_path, timeout=60)
     assert done.returncode == 2
     assert "no tournament in sqlite:///" in done.stderr and "tournament create" in done.stderr
+
+
+def test_run_with_a_server_nobody_answers_at_says_so_and_stores_nothing(tmp_path: Path) -> None:
+    # It was silent for two minutes, then retried every game for good.
+    cup_file(tmp_path)
+    done = run_cli(
+        "tournament", "run", "cup.toml", "--server", "127.0.0.1:1", cwd=tmp_path, timeout=60
+    )
+    assert done.returncode == 2
+    assert "cannot reach a server at 127.0.0.1:1 within 10 s" in done.stderr
+    assert not (tmp_path / "tournaments").exists()
