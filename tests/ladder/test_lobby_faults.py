@@ -336,3 +336,51 @@ def test_a_bot_that_reconnects_its_lobby_is_told_of_its_match_again(
             await ladder.stop()
 
     run(scenario)
+
+
+def test_a_bot_that_leaves_is_told_the_end_of_every_match_it_played(
+    db: str, tmp_path: Path
+) -> None:
+    # Leaving, the stream closed as the last match was released, before its result was
+    # told: the match was rated, the bot never heard of it. And a match stored as the bot
+    # left was formed all the same, and charged it a no-show.
+    async def scenario() -> tuple[int, list[str]]:
+        ladder = await start_ladder(
+            LadderServerConfig(
+                db=db, port=0, records_dir=tmp_path / "rec", organiser_token=TOKEN, ladder=CONFIG
+            )
+        )
+        address = f"127.0.0.1:{ladder.port}"
+        channel = grpc.aio.insecure_channel(address)
+        stub = ladder_pb2_grpc.LadderServiceStub(channel)
+        try:
+            keys = [await add(stub, name) for name in ("leaver", "stayer")]
+            leaving, staying = asyncio.Event(), asyncio.Event()
+            told: list[str] = []
+            leaver = asyncio.create_task(
+                play_ladder(
+                    seat_player(lambda: RandomBot(1)), address, keys[0], leave=leaving,
+                    on_result=lambda e: told.append(e.match_id),
+                )
+            )  # fmt: skip
+            stayer = asyncio.create_task(
+                play_ladder(seat_player(lambda: RandomBot(2)), address, keys[1], leave=staying)
+            )
+            await until_finished(ladder, 2)
+            await until(lambda: bool(ladder.ladder.running))  # leave with a match in play
+            leaving.set()
+            await asyncio.wait_for(leaver, 60)
+            staying.set()
+            await asyncio.wait_for(stayer, 60)
+            played = [
+                m.arena_match_id or ""
+                for m in ladder.store.matches()
+                if m.status != "aborted" or m.arena_match_id
+            ]
+            return len(told), sorted(set(played) - set(told))
+        finally:
+            await channel.close()
+            await ladder.stop()
+
+    count, untold = run(scenario)
+    assert count >= 3 and untold == [], f"matches the leaver was never told of: {untold}"

@@ -476,6 +476,18 @@ class Ladder:
                 seed,
                 line_ids,
             )
+            # A bot may have left (or its stream ended) while the match was being stored:
+            # it would be charged a no-show for a match formed after it said goodbye.
+            gone = [
+                b.name
+                for b in p.seats
+                if (s := self.sessions.get(b.bot_id)) is None or s.closed or s.leaving
+            ]
+            if gone:
+                await asyncio.to_thread(
+                    self.store.abort, mid, self.server_id, f"{', '.join(gone)} left as it formed"
+                )
+                continue
             running = _Running(mid, p)
             self.running[mid] = running
             for b in p.seats:
@@ -570,6 +582,8 @@ class Ladder:
             await asyncio.to_thread(
                 self.store.abort, mid, self.server_id, f"its result could not be stored: {exc}"
             )
+        finally:
+            self._finish_leavers(running)  # if the end was not told (not ours, or failed)
 
     async def _abort(self, running: _Running, detail: str) -> None:
         if running.arena_match_id:
@@ -592,9 +606,16 @@ class Ladder:
                 continue
             session.playing.discard(running.mid)
             session.idle_since = time.monotonic()
-            if not session.playing and session.leaving:
-                session.finish()
         self.wake.set()
+
+    def _finish_leavers(self, running: _Running) -> None:
+        """End the lobby streams of bots that asked to leave and have no other match in
+        play: only once they were told this match's end (ended before, a leaving bot's last
+        LadderMatchEnded was lost though its match was rated)."""
+        for bot in running.plan.seats:
+            session = self.sessions.get(bot.bot_id)
+            if session is not None and session.leaving and not session.playing - {running.mid}:
+                session.finish()
 
     async def _record(self, running: _Running, outcome: MatchOutcome, record_path: str) -> None:
         p = running.plan
@@ -661,6 +682,7 @@ class Ladder:
                 # The matchmaker's view of the version's rating.
                 session.line = replace(session.line, mu=new.mu, sigma=new.sigma, games=new.games)
             session.send(wire_ladder.ended(running.arena_match_id, outcome, rated, now))
+        self._finish_leavers(running)
 
 
 def _rater(
