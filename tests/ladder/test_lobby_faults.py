@@ -384,3 +384,33 @@ def test_a_bot_that_leaves_is_told_the_end_of_every_match_it_played(
 
     count, untold = run(scenario)
     assert count >= 3 and untold == [], f"matches the leaver was never told of: {untold}"
+
+
+def test_a_bot_may_rate_at_most_max_versions(db: str, tmp_path: Path) -> None:
+    from medina.ladder.service import MAX_VERSIONS
+
+    async def scenario() -> tuple[tuple[grpc.StatusCode, str], str]:
+        ladder = await start_ladder(
+            LadderServerConfig(
+                db=db, port=0, records_dir=tmp_path / "rec", organiser_token=TOKEN, ladder=CONFIG
+            )
+        )
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{ladder.port}")
+        stub = ladder_pb2_grpc.LadderServiceStub(channel)
+        try:
+            key = await add(stub, "eve")
+            account = ladder.store.account("eve")
+            for n in range(MAX_VERSIONS):
+                ladder.store.line(account.id, f"v{n}", 25.0, 8.3)
+            new = await refusal(stub.Lobby(iter([hello(bot_version="v-new")]), metadata=auth(key)))
+            call = stub.Lobby(iter([hello(bot_version="v7")]), metadata=auth(key))
+            first = await anext(aiter(call))
+            call.cancel()
+            return new, str(first.WhichOneof("kind"))
+        finally:
+            await channel.close()
+            await ladder.stop()
+
+    refused, known = run(scenario)
+    assert refused == (grpc.StatusCode.INVALID_ARGUMENT, "LOBBY_HELLO_INVALID")
+    assert known == "welcome"  # an existing version still plays

@@ -100,6 +100,12 @@ class Refusal(Exception):
         self.metadata = metadata
 
 
+#: The most versions (each a row of the public standings) one bot account may rate: a key
+#: holder naming a new version at every connection made a thousand rows in 92 s, and the
+#: standings page then took two seconds on the loop that referees the ladder's matches.
+MAX_VERSIONS = 100
+
+
 @dataclass(eq=False)
 class Session:
     """A bot connected to this server's lobby."""
@@ -282,6 +288,15 @@ class Ladder:
         """Register a bot's lobby stream (its presence in the database first); ``key_id``:
         the public id of the key it was opened with."""
         cap = self.check_hello(hello)
+        if hello.bot_version not in account.versions and len(account.versions) >= MAX_VERSIONS:
+            raise Refusal(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                Reason.LOBBY_HELLO_INVALID,
+                f"LobbyHello.bot_version {hello.bot_version[:40]!r}: bot {account.name!r} has "
+                f"{len(account.versions)} versions already, the most a bot may have; connect "
+                "as one of them (the organiser can add the bot under a new name)",
+                limit=MAX_VERSIONS,
+            )
         if account.suspended_reason and account.suspended_version == hello.bot_version:
             raise Refusal(
                 grpc.StatusCode.PERMISSION_DENIED,
