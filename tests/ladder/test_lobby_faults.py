@@ -6,6 +6,7 @@ the organiser's account calls over gRPC."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
@@ -83,6 +84,25 @@ async def lobby_raw(
             await asyncio.sleep(3600)  # hold the stream open until the server ends it
 
     return await refusal(method(requests(), metadata=auth(key)))
+
+
+@contextlib.asynccontextmanager
+async def serving(
+    db: str, tmp_path: Path
+) -> AsyncIterator[tuple[RunningLadder, str, ladder_pb2_grpc.LadderServiceAsyncStub]]:
+    """A ladder on its defaults (CONFIG), its lobby's address, and a stub on it."""
+    ladder = await start_ladder(
+        LadderServerConfig(
+            db=db, port=0, records_dir=tmp_path / "rec", organiser_token=TOKEN, ladder=CONFIG
+        )
+    )
+    address = f"127.0.0.1:{ladder.port}"
+    channel = grpc.aio.insecure_channel(address)
+    try:
+        yield ladder, address, ladder_pb2_grpc.LadderServiceStub(channel)
+    finally:
+        await channel.close()
+        await ladder.stop()
 
 
 @pytest.fixture
@@ -171,15 +191,7 @@ def test_only_the_offender_suffers(db: str, tmp_path: Path) -> None:
 
 def test_accounts_over_grpc(db: str, tmp_path: Path) -> None:
     async def scenario() -> None:
-        ladder = await start_ladder(
-            LadderServerConfig(
-                db=db, port=0, records_dir=tmp_path / "rec", organiser_token=TOKEN, ladder=CONFIG
-            )
-        )
-        address = f"127.0.0.1:{ladder.port}"
-        channel = grpc.aio.insecure_channel(address)
-        stub = ladder_pb2_grpc.LadderServiceStub(channel)
-        try:
+        async with serving(db, tmp_path) as (ladder, address, stub):
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 await stub.AddBot(ladder_pb2.AddBotRequest(name="x"))
             assert status_info(caught.value.trailing_metadata()).reason == (
@@ -241,9 +253,6 @@ def test_accounts_over_grpc(db: str, tmp_path: Path) -> None:
             )
             assert [r.bot for r in standings.rows] == ["alpha"]
             assert (await stub.GetStandings(ladder_pb2.GetStandingsRequest())).rows == []
-        finally:
-            await channel.close()
-            await ladder.stop()
 
     run(scenario)
 
@@ -261,19 +270,9 @@ def test_streams_opened_together_with_one_key_are_one_session(db: str, tmp_path:
         return "ended"
 
     async def scenario() -> list[str]:
-        ladder = await start_ladder(
-            LadderServerConfig(
-                db=db, port=0, records_dir=tmp_path / "rec", organiser_token=TOKEN, ladder=CONFIG
-            )
-        )
-        channel = grpc.aio.insecure_channel(f"127.0.0.1:{ladder.port}")
-        stub = ladder_pb2_grpc.LadderServiceStub(channel)
-        try:
+        async with serving(db, tmp_path) as (_ladder, _address, stub):
             key = await add(stub, "alpha")
             return sorted(await asyncio.gather(*(welcomed_or_refused(stub, key) for _ in range(8))))
-        finally:
-            await channel.close()
-            await ladder.stop()
 
     # Both once passed the check while the first awaited the database, and both were welcomed.
     assert run(scenario) == ["BOT_CONNECTED_ELSEWHERE"] * 7 + ["welcome"]
@@ -293,15 +292,7 @@ def test_a_bot_that_reconnects_its_lobby_is_told_of_its_match_again(
     db: str, tmp_path: Path
 ) -> None:
     async def scenario() -> None:
-        ladder = await start_ladder(
-            LadderServerConfig(
-                db=db, port=0, records_dir=tmp_path / "rec", organiser_token=TOKEN, ladder=CONFIG
-            )
-        )
-        address = f"127.0.0.1:{ladder.port}"
-        channel = grpc.aio.insecure_channel(address)
-        stub = ladder_pb2_grpc.LadderServiceStub(channel)
-        try:
+        async with serving(db, tmp_path) as (ladder, _address, stub):
             keys = [await add(stub, name) for name in ("a", "b")]
 
             async def first_assignment(key: str) -> ladder_pb2.MatchAssigned:
@@ -331,9 +322,6 @@ def test_a_bot_that_reconnects_its_lobby_is_told_of_its_match_again(
                 first[0].seat,
                 first[0].token,
             )
-        finally:
-            await channel.close()
-            await ladder.stop()
 
     run(scenario)
 
@@ -345,15 +333,7 @@ def test_a_bot_that_leaves_is_told_the_end_of_every_match_it_played(
     # told: the match was rated, the bot never heard of it. And a match stored as the bot
     # left was formed all the same, and charged it a no-show.
     async def scenario() -> tuple[int, list[str]]:
-        ladder = await start_ladder(
-            LadderServerConfig(
-                db=db, port=0, records_dir=tmp_path / "rec", organiser_token=TOKEN, ladder=CONFIG
-            )
-        )
-        address = f"127.0.0.1:{ladder.port}"
-        channel = grpc.aio.insecure_channel(address)
-        stub = ladder_pb2_grpc.LadderServiceStub(channel)
-        try:
+        async with serving(db, tmp_path) as (ladder, address, stub):
             keys = [await add(stub, name) for name in ("leaver", "stayer")]
             leaving, staying = asyncio.Event(), asyncio.Event()
             told: list[str] = []
@@ -378,9 +358,6 @@ def test_a_bot_that_leaves_is_told_the_end_of_every_match_it_played(
                 if m.status != "aborted" or m.arena_match_id
             ]
             return len(told), sorted(set(played) - set(told))
-        finally:
-            await channel.close()
-            await ladder.stop()
 
     count, untold = run(scenario)
     assert count >= 3 and untold == [], f"matches the leaver was never told of: {untold}"
@@ -390,14 +367,7 @@ def test_a_bot_may_rate_at_most_max_versions(db: str, tmp_path: Path) -> None:
     from medina.ladder.service import MAX_VERSIONS
 
     async def scenario() -> tuple[tuple[grpc.StatusCode, str], str]:
-        ladder = await start_ladder(
-            LadderServerConfig(
-                db=db, port=0, records_dir=tmp_path / "rec", organiser_token=TOKEN, ladder=CONFIG
-            )
-        )
-        channel = grpc.aio.insecure_channel(f"127.0.0.1:{ladder.port}")
-        stub = ladder_pb2_grpc.LadderServiceStub(channel)
-        try:
+        async with serving(db, tmp_path) as (ladder, _address, stub):
             key = await add(stub, "eve")
             account = ladder.store.account("eve")
             for n in range(MAX_VERSIONS):
@@ -407,9 +377,6 @@ def test_a_bot_may_rate_at_most_max_versions(db: str, tmp_path: Path) -> None:
             first = await anext(aiter(call))
             call.cancel()
             return new, str(first.WhichOneof("kind"))
-        finally:
-            await channel.close()
-            await ladder.stop()
 
     refused, known = run(scenario)
     assert refused == (grpc.StatusCode.INVALID_ARGUMENT, "LOBBY_HELLO_INVALID")
