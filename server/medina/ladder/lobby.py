@@ -55,7 +55,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
                 key = v
         try:
             account = await self.ladder.authenticate(key)
-            hello = await self._hello(request_iterator, context)
+            hello = await self._hello(request_iterator)
             session = await self.ladder.open_session(
                 account, hello, key_id=accounts.parse_key(key)[0]
             )
@@ -78,18 +78,18 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
     async def _hello(
         self,
         request_iterator: AsyncIterator[ladder_pb2.LobbyRequest | Oversize],
-        context: Context,
     ) -> ladder_pb2.LobbyHello:
+        """The stream's LobbyHello; Refusal (set on the call by ``Lobby``) for anything else."""
         first = await first_message(
             request_iterator,
             self.ladder.config.hello_timeout_s,
             hello="LobbyHello",
             request="LobbyRequest",
         )
+        if isinstance(first, Oversize):
+            first = first.refused()
         if isinstance(first, Refused):
             raise Refusal(first.code, first.reason, first.message, **first.metadata)
-        if isinstance(first, Oversize):
-            await first.refuse(context)
         if not first.HasField("hello"):
             raise Refusal(
                 grpc.StatusCode.INVALID_ARGUMENT,

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -202,11 +202,6 @@ class Oversize:
             Reason.MESSAGE_TOO_LARGE,
             f"a message of {self.size} bytes is over the limit of {self.limit} bytes",
         )
-
-    async def refuse(self, context: Context) -> NoReturn:
-        """End the call with that status."""
-        code, reason, text = self.status()
-        await abort(context, code, reason, text, limit=self.limit, size=self.size)
 
     def refused(self) -> Refused:
         """That status, to return rather than raise (``status.Refused``)."""
