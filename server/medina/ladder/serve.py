@@ -15,7 +15,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from medina.rpc.common.admission import AdmissionLimits
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.common.limits import Limits
-from medina.rpc.common.serving import add_port
+from medina.rpc.common.serving import OWN_PORT, add_port
 from medina.rpc.single.server import RunningServer, start_server
 from medina.storage.ladder import LadderStore
 
@@ -91,7 +91,7 @@ async def start_ladder(config: LadderServerConfig) -> RunningLadder:
     # The lobby's port first, before anything that would need stopping: a port another
     # process listens on is refused (gRPC's SO_REUSEPORT would share it), so the lobby's
     # host and port name one live server, its default id in the database.
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    server = grpc.aio.server(options=[OWN_PORT])
     try:
         port = add_port(server, ServerConfig(host=config.host, port=config.port))
     except OSError:

@@ -24,6 +24,12 @@ from .reflection import enable_reflection
 PENDING_CALLS = 10_000
 
 
+#: A port another process listens on is refused: gRPC's default (SO_REUSEPORT) let a second
+#: server start on it silently, and the kernel then shared the bots' new connections between
+#: the two (a forgotten old server took half of them). Every listener of medina-arena sets it.
+OWN_PORT = ("grpc.so_reuseport", 0)
+
+
 def server_options(config: ServerConfig) -> list[tuple[str, int]]:
     """The gRPC server options: the limits, then ``config.options`` (which override)."""
     options = {
@@ -48,10 +54,7 @@ def server_options(config: ServerConfig) -> list[tuple[str, int]]:
         # and some of its bots were cancelled before they could say Hello.
         "grpc.server.max_pending_requests": PENDING_CALLS,
         "grpc.server.max_pending_requests_hard_limit": 3 * PENDING_CALLS,
-        # A port another process listens on is refused: gRPC's default (SO_REUSEPORT) let a
-        # second server start on it silently, and the kernel then shared the bots' new
-        # connections between the two (a forgotten old server took half of them).
-        "grpc.so_reuseport": 0,
+        OWN_PORT[0]: OWN_PORT[1],
     }
     options.update(dict(config.options))
     return list(options.items())
