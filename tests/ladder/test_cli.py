@@ -13,7 +13,7 @@ from medina.ladder.house import parse_house
 from medina.storage.ladder import LadderStore, StoredSeat
 
 from .harness import Bots, LadderServer, add_bot, wait_until
-from .test_store import rater
+from .test_store import add, rater
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -41,6 +41,33 @@ def test_accounts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     code, out, _ = run(capsys, "bots", "list", "--db", db)
     assert "revoked" in out
+
+
+def test_a_suspended_version_is_listed_and_lifted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "l.db")
+    store = LadderStore(db)
+    a, b = (add(store, name) for name in ("alpha", "beta"))
+    lines = [store.line(bot, "v1", 25.0, 8.0).id for bot in (a, b)]
+    store.line(a, "v\x1b[2J2", 25.0, 8.0)  # a version with a terminal escape in it
+    mid = store.new_match("s", "medina-v2", 2, 1000, 1, lines)
+    store.started(mid, "s", "m1")
+    outcome = [StoredSeat(0, 1, 2, "crashed", 0, ""), StoredSeat(1, 9, 1, "normal", 0, "")]
+    store.finish(mid, "s", outcome, "complete", "r.jsonl", rater, suspend_after=1, window=10,
+                 faults=frozenset({"crashed"}))  # fmt: skip
+    code, out, _ = run(capsys, "bots", "list", "--db", db)
+    assert code == 0 and "version v1 suspended: 1 faults" in out and "\x1b" not in out
+    code, _, err = run(capsys, "bots", "unsuspend", "alpha", "v9", "--db", db)
+    assert code == 2 and "no version 'v9'" in err
+    code, _, err = run(capsys, "bots", "unsuspend", "nobody", "v1", "--db", db)
+    assert code == 2 and "no bot named 'nobody'" in err
+    code, out, _ = run(capsys, "bots", "unsuspend", "alpha", "v1", "--db", db)
+    assert code == 0 and "may play again" in out
+    code, out, _ = run(capsys, "bots", "unsuspend", "alpha", "v1", "--db", db)
+    assert code == 0 and "was not suspended" in out
+    code, out, _ = run(capsys, "bots", "list", "--db", db)
+    assert "suspended" not in out
 
 
 @pytest.mark.parametrize(

@@ -8,18 +8,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
 import grpc
 import pytest
+from medina.engine import Action, ActionKind
 from medina.ladder.matchmaker import Offer
 from medina.ladder.serve import LadderServerConfig, RunningLadder, start_ladder
 from medina.ladder.service import LadderConfig
 from medina.rpc.common.limits import Limits
 from medina.v1 import ladder_pb2, ladder_pb2_grpc
+from medina_client.bot import Turn
 from medina_client.bots import RandomBot
-from medina_client.ladder import LadderError, play_ladder, seat_player
+from medina_client.ladder import LadderError, LadderOptions, play_ladder, seat_player
 from medina_client.status import status_info
 
 T = TypeVar("T")
@@ -88,12 +91,12 @@ async def lobby_raw(
 
 @contextlib.asynccontextmanager
 async def serving(
-    db: str, tmp_path: Path
+    db: str, tmp_path: Path, config: LadderConfig = CONFIG
 ) -> AsyncIterator[tuple[RunningLadder, str, ladder_pb2_grpc.LadderServiceAsyncStub]]:
-    """A ladder on its defaults (CONFIG), its lobby's address, and a stub on it."""
+    """A ladder on ``config``, its lobby's address, and a stub on it."""
     ladder = await start_ladder(
         LadderServerConfig(
-            db=db, port=0, records_dir=tmp_path / "rec", organiser_token=TOKEN, ladder=CONFIG
+            db=db, port=0, records_dir=tmp_path / "rec", organiser_token=TOKEN, ladder=config
         )
     )
     address = f"127.0.0.1:{ladder.port}"
@@ -381,3 +384,83 @@ def test_a_bot_may_rate_at_most_max_versions(db: str, tmp_path: Path) -> None:
     refused, known = run(scenario)
     assert refused == (grpc.StatusCode.INVALID_ARGUMENT, "LOBBY_HELLO_INVALID")
     assert known == "welcome"  # an existing version still plays
+
+
+class IllegalBot(RandomBot):
+    """Answers every request with the start merchant, which medina-v2 does not have."""
+
+    def choose(self, turn: Turn) -> Action:
+        return Action(ActionKind.START_MERCHANT)
+
+
+def test_a_suspended_version_stays_out_until_lifted_while_others_play(
+    db: str, tmp_path: Path
+) -> None:
+    async def scenario() -> None:
+        config = replace(CONFIG, suspend_after=1)
+        async with serving(db, tmp_path, config) as (ladder, address, stub):
+            key = await add(stub, "faulty")
+            leave = asyncio.Event()
+            good = asyncio.create_task(
+                play_ladder(
+                    seat_player(lambda: RandomBot(1)), address, await add(stub, "good"), leave=leave
+                )
+            )
+
+            async def refused(version: str) -> str:
+                with pytest.raises(LadderError) as caught:
+                    await play_ladder(
+                        seat_player(IllegalBot), address, key, LadderOptions(version=version)
+                    )
+                return caught.value.reason
+
+            async def plays(version: str) -> None:
+                done = asyncio.Event()
+                before = ladder.ladder.finished
+                session = asyncio.create_task(
+                    play_ladder(
+                        seat_player(lambda: RandomBot(2)),
+                        address,
+                        key,
+                        LadderOptions(version=version),
+                        leave=done,
+                    )
+                )
+                await until_finished(ladder, before + 1)
+                done.set()
+                assert (await session).matches >= 1
+
+            try:
+                # Its faults suspend v1 in its first match: its stream ends, and v1 is
+                # refused from then on.
+                assert await refused("v1") == "BOT_SUSPENDED"
+                assert await refused("v1") == "BOT_SUSPENDED"
+                listed = await stub.ListBots(ladder_pb2.ListBotsRequest(), metadata=auth(TOKEN))
+                faulty = next(b for b in listed.bots if b.name == "faulty")
+                assert list(faulty.suspended) == ["v1"] and "1 faults" in faulty.suspended["v1"]
+                await plays("v2")  # another version of the bot plays
+                assert await refused("v1") == "BOT_SUSPENDED"  # and v1 stays suspended
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await stub.UnsuspendBot(
+                        ladder_pb2.UnsuspendBotRequest(name="faulty", bot_version="v9"),
+                        metadata=auth(TOKEN),
+                    )
+                assert status_info(caught.value.trailing_metadata()).reason == "BOT_NOT_FOUND"
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await stub.UnsuspendBot(
+                        ladder_pb2.UnsuspendBotRequest(name="faulty", bot_version="v1")
+                    )
+                assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+                await stub.UnsuspendBot(
+                    ladder_pb2.UnsuspendBotRequest(name="faulty", bot_version="v1"),
+                    metadata=auth(TOKEN),
+                )
+                await plays("v1")  # lifted: its line goes on
+                lines = await asyncio.to_thread(ladder.store.lines, bot_id=None)
+                v1 = next(x for x in lines if x.bot == "faulty" and x.version == "v1")
+                assert v1.inactive == "" and v1.games >= 2
+            finally:
+                leave.set()
+                await good
+
+    run(scenario)

@@ -1,5 +1,6 @@
 """The ladder's tables on SQLite and on a real PostgreSQL: accounts, presence, results
-stored once and rated in order, orphans aborted, suspension."""
+stored once and rated in order, orphans aborted, suspension per version (and the migration
+that moved it there)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from medina.ladder import accounts, ratings
 from medina.ladder.recompute import compare
 from medina.storage.ladder import LadderStore, RatedSeat, StoredSeat, StoreError
 from medina.tournament.standings import FAULTS
+from sqlalchemy import text
 
 FAULTSET = frozenset(FAULTS)
 
@@ -141,21 +143,71 @@ def test_a_dead_servers_matches_are_aborted_and_never_rated(db_url: str) -> None
     assert compare(store) == (1, [])
 
 
-def test_faults_suspend_a_version_until_another_connects(db_url: str) -> None:
-    store = LadderStore(db_url)
-    a, b = add(store, "a"), add(store, "b")
+def suspend_v1(store: LadderStore, a: int, b: int) -> int:
+    """Three timeouts of ``a``'s v1 against ``b``: v1's line (suspended)."""
     la, lb = line(store, a), line(store, b)
     for n in range(3):
         mid = store.new_match("s", "medina-v2", 2, 1000, n, [la, lb])
         store.started(mid, "s", f"m{n}")
         finish(store, mid, "s", seats((10, 2, "timeout"), (20, 1, "normal")))
+    return la
+
+
+def test_faults_suspend_that_version_alone_until_the_organiser_lifts_it(db_url: str) -> None:
+    store = LadderStore(db_url)
+    a, b = add(store, "a"), add(store, "b")
+    la = suspend_v1(store, a, b)
     account = store.account("a")
-    assert account.suspended_version == "v1" and "3 faults" in (account.suspended_reason or "")
+    assert list(account.suspended) == ["v1"] and "3 faults" in account.suspended["v1"]
+    assert account.inactive.startswith("suspended: 3 faults")  # its newest version
     assert store.lines(line_ids=[la])[0].inactive.startswith("suspended")
-    assert store.account("b").suspended_reason is None
-    line(store, a, "v2")  # a new version lifts it; the old line is kept
-    assert store.account("a").suspended_reason is None
-    assert {x.version for x in store.lines(bot_id=a)} == {"v1", "v2"}
+    assert store.account("b").suspended == {} and store.account("b").inactive == ""
+    # A new version plays; the suspended one stays suspended (before, connecting any other
+    # version lifted it, so the faulty one could come straight back).
+    line(store, a, "v2")
+    line(store, a, "v1")
+    account = store.account("a")
+    assert list(account.suspended) == ["v1"] and account.inactive == ""  # v2 is newest
+    assert {x.version: bool(x.inactive) for x in store.lines(bot_id=a)} == {
+        "v1": True,
+        "v2": False,
+    }
+    with pytest.raises(StoreError, match="no version 'v9'"):
+        store.unsuspend("a", "v9")
+    with pytest.raises(StoreError, match="no bot named"):
+        store.unsuspend("nobody", "v1")
+    assert store.unsuspend("a", "v1") is True
+    assert store.unsuspend("a", "v1") is False  # nothing left to lift
+    assert store.account("a").suspended == {}
+    assert store.lines(line_ids=[la])[0].games == 3  # the line goes on
+
+
+def test_a_version_2_database_keeps_its_suspension_on_the_version(db_url: str) -> None:
+    store = LadderStore(db_url)
+    a, b = add(store, "a"), add(store, "b")
+    line(store, a, "v1")
+    line(store, a, "v2")
+    line(store, b, "v1")
+    # Back to the shape schema version 2 left: the suspension on the account.
+    with store.engine.begin() as conn:
+        conn.execute(text("ALTER TABLE ladder_lines DROP COLUMN suspended_reason"))
+        conn.execute(text("DELETE FROM schema_version WHERE version > 2"))
+        conn.execute(
+            text(
+                "UPDATE ladder_bots SET suspended_reason = 'too many faults', "
+                "suspended_version = 'v1' WHERE name = 'a'"
+            )
+        )
+    store.engine.dispose()
+    store = LadderStore(db_url)
+    assert store.account("a").suspended == {"v1": "too many faults"}
+    assert store.account("b").suspended == {}
+    with store.engine.connect() as conn:
+        assert conn.execute(text("SELECT max(version) FROM schema_version")).scalar() == 3
+        left = conn.execute(
+            text("SELECT count(*) FROM ladder_bots WHERE suspended_reason IS NOT NULL")
+        )
+        assert left.scalar() == 0
 
 
 def test_two_servers_storing_at_once_rate_in_one_order(db_url: str) -> None:

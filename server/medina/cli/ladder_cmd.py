@@ -189,6 +189,13 @@ def add_parser(sub: Any) -> None:
     _db(rotate)
     rotate.add_argument("name")
     rotate.set_defaults(run=_bots_rotate)
+    unsuspend = bsub.add_parser(
+        "unsuspend", help="let a suspended version of a bot play again (its rating goes on)"
+    )
+    _db(unsuspend)
+    unsuspend.add_argument("name")
+    unsuspend.add_argument("version", help="the suspended version, as `bots list` shows it")
+    unsuspend.set_defaults(run=_bots_unsuspend)
 
 
 def _db(p: argparse.ArgumentParser) -> None:
@@ -472,6 +479,9 @@ def _bots_list(args: argparse.Namespace) -> int:
         more = len(a.versions) - len(shown)
         versions = (f"({more} older), " if more else "") + ", ".join(shown) or "-"
         print(f"{a.name:<20} owner {a.owner:<16} {a.inactive or 'active':<10} versions: {versions}")
+        for version, why in a.suspended.items():
+            named = printable(version) or repr(version)
+            print(f"{'':<20} version {named} suspended: {printable(why)}")
     return 0
 
 
@@ -482,6 +492,17 @@ def _bots_revoke(args: argparse.Namespace) -> int:
     except StoreError as exc:
         raise CommandError(str(exc)) from None
     print(f"bot {args.name!r}: key revoked (its lobby streams end within a lease renewal)")
+    return 0
+
+
+def _bots_unsuspend(args: argparse.Namespace) -> int:
+    store = _store(args)
+    try:
+        lifted = store.unsuspend(args.name, args.version)
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+    shown = f"bot {args.name!r} version {printable(args.version)!r}"
+    print(f"{shown}: may play again" if lifted else f"{shown} was not suspended")
     return 0
 
 

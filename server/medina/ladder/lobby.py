@@ -253,6 +253,22 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         self.ladder.rotated_local(account.id, made.key_id)
         return wire_ladder.rotated(account.name, made.key)
 
+    async def UnsuspendBot(
+        self, request: ladder_pb2.UnsuspendBotRequest, context: Context
+    ) -> ladder_pb2.UnsuspendBotResponse:
+        """Let a suspended version play again (one that is not suspended: nothing to do)."""
+        await require_organiser(context, self.organiser_token)
+        account = await self._account(context, request.name)
+        if request.bot_version not in account.versions:
+            await abort(
+                context,
+                grpc.StatusCode.NOT_FOUND,
+                Reason.BOT_NOT_FOUND,
+                f"bot {account.name!r} has no version {request.bot_version[:100]!r}",
+            )
+        await asyncio.to_thread(self.ladder.store.unsuspend, account.name, request.bot_version)
+        return wire_ladder.unsuspended()
+
     async def _account(self, context: Context, name: str) -> Any:
         try:
             return await asyncio.to_thread(self.ladder.store.account, name)
@@ -273,18 +289,15 @@ def add_ladder_service(servicer: LadderServicer, server: grpc.aio.Server) -> Non
         ),
     }
 
-    def unary(method: Any, parse: Any) -> grpc.RpcMethodHandler[Any, Any]:
-        return grpc.unary_unary_rpc_method_handler(
-            method, request_deserializer=parse, response_serializer=_serialize
-        )
-
-    handlers["GetStandings"] = unary(
-        servicer.GetStandings, ladder_pb2.GetStandingsRequest.FromString
-    )
-    handlers["AddBot"] = unary(servicer.AddBot, ladder_pb2.AddBotRequest.FromString)
-    handlers["ListBots"] = unary(servicer.ListBots, ladder_pb2.ListBotsRequest.FromString)
-    handlers["RevokeBot"] = unary(servicer.RevokeBot, ladder_pb2.RevokeBotRequest.FromString)
-    handlers["RotateBot"] = unary(servicer.RotateBot, ladder_pb2.RotateBotRequest.FromString)
+    # Every other method of the service is a unary call: served from the descriptor, so a
+    # method added to the proto cannot be left unregistered (UNIMPLEMENTED to its callers).
+    for method in ladder_pb2.DESCRIPTOR.services_by_name["LadderService"].methods:
+        if method.name not in handlers:
+            handlers[method.name] = grpc.unary_unary_rpc_method_handler(
+                getattr(servicer, method.name),
+                request_deserializer=getattr(ladder_pb2, method.input_type.name).FromString,
+                response_serializer=_serialize,
+            )
     service = ladder_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
     server.add_registered_method_handlers(service, handlers)

@@ -100,6 +100,16 @@ class Refusal(Exception):
         self.metadata = metadata
 
 
+def suspended_refusal(bot: str, version: str, why: str) -> Refusal:
+    """The refusal of a suspended version of ``bot``."""
+    return Refusal(
+        grpc.StatusCode.PERMISSION_DENIED,
+        Reason.BOT_SUSPENDED,
+        f"bot {bot!r} version {version!r} is suspended: {why}",
+        version=version,
+    )
+
+
 #: The most versions (each a row of the public standings) one bot account may rate: a key
 #: holder naming a new version at every connection made a thousand rows in 92 s, and the
 #: standings page then took two seconds on the loop that referees the ladder's matches.
@@ -297,14 +307,9 @@ class Ladder:
                 "as one of them (the organiser can add the bot under a new name)",
                 limit=MAX_VERSIONS,
             )
-        if account.suspended_reason and account.suspended_version == hello.bot_version:
-            raise Refusal(
-                grpc.StatusCode.PERMISSION_DENIED,
-                Reason.BOT_SUSPENDED,
-                f"bot {account.name!r} version {hello.bot_version!r} is suspended: "
-                f"{account.suspended_reason}",
-                version=hello.bot_version,
-            )
+        suspended = account.suspended.get(hello.bot_version)
+        if suspended is not None:
+            raise suspended_refusal(account.name, hello.bot_version, suspended)
         # Checked and reserved with no await between: two streams opened together both
         # passed the check while the first awaited the database, and both were welcomed.
         if account.id in self.sessions or account.id in self._opening:
@@ -668,16 +673,9 @@ class Ladder:
             if session is None:
                 continue
             account = await asyncio.to_thread(self.store.account, bot.name)
-            if account.suspended_reason and account.suspended_version == session.line.version:
-                session.finish(
-                    Refusal(
-                        grpc.StatusCode.PERMISSION_DENIED,
-                        Reason.BOT_SUSPENDED,
-                        f"bot {bot.name!r} version {session.line.version!r} is suspended: "
-                        f"{account.suspended_reason}",
-                        version=session.line.version,
-                    )
-                )
+            suspended = account.suspended.get(session.line.version)
+            if suspended is not None:
+                session.finish(suspended_refusal(bot.name, session.line.version, suspended))
 
     def _tell_end(
         self,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,17 +64,19 @@ class AccountRow:
     owner: str
     created_at: float
     revoked: bool
-    suspended_reason: str | None
-    suspended_version: str | None
     versions: tuple[str, ...]
+    #: Its suspended versions, each with why.
+    suspended: Mapping[str, str]
 
     @property
     def inactive(self) -> str:
-        """Empty, or why the bot may not play."""
+        """Empty, or why the bot may not play: revoked, or its newest version suspended (an
+        older version's suspension leaves the bot free to play as another)."""
         if self.revoked:
             return "revoked"
-        if self.suspended_reason:
-            return f"suspended: {self.suspended_reason}"
+        newest = self.versions[-1] if self.versions else None
+        if newest is not None and newest in self.suspended:
+            return f"suspended: {self.suspended[newest]}"
         return ""
 
 
@@ -229,7 +231,7 @@ class LadderStore(Database):
 
     def _account(self, conn: Connection, row: Any) -> AccountRow:
         versions = conn.execute(
-            select(ladder_lines.c.version)
+            select(ladder_lines.c.version, ladder_lines.c.suspended_reason)
             .where(ladder_lines.c.bot_id == row.id)
             .order_by(ladder_lines.c.id)
         ).all()
@@ -239,27 +241,39 @@ class LadderStore(Database):
             owner=row.owner,
             created_at=row.created_at,
             revoked=row.revoked_at is not None,
-            suspended_reason=row.suspended_reason,
-            suspended_version=row.suspended_version,
             versions=tuple(v[0] for v in versions),
+            suspended={v[0]: v[1] for v in versions if v[1] is not None},
         )
+
+    def unsuspend(self, name: str, version: str) -> bool:
+        """Lift the suspension of one version of a bot (its rating line goes on); False when
+        that version was not suspended."""
+        with self.engine.begin() as conn:
+            bot = conn.execute(select(ladder_bots.c.id).where(ladder_bots.c.name == name)).first()
+            if bot is None:
+                raise StoreError(f"no bot named {name!r}")
+            found = conn.execute(
+                select(ladder_lines.c.suspended_reason).where(
+                    ladder_lines.c.bot_id == bot[0], ladder_lines.c.version == version
+                )
+            ).first()
+            if found is None:
+                raise StoreError(f"bot {name!r} has no version {version!r}")
+            if found[0] is None:
+                return False
+            conn.execute(
+                update(ladder_lines)
+                .where(ladder_lines.c.bot_id == bot[0], ladder_lines.c.version == version)
+                .values(suspended_reason=None)
+            )
+            return True
 
     # -- rating lines --------------------------------------------------------------------
 
     def line(self, bot_id: int, version: str, mu: float, sigma: float) -> LineRow:
-        """The bot's rating line for ``version``, started at (mu, sigma) when new. A version
-        other than the suspended one lifts a suspension."""
+        """The bot's rating line for ``version``, started at (mu, sigma) when new."""
         now = time.time()
         with self.engine.begin() as conn:
-            conn.execute(
-                update(ladder_bots)
-                .where(
-                    ladder_bots.c.id == bot_id,
-                    ladder_bots.c.suspended_version.is_not(None),
-                    ladder_bots.c.suspended_version != version,
-                )
-                .values(suspended_reason=None, suspended_version=None)
-            )
             found = conn.execute(
                 select(ladder_lines.c.id).where(
                     ladder_lines.c.bot_id == bot_id, ladder_lines.c.version == version
@@ -331,8 +345,8 @@ class LadderStore(Database):
                 inactive=(
                     "revoked"
                     if r["revoked_at"] is not None
-                    else f"suspended: {r['suspended_reason']}"
-                    if r["suspended_reason"] and r["suspended_version"] == r["version"]
+                    else f"suspended: {r[ladder_lines.c.suspended_reason]}"
+                    if r[ladder_lines.c.suspended_reason] is not None
                     else ""
                 ),
             )
@@ -551,8 +565,7 @@ class LadderStore(Database):
         match is not this server's unfinished match (stored already, or aborted as orphaned).
 
         A seat whose version has ``suspend_after`` or more faults among its last ``window``
-        rated matches suspends its bot until another version connects.
-        """
+        matches suspends that version (until the organiser lifts it)."""
         with self.engine.begin() as conn:
             if self.dialect == "postgresql":
                 conn.execute(text(f"SELECT pg_advisory_xact_lock({RATING_LOCK})"))
@@ -653,14 +666,13 @@ class LadderStore(Database):
         n = sum(1 for (t,) in recent if t in faults)
         if n >= suspend_after:
             conn.execute(
-                update(ladder_bots)
-                .where(ladder_bots.c.id == line.bot_id)
+                update(ladder_lines)
+                .where(ladder_lines.c.id == line.id)
                 .values(
                     suspended_reason=(
                         f"{n} faults (timeouts, illegal actions, crashes, ...) in the last "
                         f"{len(recent)} matches of version {line.version!r}; connect a new version"
-                    ),
-                    suspended_version=line.version,
+                    )
                 )
             )
 

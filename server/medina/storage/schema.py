@@ -22,7 +22,10 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    inspect,
     select,
+    text,
+    update,
 )
 
 metadata = MetaData()
@@ -143,7 +146,8 @@ ladder_bots = Table(
     Column("key_hash", String(64), nullable=False),
     Column("created_at", Float, nullable=False),
     Column("revoked_at", Float, nullable=True),
-    # Suspended until a version other than ``suspended_version`` connects.
+    # Written by schema version 2 only: a suspension is kept per version since version 3
+    # (ladder_lines.suspended_reason); a new version used to lift the whole account's.
     Column("suspended_reason", Text, nullable=True),
     Column("suspended_version", String(128), nullable=True),
 )
@@ -163,6 +167,8 @@ ladder_lines = Table(
     Column("rank_sum", Integer, nullable=False),
     Column("aborted", Integer, nullable=False),
     Column("faults", Text, nullable=False),  # JSON object termination -> count
+    # Why this version may not play (its faults), until the organiser lifts it; NULL: it may.
+    Column("suspended_reason", Text, nullable=True),
     UniqueConstraint("bot_id", "version"),
 )
 
@@ -243,8 +249,29 @@ def _v2(conn: Connection) -> None:
         table.create(conn)
 
 
+def _v3(conn: Connection) -> None:
+    # Version 2 created ladder_lines from this module's metadata, so a database created by
+    # this code has the column already; one created by older code gets it now.
+    if "suspended_reason" not in {c["name"] for c in inspect(conn).get_columns("ladder_lines")}:
+        conn.execute(text("ALTER TABLE ladder_lines ADD COLUMN suspended_reason TEXT"))
+    # The account's one suspension moves to the version it named.
+    conn.execute(
+        update(ladder_lines)
+        .values(
+            suspended_reason=select(ladder_bots.c.suspended_reason)
+            .where(
+                ladder_bots.c.id == ladder_lines.c.bot_id,
+                ladder_bots.c.suspended_version == ladder_lines.c.version,
+            )
+            .scalar_subquery()
+        )
+        .where(ladder_lines.c.suspended_reason.is_(None))
+    )
+    conn.execute(update(ladder_bots).values(suspended_reason=None, suspended_version=None))
+
+
 #: Migration N takes the schema from version N-1 to N. Append, never edit.
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (_v1, _v2)
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (_v1, _v2, _v3)
 LATEST = len(MIGRATIONS)
 
 

@@ -159,6 +159,8 @@ class AccountLike(Protocol):
     def inactive(self) -> str: ...
     @property
     def versions(self) -> tuple[str, ...]: ...
+    @property
+    def suspended(self) -> Mapping[str, str]: ...
 
 
 def account_list(accounts: Iterable[AccountLike]) -> ladder_pb2.ListBotsResponse:
@@ -171,6 +173,7 @@ def account_list(accounts: Iterable[AccountLike]) -> ladder_pb2.ListBotsResponse
                 created_at=a.created_at,
                 inactive=a.inactive,
                 versions=a.versions,
+                suspended=a.suspended,
             )
             for a in accounts
         ]
@@ -180,3 +183,8 @@ def account_list(accounts: Iterable[AccountLike]) -> ladder_pb2.ListBotsResponse
 def revoked() -> ladder_pb2.RevokeBotResponse:
     """The RevokeBot answer."""
     return ladder_pb2.RevokeBotResponse()
+
+
+def unsuspended() -> ladder_pb2.UnsuspendBotResponse:
+    """The UnsuspendBot answer."""
+    return ladder_pb2.UnsuspendBotResponse()

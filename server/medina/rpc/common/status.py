@@ -94,7 +94,7 @@ class Reason(StrEnum):
     BOT_KEY_INVALID = "BOT_KEY_INVALID"
     #: The bot's key was revoked by the organiser.
     BOT_REVOKED = "BOT_REVOKED"
-    #: The bot is suspended for its faults until another version connects.
+    #: This version of the bot is suspended for its faults (another version may play).
     BOT_SUSPENDED = "BOT_SUSPENDED"
     #: The same bot has a live lobby stream already (here or on another server).
     BOT_CONNECTED_ELSEWHERE = "BOT_CONNECTED_ELSEWHERE"
