@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -19,6 +20,7 @@ from medina.ladder.matchmaker import Offer
 from medina.ladder.serve import LadderServerConfig, RunningLadder, start_ladder
 from medina.ladder.service import LadderConfig
 from medina.rpc.common.limits import Limits
+from medina.storage.ladder import MatchRow
 from medina.v1 import ladder_pb2, ladder_pb2_grpc
 from medina_client.bot import Turn
 from medina_client.bots import RandomBot
@@ -462,5 +464,91 @@ def test_a_suspended_version_stays_out_until_lifted_while_others_play(
             finally:
                 leave.set()
                 await good
+
+    run(scenario)
+
+
+class SlowBot(RandomBot):
+    """A random bot taking 20 ms a decision, so that a match is in play for seconds."""
+
+    def choose(self, turn: Turn) -> Action:
+        time.sleep(0.02)  # think time, not synchronisation
+        return super().choose(turn)
+
+
+@pytest.mark.parametrize("where", ["here", "elsewhere"])
+def test_a_bot_revoked_mid_match_has_the_match_called_off_unrated(
+    db: str, tmp_path: Path, where: str
+) -> None:
+    """Revoked over this server's RPC, or in the database by another (the poll finds it):
+    the match in play is aborted, nobody rated or charged (before, the revoked bot's SDK
+    dropped its seat and was charged a crash, its opponent rated on the forfeit)."""
+
+    async def scenario() -> None:
+        async with serving(db, tmp_path) as (ladder, address, stub):
+            keys = {name: await add(stub, name) for name in ("good", "banned")}
+            leave = asyncio.Event()
+            players = [
+                asyncio.create_task(
+                    play_ladder(seat_player(lambda: SlowBot(1)), address, key, leave=leave)
+                )
+                for key in keys.values()
+            ]
+            try:
+                await until(lambda: any(r.arena_match_id for r in ladder.ladder.running.values()))
+                (mid,) = ladder.ladder.running
+                if where == "here":
+                    await stub.RevokeBot(
+                        ladder_pb2.RevokeBotRequest(name="banned"), metadata=auth(TOKEN)
+                    )
+                else:
+                    await asyncio.to_thread(ladder.store.revoke, "banned")
+                await until(lambda: mid not in ladder.ladder.running)
+                with pytest.raises(LadderError) as refused:
+                    await players[1]
+                assert refused.value.reason == "BOT_REVOKED"
+
+                def stored() -> MatchRow:
+                    return next(m for m in ladder.store.matches() if m.id == mid)
+
+                await until(lambda: stored().status == "aborted")
+                assert "'banned' was revoked during the match" in stored().detail
+                for line in await asyncio.to_thread(ladder.store.lines):
+                    assert (line.games, line.faults, line.aborted) == (0, {}, 1), line
+            finally:
+                leave.set()
+                await asyncio.gather(*players, return_exceptions=True)
+
+    run(scenario)
+
+
+def test_a_bot_revoked_elsewhere_is_not_matched(db: str, tmp_path: Path) -> None:
+    """Revoked in the database (the command line, another server) just before a match could
+    form: the match is not formed, whether the poll or the matchmaker sees it first."""
+
+    async def scenario() -> None:
+        config = replace(CONFIG, offers=(Offer("medina-v2", 3, 300),))
+        async with serving(db, tmp_path, config) as (ladder, address, stub):
+            keys = {name: await add(stub, name) for name in ("a", "b", "c")}
+            leave = asyncio.Event()
+
+            def player(name: str) -> asyncio.Task[object]:
+                return asyncio.create_task(
+                    play_ladder(seat_player(lambda: RandomBot(1)), address, keys[name], leave=leave)
+                )
+
+            a, b = player("a"), player("b")
+            try:
+                await until(lambda: len(ladder.ladder.sessions) == 2)
+                await asyncio.to_thread(ladder.store.revoke, "b")
+                c = player("c")
+                with pytest.raises(LadderError) as refused:
+                    await b
+                assert refused.value.reason == "BOT_REVOKED"
+                await until(lambda: len(ladder.ladder.sessions) == 2)  # a and c
+                assert ladder.ladder.formed == 0 and ladder.store.matches() == []
+            finally:
+                leave.set()
+                await asyncio.gather(a, b, c, return_exceptions=True)
 
     run(scenario)

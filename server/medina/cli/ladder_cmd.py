@@ -387,6 +387,7 @@ def _export(args: argparse.Namespace) -> int:
                         "created_at": m.created_at,
                         "finished_at": m.finished_at,
                         "rated_seq": m.rated_seq,
+                        "detail": m.detail,
                         "seats": [
                             {
                                 "seat": s[0],
@@ -410,13 +411,13 @@ def _export(args: argparse.Namespace) -> int:
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(
             ["match", "status", "ending", "rated_seq", "ruleset", "players", "seat", "bot",
-             "version", "total", "rank", "termination", "mu_after", "record_path"]
+             "version", "total", "rank", "termination", "mu_after", "record_path", "detail"]
         )  # fmt: skip
         for m in matches:
             for s in m.seats:
                 w.writerow(
                     [m.id, m.status, m.ending, m.rated_seq, m.ruleset, m.players, *s[:7],
-                     m.record_path]
+                     m.record_path, m.detail]
                 )  # fmt: skip
         text = "# standings\n" + as_csv(lines) + "# matches\n" + buf.getvalue()
     if args.out:

@@ -168,6 +168,8 @@ class _Running:
     address: str = ""
     config: match_pb2.MatchConfig | None = None
     task: asyncio.Task[None] | None = None
+    #: Why the match is called off unrated (a bot in it was revoked); None: it plays on.
+    voided: str | None = None
 
 
 class Ladder:
@@ -199,6 +201,8 @@ class Ladder:
         self.rng = random.Random(config.seed)
         self.wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        #: Matches being ended in the arena (a revoked bot's), held until done.
+        self._background: set[asyncio.Task[None]] = set()
         self._stopping = False
         self.formed = 0
         self.finished = 0
@@ -228,7 +232,7 @@ class Ladder:
             if running.task is not None:
                 running.task.cancel()
         tasks = [r.task for r in self.running.values() if r.task is not None]
-        await asyncio.gather(*self._tasks, *tasks, return_exceptions=True)
+        await asyncio.gather(*self._tasks, *tasks, *self._background, return_exceptions=True)
         for session in list(self.sessions.values()):
             session.finish(
                 Refusal(grpc.StatusCode.UNAVAILABLE, Reason.SHUTTING_DOWN, "the ladder stops")
@@ -387,7 +391,9 @@ class Ladder:
         return True
 
     def revoke_local(self, bot_id: int) -> None:
-        """End a revoked bot's lobby stream at once."""
+        """End a revoked bot's lobby stream at once, and call off its matches in play here
+        unrated: a bot the organiser threw out neither forfeits (moving its opponents'
+        ratings) nor finishes them."""
         session = self.sessions.get(bot_id)
         if session is not None:
             session.finish(
@@ -398,6 +404,14 @@ class Ladder:
                     bot=session.account.name,
                 )
             )
+        for running in list(self.running.values()):
+            revoked = [b.name for b in running.plan.seats if b.bot_id == bot_id]
+            if revoked and running.voided is None:
+                running.voided = f"bot {revoked[0]!r} was revoked during the match"
+                if running.arena_match_id:  # else _play sees it once the arena has it
+                    task = asyncio.create_task(self._stop_in_arena(running, running.voided))
+                    self._background.add(task)
+                    task.add_done_callback(self._background.discard)
 
     def rotated_local(self, bot_id: int, key_id: str) -> None:
         """End a bot's lobby stream opened with a key other than ``key_id`` (its key was
@@ -431,11 +445,14 @@ class Ladder:
 
     async def _revocations(self) -> None:
         """End, within a second, the lobby streams of bots revoked or whose key was rotated
-        from elsewhere (the command line, another server)."""
+        from elsewhere (the command line, another server), and the matches here of bots
+        revoked."""
         while True:
             await asyncio.sleep(1.0)  # a polling period, not a synchronisation
             try:
-                keys = await asyncio.to_thread(self.store.keys, list(self.sessions))
+                playing = {b.bot_id for r in self.running.values() for b in r.plan.seats}
+                ids = list(set(self.sessions) | playing)
+                keys = await asyncio.to_thread(self.store.keys, ids)
                 for bot_id, (key_id, revoked) in keys.items():
                     if revoked:
                         self.revoke_local(bot_id)
@@ -484,6 +501,21 @@ class Ladder:
         )
         started: list[int] = []
         for p in plans:
+            # A bot revoked (or its key rotated) from elsewhere in the second before the poll
+            # sees it is not matched: its stream ends now instead.
+            keys = await asyncio.to_thread(self.store.keys, [b.bot_id for b in p.seats])
+            stale = [
+                bot_id
+                for bot_id, (key_id, revoked) in keys.items()
+                if revoked or ((s := self.sessions.get(bot_id)) and s.key_id not in ("", key_id))
+            ]
+            if stale:
+                for bot_id, (key_id, revoked) in keys.items():
+                    if revoked:
+                        self.revoke_local(bot_id)
+                    else:
+                        self.rotated_local(bot_id, key_id)
+                continue
             self.offered[p.offer] = self.offered.get(p.offer, 0) + 1
             line_ids = [b.line_id for b in p.seats]
             seed = self.rng.randrange(2**63)
@@ -569,20 +601,22 @@ class Ladder:
                 self.store.started, mid, self.server_id, created.match_id
             ):
                 raise RuntimeError("the match was aborted as another server's orphan")
-            watch = admin_pb2_grpc.SpectatorServiceStub(self.arena).Watch(
-                wire_matches.watch_request(created.match_id), metadata=self.metadata
-            )
-            for seat, bot in enumerate(p.seats):
-                session = self.sessions.get(bot.bot_id)
-                if session is not None:
-                    session.send(_assigned(running, seat))
-            async for message in watch:
-                if message.HasField("result"):
-                    outcome = convert.outcome_from_proto(message.result)
-            summary = await matches.GetMatch(
-                wire_matches.get_request(created.match_id), metadata=self.metadata, timeout=30
-            )
-            record_path = summary.match.record_path
+            if running.voided is None:
+                watch = admin_pb2_grpc.SpectatorServiceStub(self.arena).Watch(
+                    wire_matches.watch_request(created.match_id), metadata=self.metadata
+                )
+                for seat, bot in enumerate(p.seats):
+                    session = self.sessions.get(bot.bot_id)
+                    if session is not None:
+                        session.send(_assigned(running, seat))
+                async for message in watch:
+                    if message.HasField("result"):
+                        outcome = convert.outcome_from_proto(message.result)
+            if running.voided is None:
+                summary = await matches.GetMatch(
+                    wire_matches.get_request(created.match_id), metadata=self.metadata, timeout=30
+                )
+                record_path = summary.match.record_path
         except asyncio.CancelledError:
             await self._abort(running, "the ladder server stopped")
             raise
@@ -592,6 +626,9 @@ class Ladder:
             return
         finally:
             self._release(running)
+        if running.voided is not None:
+            await self._abort(running, running.voided)
+            return
         if outcome is None:
             await self._abort(running, "the arena's spectator stream ended without a result")
             return
@@ -605,7 +642,9 @@ class Ladder:
         finally:
             self._finish_leavers(running)  # if the end was not told (not ours, or failed)
 
-    async def _abort(self, running: _Running, detail: str) -> None:
+    async def _stop_in_arena(self, running: _Running, detail: str) -> None:
+        """End the match in the arena (its bots' streams end; one that ended already is
+        left as it is)."""
         if running.arena_match_id:
             with contextlib.suppress(grpc.aio.AioRpcError):
                 await admin_pb2_grpc.MatchServiceStub(self.arena).AbortMatch(
@@ -613,6 +652,9 @@ class Ladder:
                     metadata=self.metadata,
                     timeout=10,
                 )
+
+    async def _abort(self, running: _Running, detail: str) -> None:
+        await self._stop_in_arena(running, detail)
         await asyncio.shield(
             asyncio.to_thread(self.store.abort, running.mid, self.server_id, detail)
         )

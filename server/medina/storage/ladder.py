@@ -146,6 +146,8 @@ class MatchRow:
     created_at: float
     finished_at: float | None
     rated_seq: int | None
+    #: Why it was aborted (empty otherwise).
+    detail: str
     #: (seat, bot, version, total, rank, termination, mu after) by seat.
     seats: tuple[tuple[int, str, str, int | None, int | None, str | None, float | None], ...]
 
@@ -738,6 +740,7 @@ class LadderStore(Database):
                 created_at=r.created_at,
                 finished_at=r.finished_at,
                 rated_seq=r.rated_seq,
+                detail=r.detail or "",
                 seats=tuple(seats[r.id]),
             )
             for r in rows
