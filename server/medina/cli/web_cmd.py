@@ -21,6 +21,7 @@ from medina.tournament.standings import Z95
 from medina.web import (
     BotGame,
     HttpServer,
+    PerBot,
     RatingStep,
     StandingRow,
     Standings,
@@ -150,15 +151,16 @@ def ladder_standings(db: str) -> StandingsProvider:
     def provide() -> Standings:
         lines = [x for x in store.lines() if not x.inactive or x.games]
         counts = store.counts()
-        games: dict[str, list[BotGame]] = {}
-        history: dict[str, tuple[RatingStep, ...]] = {}
-        for x in lines:
-            name = label(x.bot, x.version)
+        by_label = {label(x.bot, x.version): x for x in lines}
+
+        def games(name: str) -> tuple[BotGame, ...]:
+            x = by_label[name]
+            out: list[BotGame] = []
             for m in store.matches(line_id=x.id, newest_first=True, limit=50):
                 if m.status != "finished":
                     continue
                 mine = next(s for s in m.seats if s[1] == x.bot and s[2] == x.version)
-                games.setdefault(name, []).append(
+                out.append(
                     BotGame(
                         number=m.id - 1,
                         variant=f"{m.ruleset} {m.players}p",
@@ -170,10 +172,18 @@ def ladder_standings(db: str) -> StandingsProvider:
                         match_id=m.arena_match_id or "",
                     )
                 )
-            history[name] = tuple(
+            return tuple(out)
+
+        def history(name: str) -> tuple[RatingStep, ...]:
+            return tuple(
                 RatingStep(n, mu, mu - Z95 * sigma, mu + Z95 * sigma)
-                for n, (_mid, _at, mu, sigma) in enumerate(store.history(x.id), start=1)
+                for n, (_mid, _at, mu, sigma) in enumerate(
+                    store.history(by_label[name].id), start=1
+                )
             )
+
+        # A version's page is linked once it has played (rated or not).
+        played = [name for name, x in by_label.items() if x.games or x.aborted]
         return Standings(
             title="Ladder",
             rows=tuple(
@@ -193,8 +203,8 @@ def ladder_standings(db: str) -> StandingsProvider:
             f"{counts.get('aborted', 0)} aborted. One row per bot version. Rating: openskill "
             "Plackett-Luce mu, interval mu -/+ 1.96 sigma; sorted by mu - 3 sigma. "
             "This page follows the ladder as it plays.",
-            games={k: tuple(v) for k, v in games.items()},
-            history=history,
+            games=PerBot(played, games),
+            history=PerBot(played, history),
             live=True,
         )
 

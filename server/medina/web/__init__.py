@@ -3,11 +3,12 @@
 
 from .app import Viewer, build_app, records_viewer
 from .server import HttpServer, arena_viewer, serve_viewer
-from .standings import BotGame, RatingStep, StandingRow, Standings, StandingsProvider
+from .standings import BotGame, PerBot, RatingStep, StandingRow, Standings, StandingsProvider
 
 __all__ = [
     "BotGame",
     "HttpServer",
+    "PerBot",
     "RatingStep",
     "StandingRow",
     "Standings",

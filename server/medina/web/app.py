@@ -336,20 +336,34 @@ async def replay_json(request: Request) -> Response:
 
 async def standings(request: Request) -> Response:
     provider = _viewer(request).standings
-    return HTMLResponse(pages.standings_page(provider() if provider is not None else None))
+    if provider is None:
+        return HTMLResponse(pages.standings_page(None))
+
+    # The provider reads a database (a ladder's, as it plays): never on the event loop the
+    # viewer may share with the referee.
+    def page() -> str:
+        return pages.standings_page(provider())
+
+    return HTMLResponse(await asyncio.to_thread(page))
 
 
 async def bot(request: Request) -> Response:
     viewer = _viewer(request)
     name = request.path_params["bot"]
-    if viewer.standings is None:
+    provider = viewer.standings
+    if provider is None:
         return _not_found("no tournament database is configured")
-    table = await asyncio.to_thread(viewer.standings)
-    if name not in table.games:
-        return _not_found(f"no bot {isolated(repr(name))} in {table.title}")
-    replayable = {g.match_id for g in table.games[name] if viewer.records.has(g.match_id)}
-    history = table.history.get(name, ())
-    return HTMLResponse(pages.bot_page(name, table.title, table.games[name], replayable, history))
+
+    def page() -> Response:
+        table = provider()
+        if name not in table.games:
+            return _not_found(f"no bot {isolated(repr(name))} in {table.title}")
+        games = table.games[name]
+        replayable = {g.match_id for g in games if viewer.records.has(g.match_id)}
+        history = table.history.get(name, ())
+        return HTMLResponse(pages.bot_page(name, table.title, games, replayable, history))
+
+    return await asyncio.to_thread(page)
 
 
 async def metrics(request: Request) -> Response:

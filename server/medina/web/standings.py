@@ -7,8 +7,11 @@ configured.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
+
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -64,12 +67,36 @@ class Standings:
     title: str
     rows: tuple[StandingRow, ...]
     note: str = ""
-    games: dict[str, tuple[BotGame, ...]] = field(default_factory=dict)
+    games: Mapping[str, tuple[BotGame, ...]] = field(default_factory=dict)
     head_to_head: dict[str, dict[str, tuple[float, int]]] = field(default_factory=dict)
-    history: dict[str, tuple[RatingStep, ...]] = field(default_factory=dict)
+    history: Mapping[str, tuple[RatingStep, ...]] = field(default_factory=dict)
     #: The page refreshes its table as the provider's numbers change (a ladder's standings).
     live: bool = False
 
 
-#: Returns the current standings (called on each page view).
+#: Returns the current standings (called on each page view, off the server's event loop).
 StandingsProvider = Callable[[], Standings]
+
+
+class PerBot(Mapping[str, V]):
+    """A per-bot mapping computed one bot at a time, when looked up: the standings page only
+    asks which bots have one, a bot's page asks for that bot's (a ladder of thousands of
+    versions read every version's games and history for each view of the table)."""
+
+    def __init__(self, bots: Iterable[str], compute: Callable[[str], V]) -> None:
+        self._bots = frozenset(bots)
+        self._compute = compute
+
+    def __getitem__(self, bot: str) -> V:
+        if bot not in self._bots:
+            raise KeyError(bot)
+        return self._compute(bot)
+
+    def __contains__(self, bot: object) -> bool:
+        return bot in self._bots
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._bots)
+
+    def __len__(self) -> int:
+        return len(self._bots)

@@ -1,0 +1,66 @@
+"""The ladder's standings provider (what `ladder serve --http` and `web --ladder-db` show):
+the table costs the same few queries however many versions the ladder holds, and a version's
+games and rating history are read only for its own page."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from medina.cli.web_cmd import ladder_standings
+from medina.storage.ladder import LadderStore, StoredSeat
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+from .test_store import add, rater
+
+
+def ladder_of(path: Path, bots: int) -> str:
+    """A ladder database whose bots have each played one rated match (paired in turn)."""
+    db = str(path)
+    store = LadderStore(db)
+    lines = [store.line(add(store, f"b{i}"), "v1", 25.0, 8.0).id for i in range(bots)]
+    for n in range(0, bots - 1, 2):
+        mid = store.new_match("s", "medina-v2", 2, 1000, n, lines[n : n + 2])
+        store.started(mid, "s", f"m{n}")
+        outcome = [StoredSeat(0, 20, 1, "normal", 0, ""), StoredSeat(1, 10, 2, "normal", 0, "")]
+        store.finish(mid, "s", outcome, "complete", "r.jsonl", rater, suspend_after=0,
+                     window=10, faults=frozenset())  # fmt: skip
+    store.engine.dispose()
+    return db
+
+
+@contextmanager
+def counting() -> Iterator[list[str]]:
+    """Every SQL statement any engine executes meanwhile."""
+    seen: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        seen.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(Engine, "before_cursor_execute", record)
+
+
+def test_the_table_does_not_read_every_version(tmp_path: Path) -> None:
+    small = ladder_standings(ladder_of(tmp_path / "small.db", 4))
+    big = ladder_standings(ladder_of(tmp_path / "big.db", 60))
+    with counting() as few:
+        table = small()
+    with counting() as many:
+        table = big()
+    # Before, each version's games and history were read for every view of the table (two
+    # queries a version: 120 more here, on the loop that referees the ladder's matches).
+    assert len(many) == len(few) <= 10, many
+    assert len(table.rows) == 60 and "b7@v1" in table.games and "nobody@v1" not in table.games
+    with counting() as one:
+        (game,) = table.games["b7@v1"]
+        steps = table.history["b7@v1"]
+    assert len(one) <= 6, one
+    assert game.seats == ("b6@v1", "b7@v1") and game.seat == 1 and game.rank == 2
+    assert game.match_id == "m6" and len(steps) == 1 and steps[0].rating < 25.0
