@@ -104,6 +104,9 @@ class Arena:
     """Every match of one server process."""
 
     def __init__(self, records_dir: Path, keep_finished: int = KEEP_FINISHED) -> None:
+        # Absolute: a record's path is stored by whoever asked for the match (a tournament's
+        # database, the ladder's) and read from other directories (`tournament show`, web).
+        records_dir = records_dir.absolute()
         self.records_dir = records_dir
         self.keep_finished = keep_finished
         self._finished: deque[str] = deque()
