@@ -122,3 +122,33 @@ def test_the_rgb_image_has_a_square_per_square(players: int, shape: tuple[int, .
     env.reset(seed=3)
     image = env.render()
     assert isinstance(image, np.ndarray) and image.shape == shape and image.dtype == np.uint8
+
+
+def test_an_index_is_an_integer_or_a_0d_integer_array_never_a_bool() -> None:
+    env = aec_env("medina-v2", 2)
+    env.reset(seed=2)
+    mask = env.observe("seat_0")["action_mask"]
+    legal = int(np.flatnonzero(mask)[1])
+    assert legal != 1 and mask[1] == 0  # so True, were it taken for 1, is refused as illegal
+    for action in (True, float(legal), np.array([legal])):
+        with pytest.raises(IllegalIndexError, match="is not an action index"):
+            env.step(action)  # type: ignore[arg-type]
+    assert env.state_of_game.decisions == 0
+    env.step(np.array(legal))  # type: ignore[arg-type]  # what Discrete.contains holds
+    assert env.state_of_game.decisions == 1
+
+
+def test_before_reset_and_after_the_end_the_refusal_says_so() -> None:
+    env = aec_env("medina-v1-2p", 2)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before"):
+        env.step(0)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before"):
+        env.last()
+    env.reset(seed=4)
+    play_out(env, 4)
+    assert env.agents == []
+    for call in (lambda: env.step(None), lambda: env.step(0), env.last):
+        with pytest.raises(RuntimeError, match="every agent has stepped: call reset"):
+            call()
+    env.reset(seed=4)
+    assert env.last()[0] is not None

@@ -118,3 +118,55 @@ def test_bad_settings_are_refused() -> None:
         MedinaEnv(opponents="grumpy")
     with pytest.raises(ValueError, match="illegal must be 'lose' or 'raise'"):
         MedinaEnv(illegal="ignore")  # type: ignore[arg-type]
+
+
+def test_after_an_illegal_loss_the_episode_is_over_until_reset() -> None:
+    env = MedinaEnv("medina-v2", 2)
+    obs, _ = env.reset(seed=1)
+    illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    assert env.step(illegal)[2] is True
+    legal = int(np.flatnonzero(env.action_masks())[0])
+    with pytest.raises(RuntimeError, match="the episode is over: call reset"):
+        env.step(legal)  # the lost game went no further
+    obs, _ = env.reset(seed=1)
+    assert env.step(int(np.flatnonzero(obs["action_mask"])[0]))[2] is False
+
+
+@pytest.mark.parametrize("illegal", ["lose", "raise"])
+def test_an_action_outside_the_space_raises_in_either_mode(illegal: Any) -> None:
+    env = MedinaEnv("medina-v2", 2, illegal=illegal)
+    obs, _ = env.reset(seed=1)
+    legal = int(np.flatnonzero(obs["action_mask"])[1])  # not 1, so True is no legal index
+    assert legal != 1
+    for action in (float(legal), True, np.array([legal]), np.float64(legal)):
+        with pytest.raises(IllegalIndexError, match="is not an action index"):
+            env.step(action)  # type: ignore[arg-type]
+    for action in (-1, 2575):
+        with pytest.raises(IllegalIndexError, match=f"action index {action} is outside 0..2574"):
+            env.step(action)
+    assert env.state_of_game.decisions == 0  # nothing was played
+
+
+def test_every_index_the_action_space_holds_is_taken() -> None:
+    """An int, a numpy integer and a 0-d numpy integer array (``Discrete.contains`` holds
+    all three) play the same game."""
+    finals = []
+    for kind in (int, np.int32, np.int16, np.array):
+        env = MedinaEnv("medina-v2", 2, opponents="greedy")
+        obs, _ = env.reset(seed=6)
+        while True:
+            index = int(np.flatnonzero(obs["action_mask"])[-1])
+            action = kind(index)
+            assert env.action_space.contains(action)
+            obs, reward, terminated, _, info = env.step(action)
+            assert "illegal" not in info
+            if terminated:
+                break
+        finals.append((reward, env.state_of_game.decisions))
+    assert len(set(finals)) == 1
+
+
+def test_an_opponent_policy_returning_a_bool_is_refused_as_play_policy_refuses_it() -> None:
+    env = MedinaEnv("medina-v1-2p", 2, seat=1, opponents=lambda obs: True)
+    with pytest.raises(IllegalIndexError, match="opponent policy in seat 0 is to move: True"):
+        env.reset(seed=1)

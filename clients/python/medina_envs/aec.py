@@ -112,16 +112,28 @@ class MedinaAECEnv(AECEnv[str, PolicyInput, int]):
             s = self.state_of_game  # raises: no game yet
         return self._encode(s, self._seat[agent]).policy_input()
 
+    def last(
+        self, observe: bool = True
+    ) -> tuple[PolicyInput | None, float, bool, bool, dict[str, Any]]:
+        """The observation, reward, termination, truncation and info of the agent to move."""
+        _ = self.state_of_game  # raises: no game yet
+        if not self.agents:
+            raise RuntimeError("the game is over and every agent has stepped: call reset()")
+        return super().last(observe)
+
     def step(self, action: int | None) -> None:
         """Play ``action`` (an index its mask allows) for the agent to move."""
+        s = self.game
+        if s is None:
+            s = self.state_of_game  # raises: no game yet
+        if not self.agents:
+            raise RuntimeError("the game is over and every agent has stepped: call reset()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)  # type: ignore[arg-type]  # it takes None
             return
-        s = self.game
-        if s is None:
-            s = self.state_of_game  # raises: no game yet
-        s = self.game = apply_action(s, core.chosen_action(s, action, agent))
+        index = core.action_index(action, agent)
+        s = self.game = apply_action(s, core.chosen_action(s, index, agent))
         self._cumulative_rewards[agent] = 0.0
         if s.phase is _OVER:  # the only rewards: every step before leaves them all 0
             self.rewards = dict(zip(self.agents, core.outcome(s), strict=True))

@@ -48,6 +48,7 @@ __all__ = [
     "Encoder",
     "IllegalIndexError",
     "ObserverName",
+    "action_index",
     "action_space",
     "check_configuration",
     "chosen_action",
@@ -112,14 +113,29 @@ def encoder(name: ObserverName) -> Encoder:
     raise ValueError(f"observer must be 'fast' or 'wire', not {name!r}")
 
 
-#: What an action index may be.
+#: What an action index may be (a bool is an int to Python, but never an index).
 _INDEX_TYPES = (int, np.integer)
+
+
+def action_index(action: object, who: str) -> int:
+    """The index an environment's ``step`` was given, as ``Discrete(ACTION_COUNT)`` holds
+    it: an int, a numpy integer or a 0-d numpy integer array (``np.asarray`` of one) in
+    0..ACTION_COUNT-1; IllegalIndexError for anything else (a bool, a float, an array of
+    another shape, an index off the space), naming it."""
+    if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+        action = action[()]
+    if not isinstance(action, _INDEX_TYPES) or isinstance(action, bool):
+        raise IllegalIndexError(f"{who} is to move: {action!r} is not an action index")
+    if not 0 <= action < ACTION_COUNT:
+        raise IllegalIndexError(f"{who}: action index {action} is outside 0..{ACTION_COUNT - 1}")
+    return int(action)
 
 
 def chosen_action(s: GameState, index: object, who: str) -> Action:
     """The engine action of ``index`` for the seat to move; IllegalIndexError unless its
-    action mask allows it (an integer index of one of its legal actions)."""
-    if not isinstance(index, _INDEX_TYPES):
+    action mask allows it (an integer index of one of its legal actions; a bool is not one,
+    as for ``medina_client.PolicyBot``)."""
+    if not isinstance(index, _INDEX_TYPES) or isinstance(index, bool):
         raise IllegalIndexError(f"{who} is to move: {index!r} is not an action index")
     g = s.rules.geometry
     moves = legal_moves(s)

@@ -11,8 +11,9 @@ played inside ``step`` (``medina_envs.opponents``: the SDK's strategies by name,
 policy over the encoding). The observation is the encoding of what the arena would send the
 learning seat (docs/encoding.md); the reward is 0 until the game ends, then the seat's
 outcome (``core.outcome``: zero-sum, -1..1). An index the mask does not allow ends the
-episode as a loss (reward -1, ``info["illegal"]`` says why) — or raises IllegalIndexError
-with ``illegal="raise"``.
+episode as a loss (reward -1, ``info["illegal"]`` says why; the next ``step`` wants a
+``reset``) — or raises IllegalIndexError with ``illegal="raise"``. An action outside the
+action space (not an integer index in 0..2574) raises IllegalIndexError either way.
 """
 
 from __future__ import annotations
@@ -80,6 +81,8 @@ class MedinaEnv(gymnasium.Env[PolicyInput, np.int64]):
         self.action_space = core.action_space()
         self.seat = seat if seat is not None else 0
         self.game: GameState | None = None
+        #: Whether the episode ended on an index the mask did not allow (``illegal="lose"``).
+        self._lost = False
         self._opponents: dict[int, Opponent] = {}
 
     @property
@@ -104,21 +107,25 @@ class MedinaEnv(gymnasium.Env[PolicyInput, np.int64]):
             for p, spec in zip(others, self.specs, strict=True)
         }
         self.game = new_game(self.ruleset, self.players, int(rng.integers(core.MAX_GAME_SEED)))
+        self._lost = False
         self._play_opponents()
         return self._observe(), {"seat": self.seat}
 
     def step(
-        self, action: np.int64 | int
+        self, action: np.integer[Any] | int | npt.NDArray[np.integer[Any]]
     ) -> tuple[PolicyInput, SupportsFloat, bool, bool, dict[str, Any]]:
         """Play the learning seat's ``action``, then the opponents until its next decision."""
         s = self.state_of_game
-        if s.over:
+        if s.over or self._lost:
             raise RuntimeError("the episode is over: call reset()")
+        who = f"the learning seat {self.seat}"
+        index = core.action_index(action, who)  # off the action space: raises in either mode
         try:
-            chosen = core.chosen_action(s, action, f"the learning seat {self.seat}")
+            chosen = core.chosen_action(s, index, who)
         except core.IllegalIndexError as exc:
             if self.illegal == "raise":
                 raise
+            self._lost = True  # the episode ended here: the game goes no further
             return self._observe(), -1.0, True, False, {"seat": self.seat, "illegal": str(exc)}
         self.game = apply_action(s, chosen)
         self._play_opponents()
