@@ -11,6 +11,7 @@ from medina.engine.geometry import squares
 from medina_envs.examples.spiel_mcts import play_game
 from medina_envs.observer import encode_state
 from medina_envs.spiel import OBSERVATION_SIZE, MedinaState, load
+from open_spiel.python.observation import make_observation
 
 
 @pytest.mark.parametrize(("ruleset", "players"), CONFIGURATIONS)
@@ -74,3 +75,71 @@ def test_bad_parameters_are_refused() -> None:
 def test_mcts_plays_a_game_against_the_example_bots(evaluator: str) -> None:
     outcome = play_game("medina-v2", 2, 1, ["greedy"], simulations=2, seed=4, evaluator=evaluator)
     assert sum(outcome) == pytest.approx(0.0) and len(outcome) == 2
+
+
+def test_a_chance_outcome_off_the_list_is_refused_and_changes_nothing() -> None:
+    state = load("medina-v2", 2).new_initial_state()
+    with pytest.raises(ValueError, match="0 is not a chance outcome here: the well goes on"):
+        state.apply_action(0)  # a tower's square, not the inner city
+    assert state.history() == [] and state.is_chance_node()
+    well = state.chance_outcomes()[0][0]
+    state.apply_action(well)
+    with pytest.raises(ValueError, match=rf"start merchant .* other than the well's \({well}\)"):
+        state.apply_action(well)
+    assert state.history() == [well] and state.is_chance_node()
+
+
+def test_each_observation_kind_holds_only_what_it_allows() -> None:
+    """OpenSpiel's factored observations (as generate_playthrough asks for them): the public
+    one holds no seat's supply, a seat's private one only its own."""
+    game = load("medina-v1-2p", 2)
+    state = game.new_initial_state()
+    rng = np.random.default_rng(2)
+    for _ in range(6):
+        state.apply_action(int(rng.choice(state.legal_actions())))
+    s = state.engine_state
+    assert s is not None and s.revealed == 0
+
+    def kind(public: bool, private: pyspiel.PrivateInfoType, recall: bool = False) -> object:
+        iig = pyspiel.IIGObservationType(
+            public_info=public, perfect_recall=recall, private_info=private
+        )
+        return make_observation(game, iig)
+
+    single, none, every = (
+        pyspiel.PrivateInfoType.SINGLE_PLAYER,
+        pyspiel.PrivateInfoType.NONE,
+        pyspiel.PrivateInfoType.ALL_PLAYERS,
+    )
+    public = kind(True, none)
+    assert public.tensor is None  # type: ignore[attr-defined]
+    text = public.string_from(state, 0)  # type: ignore[attr-defined]
+    assert text == public.string_from(state, 1)  # type: ignore[attr-defined]
+    assert "supply" not in text and text.startswith(str(state))
+    for seat in (0, 1):
+        private = kind(False, single).string_from(state, seat)  # type: ignore[attr-defined]
+        assert private == f"seat {seat}: supply {s.supply_of(seat)}"
+    both = kind(True, every).string_from(state, 0)  # type: ignore[attr-defined]
+    assert f"seat 1: supply {s.supply_of(1)}" in both
+    default = kind(True, single)
+    assert default.tensor is not None and len(default.tensor) == OBSERVATION_SIZE  # type: ignore[attr-defined]
+    assert kind(False, none, recall=True).string_from(state, 0) == ""  # type: ignore[attr-defined]
+
+
+def test_the_public_observation_holds_the_supplies_shown_after_running_low() -> None:
+    game = load("medina-v1-2p", 2)
+    state = game.new_initial_state()
+    rng = np.random.default_rng(5)
+    s = state.engine_state
+    while s is not None and not s.over and s.revealed == 0:
+        state.apply_action(int(rng.choice(state.legal_actions())))
+        s = state.engine_state
+    assert s is not None and s.revealed != 0, "no supply was shown in this game"
+    iig = pyspiel.IIGObservationType(
+        public_info=True, perfect_recall=False, private_info=pyspiel.PrivateInfoType.NONE
+    )
+    text = make_observation(game, iig).string_from(state, 0)
+    shown = [k for k in range(2) if (s.revealed >> k) & 1]
+    assert [line for line in text.splitlines() if "supply" in line] == [
+        f"seat {k}: supply {s.supply_of(k)} (shown)" for k in shown
+    ]

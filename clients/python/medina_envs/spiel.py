@@ -49,7 +49,7 @@ from medina_client.encoding import (
 from . import core
 from .observer import encode_state, mask_of
 
-__all__ = ["GAME_NAME", "MedinaGame", "MedinaState", "load"]
+__all__ = ["GAME_NAME", "FactoredObserver", "MedinaGame", "MedinaObserver", "MedinaState", "load"]
 
 GAME_NAME: Final = "python_medina"
 #: Length of the observation tensor: the planes, flattened, then the vector.
@@ -109,12 +109,27 @@ class MedinaGame(pyspiel.Game):  # type: ignore[misc]
 
     def make_py_observer(
         self, iig_obs_type: Any = None, params: dict[str, Any] | None = None
-    ) -> MedinaObserver:
-        """The observation tensor and string of a seat, or (perfect recall) its history."""
+    ) -> MedinaObserver | FactoredObserver:
+        """The observation tensor and string of a seat, or (perfect recall) its history.
+
+        OpenSpiel's default kind (public facts and the seat's own private ones) is the seat's
+        view: the encoding and the board with its supply. The history is public. The other
+        kinds — the public facts alone, a seat's private facts alone, every seat's — are
+        ``FactoredObserver`` strings (no tensor), each holding only what its kind allows.
+        """
         if params:
             raise ValueError(f"the Medina observer takes no parameters, got {params}")
-        recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
-        return MedinaObserver(recall)
+        if iig_obs_type is None:
+            return MedinaObserver(perfect_recall=False)
+        public = bool(iig_obs_type.public_info)
+        if iig_obs_type.perfect_recall and public:
+            return MedinaObserver(perfect_recall=True)
+        private = iig_obs_type.private_info
+        if public and private == pyspiel.PrivateInfoType.SINGLE_PLAYER:
+            return MedinaObserver(perfect_recall=False)
+        if iig_obs_type.perfect_recall:  # the history is public: a private part has nothing
+            return FactoredObserver(public=False, private=pyspiel.PrivateInfoType.NONE)
+        return FactoredObserver(public=public, private=private)
 
 
 class _Shared:
@@ -169,6 +184,13 @@ class MedinaState(pyspiel.State):  # type: ignore[misc]
     def _apply_action(self, action: int) -> None:
         s = self.held.game
         if s is None:
+            if all(action != sq for sq, _ in self.chance_outcomes()):
+                what = "well" if self.well < 0 else "start merchant"
+                raise ValueError(
+                    f"{action} is not a chance outcome here: the {what} goes on a square of the "
+                    "inner city (chance_outcomes())"
+                    + ("" if self.well < 0 else f" other than the well's ({self.well})")
+                )
             if self.well < 0:
                 self.well = int(action)
             else:
@@ -247,6 +269,40 @@ class MedinaObserver:
             return str(state)
         supply = s.supply_of(player)
         return f"{render(s)}\nseat {player}: turn {s.turn}, supply {supply}"
+
+
+class FactoredObserver:
+    """A part of a seat's view as a string (OpenSpiel's factored observations; no tensor):
+    the public facts (the board, the turn, and in medina-v1-2p the supplies shown after
+    running low) and/or the private ones (the seat's own supply, or with ``ALL_PLAYERS``
+    every seat's)."""
+
+    def __init__(self, public: bool, private: Any) -> None:
+        self.public, self.private = public, private
+        self.tensor = None
+        self.dict: dict[str, np.ndarray] = {}
+
+    def set_from(self, state: MedinaState, player: int) -> None:
+        """Nothing: these kinds have no tensor."""
+
+    def string_from(self, state: MedinaState, player: int) -> str:
+        """The public part, then the private part, each only if the kind includes it."""
+        s = state.engine_state
+        parts = []
+        if s is None:  # the setup: drawn in public
+            return str(state) if self.public else ""
+        if self.public:
+            parts.append(f"{render(s)}\nturn {s.turn}")
+            parts += [
+                f"seat {k}: supply {s.supply_of(k)} (shown)"
+                for k in range(s.players)
+                if (s.revealed >> k) & 1
+            ]
+        if self.private == pyspiel.PrivateInfoType.SINGLE_PLAYER:
+            parts.append(f"seat {player}: supply {s.supply_of(player)}")
+        elif self.private == pyspiel.PrivateInfoType.ALL_PLAYERS:
+            parts += [f"seat {k}: supply {s.supply_of(k)}" for k in range(s.players)]
+        return "\n".join(parts)
 
 
 def load(ruleset: str = "medina-v2", players: int = 4) -> Any:
