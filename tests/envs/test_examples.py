@@ -12,7 +12,7 @@ from medina.rpc.common.config import ServerConfig
 from medina.rpc.single.server import start_server
 from medina_client.bots import RandomBot
 from medina_envs.examples.linear_policy import WEIGHTS, LinearPolicy
-from medina_envs.examples.train_policy import collect, evaluate, train, wilson
+from medina_envs.examples.train_policy import collect, evaluate, main, train, wilson
 
 
 def scores_against_random(tmp: Path, policy: LinearPolicy, games: int) -> list[float]:
@@ -48,3 +48,13 @@ def test_wilson_intervals() -> None:
     low, high = wilson(0.5, 100)
     assert low == pytest.approx(0.404, abs=1e-3) and high == pytest.approx(0.596, abs=1e-3)
     assert wilson(1.0, 10)[1] == pytest.approx(1.0)
+
+
+def test_training_writes_its_weights_here_not_over_the_shipped_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shipped = WEIGHTS.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    assert main(["--games", "1", "--epochs", "1", "--eval-games", "0"]) == 0
+    assert WEIGHTS.read_bytes() == shipped
+    LinearPolicy.load(tmp_path / "linear_policy.npz")  # what MEDINA_POLICY_WEIGHTS may name

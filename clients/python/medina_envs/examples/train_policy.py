@@ -10,7 +10,8 @@
    ``env.state_of_game``, the policy only the observation).
 2. **Training**: ``--epochs`` passes of minibatch Adam on the cross-entropy of the linear
    policy's softmax (``medina_envs.examples.linear_policy``), in numpy; the weights go to
-   ``--out``.
+   ``--out`` (``linear_policy.npz`` in the current directory: the weights shipped beside
+   ``linear_policy`` stay as they are; ``MEDINA_POLICY_WEIGHTS=FILE`` plays new ones).
 3. **The arena**: a ``medina-arena serve`` on 127.0.0.1 (started here unless ``--server``
    names one), and ``--eval-games`` matches against the SDK's random bot and as many against
    its greedy bot, created as any organiser does (``MatchService.CreateMatch``), the policy
@@ -199,7 +200,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m medina_envs.examples.train_policy")
     p.add_argument("--games", type=int, default=40, help="episodes of greedy's decisions")
     p.add_argument("--epochs", type=int, default=5)
-    p.add_argument("--out", type=Path, default=WEIGHTS, help="where the weights go")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("linear_policy.npz"),
+        help=f"where the weights go (default: linear_policy.npz here; shipped: {WEIGHTS})",
+    )
     p.add_argument("--eval-games", type=int, default=40, help="arena matches per opponent")
     p.add_argument("--server", help="HOST:PORT of a running arena (default: start one)")
     p.add_argument("--seed", type=int, default=1)
