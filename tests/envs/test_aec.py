@@ -152,3 +152,13 @@ def test_before_reset_and_after_the_end_the_refusal_says_so() -> None:
             call()
     env.reset(seed=4)
     assert env.last()[0] is not None
+
+
+def test_human_mode_shows_the_board_as_the_game_goes(capsys: pytest.CaptureFixture[str]) -> None:
+    env = aec_env("medina-v2", 2, render_mode="human")
+    env.reset(seed=3)
+    assert capsys.readouterr().out.count("\n") >= 10
+    obs, *_ = env.last()
+    assert obs is not None
+    env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    assert capsys.readouterr().out.count("\n") >= 10

@@ -170,3 +170,17 @@ def test_an_opponent_policy_returning_a_bool_is_refused_as_play_policy_refuses_i
     env = MedinaEnv("medina-v1-2p", 2, seat=1, opponents=lambda obs: True)
     with pytest.raises(IllegalIndexError, match="opponent policy in seat 0 is to move: True"):
         env.reset(seed=1)
+
+
+def test_human_mode_shows_the_board_as_the_episode_goes(capsys: pytest.CaptureFixture[str]) -> None:
+    """Gymnasium's "human" mode renders in reset and step, with no render() call."""
+    env = MedinaEnv("medina-v2", 2, render_mode="human")
+    obs, _ = env.reset(seed=3)
+    shown = capsys.readouterr().out
+    assert shown and shown.count("\n") >= 10
+    env.step(first_legal(obs))
+    assert capsys.readouterr().out.count("\n") >= 10
+    quiet = MedinaEnv("medina-v2", 2, render_mode="ansi")
+    obs, _ = quiet.reset(seed=3)
+    quiet.step(first_legal(obs))
+    assert capsys.readouterr().out == ""

@@ -104,6 +104,7 @@ class MedinaAECEnv(AECEnv[str, PolicyInput, int]):
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
         self.agent_selection = self.possible_agents[self.game.to_move]
+        self._show()
 
     def observe(self, agent: str) -> PolicyInput:
         """What the arena would send ``agent``'s seat now, encoded."""
@@ -141,6 +142,12 @@ class MedinaAECEnv(AECEnv[str, PolicyInput, int]):
             self._accumulate_rewards()
         else:
             self.agent_selection = self.possible_agents[s.to_move]
+        self._show()
+
+    def _show(self) -> None:
+        # "human" mode renders as the game goes (PettingZoo's and Gymnasium's convention).
+        if self.render_mode == "human":
+            self.render()
 
     def render(self) -> str | npt.NDArray[np.uint8] | None:
         """The board as ``render_mode`` says: printed ("human"), as text ("ansi") or as an

@@ -109,6 +109,7 @@ class MedinaEnv(gymnasium.Env[PolicyInput, np.int64]):
         self.game = new_game(self.ruleset, self.players, int(rng.integers(core.MAX_GAME_SEED)))
         self._lost = False
         self._play_opponents()
+        self._show()
         return self._observe(), {"seat": self.seat}
 
     def step(
@@ -126,9 +127,11 @@ class MedinaEnv(gymnasium.Env[PolicyInput, np.int64]):
             if self.illegal == "raise":
                 raise
             self._lost = True  # the episode ended here: the game goes no further
+            self._show()
             return self._observe(), -1.0, True, False, {"seat": self.seat, "illegal": str(exc)}
         self.game = apply_action(s, chosen)
         self._play_opponents()
+        self._show()
         s = self.state_of_game
         reward = core.outcome(s)[self.seat] if s.over else 0.0
         return self._observe(), reward, s.over, False, {"seat": self.seat}
@@ -146,8 +149,14 @@ class MedinaEnv(gymnasium.Env[PolicyInput, np.int64]):
         """The learning seat's legal actions as booleans (for maskable learners)."""
         return self._encode(self.state_of_game, self.seat).mask.astype(bool)
 
+    def _show(self) -> None:
+        # Gymnasium's "human" mode renders as the episode goes, without render() calls.
+        if self.render_mode == "human":
+            self.render()
+
     def render(self) -> str | npt.NDArray[np.uint8] | None:
-        """The board as ``render_mode`` says (see ``medina_envs.aec``)."""
+        """The board as ``render_mode`` says (see ``medina_envs.aec``); in "human" mode
+        ``reset`` and ``step`` print it too."""
         if self.render_mode == "human":
             print(render.ansi(self.state_of_game), end="")
             return None
