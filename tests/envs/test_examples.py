@@ -4,6 +4,7 @@ random over gRPC with a 95 % interval)."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -58,3 +59,16 @@ def test_training_writes_its_weights_here_not_over_the_shipped_ones(
     assert main(["--games", "1", "--epochs", "1", "--eval-games", "0"]) == 0
     assert WEIGHTS.read_bytes() == shipped
     LinearPolicy.load(tmp_path / "linear_policy.npz")  # what MEDINA_POLICY_WEIGHTS may name
+
+
+def test_training_refuses_what_it_would_fail_on_after_training(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["--out", str(tmp_path / "missing" / "w.npz")])
+    assert stopped.value.code == 2 and "no directory" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "medina.cli", None)  # as with medina-client alone
+    with pytest.raises(SystemExit) as stopped:
+        main(["--out", str(tmp_path / "w.npz")])
+    assert stopped.value.code == 2 and "medina-arena is not installed" in capsys.readouterr().err
+    assert not (tmp_path / "w.npz").exists()

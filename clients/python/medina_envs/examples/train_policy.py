@@ -182,6 +182,14 @@ async def with_server(server: str | None, run: Callable[[str], Awaitable[None]])
             await proc.wait()
 
 
+def _arena_installed() -> bool:
+    try:
+        import medina.cli  # noqa: F401  # the server ships in medina-arena, not medina-client
+    except ImportError:
+        return False
+    return True
+
+
 def report(name: str, scores: Sequence[float]) -> tuple[float, float, float]:
     """Print and return the mean score and its 95 % interval."""
     mean = sum(scores) / len(scores)
@@ -210,6 +218,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--server", help="HOST:PORT of a running arena (default: start one)")
     p.add_argument("--seed", type=int, default=1)
     args = p.parse_args(argv)
+    # Checked before a minute of training, not after.
+    if not args.out.parent.is_dir():
+        p.error(f"--out {args.out}: no directory {args.out.parent}")
+    if args.server is None and args.eval_games > 0 and not _arena_installed():
+        p.error(
+            "evaluating starts a medina-arena server, and medina-arena is not installed here: "
+            "install it, pass --server HOST:PORT of a running one, or --eval-games 0"
+        )
     started = time.perf_counter()
     samples = collect(args.games, args.seed)
     print(
