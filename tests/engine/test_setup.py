@@ -77,6 +77,49 @@ def test_rooftop_colours_per_seat(
     assert (ROOFTOP_COLOURS[rules.neutral_colour] if rules.neutral_colour >= 0 else None) == neutral
 
 
+@pytest.mark.parametrize(
+    ("ruleset", "players", "own", "blocking", "neutral"),
+    [
+        ("medina-v2", 3, (3, 0, 2), None, "yellow"),  # the colour no seat uses
+        ("medina-v2", 2, (2, 0), None, "yellow"),  # the first of the two left
+        ("medina-v2", 4, (3, 2, 1, 0), None, None),
+        ("medina-v1-2p", 2, (2, 1), (3, 0), None),
+    ],
+)
+def test_the_match_may_assign_rooftop_colours_section_3(
+    ruleset: str,
+    players: int,
+    own: tuple[int, ...],
+    blocking: tuple[int, ...] | None,
+    neutral: str | None,
+) -> None:
+    s = new_game(ruleset, players, 1, rooftop_colours=own, blocking_colours=blocking)
+    assert s.rules.rooftop_colours == own
+    if blocking is not None:
+        assert s.rules.blocking_colours == blocking
+    colour = s.rules.neutral_colour
+    assert (ROOFTOP_COLOURS[colour] if colour >= 0 else None) == neutral
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"rooftop_colours": (0, 0, 1)}, "repeat a colour"),
+        ({"rooftop_colours": (0, 1)}, "2 rooftop colours given for 3 seats"),
+        ({"rooftop_colours": (0, 1, 4)}, "colour 4 is not a colour"),
+        ({"blocking_colours": (2, 3, 0)}, "has no blocking rooftops"),
+    ],
+)
+def test_bad_colour_assignments_raise_setup_error(kwargs: dict[str, object], words: str) -> None:
+    with pytest.raises(SetupError, match=words):
+        new_game("medina-v2", 3, 1, **kwargs)  # type: ignore[arg-type]
+
+
+def test_v1_2p_colour_assignment_may_not_share_a_colour_between_kinds() -> None:
+    with pytest.raises(SetupError, match="repeat a colour"):
+        new_game("medina-v1-2p", 2, 1, rooftop_colours=(1, 2), blocking_colours=(0, 1))
+
+
 @pytest.mark.parametrize(("ruleset", "players"), ALL)
 def test_setup_is_deterministic(ruleset: str, players: int) -> None:
     a = new_game(ruleset, players, seed=42)
