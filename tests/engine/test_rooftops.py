@@ -78,6 +78,16 @@ def test_neutral_rooftops_go_on_any_colour_any_number_of_times() -> None:
     illegal(t, "neutral J8", "no-supply", "J8")
 
 
+def test_a_neutral_rooftop_may_claim_an_unclaimed_palace_of_an_exhausted_colour() -> None:
+    # docs/rules.md "Other choices": the leftover palace stays; only a neutral may roof it.
+    s = position("medina-v2", 3, {"C3": "GR", "G3": "GY", "K3": "GB", "D8": "g."})
+    assert s.exhausted == 0b0001
+    moves = legal_moves(s)
+    assert not moves.rooftop and squares_named(s, moves.neutral) == {"D8"}
+    palace = act(s, "neutral D8").palace_at(sq(s, "D8"))
+    assert palace is not None and palace.owner == NEUTRAL
+
+
 def test_neutral_rooftop_when_none_left() -> None:
     s = position("medina-v2", 3, {"C3": "GG", "J3": "g."})  # green is neutral with 3 players
     assert s.supply_of(0).neutral == 0 and s.supply_of(1).neutral == 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from medina.engine import NOBODY, EventKind, GameState
+from medina.engine import NOBODY, EventKind, GameState, result
 
 from .support import act, position
 
@@ -189,3 +189,44 @@ def test_blocked_palaces_make_no_contact_v1_2p() -> None:
     s = act(s, "block C2")
     assert s.tower_tiles[0] == NOBODY
     assert s.palaces[0].towers == 0
+
+
+# --- rare tile situations (rules audit) -----------------------------------------------------
+
+
+def test_a_neutral_palace_grown_past_the_holder_sends_the_tile_to_the_edge() -> None:
+    # 7.1 [v2]: red's grey palace of 2 holds the tile over the neutral (green) one of 2; a
+    # stable makes the neutral one larger, so the tile goes to the board edge.
+    marks = {"C3": "GR", "C4": "gR", "K3": "GG", "K4": "gG"}
+    s = position("medina-v2", 3, marks, to_move=1)
+    assert s.palace_tiles[0] == 0
+    s = act(s, "stable L3")
+    assert s.palace_tiles[0] == NOBODY
+    assert tile_events(s, 0, EventKind.PALACE_TILE) == [(0, 0, NOBODY)]
+    assert result(s).breakdowns[0].palace_tiles == 0
+
+
+def test_a_stable_joining_a_neutral_palace_to_an_arm_removes_the_tower_merchants() -> None:
+    # 7.2 [v2]: the first contact of a neutral palace, made later by a stable.
+    s = position("medina-v2", 3, T1_TOP | {"D3": "GG", "E3": "gG"})
+    assert s.tower_merchants[0] == 3
+    s = act(s, "stable D2")
+    assert s.tower_tiles[0] == NOBODY and s.tower_merchants[0] == 0
+    assert [(e.target, e.count) for e in s.events if e.kind is EventKind.TOWER_MERCHANTS] == [
+        (NOBODY, 3)
+    ]
+    assert [s.supply_of(seat).merchants for seat in range(3)] == [8, 8, 8]
+
+
+def test_blocked_palaces_make_no_contact_through_a_later_wall_or_stable_v1_2p() -> None:
+    s = position("medina-v1-2p", 2, {"B1": "##", "C1": "##", "D2": "GR", "H9": "MM"})
+    s = act(s, "wall D1", "stable E2")
+    assert s.tower_tiles[0] == NOBODY and s.palaces[0].towers == 0
+
+
+def test_first_edition_tower_tiles_carry_no_merchants() -> None:
+    s = position("medina-v1", 4, T1_TOP | {"C2": "g.", "H9": "MM"})
+    s = act(s, "roof C2")
+    assert s.tower_tiles[0] == 0 and s.tower_merchants == [0, 0, 0, 0]
+    assert s.supply_of(0).merchants == 6
+    assert not [e for e in s.events if e.kind is EventKind.TOWER_MERCHANTS]

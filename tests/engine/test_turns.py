@@ -43,6 +43,8 @@ def _a_wall(s: GameState) -> GameState:
     ("ruleset", "players", "start", "expected"),
     [
         ("medina-v2", 2, 0, [(0, 1), (1, 2), (0, 2), (1, 2)]),
+        ("medina-v2", 2, 1, [(1, 1), (0, 2), (1, 2), (0, 2)]),
+        ("medina-v2", 3, 2, [(2, 1), (0, 1), (1, 2), (2, 2)]),
         ("medina-v2", 3, 0, [(0, 1), (1, 1), (2, 2), (0, 2)]),
         ("medina-v2", 4, 0, [(0, 1), (1, 1), (2, 2), (3, 2), (0, 2)]),
         ("medina-v2", 4, 2, [(2, 1), (3, 1), (0, 2), (1, 2), (2, 2)]),
@@ -269,3 +271,85 @@ def test_v1_2p_enough_pieces_stay_hidden() -> None:
     s = act(s, "wall B1", "wall C1", "wall D1")
     assert s.to_move == 1 and not s.revealed
     assert observe(s, 0).seats[1].supply is None
+
+
+# --- rare turn situations (rules audit) -----------------------------------------------------
+
+
+def test_a_seat_out_of_pieces_plays_again_after_receiving_tower_merchants() -> None:
+    # Section 5 (a passing seat plays again once it can) with 7.2 [v2]: red has placed
+    # everything; yellow's stable joins red's palace to tower 1's arm, so red takes the
+    # tile and its 3 merchants, and red's turn comes round again.
+    marks = {"B1": "##", "C1": "##", "D1": "##", "D3": "GR", "E3": "gR"}
+    s = position("medina-v2", 4, marks, to_move=1, supplies={0: NOTHING})
+    assert observe(s, 1).seats[0].out_of_pieces
+    s = act(s, "stable D2")
+    assert s.tower_tiles[0] == 0 and s.supply_of(0) == only(merchants=3)
+    assert not observe(s, 1).seats[0].out_of_pieces
+    s = act(s, "wall R2", "wall R3", "wall R4", "wall R5", "wall R6")
+    assert (s.to_move, s.quota, s.placed) == (0, 2, 0)
+    assert not [e for e in s.events if e.kind is EventKind.PASSED]
+    assert legal_moves(s).merchant
+
+
+def test_tower_merchants_received_mid_turn_keep_the_turn_going() -> None:
+    # Section 5 "keep placing": red's only piece is a rooftop; the claim brings tower 1's
+    # merchants, which are then a legal second placement of the same turn.
+    marks = {"B1": "##", "C1": "##", "C2": "g."}
+    s = position("medina-v2", 4, marks, supplies={0: only(rooftops=0b0001)})
+    s = act(s, "roof C2")
+    assert (s.to_move, s.placed) == (0, 1) and s.supply_of(0).merchants == 3
+    s = act(s, "merchant H7")
+    assert s.to_move == 1
+
+
+def test_colour_exhaustion_mid_turn_can_end_the_turn_early() -> None:
+    # 6.2: red's claim completes grey; his grey buildings leave the game and nothing is left.
+    marks = {"G3": "GY", "K3": "GB", "C8": "GG", "M8": "g."}
+    s = position("medina-v2", 4, marks, supplies={0: Supply((5, 0, 0, 0), 0b0001, 0, 0, 0, 0, 0)})
+    s = act(s, "roof M8")
+    assert s.exhausted == 0b0001 and s.supply_of(0) == NOTHING
+    assert s.to_move == 1 and s.placed == 0
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_v1_forced_rooftop_with_every_player_count(players: int) -> None:
+    s = act(position("medina-v1", players, V1_FORCED, supplies=no_roofs(players)), "wall B1")
+    assert squares_named(s, legal_moves(s).rooftop) == {"C3", "K3"} and len(legal_moves(s)) == 2
+
+
+def test_v1_forced_rooftop_on_a_palace_started_this_turn() -> None:
+    # Section 12: the trigger and "a rooftop is legal" are judged at every decision.
+    s = position("medina-v1", 4, {"H7": "MM"}, supplies=no_roofs(4))
+    assert not legal_moves(s).rooftop
+    s = act(s, "grey C3")
+    assert squares_named(s, legal_moves(s).rooftop) == {"C3"} and len(legal_moves(s)) == 1
+    illegal(s, "wall B1", "forced-rooftop", "B1")
+
+
+def test_v1_2p_forced_rooftop_after_the_opponents_last_rooftop_is_removed() -> None:
+    # [v1-2p] "no rooftops left (placed or removed)": blue holds only his green rooftop for
+    # grey; yellow's red rooftop on grey removes it, and from then on yellow is forced.
+    only_green_grey = Supply((9, 9, 9, 9), 0, 0, 0b0001, 6, 12, 16)
+    marks = {"H9": "MM", "C3": "GY", "K3": "g.", "K8": "b."}
+    s = position("medina-v1-2p", 2, marks, supplies={1: only_green_grey})
+    assert legal(act(s, "wall B1", "wall C1"), "wall D1")  # not forced yet
+    s = act(s, "block K3")
+    assert [(e.seat, e.colour) for e in s.events if e.kind is EventKind.ROOFTOP_REMOVED] == [(1, 0)]
+    s = act(s, "wall B1", "wall C1")  # his rooftop this turn satisfied the rule
+    s = act(s, "wall R2", "wall R3", "wall R4")
+    assert s.to_move == 0
+    s = act(s, "wall D1", "wall E1")
+    assert squares_named(s, legal_moves(s).rooftop) == {"K8"}
+    illegal(s, "wall F1", "forced-rooftop", "F1")
+
+
+def test_v1_2p_limits_apply_to_the_two_piece_opening_turn() -> None:
+    # [v1-2p] the per-turn limits hold on the 2-piece turn too (the variant: "also when
+    # placing 2").
+    s = act(new_game("medina-v1-2p", 2, seed=3), "start H7", "wall B1")
+    assert (s.to_move, s.quota) == (0, 2)
+    s = act(s, "grey C3")
+    illegal(s, "grey C4", "turn-limit")
+    s = act(s, "roof C3")
+    assert s.to_move == 1
