@@ -12,13 +12,14 @@ from medina.engine import (
     Phase,
     Supply,
     apply_action,
+    is_legal,
     legal_moves,
     new_game,
     observe,
     squares,
 )
 
-from .support import act, illegal, legal, position, squares_named
+from .support import act, illegal, legal, position, sq, squares_named
 
 NOTHING = Supply((0, 0, 0, 0), 0, 0, 0, 0, 0, 0)
 
@@ -164,6 +165,19 @@ def test_malformed_actions(action: Action, rule: str) -> None:
     with pytest.raises(IllegalActionError) as info:
         apply_action(position("medina-v2", 4), action)
     assert info.value.rule == rule
+
+
+@pytest.mark.parametrize(("kind", "square"), [(7, "B1"), (5, "F7"), (6, "K5"), (2, "F6")])
+def test_a_kind_that_is_a_bare_int_is_refused_not_misplaced(kind: int, square: str) -> None:
+    # A wall given as the int 7 once put a merchant on the wall space B1 (and took a wall
+    # from the supply); a stable as 5 put a merchant beside the building. RULES 2 and 6.
+    s = position("medina-v2", 4, {"F6": "g.", "K4": "MM"})
+    action = Action(kind, sq(s, square))  # type: ignore[arg-type]
+    assert not is_legal(s, action)
+    with pytest.raises(IllegalActionError) as info:
+        apply_action(s, action)
+    assert info.value.rule == "bad-action"
+    assert f"ActionKind.{ActionKind(kind).name}" in info.value.message
 
 
 # --- forced rooftop [v1, v1-2p] -------------------------------------------------------------

@@ -26,8 +26,10 @@ _SUPPLY_NAMES = {
 
 def is_legal(s: GameState, a: Action) -> bool:
     """Whether ``a`` is legal now (a rooftop may name any building of its palace)."""
-    moves = legal_moves(s)
     kind = a.kind
+    if not isinstance(kind, ActionKind):
+        return False  # a bare int would pass the masks yet miss every ``is`` test when placed
+    moves = legal_moves(s)
     if kind is ActionKind.TEA:
         return moves.tea
     if not 0 <= a.square < s.rules.geometry.size:
@@ -186,7 +188,9 @@ def explain(s: GameState, a: Action) -> IllegalActionError:
     if s.phase is Phase.OVER:
         return IllegalActionError("game-over", "the game is over")
     if not isinstance(kind, ActionKind):
-        return IllegalActionError("bad-action", f"unknown action kind {kind!r}")
+        known = {int(k): k for k in ActionKind}.get(kind) if isinstance(kind, int) else None
+        hint = f": use ActionKind.{known.name}" if known is not None else ""
+        return IllegalActionError("bad-action", f"action kind {kind!r} is not an ActionKind{hint}")
     if s.phase is Phase.START_MERCHANT and kind is not ActionKind.START_MERCHANT:
         return IllegalActionError(
             "start-merchant",
