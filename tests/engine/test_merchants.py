@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
-from medina.engine import Supply, legal_moves, render
+from medina.engine import ActionKind, Supply, apply_action, legal_moves, new_game, render
+from medina.engine.board import empty_city
 
 from .support import act, illegal, legal, position, squares_named
 
@@ -93,3 +96,24 @@ def test_no_merchant_without_one_in_supply() -> None:
     s = position("medina-v2", 4, LONE, supplies={0: none})
     assert legal_moves(s).merchant == 0
     illegal(s, "merchant H6", "no-supply")
+
+
+@pytest.mark.parametrize(("ruleset", "players"), [("medina-v2", 2), ("medina-v1", 3)])
+def test_dead_street_ends_never_offer_a_square_section_12(ruleset: str, players: int) -> None:
+    # Section 12 "the old ends stay dead" holds without code: a street dies only when no
+    # square beside its ends is legal, and squares only fill up (docs/rules.md 6.5).
+    rng = random.Random(5)
+    seen_dead = 0
+    for seed in range(4):
+        s = new_game(ruleset, players, seed)
+        while not s.over:
+            g = s.rules.geometry
+            crowded = g.at_least_two_adjacent(s.merchants)
+            dead = s.merchants & ~s.street
+            seen_dead += dead != 0
+            assert not g.adj(dead & ~crowded) & empty_city(s) & ~crowded, render(s)
+            actions = legal_moves(s).actions()
+            merchants = [a for a in actions if a.kind is ActionKind.MERCHANT]
+            pick = merchants if merchants and rng.random() < 0.3 else actions
+            s = apply_action(s, rng.choice(pick))
+    assert seen_dead  # the playouts did reach dead streets
