@@ -367,3 +367,16 @@ def test_v1_2p_limits_apply_to_the_two_piece_opening_turn() -> None:
     illegal(s, "grey C4", "turn-limit")
     s = act(s, "roof C3")
     assert s.to_move == 1
+
+
+def test_v1_2p_a_passing_seat_is_revealed_only_when_its_turn_comes() -> None:
+    # docs/rules.md "v1-2p running-low reveal": the check runs when a turn begins, so a
+    # seat that passes shows nothing until it can place again.
+    s = position("medina-v1-2p", 2, {"H9": "MM"}, supplies={1: only(stables=1, rooftops=0b1000)})
+    s = act(s, "wall B1", "wall C1", "wall D1")
+    assert s.to_move == 0 and [e.seat for e in s.events if e.kind is EventKind.PASSED] == [1]
+    assert not s.revealed
+    s = act(s, "grey F6", "wall E1", "wall F1")
+    assert s.to_move == 1 and s.revealed == 0b10
+    kinds = [e.kind for e in s.events[-2:]]
+    assert kinds == [EventKind.TURN_STARTED, EventKind.SUPPLY_REVEALED]
