@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from medina.engine import (
     Action,
@@ -13,6 +15,7 @@ from medina.engine import (
     Supply,
     apply_action,
     is_legal,
+    legal_actions,
     legal_moves,
     new_game,
     observe,
@@ -380,3 +383,14 @@ def test_v1_2p_a_passing_seat_is_revealed_only_when_its_turn_comes() -> None:
     assert s.to_move == 1 and s.revealed == 0b10
     kinds = [e.kind for e in s.events[-2:]]
     assert kinds == [EventKind.TURN_STARTED, EventKind.SUPPLY_REVEALED]
+
+
+def test_a_square_or_colour_that_is_a_bool_is_refused() -> None:
+    # True is 1 to Python: a building of colour True was placed as colour 1.
+    s = position("medina-v2", 4)
+    building = next(a for a in legal_actions(s) if a.kind is ActionKind.BUILDING and a.colour == 1)
+    for bad in (replace(building, colour=True), replace(building, square=bool(building.square))):
+        assert not is_legal(s, bad)
+        with pytest.raises(IllegalActionError) as info:
+            apply_action(s, bad)
+        assert info.value.rule == "bad-action" and "not an int" in info.value.message

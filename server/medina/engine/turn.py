@@ -29,6 +29,8 @@ def is_legal(s: GameState, a: Action) -> bool:
     kind = a.kind
     if not isinstance(kind, ActionKind):
         return False  # a bare int would pass the masks yet miss every ``is`` test when placed
+    if isinstance(a.square, bool) or isinstance(a.colour, bool):
+        return False  # an int to Python (True is colour 1), never a square or a colour
     moves = legal_moves(s)
     if kind is ActionKind.TEA:
         return moves.tea
@@ -191,6 +193,9 @@ def explain(s: GameState, a: Action) -> IllegalActionError:
         known = {int(k): k for k in ActionKind}.get(kind) if isinstance(kind, int) else None
         hint = f": use ActionKind.{known.name}" if known is not None else ""
         return IllegalActionError("bad-action", f"action kind {kind!r} is not an ActionKind{hint}")
+    for field, value in (("square", a.square), ("colour", a.colour)):
+        if isinstance(value, bool):
+            return IllegalActionError("bad-action", f"the {field} is {value!r}, not an int")
     if s.phase is Phase.START_MERCHANT and kind is not ActionKind.START_MERCHANT:
         return IllegalActionError(
             "start-merchant",
