@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import os
+import stat
+from pathlib import Path
+
 from medina.storage.tournaments import GameRow, SeatRow
 from medina.tournament.report import (
     game_number,
@@ -10,6 +14,7 @@ from medina.tournament.report import (
     games_rows,
     rating_history_rows,
     to_csv,
+    write_atomically,
 )
 from medina.tournament.standings import GameResult, SeatResult, compute
 
@@ -76,3 +81,29 @@ def test_the_json_export_keeps_the_stored_fields_in_order() -> None:
     assert list(game["seats"][0]) == [
         "seat", "bot", "total", "rank", "termination", "strikes", "detail", "counted_rank",
     ]  # fmt: skip
+
+
+def test_an_export_through_a_link_replaces_the_file_and_keeps_the_link(tmp_path: Path) -> None:
+    (tmp_path / "site").mkdir()
+    target = tmp_path / "site" / "standings.csv"
+    target.write_text("old\n")
+    link = tmp_path / "standings.csv"
+    link.symlink_to(target)
+    write_atomically(link, "new\n")
+    assert link.is_symlink() and target.read_text() == "new\n"
+    assert sorted(p.name for p in (tmp_path / "site").iterdir()) == ["standings.csv"]
+
+
+def test_an_export_to_a_pipe_writes_into_it_rather_than_replacing_it(tmp_path: Path) -> None:
+    # -o /dev/stdout, -o /dev/null: renaming a file over them put a regular file in the
+    # device's place (as root, /dev/full became a copy of the standings)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        write_atomically(fifo, "place,bot\n")
+        assert stat.S_ISFIFO(fifo.lstat().st_mode)
+        assert os.read(reader, 100) == b"place,bot\n"
+    finally:
+        os.close(reader)
+    assert [p.name for p in tmp_path.iterdir()] == ["pipe"]  # no temporary file left

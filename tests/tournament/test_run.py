@@ -97,6 +97,13 @@ def test_standings_games_and_export(
     assert sorted(g["game"] for g in data["games"]) == list(range(1, 9))
     bad = run_cli("tournament", "export", "cup.toml", "--format", "csv", "--table", "all", cwd=d)
     assert bad.returncode == 2 and "CSV holds one table" in bad.stderr
+    # an empty path is not stdout, and a directory is not a file: one line each, exit 2
+    empty = run_cli("tournament", "export", "cup.toml", "--format", "json", "-o", "", cwd=d)
+    assert (empty.returncode, empty.stdout) == (2, "")
+    assert empty.stderr.count("\n") == 1 and "the path is empty" in empty.stderr
+    folder = run_cli("tournament", "export", "cup.toml", "--format", "json", "-o", ".", cwd=d)
+    assert folder.returncode == 2 and folder.stderr.count("\n") == 1
+    assert "cannot write .: Is a directory" in folder.stderr
     missing = run_cli("tournament", "standings", "--out", "nowhere", cwd=d)
     assert (
         missing.returncode == 2

@@ -169,3 +169,12 @@ def test_urls() -> None:
 def test_an_unreachable_database_is_named() -> None:
     with pytest.raises(StoreError, match="cannot open the database"):
         TournamentStore("postgresql://nobody@/x?host=/nonexistent-dir&port=1")
+
+
+def test_a_database_that_cannot_be_reached_is_one_line() -> None:
+    # libpq goes on with a tab-indented hint on a second line; a CLI error is one line
+    with pytest.raises(StoreError) as caught:
+        TournamentStore("postgresql://nobody@127.0.0.1:1/none?connect_timeout=5")
+    message = str(caught.value)
+    assert message.startswith("cannot open the database postgresql+psycopg://nobody@127.0.0.1:1")
+    assert "\n" not in message and "Connection refused" in message

@@ -177,7 +177,9 @@ def export_cmd(args: argparse.Namespace) -> int:
         )
     else:
         text = report.to_json(parts[table]())
-    if args.output:
+    if args.output == "":
+        raise CommandError("-o/--output: the path is empty (leave the option out for stdout)")
+    if args.output is not None:
         try:
             report.write_atomically(Path(args.output), text)
         except OSError as exc:

@@ -26,6 +26,11 @@ class StoreError(Exception):
     """The database cannot be used as asked; the message says why."""
 
 
+def one_line(text: str) -> str:
+    """A driver's message on one line (libpq's goes on with a tab-indented hint)."""
+    return "; ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
 def database_url(value: str) -> str:
     """An SQLAlchemy URL from ``--db``: ``postgresql://...`` (psycopg 3), ``sqlite:///path``
     or a plain file path (SQLite)."""
@@ -128,7 +133,9 @@ class Database:
                     )
                 return schema.LATEST
         except OperationalError as exc:
-            raise StoreError(f"cannot open the database {self.safe_url}: {exc.orig}") from None
+            raise StoreError(
+                f"cannot open the database {self.safe_url}: {one_line(str(exc.orig))}"
+            ) from None
 
     @property
     def safe_url(self) -> str:
