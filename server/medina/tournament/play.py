@@ -83,12 +83,15 @@ async def play_game(
     metadata: tuple[tuple[str, str], ...] = (),
     hide: Sequence[Path] = (),
     say: Callable[[str], None] | None = None,
+    ended: asyncio.Event | None = None,
 ) -> PlayedGame:
     """Create the match, start one process per seat, and wait for the result.
 
     A bot that exits before the end is forfeited at once (CRASHED), on this process's
     server or another alike (``watch_bot_exit``: ForfeitSeat), rather than after its
-    reconnect grace.
+    reconnect grace. ``ended`` is set once the match is over and its result known: what is
+    left is stopping the bots (at most 10 s), and a runner that is asked to stop then keeps
+    the game rather than throw its result away.
     A bot with sandbox limits runs sandboxed in its directory, with ``hide`` (records,
     database, other bots) out of its sight. Cancelling aborts the match and stops the bots.
     """
@@ -155,6 +158,8 @@ async def play_game(
         if result is None:
             raise GameError(f"the spectator stream of match {match_id} ended without a result")
         finished = True
+        if ended is not None:
+            ended.set()
         summary = await matches.GetMatch(
             wire_matches.get_request(match_id), metadata=metadata, timeout=30
         )

@@ -239,6 +239,7 @@ class Runner:
             if on_note is not None:
                 on_note(claim, text)
 
+        ended = asyncio.Event()
         game = asyncio.create_task(
             play_game(
                 channel,
@@ -254,6 +255,7 @@ class Runner:
                     *(b.directory(Path(cfg.base_dir)) for b in cfg.bots),
                 ),
                 say=None if on_note is None else say,
+                ended=ended,
             )
         )
         lost = asyncio.Event()
@@ -266,6 +268,10 @@ class Runner:
             beat.cancel()
             stop.cancel()
             lost_wait.cancel()
+        if not game.done() and ended.is_set() and not lost.is_set():
+            # Stopped after the match ended: only its bots are still exiting (at most 10 s).
+            # The game is over, not in play: it is stored, not thrown away and replayed.
+            await asyncio.wait({game})
         if not game.done():
             game.cancel()
             with contextlib.suppress(asyncio.CancelledError, GameError):

@@ -1,0 +1,34 @@
+"""A random bot (Python SDK) whose process stays a while after its match ended (LINGER_S
+seconds), as a bot that flushes logs or saves state on the way out does."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import time
+
+from medina.engine import Action
+from medina_client import Bot, Turn, play
+
+
+class Random(Bot):
+    """A seeded random legal action."""
+
+    name = "lingering"
+
+    def __init__(self) -> None:
+        self.rng = random.Random(7)
+
+    def choose(self, turn: Turn) -> Action:
+        """Any legal action."""
+        return turn.legal[self.rng.randrange(len(turn.legal))]
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser()
+    p.add_argument("--server", required=True)
+    args = p.parse_args()
+    asyncio.run(play(Random(), args.server, os.environ["MEDINA_TOKEN"]))
+    time.sleep(float(os.environ.get("LINGER_S", "5")))

@@ -1,0 +1,59 @@
+"""The runner in process: a stop that comes after a game's match ended keeps that game."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from bounded import run
+from medina.storage.tournaments import TournamentStore
+from medina.tournament.config import BotSpec, TournamentConfig, Variant
+from medina.tournament.runner import Runner, RunOptions, enter
+
+from .cups import BOTS
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def lingering_cup(tmp_path: Path) -> tuple[TournamentStore, int]:
+    """Two 2-player games of two bots that stay 5 s after each match, stored."""
+    command = ("python", str(BOTS / "lingering.py"))
+    cfg = TournamentConfig(
+        name="linger",
+        bots=(
+            BotSpec("a", command, env=(("LINGER_S", "5"),)),
+            BotSpec("b", command, env=(("LINGER_S", "5"),)),
+        ),
+        variants=(Variant("medina-v2", 2),),
+        games=2,
+    )
+    store = TournamentStore(str(tmp_path / "t.db"))
+    row, _ = enter(store, cfg)
+    return store, row.id
+
+
+def test_a_stop_after_the_match_ended_stores_the_game(tmp_path: Path) -> None:
+    # SIGTERM while a finished game's bots were still exiting threw the game away: a complete
+    # record on disk that no result names, and the game played again
+    store, tid = lingering_cup(tmp_path)
+    records = tmp_path / "records"
+
+    def ended() -> bool:
+        return any('"outcome"' in p.read_text() for p in records.glob("*.jsonl"))
+
+    async def main() -> None:
+        runner = Runner(store, RunOptions(concurrency=1, records=records, tournament_id=tid))
+        task = asyncio.create_task(runner.run())
+        async with asyncio.timeout(60):
+            while not ended():  # the first match is over; its bots linger
+                await asyncio.sleep(0.05)
+        runner.stop("runner stopped (SIGTERM)")
+        tally = await asyncio.wait_for(task, 60)
+        assert (tally.played, tally.given_back) == (1, 0)
+
+    run(main(), timeout=110)
+    assert store.counts(tid) == {"done": 1, "pending": 1}
+    assert store.incidents(tid) == []
+    (game,) = store.results(tid)
+    assert Path(game.record_path).name in {p.name for p in records.glob("*.jsonl")}
