@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from medina.cli import main
 from medina.engine import render
 from medina.records.errors import RecordError
 from medina.records.reader import parse_record, read_record
@@ -138,3 +139,24 @@ def test_an_entry_of_unknown_fields_is_refused_in_one_line() -> None:
     message = str(info.value)
     assert "\n" not in message
     assert message.startswith("bad line 2: not a RecordEntry (") and "garbage" in message
+
+
+def test_verify_calls_a_record_with_lines_out_of_order_invalid(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # exit 1 like any bad entry (it was 2, the status of a command that could not run, with
+    # the path said twice); no file at all is still 2
+    path = write_match(tmp_path, "medina-v2", 2, 8)
+    lines = path.read_text().splitlines()
+    decisions = [i for i, line in enumerate(lines) if line.startswith('{"decision"')]
+    a, b = decisions[3], decisions[4]
+    lines[a], lines[b] = lines[b], lines[a]
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["replay", "verify", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert out == f"{path}: INVALID: line {a + 1}: decision 4 out of order (expected decision 3)\n"
+    assert main(["replay", "verify", str(tmp_path / "none.jsonl")]) == 2
+    assert (
+        capsys.readouterr().err
+        == f"medina-arena replay: no such record file: {tmp_path}/none.jsonl\n"
+    )

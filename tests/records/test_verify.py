@@ -119,7 +119,38 @@ def test_another_tools_setup_draw_is_used(tmp_path: Path) -> None:
     path = engine_record(tmp_path, "medina-v2", 4, 8, setup=(well, merchant))
     record = read_record(path)
     assert (record.header.setup.well, record.header.setup.start_merchant) == (well, merchant)
-    assert verify_record(record).ok
+    report = verify_record(record)
+    assert report.ok and report.complete
+    # ... but it is said: a record of this arena whose seed was edited reads just the same
+    assert report.warning.startswith("line 1: the setup (well ")
+    assert "is not the one seed 8 draws" in report.warning
+    assert report.summary().endswith("; warning: " + report.warning)
+
+
+def test_a_seed_edited_in_the_header_is_warned_of(tmp_path: Path) -> None:
+    path = engine_record(tmp_path, "medina-v2", 2, 100)
+    assert verify_record(read_record(path)).warning == ""
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["header"]["config"]["seed"] = "101"
+    lines[0] = json.dumps(header)
+    report = verify_record(parse_record("\n".join(lines) + "\n", "edited"))
+    assert report.ok and "is not the one seed 101 draws" in report.warning, report.summary()
+
+
+def test_a_forfeit_in_the_result_needs_its_forfeit_in_the_record(tmp_path: Path) -> None:
+    # an edited outcome that charges a seat with a fault the game never had
+    path = engine_record(tmp_path, "medina-v2", 3, 5)
+    lines = path.read_text().splitlines()
+    outcome = json.loads(lines[-1])
+    outcome["outcome"]["result"]["seats"][1]["termination"] = "TERMINATION_CRASHED"
+    lines[-1] = json.dumps(outcome)
+    report = verify_record(parse_record("\n".join(lines) + "\n", "charged"))
+    assert not report.ok and report.line == len(lines)
+    assert report.problem == (
+        f"line {len(lines)}: seat 1's result says crashed, but the record has no forfeit of "
+        "that seat"
+    )
 
 
 def test_an_aborted_record_verifies_up_to_its_end(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from medina.records import catalog
-from medina.records.reader import RecordError, read_record
+from medina.records.errors import RecordReadError
+from medina.records.reader import Record, RecordError, read_record
 from medina.records.show import show_record
 from medina.records.verify import verify_record
 from medina.wire.shared.enums import RULESET_NAMES
@@ -41,18 +42,34 @@ def add_parser(sub: Any) -> None:
     ls.set_defaults(run=run_list)
 
 
-def _read(path: str) -> Any:
+def _parse(path: str) -> Record:
+    """The record at ``path``; CommandError when there is no file to read, RecordError
+    (naming the line) when its content is not a record."""
     if not Path(path).is_file():
         raise CommandError(f"no such record file: {path}")
     try:
         return read_record(Path(path), allow_truncated=True)
+    except RecordReadError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _read(path: str) -> Record:
+    try:
+        return _parse(path)
     except RecordError as exc:
-        raise CommandError(f"{path}: {exc}") from None
+        raise CommandError(str(exc)) from None
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    """Exit 0 if the record replays exactly, 1 naming the first bad entry otherwise."""
-    report = verify_record(_read(args.file))
+    """Exit 0 if the record replays exactly, 1 naming the first bad entry otherwise (a line
+    that is not a record's, as much as an illegal decision); 2 when there is no file."""
+    try:
+        record = _parse(args.file)
+    except RecordError as exc:
+        why = str(exc).removeprefix(f"{args.file} ").removeprefix(f"{args.file}: ")
+        print(f"{args.file}: INVALID: {why}")
+        return 1
+    report = verify_record(record)
     print(report.summary())
     return 0 if report.ok else 1
 

@@ -12,7 +12,7 @@ from google.protobuf import json_format
 from medina.v1 import record_pb2
 from medina.wire.records import entry_from_json
 
-from .errors import RecordError
+from .errors import RecordError, RecordReadError
 from .upgrade import CURRENT_FORMAT_VERSION, upgrade_line
 
 __all__ = ["Record", "RecordError", "parse_record", "read_record"]
@@ -54,7 +54,7 @@ def read_record(path: str | os.PathLike[str], *, allow_truncated: bool = False) 
     try:
         text = path.read_bytes().decode("utf-8")
     except OSError as exc:
-        raise RecordError(f"cannot read {path}: {exc.strerror}") from None
+        raise RecordReadError(f"cannot read {path}: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise RecordError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     return parse_record(text, str(path), allow_truncated=allow_truncated)

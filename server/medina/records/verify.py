@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from medina.engine import GameState, result
+from medina.engine import GameState, result, square_name
+from medina.referee.errors import ConfigError
 from medina.referee.outcome import ranks_with_forfeits
 from medina.v1 import match_pb2, record_pb2
+from medina.wire.settings import settings_from_proto
 from medina.wire.shared.scores import breakdown_to_proto
 
 from .reader import Record
@@ -31,15 +33,18 @@ class VerifyReport:
     note: str = ""  # e.g. "aborted" or "interrupted"
     line: int = 0
     decision: int = -1
+    #: What replays but is not what this arena writes: the header's setup is not the one its
+    #: seed draws (a record of another tool may draw differently; one of this arena's must
+    #: not). Empty when there is nothing to say.
+    warning: str = ""
 
     def summary(self) -> str:
         """One human-readable paragraph."""
         if not self.ok:
             return f"{self.path}: INVALID after {self.decisions} good decision(s): {self.problem}"
         text = f"{self.path}: OK, {self.decisions} decisions replayed"
-        if self.complete:
-            return text + "; the final result matches the engine"
-        return f"{text}; {self.note}"
+        text += "; the final result matches the engine" if self.complete else f"; {self.note}"
+        return f"{text}; warning: {self.warning}" if self.warning else text
 
 
 def verify_record(record: Record) -> VerifyReport:
@@ -48,8 +53,43 @@ def verify_record(record: Record) -> VerifyReport:
     Every decision must be by the seat to move and legal; at the end the totals
     and breakdowns must be the engine's and the ranks the referee's rule (seats
     that forfeited rank last). An aborted or interrupted record verifies up to
-    its last complete entry, and the report says so.
+    its last complete entry, and the report says so. A setup that is not the one the
+    header's seed draws replays from the record's squares, with a ``warning``.
     """
+    report = _verify(record)
+    warning = setup_mismatch(record) if report.ok else ""
+    return replace(report, warning=warning) if warning else report
+
+
+def setup_mismatch(record: Record) -> str:
+    """Why the header's setup (well, start merchant) is not the one its configuration draws
+    from its seed, or "" when it is (or the ruleset draws none)."""
+    setup = record.header.setup
+    if not (setup.HasField("well") and setup.HasField("start_merchant")):
+        return ""
+    try:
+        s = replace(settings_from_proto(record.header.config), opening=()).new_game()
+    except ConfigError:
+        return ""  # the replay names it
+    if not s.rules.well or not s.merchants:
+        return ""
+    merchant = (s.merchants & -s.merchants).bit_length() - 1
+    if (setup.well, setup.start_merchant) == (s.well, merchant):
+        return ""
+    g = s.rules.geometry
+
+    def square(sq: int) -> str:
+        return square_name(g, sq) if 0 <= sq < g.size else str(sq)
+
+    return (
+        f"line 1: the setup (well {square(setup.well)}, start merchant "
+        f"{square(setup.start_merchant)}) is not the one seed {record.header.config.seed} draws "
+        f"(well {square(s.well)}, start merchant {square(merchant)}); replayed from the "
+        "record's squares"
+    )
+
+
+def _verify(record: Record) -> VerifyReport:
     state, count, error = replay_to_end(record)
     if error is not None or state is None:
         assert error is not None
@@ -109,6 +149,12 @@ def _check_outcome(record: Record, s: GameState, outcome: record_pb2.RecordOutco
             return (
                 f"line {line}: seat {seat} forfeited with termination {forfeits[seat]}, "
                 f"but its result says {r.termination}"
+            )
+        if r.termination not in _PLAYED_ON and seat not in forfeits:
+            name = match_pb2.Termination.Name(r.termination).removeprefix("TERMINATION_")
+            return (
+                f"line {line}: seat {seat}'s result says {name.lower()}, but the record has no "
+                "forfeit of that seat"
             )
     engine = result(s)
     forfeited = tuple(
