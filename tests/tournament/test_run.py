@@ -6,7 +6,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
+import sqlite3
 import subprocess
 import urllib.error
 import urllib.request
@@ -257,3 +259,35 @@ def test_the_viewer_shows_a_tournament_database(
     assert missing_bot.value.code == 404
     missing = run_cli("web", "--records", ".", "--db", "nowhere.db", "--tournament", "x", cwd=d)
     assert missing.returncode == 2 and "no tournament database at nowhere.db" in missing.stderr
+
+
+def test_verify_replays_every_result_and_names_what_was_edited(
+    uninterrupted: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    d, _ = uninterrupted
+    done = run_cli("tournament", "verify", "cup.toml", cwd=d)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == (
+        "tournament cup: OK: the schedule is the file's, and 8 results match their records, "
+        "each replayed through the engine (8 done)"
+    )
+    # a copy of the database, edited behind the runner's back
+    db = tmp_path / "edited.db"
+    shutil.copy(d / "tournaments" / "cup" / "tournament.db", db)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE seat_results SET total = total + 1 WHERE game_id = 1 AND seat = 0")
+        conn.execute("UPDATE games SET seed = 999 WHERE id = 2")
+        conn.execute("DELETE FROM seat_results WHERE game_id = 3")
+    edited = run_cli("tournament", "verify", "--db", str(db), cwd=d)
+    assert edited.returncode == 1, edited.stdout + edited.stderr
+    lines = edited.stdout.splitlines()
+    assert any(
+        line.startswith("game 1: seat 0 (") and "stored total" in line and "its record says" in line
+        for line in lines
+    ), lines
+    assert "game 2: stored seed 999, but the configuration schedules 11" in lines
+    assert "game 2: stored seed 999, but its record says 11" in lines
+    assert "game 3: done, but no result of it is stored" in lines
+    assert lines[-1] == ("tournament cup: 4 problem(s) in 7 results and the schedule (8 done)"), (
+        lines
+    )

@@ -50,6 +50,7 @@ from .tournament_show import (
     load_file,
     out_dir,
     standings_cmd,
+    verify_cmd,
 )
 from .web_cmd import start_viewer, tournament_standings
 
@@ -135,6 +136,12 @@ def add_parser(sub: Any) -> None:
         ("standings", "the standings and head-to-head table", standings_cmd),
         ("games", "every game with its seats and status", games_cmd),
         ("export", "standings, games or head-to-head as CSV or JSON", export_cmd),
+        (
+            "verify",
+            "check the schedule against the file's settings and every result against its "
+            "record, replayed through the engine",
+            verify_cmd,
+        ),
     ):
         q = tsub.add_parser(name, help=helptext)
         q.add_argument("file", nargs="?", help="the tournament file (gives name and --out)")

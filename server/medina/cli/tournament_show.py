@@ -16,6 +16,7 @@ from rich.table import Table
 from medina.storage.tournaments import StoreError, TournamentStore
 from medina.tournament import config as tconfig
 from medina.tournament import report
+from medina.tournament.audit import audit
 from medina.tournament.runner import sprt_status, standings
 
 from .errors import CommandError
@@ -187,3 +188,26 @@ def export_cmd(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def verify_cmd(args: argparse.Namespace) -> int:
+    """Check the stored schedule and every result against its record; exit 1 naming each
+    problem."""
+    store, tid, name = pick(args)
+    found = audit(store, tid)
+    for finding in found.findings:
+        print(finding.line())
+    for note in found.notes:
+        print(f"note: {note}")
+    status = ", ".join(f"{n} {s}" for s, n in sorted(found.counts.items()))
+    if found.ok:
+        print(
+            f"tournament {name}: OK: the schedule is the file's, and {found.checked} results "
+            f"match their records, each replayed through the engine ({status})"
+        )
+        return 0
+    print(
+        f"tournament {name}: {len(found.findings)} problem(s) in {found.checked} results "
+        f"and the schedule ({status})"
+    )
+    return 1
