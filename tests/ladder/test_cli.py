@@ -216,3 +216,23 @@ def test_a_missing_database_is_named_not_made(
     assert main([*argv, "--db", str(db)]) == 2
     assert f"no ladder database at {db}" in capsys.readouterr().err
     assert not db.exists()
+
+
+@pytest.mark.parametrize(
+    ("where", "error"),
+    [
+        ("missing/export.json", "cannot write {d}/missing/export.json: No such file or directory"),
+        ("", "--out: the path is empty (leave the option out for stdout)"),
+        (".", "cannot write {d}: Is a directory"),
+    ],
+)
+def test_an_export_that_cannot_be_written_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str, error: str
+) -> None:
+    # it was a traceback, and a temporary file beside the target (``..tmp`` for ``.``)
+    db = str(tmp_path / "l.db")
+    run(capsys, "bots", "add", "a", "--db", db)
+    out = str(tmp_path / where) if where else ""
+    code, _, err = run(capsys, "ladder", "export", "--db", db, "--out", out)
+    assert (code, err) == (2, "medina-arena ladder: " + error.format(d=tmp_path) + "\n")
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("l.db")) == []

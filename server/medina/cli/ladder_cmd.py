@@ -26,6 +26,7 @@ from medina.rpc.common.admission import AdmissionLimits, open_files_limit
 from medina.rpc.common.collector import Collector
 from medina.rpc.common.serving import signals_caught
 from medina.storage.ladder import LadderStore, StoreError
+from medina.tournament.report import write_atomically
 
 from . import event_loop, ladder_demo, open_files
 from .errors import CommandError
@@ -420,10 +421,13 @@ def _export(args: argparse.Namespace) -> int:
                      m.record_path, m.detail]
                 )  # fmt: skip
         text = "# standings\n" + as_csv(lines) + "# matches\n" + buf.getvalue()
-    if args.out:
-        tmp = Path(f"{args.out}.tmp")
-        tmp.write_text(text + "\n")
-        tmp.replace(args.out)  # never a half-written export
+    if args.out == "":
+        raise CommandError("--out: the path is empty (leave the option out for stdout)")
+    if args.out is not None:
+        try:  # never a half-written export, and a device (/dev/stdout) is not replaced
+            write_atomically(Path(args.out), text + "\n")
+        except OSError as exc:
+            raise CommandError(f"cannot write {args.out}: {exc.strerror}") from None
     else:
         sys.stdout.write(text + "\n")
     return 0
