@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from medina.engine import CONFIGURATIONS, apply_action, legal_moves, new_game, result
 from medina.engine.geometry import lowest
 from medina.records.errors import RecordError
 from medina.records.reader import parse_record, read_record
-from medina.records.verify import verify_record
+from medina.records.verify import VerifyReport, verify_record
 from medina.records.writer import RecordWriter
 from medina.referee.config import MatchSettings
 from medina.referee.outcome import MatchOutcome, SeatOutcome, Termination, ranks_with_forfeits
@@ -214,3 +216,56 @@ def test_a_closed_writer_refuses_lines(tmp_path: Path) -> None:
     writer.close()
     with pytest.raises(RecordError, match="is closed"):
         writer.incident(Incident(IncidentKind.CONNECTED, 0, "", 0))
+
+
+def _edited(path: Path, edit: Callable[[list[dict[str, Any]]], None]) -> VerifyReport:
+    entries = [json.loads(line) for line in path.read_text().splitlines()]
+    edit(entries)
+    text = "".join(json.dumps(e) + "\n" for e in entries)
+    return verify_record(parse_record(text, "edited"))
+
+
+def _decision(entries: list[dict[str, Any]], index: int) -> dict[str, Any]:
+    found: dict[str, Any] = next(
+        e["decision"] for e in entries if "decision" in e and e["decision"].get("index", 0) == index
+    )
+    return found
+
+
+def test_a_strike_move_needs_its_timeout_and_a_timeout_its_move(tmp_path: Path) -> None:
+    path = engine_record(tmp_path, "medina-v2", 2, 4)
+    entries = [json.loads(line) for line in path.read_text().splitlines()]
+    seat = _decision(entries, 7).get("seat", 0)
+
+    def marked(entries: list[dict[str, Any]]) -> None:  # a bot's move passed off as a strike
+        _decision(entries, 7)["source"] = "DECISION_SOURCE_TIMEOUT"
+
+    report = _edited(path, marked)
+    assert not report.ok and report.decision == 7
+    assert report.problem.endswith(
+        f"decision 7 is the referee's move after a timeout of seat {seat}, but the record has "
+        "no such timeout"
+    ), report.problem
+
+    def hidden(entries: list[dict[str, Any]]) -> None:  # a timeout whose move is the bot's
+        at = next(
+            i for i, e in enumerate(entries) if "decision" in e and e["decision"].get("index") == 7
+        )
+        incident = {"kind": "INCIDENT_KIND_TIMEOUT", "seat": seat, "atDecision": 7}
+        entries.insert(at, {"incident": incident})
+
+    report = _edited(path, hidden)
+    assert not report.ok and report.decision == 7
+    assert f"seat {seat} timed out at decision 7" in report.problem
+    assert "decision 7 is not the referee's move for it" in report.problem
+
+
+def test_the_strikes_of_the_result_are_the_records_timeouts(tmp_path: Path) -> None:
+    path = engine_record(tmp_path, "medina-v2", 3, 5)
+
+    def struck(entries: list[dict[str, Any]]) -> None:
+        entries[-1]["outcome"]["result"]["seats"][2]["strikes"] = 2
+
+    report = _edited(path, struck)
+    assert not report.ok
+    assert report.problem.endswith("seat 2 has 2 strike(s), but the record has 0 timeout(s) of it")

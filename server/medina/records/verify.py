@@ -96,6 +96,9 @@ def _verify(record: Record) -> VerifyReport:
         return VerifyReport(
             record.path, False, count, False, str(error), line=error.line, decision=error.decision
         )
+    problem, line, decision = _check_timeouts(record)
+    if problem:
+        return VerifyReport(record.path, False, count, False, problem, line=line, decision=decision)
     outcome = record.outcome
     if outcome is None:
         how = " (last line truncated)" if record.truncated else ""
@@ -129,6 +132,42 @@ def _verify(record: Record) -> VerifyReport:
     return VerifyReport(record.path, True, count, True)
 
 
+def _check_timeouts(record: Record) -> tuple[str, int, int]:
+    """The first mismatch between the referee's timeouts and the moves it made for them, with
+    its line and decision: each TIMEOUT incident of a seat is followed by the referee's move
+    for that seat (a strike's random move, or the fallback of a seat that struck out), and
+    each such strike move by its incident. ("", 0, -1) when they match."""
+    struck = {
+        (e.incident.seat, e.incident.at_decision): n
+        for n, e in record.entries
+        if e.HasField("incident") and e.incident.kind == record_pb2.INCIDENT_KIND_TIMEOUT
+    }
+    decisions = {d.index: (n, d) for n, d in record.decisions}
+    for n, d in record.decisions:
+        if d.source == record_pb2.DECISION_SOURCE_TIMEOUT and (d.seat, d.index) not in struck:
+            return (
+                f"line {n}: decision {d.index} is the referee's move after a timeout of seat "
+                f"{d.seat}, but the record has no such timeout",
+                n,
+                d.index,
+            )
+    for (seat, at), n in struck.items():
+        if at not in decisions:
+            continue  # the record stops before the move (interrupted)
+        line, d = decisions[at]
+        if d.seat != seat or d.source not in _REFEREE_MOVES:
+            return (
+                f"line {line}: seat {seat} timed out at decision {at} (line {n}), but decision "
+                f"{at} is not the referee's move for it",
+                line,
+                at,
+            )
+    return "", 0, -1
+
+
+_REFEREE_MOVES = (record_pb2.DECISION_SOURCE_TIMEOUT, record_pb2.DECISION_SOURCE_FALLBACK)
+
+
 def _check_outcome(record: Record, s: GameState, outcome: record_pb2.RecordOutcome) -> str:
     line = record.outcome_line
     res = outcome.result
@@ -149,6 +188,12 @@ def _check_outcome(record: Record, s: GameState, outcome: record_pb2.RecordOutco
             return (
                 f"line {line}: seat {seat} forfeited with termination {forfeits[seat]}, "
                 f"but its result says {r.termination}"
+            )
+        strikes = sum(1 for seat_, _at in _timeouts(record) if seat_ == seat)
+        if r.strikes != strikes:
+            return (
+                f"line {line}: seat {seat} has {r.strikes} strike(s), but the record has "
+                f"{strikes} timeout(s) of it"
             )
         if r.termination not in _PLAYED_ON and seat not in forfeits:
             name = match_pb2.Termination.Name(r.termination).removeprefix("TERMINATION_")
@@ -175,6 +220,15 @@ def _check_outcome(record: Record, s: GameState, outcome: record_pb2.RecordOutco
         if r.rank != ranks[seat]:
             return f"line {line}: seat {seat} rank {r.rank}, expected {ranks[seat]}"
     return ""
+
+
+def _timeouts(record: Record) -> list[tuple[int, int]]:
+    """(seat, decision) of every TIMEOUT incident (a strike each)."""
+    return [
+        (e.incident.seat, e.incident.at_decision)
+        for _n, e in record.entries
+        if e.HasField("incident") and e.incident.kind == record_pb2.INCIDENT_KIND_TIMEOUT
+    ]
 
 
 def _aborted(record: Record) -> bool:
