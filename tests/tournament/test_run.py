@@ -278,6 +278,7 @@ def test_verify_replays_every_result_and_names_what_was_edited(
         conn.execute("UPDATE seat_results SET total = total + 1 WHERE game_id = 1 AND seat = 0")
         conn.execute("UPDATE games SET seed = 999 WHERE id = 2")
         conn.execute("DELETE FROM seat_results WHERE game_id = 3")
+        conn.execute("UPDATE seat_results SET strikes = 3 WHERE game_id = 4 AND seat = 1")
     edited = run_cli("tournament", "verify", "--db", str(db), cwd=d)
     assert edited.returncode == 1, edited.stdout + edited.stderr
     lines = edited.stdout.splitlines()
@@ -288,6 +289,18 @@ def test_verify_replays_every_result_and_names_what_was_edited(
     assert "game 2: stored seed 999, but the configuration schedules 11" in lines
     assert "game 2: stored seed 999, but its record says 11" in lines
     assert "game 3: done, but no result of it is stored" in lines
-    assert lines[-1] == ("tournament cup: 4 problem(s) in 7 results and the schedule (8 done)"), (
-        lines
-    )
+    assert any(
+        line.startswith("game 4: seat 1 (")
+        and line.endswith("stored strikes 3, but its record says 0")
+        for line in lines
+    ), lines
+    assert lines[-1] == "tournament cup: 5 problem(s) in 7 results and the schedule (8 done)"
+    # records published elsewhere are found by their file names
+    copy = tmp_path / "published"
+    copy.mkdir()
+    for record in (d / "tournaments" / "cup" / "records").glob("*.jsonl"):
+        shutil.copy(record, copy)
+    db = tmp_path / "published.db"
+    shutil.copy(d / "tournaments" / "cup" / "tournament.db", db)
+    moved = run_cli("tournament", "verify", "--db", str(db), "--records", str(copy), cwd=d)
+    assert moved.returncode == 0, moved.stdout + moved.stderr

@@ -147,6 +147,12 @@ def add_parser(sub: Any) -> None:
         q.add_argument("file", nargs="?", help="the tournament file (gives name and --out)")
         _where(q)
         q.add_argument("--tournament", help="tournament name (default: the file's, or newest)")
+        if name == "verify":
+            q.add_argument(
+                "--records",
+                help="where the records are, when not where the results say (a published copy: "
+                "each found by its file name)",
+            )
         if name == "export":
             q.add_argument("--format", choices=("csv", "json"), required=True)
             q.add_argument(

@@ -194,7 +194,12 @@ def verify_cmd(args: argparse.Namespace) -> int:
     """Check the stored schedule and every result against its record; exit 1 naming each
     problem."""
     store, tid, name = pick(args)
-    found = audit(store, tid)
+    records = None
+    if args.records is not None:
+        records = Path(args.records)
+        if not records.is_dir():
+            raise CommandError(f"--records: no such directory: {args.records}")
+    found = audit(store, tid, records)
     for finding in found.findings:
         print(finding.line())
     for note in found.notes:

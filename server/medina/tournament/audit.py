@@ -57,9 +57,9 @@ class Audit:
         return not self.findings
 
 
-def audit(store: TournamentStore, tid: int) -> Audit:
+def audit(store: TournamentStore, tid: int, records: Path | None = None) -> Audit:
     """Check tournament ``tid`` of ``store``: its schedule against its configuration, and
-    each finished game against its record."""
+    each finished game against its record (in ``records``, when given, by file name)."""
     row = next(t for t in store.tournaments() if t.id == tid)
     cfg = TournamentConfig.from_json(row.config)
     stored = store.schedule(tid)
@@ -75,9 +75,10 @@ def audit(store: TournamentStore, tid: int) -> Audit:
             if n > 1:
                 findings.append(Finding(0, f"{n} games name the same {what} {value}"))
     for game in results:
-        findings.extend(Finding(game.number + 1, text) for text in game_findings(game))
+        findings.extend(Finding(game.number + 1, text) for text in game_findings(game, records))
     counts = Counter(s.status for s in stored)
-    return Audit(len(results), dict(counts), tuple(findings), tuple(orphan_notes(results)))
+    notes = orphan_notes(results, records)
+    return Audit(len(results), dict(counts), tuple(findings), tuple(notes))
 
 
 def schedule_findings(
@@ -109,11 +110,12 @@ def _show(value: object) -> str:
     return ", ".join(value) if isinstance(value, tuple) else str(value)
 
 
-def game_findings(g: GameRow) -> list[str]:
-    """What does not hold between a finished game as stored and its record."""
+def game_findings(g: GameRow, records: Path | None = None) -> list[str]:
+    """What does not hold between a finished game as stored and its record (found in
+    ``records`` by its file name, when given: records copied elsewhere to be checked)."""
     if not g.record_path:
         return ["no record is stored for it"]
-    path = Path(g.record_path)
+    path = Path(g.record_path) if records is None else records / Path(g.record_path).name
     if not path.is_file():
         return [f"its record {path} is missing"]
     try:
@@ -156,6 +158,7 @@ def game_findings(g: GameRow) -> list[str]:
             ("total", s.total, r.total),
             ("rank", s.rank, r.rank),
             ("termination", s.termination, termination.lower()),
+            ("strikes", s.strikes, r.strikes),
         ):
             if stored_value != rec_value:
                 out.append(
@@ -165,12 +168,16 @@ def game_findings(g: GameRow) -> list[str]:
     return out
 
 
-def orphan_notes(results: Sequence[GameRow]) -> list[str]:
+def orphan_notes(results: Sequence[GameRow], records: Path | None = None) -> list[str]:
     """Records in the results' directories that no result names: attempts that were
     interrupted or aborted and replayed. A finished one is named on its own line: a game
     played to its end whose result was not kept (its runner lost its lease) or was removed."""
     named = {Path(g.record_path).name for g in results if g.record_path}
-    directories = sorted({Path(g.record_path).parent for g in results if g.record_path})
+    directories = (
+        [records]
+        if records is not None
+        else sorted({Path(g.record_path).parent for g in results if g.record_path})
+    )
     out = []
     for directory in directories:
         others = [m for m in catalog.scan(directory) if f"{m.match_id}.jsonl" not in named]
