@@ -7,6 +7,7 @@ import os
 import stat
 from pathlib import Path
 
+from medina.boundary.files import write_atomically
 from medina.storage.tournaments import GameRow, SeatRow
 from medina.tournament.report import (
     game_number,
@@ -14,7 +15,6 @@ from medina.tournament.report import (
     games_rows,
     rating_history_rows,
     to_csv,
-    write_atomically,
 )
 from medina.tournament.standings import GameResult, SeatResult, compute
 

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from medina.boundary.files import write_atomically
 from medina.boundary.terminal import printable
 from medina.ladder import accounts
 from medina.ladder.house import HouseBot, parse_house, start_house, stop_house
@@ -26,7 +27,6 @@ from medina.rpc.common.admission import AdmissionLimits, open_files_limit
 from medina.rpc.common.collector import Collector
 from medina.rpc.common.serving import signals_caught
 from medina.storage.ladder import LadderStore, StoreError
-from medina.tournament.report import write_atomically
 
 from . import event_loop, ladder_demo, open_files
 from .errors import CommandError

@@ -13,6 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from medina.boundary.files import write_atomically
 from medina.storage.tournaments import StoreError, TournamentStore
 from medina.tournament import config as tconfig
 from medina.tournament import report
@@ -182,7 +183,7 @@ def export_cmd(args: argparse.Namespace) -> int:
         raise CommandError("-o/--output: the path is empty (leave the option out for stdout)")
     if args.output is not None:
         try:
-            report.write_atomically(Path(args.output), text)
+            write_atomically(Path(args.output), text)
         except OSError as exc:
             raise CommandError(f"cannot write {args.output}: {exc.strerror}") from None
     else:
