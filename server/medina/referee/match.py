@@ -196,6 +196,12 @@ class Match:
         """Unsubscribe a spectator."""
         self._observers.pop(observer, None)
 
+    @property
+    def watchers(self) -> int:
+        """Spectators subscribed now (each told of every decision by the referee): a gRPC
+        ``Watch`` stream each, and the viewer's one per match however many pages follow it."""
+        return len(self._observers)
+
     def is_forfeited(self, seat: int) -> bool:
         """Whether ``seat`` has forfeited (a bot may not take it up again)."""
         return self.seat_states[seat].forfeited

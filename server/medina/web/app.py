@@ -7,6 +7,7 @@ aborting a match stays with the organiser's gRPC calls, behind the organiser cre
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -34,8 +35,9 @@ from medina.rpc.common.limits import ClientSlots, StreamSlotsExhausted
 from medina.wire.shared.enums import RULESET_NAMES
 
 from . import pages
+from .fanout import KEEPALIVE_FRAME, FanOut, Live
 from .listing import BadQueryError, Listing, MatchRow, Query
-from .live import KEEPALIVE_S, sse
+from .live import KEEPALIVE_S
 from .metrics import CONTENT_TYPE_LATEST, Metrics
 from .names import isolated
 from .shelf import RecordShelf, UnknownRecordError
@@ -71,6 +73,8 @@ class Viewer:
     #: Open streams per client address, shared with the gRPC server's Play and Watch
     #: streams (its --max-streams-per-client); None: no limit.
     slots: ClientSlots | None = None
+    #: The streams of the matches pages follow: one per match, shared by its pages.
+    fanout: FanOut = field(default_factory=FanOut)
 
     async def live_rows(self) -> list[MatchRow]:
         """The rows of every source's matches, each source's newest first."""
@@ -94,6 +98,14 @@ class Viewer:
             if feed is not None:
                 return feed
         return None
+
+    async def live(self, match_id: str) -> Live | None:
+        """A page's live stream of ``match_id``: the one other pages of it follow, or the
+        first source's that knows it (``fanout``); None when no source knows it."""
+        if self.fanout.following(match_id):
+            return self.fanout.live(match_id, None)
+        feed = await self.feed(match_id)
+        return self.fanout.live(match_id, feed) if feed is not None else None
 
     async def listing(self, query: Query) -> Listing:
         """One page of the matches list: the matches hosted here (and by a watched
@@ -242,8 +254,8 @@ async def live(request: Request) -> Response:
 async def live_events(request: Request) -> Response:
     viewer = _viewer(request)
     match_id = request.path_params["match_id"]
-    feed = await viewer.feed(match_id)
-    if feed is None:
+    follow = await viewer.live(match_id)
+    if follow is None:
         return JSONResponse(await _gone(viewer, match_id), status_code=404)
     gauge = viewer.metrics.event_streams
     slots = viewer.slots if viewer.slots is not None else ClientSlots(0)
@@ -252,14 +264,12 @@ async def live_events(request: Request) -> Response:
     except StreamSlotsExhausted as exc:
         return JSONResponse({"error": str(exc)}, status_code=429)
 
-    async def stream() -> AsyncIterator[str]:
+    async def stream() -> AsyncIterator[bytes]:
         gauge.inc()
         try:
-            async for message in feed(viewer.keepalive_s):
-                if message is not None and "result" in message:
-                    yield sse(message, "end")
-                else:
-                    yield sse(message)
+            async with contextlib.aclosing(follow(viewer.keepalive_s)) as messages:
+                async for message in messages:
+                    yield KEEPALIVE_FRAME if message is None else message.frame
         finally:
             gauge.dec()
             slots.release(client)

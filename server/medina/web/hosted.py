@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 
 from medina.engine import Event, GameFollower, GameState, observe, result
 from medina.referee.match import Match
@@ -135,7 +135,7 @@ class LiveWatch:
 
     async def messages(
         self, keepalive_s: float = KEEPALIVE_S, waiting_look_s: float = WAITING_LOOK_S
-    ) -> AsyncIterator[JSON | None]:
+    ) -> AsyncGenerator[JSON | None, None]:
         """The snapshot, then one message per batch of news, the last with ``result``;
         while the match waits, a message (no news) whenever its note changes; None for a
         keep-alive when nothing was sent for ``keepalive_s``."""

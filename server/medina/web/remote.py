@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import grpc
@@ -107,7 +107,7 @@ class RemoteArena:
 
     async def messages(
         self, summary: admin_pb2.MatchSummary, keepalive_s: float = KEEPALIVE_S
-    ) -> AsyncIterator[JSON | None]:
+    ) -> AsyncGenerator[JSON | None, None]:
         """The live page's messages for a match of the remote server (see
         ``hosted.LiveWatch``)."""
         settings = convert.settings_from_proto(summary.config)

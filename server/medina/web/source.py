@@ -13,7 +13,7 @@ A page never reads a ``Match`` or a gRPC stub itself (tests/test_architecture.py
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Protocol
 
 from .listing import MatchRow
@@ -21,7 +21,7 @@ from .view import JSON
 
 #: A live page's event stream: given the keep-alive interval in seconds, the messages to send
 #: (the snapshot first, the last one with ``result``; None for a keep-alive).
-Feed = Callable[[float], AsyncIterator[JSON | None]]
+Feed = Callable[[float], AsyncGenerator[JSON | None, None]]
 
 
 class MatchSource(Protocol):

@@ -1,0 +1,207 @@
+"""One live stream per match however many pages follow it.
+
+A match's stream (``source.Feed``: one spectator subscription to this process's match, one
+``Watch`` call to another server) is read once, by one task, and each of its messages is
+made and encoded once, then queued for every page of that match. A page that opens while
+the stream is being read gets first one message with everything said so far (the stream's
+first message with every later one folded in: the snapshot, the updates after it, the story
+from the start, the board and clocks as they are now) and then the shared messages. The
+stream is closed when its last page leaves, and forgotten when it ends; a page opened later
+starts it again.
+
+Without this every page followed the match itself: with 500 pages on the matches of one
+server, the server's event loop rebuilt and encoded the same board 500 times per decision
+between a bot's reply and the next request, and its matches played 12 times slower.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import AsyncGenerator, Callable
+
+from .live import sse
+from .source import Feed
+from .view import JSON
+
+log = logging.getLogger("medina.web")
+
+#: What a page is sent when nothing was said for the keep-alive interval.
+KEEPALIVE_FRAME = sse(None).encode()
+
+#: A message's keys whose lists each later message extends; every other key a later
+#: message replaces (the board, clocks, phase, note, the result).
+GROWING = ("watch", "story")
+
+
+class Message:
+    """One message of a live stream: its JSON and its Server-Sent Events frame, encoded once
+    however many pages are sent it (the last one, with ``result``, is the ``end`` event).
+    Its JSON is never changed once made."""
+
+    __slots__ = ("_frame", "data")
+
+    def __init__(self, data: JSON) -> None:
+        self.data = data
+        self._frame: bytes | None = None
+
+    @property
+    def final(self) -> bool:
+        """Whether it is the stream's last message (it carries the result)."""
+        return "result" in self.data
+
+    @property
+    def frame(self) -> bytes:
+        """The Server-Sent Events frame of the message."""
+        if self._frame is None:
+            self._frame = sse(self.data, "end" if self.final else "update").encode()
+        return self._frame
+
+
+#: What a page reads: messages, None for a keep-alive; given the keep-alive interval (s).
+Live = Callable[[float], AsyncGenerator[Message | None, None]]
+
+
+class _SoFar:
+    """Everything a stream has said, folded into one first message for a page that opens
+    now (made once per message of the stream, however many pages open)."""
+
+    def __init__(self, first: JSON) -> None:
+        self.latest: JSON = {k: v for k, v in first.items() if k not in GROWING}
+        self.grown: dict[str, list[JSON]] = {k: list(first.get(k, ())) for k in GROWING}
+        self._message: Message | None = None
+
+    def add(self, later: JSON) -> None:
+        for key, value in later.items():
+            if key in GROWING:
+                self.grown[key] += value
+            else:
+                self.latest[key] = value
+        self._message = None
+
+    def message(self) -> Message:
+        if self._message is None:
+            grown = {k: list(v) for k, v in self.grown.items()}
+            self._message = Message({**self.latest, **grown})
+        return self._message
+
+
+class _Page:
+    """One page's messages not yet sent to it."""
+
+    __slots__ = ("pending", "wake")
+
+    def __init__(self, first: Message | None) -> None:
+        self.pending: deque[Message] = deque(() if first is None else (first,))
+        self.wake = asyncio.Event()
+
+    def put(self, message: Message) -> None:
+        self.pending.append(message)
+        self.wake.set()
+
+
+class _Broadcast:
+    """One match's stream, read by one task and queued for each of its pages."""
+
+    def __init__(self, feed: Feed, keepalive_s: float, forget: Callable[[], None]) -> None:
+        self.pages: set[_Page] = set()
+        self.so_far: _SoFar | None = None
+        self.over = False
+        self._forget = forget
+        self._task = asyncio.get_running_loop().create_task(self._read(feed, keepalive_s))
+
+    async def _read(self, feed: Feed, keepalive_s: float) -> None:
+        messages = feed(keepalive_s)
+        try:
+            async for data in messages:
+                if data is None:
+                    continue  # each page keeps its own connection alive
+                message = Message(data)
+                if self.so_far is None:
+                    self.so_far = _SoFar(data)
+                else:
+                    self.so_far.add(data)
+                for page in self.pages:
+                    page.put(message)
+                if message.final:
+                    return
+        except Exception:
+            # The pages' streams end without the result: each page reconnects and says so.
+            log.warning("a live stream failed; its pages will reconnect", exc_info=True)
+        finally:
+            await messages.aclose()
+            self._end()
+
+    def _end(self) -> None:
+        if not self.over:
+            self.over = True
+            self._forget()
+            for page in self.pages:
+                page.wake.set()
+
+    async def follow(self, keepalive_s: float) -> AsyncGenerator[Message | None, None]:
+        """A page's messages: what was said so far (if anything was), then each new one; a
+        None after ``keepalive_s`` seconds without one."""
+        page = _Page(self.so_far.message() if self.so_far is not None else None)
+        self.pages.add(page)
+        try:
+            while True:
+                while page.pending:
+                    message = page.pending.popleft()
+                    yield message
+                    if message.final:
+                        return
+                if self.over:
+                    return
+                page.wake.clear()
+                try:
+                    async with asyncio.timeout(keepalive_s):
+                        await page.wake.wait()
+                except TimeoutError:
+                    yield None
+        finally:
+            self.pages.discard(page)
+            if not self.pages and not self.over:
+                self._end()  # no page opened from now on joins it
+                self._task.cancel()
+
+
+class FanOut:
+    """The streams of the matches being followed, by match id."""
+
+    def __init__(self) -> None:
+        self._streams: dict[str, _Broadcast] = {}
+
+    def following(self, match_id: str) -> bool:
+        """Whether ``match_id``'s stream is being read for some page now."""
+        return match_id in self._streams
+
+    def __len__(self) -> int:
+        return len(self._streams)
+
+    def live(self, match_id: str, feed: Feed | None) -> Live:
+        """A page's messages of ``match_id``: from its stream if it is being read, else from
+        ``feed`` read anew (None: only when the stream is being read). Nothing starts
+        before the page reads its first message."""
+
+        async def messages(keepalive_s: float) -> AsyncGenerator[Message | None, None]:
+            stream = self._streams.get(match_id)
+            if stream is None:
+                if feed is None:
+                    return  # it ended in between: the page reconnects and is told why
+                stream = _Broadcast(feed, keepalive_s, lambda: self._forget(match_id, stream))
+                self._streams[match_id] = stream
+            async with contextlib.aclosing(stream.follow(keepalive_s)) as follow:
+                async for message in follow:
+                    yield message
+
+        return messages
+
+    def _forget(self, match_id: str, stream: _Broadcast | None) -> None:
+        if self._streams.get(match_id) is stream:
+            del self._streams[match_id]
+
+
+__all__ = ["KEEPALIVE_FRAME", "FanOut", "Live", "Message"]

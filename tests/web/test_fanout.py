@@ -1,0 +1,166 @@
+"""Many pages of one match (web/fanout.py) over real HTTP: one spectator subscription to the
+match however many pages follow it, every page sent the same messages to the same end, a
+page opened late brought up to date by its first message, and the subscription dropped once
+the last page is gone (a page that opens after starts it again)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from medina.referee.config import MatchSettings
+from medina.rpc.single.host import HostedMatch
+
+from .conftest import ArenaThread, play_bots
+from .sse import get
+
+#: Pages opened on one match.
+PAGES = 20
+
+
+class Stream:
+    """A live page's event stream over a raw HTTP/1.0 connection, read message by message."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    @classmethod
+    async def open(cls, port: int, match_id: str) -> Stream:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"GET /api/live/{match_id}/events HTTP/1.0\r\n\r\n".encode())
+        await writer.drain()
+        head = await reader.readuntil(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200"), head
+        return cls(reader, writer)
+
+    async def next(self) -> tuple[str, Any]:
+        """The next message (keep-alives skipped): its event name and data."""
+        while True:
+            frame = (await self.reader.readuntil(b"\n\n")).decode()
+            lines = frame.strip("\n").split("\n")
+            data = [line[len("data: ") :] for line in lines if line.startswith("data: ")]
+            if data:
+                event = lines[0][len("event: ") :]
+                return event, json.loads("\n".join(data))
+
+    async def to_the_end(self) -> list[tuple[str, Any]]:
+        """Every message up to the last (``end``), after which the server closes."""
+        out = [await self.next()]
+        while out[-1][0] != "end":
+            out.append(await self.next())
+        assert await self.reader.read() == b""
+        return out
+
+    def drop(self) -> None:
+        """Go away without a word, as a closed tab or a lost network does."""
+        self.writer.transport.abort()
+
+
+def grown(messages: list[tuple[str, Any]]) -> list[Any]:
+    """The score plot's points as live.js grows them: the first message's, then each new
+    step of the later ones."""
+    points = list(messages[0][1]["story"])
+    for _event, data in messages[1:]:
+        points += [p for p in data["story"] if p["step"] > points[-1]["step"]]
+    return points
+
+
+async def until(check: Callable[[], Awaitable[bool]], what: str, timeout_s: float = 10) -> None:
+    """Wait (bounded) until ``check()`` holds."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            while not await check():
+                await asyncio.sleep(0.01)
+    except TimeoutError:
+        raise AssertionError(f"{what}: not within {timeout_s} s") from None
+
+
+async def no_open_streams(a: ArenaThread) -> bool:
+    """Whether /metrics counts no open live-page stream."""
+    _status, _headers, body = await get("127.0.0.1", a.http.port, "/metrics")
+    return "\nmedina_http_event_streams_open 0.0\n" in body.decode()
+
+
+def test_pages_of_one_match_share_one_subscription_and_a_late_page_catches_up(
+    tmp_path: Path,
+) -> None:
+    a = ArenaThread(tmp_path)
+    try:
+        hosted = a.create(MatchSettings("medina-v2", 3, 21))
+        match = hosted.match
+
+        async def main() -> None:
+            early = [await Stream.open(a.http.port, hosted.match_id) for _ in range(PAGES)]
+            firsts = [await s.next() for s in early]
+            assert {d["phase"] for _e, d in firsts} == {"waiting"}
+            assert match.watchers == 1  # not one per page
+            bots = asyncio.ensure_future(play_bots(a.running, hosted, 21))
+            seen = [firsts[0]]
+            while seen[-1][1]["view"]["decisions"] < 12:
+                seen.append(await early[0].next())
+            late = await Stream.open(a.http.port, hosted.match_id)
+            _event, first = await late.next()
+            assert match.watchers == 1
+            # The late page's first message is the story so far: a snapshot and the updates
+            # after it, every point of the plot from the start, the board as it is now.
+            assert list(first["watch"][0]) == ["snapshot"]
+            assert all(list(w) == ["update"] for w in first["watch"][1:])
+            steps = [p["step"] for p in first["story"]]
+            assert steps == list(range(first["view"]["decisions"] + 1))
+            assert first["view"]["decisions"] >= 12
+            ends = [[("update", first), *await late.to_the_end()]]
+            ends.append(seen + await early[0].to_the_end())
+            for page, (event, data) in zip(early[1:], firsts[1:], strict=True):
+                ends.append([(event, data), *await page.to_the_end()])
+            await asyncio.wait_for(bots, 60)
+            finals = {json.dumps(e[-1][1], sort_keys=True) for e in ends}
+            assert len(finals) == 1, "every page ends on the same message"
+            final = json.loads(finals.pop())
+            assert final["result"]["ending"] == "complete"
+            stories = {json.dumps(grown(e)) for e in ends}
+            assert len(stories) == 1, "every page grows the same score plot"
+            story = json.loads(stories.pop())
+            assert [p["step"] for p in story] == list(range(match.state.decisions + 1))
+            assert story[-1]["scores"] == [s["total"] for s in final["result"]["seats"]]
+
+        a.call(main(), timeout=120)
+    finally:
+        a.close()
+
+
+def test_the_subscription_ends_with_the_last_page_and_a_new_page_starts_it_again(
+    tmp_path: Path,
+) -> None:
+    a = ArenaThread(tmp_path)
+    try:
+        hosted: HostedMatch = a.create(MatchSettings("medina-v2", 2, 5))
+        match = hosted.match
+
+        async def main() -> None:
+            pages = [await Stream.open(a.http.port, hosted.match_id) for _ in range(5)]
+            for page in pages:
+                await page.next()
+            assert match.watchers == 1
+            for page in pages:
+                page.drop()
+
+            async def unwatched() -> bool:
+                return match.watchers == 0
+
+            await until(unwatched, "the subscription ends with the pages")
+            await until(lambda: no_open_streams(a), "the pages' streams are closed")
+            again = await Stream.open(a.http.port, hosted.match_id)
+            _event, first = await again.next()
+            assert first["phase"] == "waiting" and list(first["watch"][0]) == ["snapshot"]
+            assert match.watchers == 1
+            match.abort("test over")
+            events = await again.to_the_end()
+            assert events[-1][1]["result"]["ending"] == "aborted"
+
+        a.call(main(), timeout=60)
+    finally:
+        a.close()
