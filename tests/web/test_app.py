@@ -282,3 +282,67 @@ def test_a_replay_is_sent_gzipped_to_clients_that_accept_it(arena: ArenaThread) 
     assert gzip.decompress(packed) == plain
     assert len(packed) * 10 < len(plain)
     assert json.loads(plain)["match_id"] == match_id
+
+
+def revalidate(url: str, etag: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
+    """GET ``url`` as a browser asks again for what it has (``If-None-Match``)."""
+    request = urllib.request.Request(url, headers={"If-None-Match": etag, **headers})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read()
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"Accept-Encoding": "gzip"}],
+    ids=["plain", "gzip"],
+)
+def test_a_replay_asked_again_unchanged_is_a_304_without_a_body(
+    arena: ArenaThread, headers: dict[str, str]
+) -> None:
+    match_id = finished_id(arena)
+    url = f"{arena.url}/api/records/{match_id}/replay"
+    with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as r:
+        assert r.headers["Cache-Control"] == "no-cache"
+        etag = r.headers["etag"]
+        assert etag.startswith('"') and len(r.read()) > 1000
+    status, got, body = revalidate(url, etag, **headers)
+    assert (status, body, got["etag"], got["vary"]) == (304, b"", etag, "Accept-Encoding")
+    # The other encoding is another representation: never validated by this one's tag.
+    other = {} if headers else {"Accept-Encoding": "gzip"}
+    status, got, body = revalidate(url, etag, **other)
+    assert status == 200 and got["etag"] != etag and len(body) > 1000
+
+
+def test_a_record_that_grew_is_sent_again_and_its_download_revalidates(
+    arena: ArenaThread,
+) -> None:
+    records = arena.running.arena.records_dir
+    source = records / f"{finished_id(arena)}.jsonl"
+    lines = source.read_bytes().splitlines(keepends=True)
+    growing = records / "growing.jsonl"
+    growing.write_bytes(b"".join(lines[:-1]))  # a match still being played: no outcome yet
+    try:
+        for path in ("/api/records/growing/replay", "/api/records/growing/record.jsonl"):
+            _s, headers, before = fetch(f"{arena.url}{path}")
+            etag = headers["etag"]
+            assert headers["cache-control"] == "no-cache"
+            assert revalidate(f"{arena.url}{path}", etag)[:1] == (304,)
+            growing.write_bytes(b"".join(lines))  # its outcome is written
+            status, headers, after = revalidate(f"{arena.url}{path}", etag)
+            assert status == 200 and headers["etag"] != etag and after != before
+            assert revalidate(f"{arena.url}{path}", headers["etag"])[:1] == (304,)
+            growing.write_bytes(b"".join(lines[:-1]))
+    finally:
+        growing.unlink()
+
+
+def test_scripts_and_styles_are_checked_again_at_every_use(arena: ArenaThread) -> None:
+    # No heuristic freshness: after an upgrade, a page never runs the older scripts.
+    for name in ("board.js", "live.js", "viewer.css"):
+        status, headers, body = fetch(f"{arena.url}/static/{name}")
+        assert status == 200 and body and headers["cache-control"] == "no-cache"
+        status, _again, body = revalidate(f"{arena.url}/static/{name}", headers["etag"])
+        assert (status, body) == (304, b"")

@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -172,11 +174,25 @@ async def _listing(request: Request, *, page: bool) -> Listing | Response:
     return await _viewer(request).listing(query)
 
 
-def _unchanged(request: Request, etag: str) -> Response | None:
+def _unchanged(
+    request: Request, etag: str, headers: dict[str, str] | None = None
+) -> Response | None:
     """A 304 when the client already has this version of the page."""
     if etag in {t.strip() for t in request.headers.get("if-none-match", "").split(",")}:
-        return Response(status_code=304, headers={"ETag": etag, "Cache-Control": "no-cache"})
+        return Response(
+            status_code=304, headers={"ETag": etag, "Cache-Control": "no-cache", **(headers or {})}
+        )
     return None
+
+
+#: Made anew by each process: an entity tag one process gave is never taken for another's
+#: (a new version of the viewer may make a record's replay differently).
+PROCESS_TAG = secrets.token_hex(4)
+
+
+def _record_etag(version: str, representation: str) -> str:
+    """The entity tag of one representation of a record at ``version`` (shelf.version)."""
+    return f'"{version}-{representation}-{PROCESS_TAG}"'
 
 
 async def matches(request: Request) -> Response:
@@ -310,13 +326,17 @@ async def record_file(request: Request) -> Response:
     record_id = request.path_params["record_id"]
     try:
         path = viewer.records.path_of(record_id)
+        etag = _record_etag(viewer.records.version(record_id), "jsonl")
     except UnknownRecordError as exc:
         return JSONResponse({"error": str(exc)}, status_code=404)
+    unchanged = _unchanged(request, etag)
+    if unchanged is not None:
+        return unchanged
     return FileResponse(
         path,
         media_type="application/x-ndjson",
         filename=f"{record_id}.jsonl",
-        headers={"Cache-Control": "no-cache"},
+        headers={"Cache-Control": "no-cache", "ETag": etag},
     )
 
 
@@ -334,11 +354,18 @@ async def replay_json(request: Request) -> Response:
     viewer = _viewer(request)
     record_id = request.path_params["record_id"]
     gzip = "gzip" in request.headers.get("accept-encoding", "")
+    representation = "gzip" if gzip else "json"
+    headers = {"Vary": "Accept-Encoding", "Cache-Control": "no-cache"}
     try:
-        body = await asyncio.to_thread(viewer.records.replay_bytes, record_id, gzip)
+        etag = _record_etag(viewer.records.version(record_id), representation)
+        # A finished match's replay never changes: asked again, it is a 304 with no body.
+        unchanged = _unchanged(request, etag, headers)
+        if unchanged is not None:
+            return unchanged
+        version, body = await asyncio.to_thread(viewer.records.replay_bytes, record_id, gzip)
     except UnknownRecordError as exc:
         return JSONResponse({"error": str(exc)}, status_code=404)
-    headers = {"Vary": "Accept-Encoding"}
+    headers["ETag"] = _record_etag(version, representation)
     if gzip:
         headers["Content-Encoding"] = "gzip"
     return Response(body, media_type="application/json", headers=headers)
@@ -378,6 +405,16 @@ async def bot(request: Request) -> Response:
 
 async def metrics(request: Request) -> Response:
     return Response(_viewer(request).metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
+
+
+class _Static(StaticFiles):
+    """The pages' scripts and styles, checked again at every use (a 304 while unchanged):
+    a browser never runs a script older than the page that loads it, after an upgrade."""
+
+    def file_response(self, *args: Any, **kwargs: Any) -> Response:
+        response = super().file_response(*args, **kwargs)
+        response.headers["Cache-Control"] = "no-cache"
+        return response
 
 
 class _SecurityHeaders:
@@ -428,7 +465,7 @@ def build_app(viewer: Viewer) -> Starlette:
         # Match and record ids need none: they never hold a slash (shelf.RECORD_ID).
         Route("/standings/bot/{bot:path}", bot, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
-        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        Mount("/static", _Static(directory=STATIC), name="static"),
     ]
     app = Starlette(
         routes=routes,

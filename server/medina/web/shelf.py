@@ -232,9 +232,16 @@ class RecordShelf:
         """Every record, newest first (unchanged files are not read again)."""
         return [m for p in self.newest() if (m := self._read(p)) is not None]
 
-    def replay_bytes(self, record_id: str, compressed: bool) -> bytes:
+    def version(self, record_id: str) -> str:
+        """What tells one content of record ``record_id`` from another: its file's time and
+        size (a record only grows, and a finished one never changes); raises
+        UnknownRecordError."""
+        return _version_of(self.path_of(record_id).stat())
+
+    def replay_bytes(self, record_id: str, compressed: bool) -> tuple[str, bytes]:
         """``replay`` as JSON bytes, gzipped when ``compressed`` (a whole game's replay is
-        hundreds of kilobytes of repetitive JSON, a few per cent of that gzipped)."""
+        hundreds of kilobytes of repetitive JSON, a few per cent of that gzipped), and the
+        ``version`` of the record they were made from."""
         path = self.path_of(record_id)
         stat = path.stat()
         key = (path, _Key(stat.st_mtime_ns, stat.st_size), compressed)
@@ -245,7 +252,7 @@ class RecordShelf:
             self._encoded[key] = cached
             while len(self._encoded) > REPLAY_CACHE:
                 self._encoded.popitem(last=False)
-        return cached
+        return _version_of(stat), cached
 
     def replay(self, record_id: str) -> JSON:
         """Every step of a record: the moves and the board after each number of decisions."""
@@ -267,6 +274,10 @@ class RecordShelf:
         while len(self._replays) > REPLAY_CACHE:
             self._replays.popitem(last=False)
         return data
+
+
+def _version_of(stat: os.stat_result) -> str:
+    return f"{stat.st_mtime_ns:x}-{stat.st_size:x}"
 
 
 def record_id_of(path: Path) -> str:
