@@ -1,21 +1,28 @@
 """Many pages of one match (web/fanout.py) over real HTTP: one spectator subscription to the
 match however many pages follow it, every page sent the same messages to the same end, a
 page opened late brought up to date by its first message, and the subscription dropped once
-the last page is gone (a page that opens after starts it again)."""
+the last page is gone (a page that opens after starts it again), and an ended match's one
+message made once however many pages ask for it."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from medina.referee.config import MatchSettings
 from medina.rpc.single.host import HostedMatch
+from medina.web import HttpServer, Viewer, build_app
+from medina.web.hosted import ArenaSource
+from medina.web.listing import MatchRow
+from medina.web.shelf import RecordShelf
+from medina.web.source import Feed
+from medina.web.view import JSON
 
 from .conftest import ArenaThread, play_bots
-from .sse import get
+from .sse import get, parse_events
 
 #: Pages opened on one match.
 PAGES = 20
@@ -162,5 +169,62 @@ def test_the_subscription_ends_with_the_last_page_and_a_new_page_starts_it_again
             assert events[-1][1]["result"]["ending"] == "aborted"
 
         a.call(main(), timeout=60)
+    finally:
+        a.close()
+
+
+class CountingSource:
+    """This process's arena as a match source (a real ``ArenaSource``), counting the match
+    streams it is asked to start."""
+
+    def __init__(self, source: ArenaSource) -> None:
+        self.source = source
+        self.started = 0
+
+    async def rows(self) -> list[MatchRow]:
+        return await self.source.rows()
+
+    async def has_live_page(self, match_id: str) -> bool:
+        return await self.source.has_live_page(match_id)
+
+    async def feed(self, match_id: str) -> Feed | None:
+        feed = await self.source.feed(match_id)
+        if feed is None:
+            return None
+
+        def counted(keepalive_s: float) -> AsyncGenerator[JSON | None, None]:
+            self.started += 1
+            return feed(keepalive_s)
+
+        return counted
+
+
+def test_an_ended_matchs_stream_is_made_once_however_often_it_is_asked_for(
+    tmp_path: Path,
+) -> None:
+    a = ArenaThread(tmp_path)
+    try:
+        hosted = a.create(MatchSettings("medina-v2", 2, 9))
+        a.play(hosted, 9).result(60)
+        source = CountingSource(ArenaSource(a.running.arena))
+        viewer = Viewer(RecordShelf(a.running.arena.records_dir), sources=(source,))
+        http = HttpServer(build_app(viewer))
+        a.call(http.start())
+        try:
+            path = f"/api/live/{hosted.match_id}/events"
+
+            async def ask(times: int) -> set[bytes]:
+                answers = await asyncio.gather(
+                    *(get("127.0.0.1", http.port, path) for _ in range(times))
+                )
+                assert {status for status, _h, _b in answers} == {200}
+                return {body for _s, _h, body in answers}
+
+            bodies = a.call(ask(1)) | a.call(ask(50))
+            assert len(bodies) == 1, "every page is sent the same one message"
+            assert [event for event, _data in parse_events(bodies.pop())] == ["end"]
+            assert source.started == 1
+        finally:
+            a.call(http.stop())
     finally:
         a.close()

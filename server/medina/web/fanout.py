@@ -6,8 +6,9 @@ made and encoded once, then queued for every page of that match. A page that ope
 the stream is being read gets first one message with everything said so far (the stream's
 first message with every later one folded in: the snapshot, the updates after it, the story
 from the start, the board and clocks as they are now) and then the shared messages. The
-stream is closed when its last page leaves, and forgotten when it ends; a page opened later
-starts it again.
+stream is closed when its last page leaves (a page opened later starts it again), and
+forgotten when it ends, its whole (one message) kept for the pages of the last
+``ENDED_KEPT`` ended matches.
 
 Without this every page followed the match itself: with 500 pages on the matches of one
 server, the server's event loop rebuilt and encoded the same board 500 times per decision
@@ -19,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import AsyncGenerator, Callable
 
 from .live import sse
@@ -69,22 +70,20 @@ class _SoFar:
     now (made once per message of the stream, however many pages open)."""
 
     def __init__(self, first: JSON) -> None:
-        self.latest: JSON = {k: v for k, v in first.items() if k not in GROWING}
-        self.grown: dict[str, list[JSON]] = {k: list(first.get(k, ())) for k in GROWING}
+        self.data: JSON = {k: list(v) if k in GROWING else v for k, v in first.items()}
         self._message: Message | None = None
 
     def add(self, later: JSON) -> None:
         for key, value in later.items():
             if key in GROWING:
-                self.grown[key] += value
+                self.data[key] = self.data.get(key, []) + value
             else:
-                self.latest[key] = value
+                self.data[key] = value
         self._message = None
 
     def message(self) -> Message:
         if self._message is None:
-            grown = {k: list(v) for k, v in self.grown.items()}
-            self._message = Message({**self.latest, **grown})
+            self._message = Message(dict(self.data))
         return self._message
 
 
@@ -105,7 +104,9 @@ class _Page:
 class _Broadcast:
     """One match's stream, read by one task and queued for each of its pages."""
 
-    def __init__(self, feed: Feed, keepalive_s: float, forget: Callable[[], None]) -> None:
+    def __init__(
+        self, feed: Feed, keepalive_s: float, forget: Callable[[Message | None], None]
+    ) -> None:
         self.pages: set[_Page] = set()
         self.so_far: _SoFar | None = None
         self.over = False
@@ -126,6 +127,7 @@ class _Broadcast:
                 for page in self.pages:
                     page.put(message)
                 if message.final:
+                    self._end(self.so_far.message())
                     return
         except Exception:
             # The pages' streams end without the result: each page reconnects and says so.
@@ -134,10 +136,11 @@ class _Broadcast:
             await messages.aclose()
             self._end()
 
-    def _end(self) -> None:
+    def _end(self, final: Message | None = None) -> None:
+        """No page joins from now on; ``final``: everything the stream said, to its end."""
         if not self.over:
             self.over = True
-            self._forget()
+            self._forget(final)
             for page in self.pages:
                 page.wake.set()
 
@@ -168,11 +171,18 @@ class _Broadcast:
                 self._task.cancel()
 
 
+#: Ended matches whose whole stream (one message) is kept for the pages that open after.
+ENDED_KEPT = 32
+
+
 class FanOut:
-    """The streams of the matches being followed, by match id."""
+    """The streams of the matches being followed, by match id, and the whole streams of the
+    last ``ENDED_KEPT`` that ended (a page opened on an ended match is sent its one message
+    as it was made and encoded, not a new one each time)."""
 
     def __init__(self) -> None:
         self._streams: dict[str, _Broadcast] = {}
+        self._ended: OrderedDict[str, Message] = OrderedDict()
 
     def following(self, match_id: str) -> bool:
         """Whether ``match_id``'s stream is being read for some page now."""
@@ -187,11 +197,17 @@ class FanOut:
         before the page reads its first message."""
 
         async def messages(keepalive_s: float) -> AsyncGenerator[Message | None, None]:
+            ended = self._ended.get(match_id)
+            if ended is not None:
+                yield ended
+                return
             stream = self._streams.get(match_id)
             if stream is None:
                 if feed is None:
-                    return  # it ended in between: the page reconnects and is told why
-                stream = _Broadcast(feed, keepalive_s, lambda: self._forget(match_id, stream))
+                    return  # it failed in between: the page reconnects
+                stream = _Broadcast(
+                    feed, keepalive_s, lambda final: self._forget(match_id, stream, final)
+                )
                 self._streams[match_id] = stream
             async with contextlib.aclosing(stream.follow(keepalive_s)) as follow:
                 async for message in follow:
@@ -199,9 +215,13 @@ class FanOut:
 
         return messages
 
-    def _forget(self, match_id: str, stream: _Broadcast | None) -> None:
+    def _forget(self, match_id: str, stream: _Broadcast | None, final: Message | None) -> None:
         if self._streams.get(match_id) is stream:
             del self._streams[match_id]
+        if final is not None:
+            self._ended[match_id] = final
+            while len(self._ended) > ENDED_KEPT:
+                self._ended.popitem(last=False)
 
 
 __all__ = ["KEEPALIVE_FRAME", "FanOut", "Live", "Message"]
