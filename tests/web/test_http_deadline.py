@@ -1,15 +1,22 @@
 """The viewer's HTTP server closes a connection that does not send a whole request head in
 time (slowloris), on opening and between keep-alive requests, and never cuts a response
-being written (a live page's event stream) (web/server.py: head_deadline)."""
+being written (a live page's event stream) (web/server.py: head_deadline); and keeps to its
+share of the server's open-files limit (web/server.py: viewer_connections)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
+import pytest
 from bounded import run
-from medina.web import HttpServer
+from medina.rpc.common.admission import AdmissionLimits
+from medina.rpc.common.config import ServerConfig
+from medina.rpc.single.server import start_server
+from medina.web import HttpServer, serve_viewer
+from medina.web.server import viewer_connections
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
@@ -99,5 +106,67 @@ def test_a_response_longer_than_the_deadline_is_not_cut() -> None:
             rest = await closed(reader)
             assert b"last\n" in rest, rest
             writer.close()
+
+    run(main())
+
+
+@pytest.mark.parametrize(
+    ("max_open_files", "connections"),
+    [(None, None), (200, 64), (300, 64), (1024, 64), (20_000, 1186)],
+)
+def test_the_viewer_keeps_to_its_share_of_the_open_files_limit(
+    max_open_files: int | None, connections: int | None
+) -> None:
+    # files_reserve (what no match holds: max(128, limit / 16)) less RESERVE_KEPT.
+    assert viewer_connections(max_open_files) == connections
+
+
+async def served(port: int) -> tuple[bytes, asyncio.StreamWriter]:
+    """A request on a new connection kept alive: the answer's head and the connection."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET /api/matches HTTP/1.1\r\nHost: x\r\n\r\n")
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), CLOSE_WITHIN_S)
+    return head, writer
+
+
+def test_connections_past_the_viewers_share_of_open_files_are_answered_503(
+    tmp_path: Path,
+) -> None:
+    # Spectators' connections took the open files admission control had promised to
+    # matches: 250 live pages on a server limited to 300 files refused every CreateMatch
+    # ("cannot open the match record"). The viewer now holds only its share.
+    async def main() -> None:
+        config = ServerConfig(
+            host="127.0.0.1",
+            port=0,
+            records_dir=tmp_path,
+            admission=AdmissionLimits(max_open_files=200),
+        )
+        running = await start_server(config)
+        http = await serve_viewer(running, "127.0.0.1", 0)
+        try:
+            assert http.max_connections == 64
+            kept = [await served(http.port) for _ in range(64)]
+            assert {head.split(b"\r\n")[0] for head, _w in kept} == {b"HTTP/1.1 200 OK"}
+            reader, writer = await asyncio.open_connection("127.0.0.1", http.port)
+            answer = await closed(reader)
+            writer.close()
+            assert answer.startswith(b"HTTP/1.1 503 Service Unavailable\r\n"), answer
+            assert answer.endswith(
+                b"\r\n\r\nthe viewer has its most open connections (64: its share of the "
+                b"server's open-files limit); try again in a few seconds\n"
+            )
+            kept.pop()[1].close()  # one leaves: a new one gets in
+            async with asyncio.timeout(CLOSE_WITHIN_S):
+                while True:
+                    head, again = await served(http.port)
+                    again.close()
+                    if head.startswith(b"HTTP/1.1 200"):
+                        break
+            for _head, w in kept:
+                w.close()
+        finally:
+            await http.stop()
+            await running.stop(1)
 
     run(main())

@@ -14,6 +14,7 @@ from starlette.applications import Starlette
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from medina.referee.view import MatchPhase
+from medina.rpc.common.admission import files_reserve
 from medina.rpc.single.server import RunningServer
 
 from .app import Viewer, build_app
@@ -41,16 +42,53 @@ class _Uvicorn(uvicorn.Server):
         yield
 
 
-def head_deadline(seconds: float) -> type[H11Protocol]:
+#: Open files of the server's reserve (``admission.files_reserve``: what no match holds) left
+#: to its listeners, logs, organisers and gRPC spectators; the viewer's connections may hold
+#: the rest.
+RESERVE_KEPT = 64
+
+
+def viewer_connections(max_open_files: int | None) -> int | None:
+    """The most connections the viewer keeps open beside a server whose admission control
+    weighs ``max_open_files`` (None: not weighed, no limit): its share of the files kept
+    for what no match holds, so that spectators never take the files matches were
+    promised."""
+    if max_open_files is None:
+        return None
+    return max(1, files_reserve(max_open_files) - RESERVE_KEPT)
+
+
+def refusal(limit: int) -> bytes:
+    """What a connection past the viewer's ``limit`` is answered before it is closed."""
+    body = (
+        f"the viewer has its most open connections ({limit}: its share of the server's "
+        "open-files limit); try again in a few seconds\n"
+    ).encode()
+    head = (
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        f"retry-after: 5\r\nconnection: close\r\ncontent-length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+def head_deadline(seconds: float, max_connections: int | None = None) -> type[H11Protocol]:
     """uvicorn's h11 protocol closing a connection that has not sent a whole request head
     within ``seconds`` of opening or of its last response (a response being written, such
-    as a live page's event stream, is never cut)."""
+    as a live page's event stream, is never cut), and answering a connection past
+    ``max_connections`` open ones with a 503 (``refusal``) and closing it."""
+    open_now: set[H11Protocol] = set()
 
     class DeadlineH11Protocol(H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            if max_connections is not None and len(open_now) >= max_connections:
+                log.debug("refused an HTTP connection past the viewer's %d", max_connections)
+                transport.write(refusal(max_connections))
+                transport.close()
+                return
+            open_now.add(self)
             self._arm()
 
         def handle_events(self) -> None:
@@ -67,6 +105,7 @@ def head_deadline(seconds: float) -> type[H11Protocol]:
                 self._arm()  # waiting for the next request's head (keep-alive)
 
         def connection_lost(self, exc: Exception | None) -> None:
+            open_now.discard(self)
             self._disarm()
             super().connection_lost(exc)
 
@@ -116,9 +155,12 @@ class HttpServer:
         host: str = "127.0.0.1",
         port: int = 0,
         request_head_s: float = REQUEST_HEAD_S,
+        max_connections: int | None = None,
     ) -> None:
         self.app = app
         self.request_head_s = request_head_s
+        #: Connections kept open at most (None: no limit); the next are answered 503.
+        self.max_connections = max_connections
         self.host = host
         self.requested_port = port
         self.port = 0
@@ -141,7 +183,7 @@ class HttpServer:
             access_log=False,
             lifespan="off",
             timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
-            http=head_deadline(self.request_head_s),
+            http=head_deadline(self.request_head_s, self.max_connections),
         )
         self._server = _Uvicorn(config)
         self._task = asyncio.get_running_loop().create_task(self._server.serve(sockets=[sock]))
@@ -196,7 +238,11 @@ async def serve_viewer(
     port: int,
     standings: StandingsProvider | None = None,
 ) -> HttpServer:
-    """Start the viewer of ``running`` on ``host:port``."""
-    http = HttpServer(build_app(arena_viewer(running, standings)), host, port)
+    """Start the viewer of ``running`` on ``host:port``, keeping open at most the
+    connections its share of the open-files limit holds (``viewer_connections``)."""
+    limit = viewer_connections(running.config.admission.max_open_files)
+    http = HttpServer(
+        build_app(arena_viewer(running, standings)), host, port, max_connections=limit
+    )
     await http.start()
     return http
