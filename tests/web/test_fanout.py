@@ -15,6 +15,7 @@ from typing import Any
 from medina.referee.config import MatchSettings
 from medina.rpc.single.host import HostedMatch
 from medina.web import HttpServer, Viewer, build_app
+from medina.web.fanout import PACE_S
 from medina.web.hosted import ArenaSource
 from medina.web.listing import MatchRow
 from medina.web.shelf import RecordShelf
@@ -226,5 +227,45 @@ def test_an_ended_matchs_stream_is_made_once_however_often_it_is_asked_for(
             assert source.started == 1
         finally:
             a.call(http.stop())
+    finally:
+        a.close()
+
+
+def test_a_fast_match_is_sent_to_its_pages_at_a_bounded_pace(tmp_path: Path) -> None:
+    """Bots answering at once play many decisions between two messages to the pages: what
+    the stream said in between is folded into the next message (each is written to every
+    page on the loop the referee shares), and nothing is lost on the way."""
+    a = ArenaThread(tmp_path)
+    try:
+        hosted = a.create(MatchSettings("medina-v2", 4, 33))
+        match = hosted.match
+
+        async def main() -> None:
+            page = await Stream.open(a.http.port, hosted.match_id)
+            first = await page.next()
+            started = asyncio.get_running_loop().time()
+            await play_bots(a.running, hosted, 33)
+            messages = [first, *await page.to_the_end()]
+            elapsed = asyncio.get_running_loop().time() - started
+            decisions = match.state.decisions
+            # At most one message a PACE_S (and the first and the last) however many
+            # decisions there were; before, one a decision or more.
+            assert len(messages) <= elapsed / PACE_S + 3 < decisions / 2, (
+                len(messages),
+                elapsed,
+                decisions,
+            )
+            story = grown(messages)
+            assert [p["step"] for p in story] == list(range(decisions + 1))
+            final = messages[-1][1]
+            assert final["view"]["decisions"] == decisions
+            assert final["result"]["ending"] == "complete"
+            updates = [w["update"] for _e, d in messages for w in d["watch"] if "update" in w]
+            indices = [e.get("index", 0) for u in updates for e in u["events"]]
+            assert indices == list(range(indices[0], indices[0] + len(indices))), (
+                "every event once, in order"
+            )
+
+        a.call(main(), timeout=120)
     finally:
         a.close()

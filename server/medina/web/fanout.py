@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 from collections import OrderedDict, deque
 from collections.abc import AsyncGenerator, Callable
 
@@ -35,6 +36,13 @@ KEEPALIVE_FRAME = sse(None).encode()
 #: A message's keys whose lists each later message extends; every other key a later
 #: message replaces (the board, clocks, phase, note, the result).
 GROWING = ("watch", "story")
+
+#: Seconds between two messages of a match to its pages: what a stream says in between is
+#: folded into the next. Each message is written to every page on the event loop the
+#: referee shares, so a match's pages cost it at most this many writes a second each,
+#: however fast its bots play (a page cannot show 50 decisions a second anyway); its first
+#: and its last message go at once.
+PACE_S = 0.25
 
 
 class Message:
@@ -65,9 +73,10 @@ class Message:
 Live = Callable[[float], AsyncGenerator[Message | None, None]]
 
 
-class _SoFar:
-    """Everything a stream has said, folded into one first message for a page that opens
-    now (made once per message of the stream, however many pages open)."""
+class _Folded:
+    """Messages of a stream folded into one: everything it has said, for a page that opens
+    now (made once, however many pages open), or what it said since its pages were last
+    sent a message."""
 
     def __init__(self, first: JSON) -> None:
         self.data: JSON = {k: list(v) if k in GROWING else v for k, v in first.items()}
@@ -108,10 +117,16 @@ class _Broadcast:
         self, feed: Feed, keepalive_s: float, forget: Callable[[Message | None], None]
     ) -> None:
         self.pages: set[_Page] = set()
-        self.so_far: _SoFar | None = None
+        #: Everything the pages were sent (a page that opens starts from it).
+        self.so_far: _Folded | None = None
+        #: What the stream said since, not sent yet (``PACE_S``).
+        self._held: _Folded | None = None
+        self._sent_at = -math.inf
+        self._timer: asyncio.TimerHandle | None = None
         self.over = False
         self._forget = forget
-        self._task = asyncio.get_running_loop().create_task(self._read(feed, keepalive_s))
+        self._loop = asyncio.get_running_loop()
+        self._task = self._loop.create_task(self._read(feed, keepalive_s))
 
     async def _read(self, feed: Feed, keepalive_s: float) -> None:
         messages = feed(keepalive_s)
@@ -119,14 +134,18 @@ class _Broadcast:
             async for data in messages:
                 if data is None:
                     continue  # each page keeps its own connection alive
-                message = Message(data)
-                if self.so_far is None:
-                    self.so_far = _SoFar(data)
+                if self._held is None:
+                    self._held = _Folded(data)
                 else:
-                    self.so_far.add(data)
-                for page in self.pages:
-                    page.put(message)
-                if message.final:
+                    self._held.add(data)
+                final = "result" in data
+                wait = self._sent_at + PACE_S - self._loop.time()
+                if final or wait <= 0:
+                    self._send()
+                elif self._timer is None:
+                    self._timer = self._loop.call_later(wait, self._send)
+                if final:
+                    assert self.so_far is not None  # just sent
                     self._end(self.so_far.message())
                     return
         except Exception:
@@ -136,8 +155,28 @@ class _Broadcast:
             await messages.aclose()
             self._end()
 
+    def _send(self) -> None:
+        """Send the pages what was held back, as one message."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        held, self._held = self._held, None
+        if held is None or self.over:
+            return
+        self._sent_at = self._loop.time()
+        message = held.message()
+        if self.so_far is None:
+            self.so_far = _Folded(message.data)
+        else:
+            self.so_far.add(message.data)
+        for page in self.pages:
+            page.put(message)
+
     def _end(self, final: Message | None = None) -> None:
         """No page joins from now on; ``final``: everything the stream said, to its end."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if not self.over:
             self.over = True
             self._forget(final)
