@@ -112,7 +112,10 @@ def test_the_guide_says_a_bot_reads_its_stream_to_match_ended_after_a_forfeit() 
 )
 def test_placement_numbers_skip_the_v1_start_merchant(ruleset: str, players: int) -> None:
     assert "`Palace.tie_break_placement`" in GUIDE
-    assert "neither does the medina-v1 start merchant, although it is in the history" in GUIDE
+    assert (
+        "neither does the 1st-edition start merchant (medina-v1 and medina-v1-2p), although "
+        "it is in the history" in GUIDE
+    )
     rng = random.Random(5)
     s = new_game(ruleset, players, 5)
     while not any(p.claimed for p in s.palaces):
