@@ -499,7 +499,7 @@ function errorInfo(metadata) {
  * decides (docs/protocol.md, "Errors"), as in the Python SDK; without one (a 1.0 server) the
  * status code does.
  */
-function streamEndError(status, gotWelcome, address) {
+function streamEndError(status, gotWelcome, address, tls = false) {
   const code = grpc.status[status.code] || `status ${status.code}`;
   if (status.code === grpc.status.OK) {
     return new ConnectionLost('the server closed the stream before the match ended');
@@ -523,7 +523,27 @@ function streamEndError(status, gotWelcome, address) {
   if (!gotWelcome && HANDSHAKE_CODES.has(status.code)) {
     return new HandshakeRefused(`handshake refused (${why}): ${status.details}`, reason);
   }
-  return new ConnectionLost(`stream to ${address} failed (${why}): ${status.details}`, reason);
+  const hint = gotWelcome ? '' : unavailableHint(status.code, tls);
+  return new ConnectionLost(`stream to ${address} failed (${why}): ${status.details}${hint}`, reason);
+}
+
+/**
+ * What a connection that never got in may mean, for UNAVAILABLE: grpc-js says only "No
+ * connection established" when a TLS handshake fails (a CA that did not sign the server's
+ * certificate, a server without TLS, a client certificate the server refused), so the hint
+ * names the options to check.
+ */
+function unavailableHint(code, tls) {
+  if (code !== grpc.status.UNAVAILABLE) {
+    return '';
+  }
+  if (!tls) {
+    return ' (is a Medina Arena server running there? If it serves TLS, pass --tls-ca with the'
+      + ' CA that signed its certificate)';
+  }
+  return ' (is a Medina Arena server running there? With TLS, check that --tls-ca signed the'
+    + " server's certificate and that the server serves TLS; if it requires client"
+    + ' certificates (mutual TLS), pass --tls-cert and --tls-key)';
 }
 
 function sleep(ms) {
@@ -537,6 +557,7 @@ class Session {
     this.strategy = strategy;
     this.ArenaService = ArenaService;
     this.credentials = channelCredentials(options);
+    this.tls = Boolean(options.tlsCa || options.tlsCert);
     this.name = options.name || strategy.name || 'node-bot';
     this.version = String(strategy.version || '1');
     this.omitUpdates = options.updates === null ? !usesUpdates(strategy) : !options.updates;
@@ -674,7 +695,7 @@ class Session {
       call.on('error', () => {});
       // 'status' comes exactly once, after every message the server sent.
       call.on('status', (status) =>
-        result ? finish(null, result) : finish(streamEndError(status, gotWelcome, address)),
+        result ? finish(null, result) : finish(streamEndError(status, gotWelcome, address, this.tls)),
       );
       send({
         hello: {
@@ -936,7 +957,11 @@ async function playLadder(options, ArenaService) {
     if (leaving) {
       break;
     }
-    log(`lobby: ${outcome.error ? outcome.error.details : 'closed'}; connecting again in ${delay} ms`);
+    const hint = outcome.error
+      ? unavailableHint(outcome.error.code, Boolean(options.tlsCa || options.tlsCert))
+      : '';
+    const why = outcome.error ? `${outcome.error.details}${hint}` : 'closed';
+    log(`lobby: ${why}; connecting again in ${delay} ms`);
     await sleep(delay);
     delay = Math.min(delay * 2, 10000);
   }
@@ -1009,5 +1034,6 @@ module.exports = {
   matchSeed,
   parseOptions,
   streamEndError,
+  unavailableHint,
   usesUpdates,
 };

@@ -103,3 +103,35 @@ def make_pki() -> Pki:
         rogue_client_cert=rogue_client[0],
         rogue_client_key=rogue_client[1],
     )
+
+
+def self_signed(cn: str, days: float) -> tuple[bytes, bytes]:
+    """A self-signed server certificate for 127.0.0.1 whose validity ends ``days`` from now
+    (negative: it has expired), and its key; PEM."""
+    key = _key()
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(_name(cn))
+        .issuer_name(_name(cn))
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=abs(days) + 2))
+        .not_valid_after(now + datetime.timedelta(days=days))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    return cert.public_bytes(serialization.Encoding.PEM), _pem_key(key)
+
+
+def encrypted(key_pem: bytes, password: bytes) -> bytes:
+    """A PEM private key encrypted with ``password``."""
+    key = serialization.load_pem_private_key(key_pem, None)
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.BestAvailableEncryption(password),
+    )

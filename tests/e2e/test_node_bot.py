@@ -1060,6 +1060,36 @@ def test_mutual_tls(node: str, tmp_path: Path) -> None:
     assert result.seats[0].name == "node-greedy"
 
 
+@pytest.mark.parametrize(
+    ("files", "hint"),
+    [
+        ((), "If it serves TLS, pass --tls-ca"),
+        ((("ca", "ca.pem"),), "pass --tls-cert and --tls-key"),
+    ],
+)
+def test_a_bot_that_cannot_get_in_over_tls_is_told_which_options_to_check(
+    node: str, tmp_path: Path, files: tuple[tuple[str, str], ...], hint: str
+) -> None:
+    # grpc-js says only "No connection established" when a TLS handshake fails.
+    made = make_pki()
+    (tmp_path / "ca.pem").write_bytes(made.ca)
+    tls = (made.server_cert, made.server_key, made.ca)  # mutual TLS
+    options = sum(((f"--tls-{kind}", str(tmp_path / name)) for kind, name in files), ())
+
+    async def main() -> Finished:
+        async with serving(tmp_path, tls) as running:
+            hosted = running.arena.create(MatchSettings("medina-v2", 2, 2))
+            bot = await NodeBot.start(node, running.address, hosted.tokens[0], *options)
+            try:
+                return await bot.finished()
+            finally:
+                await bot.kill()
+
+    done = run(main())
+    assert done.code == 1, done.stderr
+    assert hint in done.stderr, done.stderr
+
+
 class _HoldAfterEnd(arena_pb2_grpc.ArenaServiceServicer):
     """A Play stream that sends Welcome and MatchEnded, then never ends: it notes whether the
     bot half-closed its side, and keeps the stream open until the test is over."""

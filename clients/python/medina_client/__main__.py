@@ -26,24 +26,19 @@ import asyncio
 import logging
 import os
 import sys
-from pathlib import Path
 
 from medina.strategies.champion import ChampionConfigError
 from medina.strategies.search import DEFAULT_LEVEL, LEVELS, SearchLevelError
 
 from .bot import Bot
 from .bots import BOTS, ChampionBot, SearchBot
-from .connection import channel_credentials
+from .connection import credentials_from_files
 from .errors import AddressError, MedinaClientError, SessionOver
 from .ladder import LadderOptions, run_ladder, seat_player
 from .route import check_address
 from .runner import play
 from .stdio import FREE_VALUES, glue_values
 from .stdio import main as stdio_main
-
-
-def _read(path: str | None) -> bytes | None:
-    return Path(path).read_bytes() if path else None
 
 
 class OptionError(ValueError):
@@ -190,9 +185,7 @@ def main(argv: list[str] | None = None) -> int:
             p.error(str(exc))
         return _play_ladder(args, options)
     try:
-        credentials = channel_credentials(
-            _read(args.tls_ca), _read(args.tls_cert), _read(args.tls_key)
-        )
+        credentials = credentials_from_files(args.tls_ca, args.tls_cert, args.tls_key)
         result = asyncio.run(
             play(
                 bot,
@@ -245,9 +238,7 @@ def _play_ladder(args: argparse.Namespace, options: LadderOptions) -> int:
         return bot
 
     try:
-        credentials = channel_credentials(
-            _read(args.tls_ca), _read(args.tls_cert), _read(args.tls_key)
-        )
+        credentials = credentials_from_files(args.tls_ca, args.tls_cert, args.tls_key)
     except (OSError, ValueError) as exc:
         print(f"medina_client: {exc}", file=sys.stderr)
         return 1

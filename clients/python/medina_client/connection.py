@@ -9,9 +9,11 @@ from types import TracebackType
 
 import grpc
 from medina.v1 import arena_pb2, arena_pb2_grpc
+from medina.wire.shared.tls import check_ca, check_key_pair
 
 from .errors import ConnectionLost, HandshakeError, ProtocolError, Redirected, SessionOver
 from .status import FINAL, RETRY, status_info
+from .tls import TlsError, explain
 
 #: Statuses that end a handshake for a reason retrying cannot fix.
 HANDSHAKE_CODES = frozenset(
@@ -39,6 +41,23 @@ def channel_credentials(
     return grpc.ssl_channel_credentials(
         root_certificates=ca, private_key=key, certificate_chain=cert
     )
+
+
+def credentials_from_files(
+    ca: str | None, cert: str | None = None, key: str | None = None
+) -> grpc.ChannelCredentials | None:
+    """``channel_credentials`` from the files of ``--tls-ca``, ``--tls-cert`` and
+    ``--tls-key``, checked first (ValueError naming the option and the file: unreadable, not
+    PEM, a key that is not the certificate's, an expired certificate), so that a mistake is
+    said before connecting instead of as a failed handshake."""
+    if (cert is None) != (key is None):
+        raise ValueError("mutual TLS needs both the client certificate and its key")
+    try:
+        ca_pem = check_ca(ca, "--tls-ca") if ca is not None else None
+        pair = check_key_pair(cert, key) if cert is not None and key is not None else None
+    except ValueError as exc:
+        raise ValueError(f"{exc} (--tls-ca, --tls-cert, --tls-key)") from None
+    return channel_credentials(ca_pem, *(pair or (None, None)))
 
 
 class Connection:
@@ -160,7 +179,12 @@ class Connection:
             return HandshakeError(code, details)
         hint = ""
         if code is grpc.StatusCode.UNAVAILABLE and not self._welcomed:
+            trouble = explain(details, self.credentials is not None)
+            if trouble is not None and trouble.final:
+                return TlsError(f"cannot connect to {self.address}: {trouble.text}")
             hint = f" (is a Medina Arena server running at {self.address}?)"
+            if trouble is not None:
+                hint = f" ({trouble.text})"
         why = f"{code.name}, {reason}" if reason else code.name
         return ConnectionLost(f"stream to {self.address} failed ({why}): {details}{hint}", reason)
 

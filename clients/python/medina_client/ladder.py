@@ -27,6 +27,7 @@ from .bot import Bot
 from .errors import MedinaClientError, SessionOver
 from .runner import play
 from .status import status_info
+from .tls import TlsError, explain
 
 __all__ = [
     "LadderError",
@@ -239,6 +240,14 @@ async def _session(
             text = f"{exc.code().name}{reason}: {exc.details()}"
             if info.reason in LOBBY_FINAL or exc.code() == grpc.StatusCode.UNIMPLEMENTED:
                 raise LadderError(text, info.reason) from None
+            if exc.code() == grpc.StatusCode.UNAVAILABLE:
+                trouble = explain(exc.details() or "", credentials is not None)
+                if trouble is not None and trouble.final:
+                    raise TlsError(
+                        f"cannot connect to the ladder at {address}: {trouble.text}"
+                    ) from None
+                if trouble is not None:
+                    text += f" ({trouble.text})"
             raise _Retry(text) from None
         finally:
             leaver.cancel()

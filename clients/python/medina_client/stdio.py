@@ -28,7 +28,7 @@ from medina.v1 import arena_pb2, common_pb2, ladder_pb2, match_pb2
 from medina.wire.shared.client import program_notice, program_welcome
 
 from . import messages
-from .connection import Connection, channel_credentials
+from .connection import Connection, credentials_from_files
 from .errors import AddressError, ConnectionLost, MedinaClientError, SessionOver
 from .ladder import LadderOptions, run_ladder
 from .route import Route, check_address
@@ -533,10 +533,6 @@ def glue_values(argv: Sequence[str], options: frozenset[str]) -> list[str]:
 FREE_VALUES = frozenset({"--server", "--token", "--bot-key", "--name", "--bot-version"})
 
 
-def _read(path: str | None) -> bytes | None:
-    return Path(path).read_bytes() if path else None
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one bot program for one seat; see ``_EPILOG`` for the exit statuses."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -590,9 +586,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             omit_legal_actions=args.no_legal_actions,
             features=tuple(args.feature),
             updates=args.updates,
-            credentials=channel_credentials(
-                _read(args.tls_ca), _read(args.tls_cert), _read(args.tls_key)
-            ),
+            credentials=credentials_from_files(args.tls_ca, args.tls_cert, args.tls_key),
             exit_wait_s=args.exit_wait,
         )
         if args.bot_key:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from medina.engine import RULESETS, EngineError, get_ruleset
@@ -13,6 +14,7 @@ from medina.referee.errors import ConfigError
 from medina.sandbox import SandboxConfigError, SandboxError, SandboxLimits, check
 from medina.sandbox.limits import BOUNDS
 from medina.wire.shared.addresses import address_port_error, listening_port_error
+from medina.wire.shared.tls import TlsFileError, check_ca, check_key_pair
 
 from .errors import CommandError
 
@@ -136,14 +138,38 @@ def existing_database(db: str, what: str = "tournament database") -> str:
     return db
 
 
-def read_file(path: str | None, what: str) -> bytes | None:
-    """Bytes of an optional file; CommandError if it cannot be read."""
-    if path is None:
-        return None
+@dataclass(frozen=True)
+class ServerTls:
+    """A listener's TLS files, read and checked (all None: plaintext)."""
+
+    cert: bytes | None = None
+    key: bytes | None = None
+    client_ca: bytes | None = None
+
+
+def add_server_tls_options(p: argparse.ArgumentParser) -> None:
+    """--tls-cert, --tls-key and --tls-client-ca of a server (``serve``, ``ladder serve``)."""
+    p.add_argument("--tls-cert", help="server certificate (PEM) to serve TLS")
+    p.add_argument("--tls-key", help="server private key (PEM, unencrypted)")
+    p.add_argument("--tls-client-ca", help="CA (PEM) that client certificates must chain to (mTLS)")
+
+
+def server_tls(args: argparse.Namespace) -> ServerTls:
+    """The TLS files the options name, checked before anything listens: a key that is not
+    the certificate's, an expired certificate, a file of the wrong kind or unreadable is a
+    CommandError naming it (gRPC would only fail to listen, with no reason)."""
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise CommandError("--tls-cert and --tls-key go together")
+    if args.tls_client_ca and not args.tls_cert:
+        raise CommandError("--tls-client-ca needs --tls-cert and --tls-key (mutual TLS is TLS)")
+    if args.tls_cert is None:
+        return ServerTls()
     try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise CommandError(f"cannot read {what} {path}: {exc.strerror}") from None
+        cert, key = check_key_pair(args.tls_cert, args.tls_key)
+        client_ca = check_ca(args.tls_client_ca, "client CA") if args.tls_client_ca else None
+    except TlsFileError as exc:
+        raise CommandError(str(exc)) from None
+    return ServerTls(cert, key, client_ca)
 
 
 def records_directory(path: str) -> Path:

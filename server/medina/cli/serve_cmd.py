@@ -20,7 +20,7 @@ from medina.rpc.single.server import RunningServer, serve_forever
 
 from . import event_loop, open_files
 from .errors import CommandError
-from .options import is_loopback, read_file, records_directory
+from .options import add_server_tls_options, is_loopback, records_directory, server_tls
 from .web_cmd import add_http_options, start_viewer
 
 log = logging.getLogger("medina.cli")
@@ -42,9 +42,7 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="allow organiser calls without a token on a non-loopback address (unsafe)",
     )
-    p.add_argument("--tls-cert", help="server certificate (PEM) to serve TLS")
-    p.add_argument("--tls-key", help="server private key (PEM)")
-    p.add_argument("--tls-client-ca", help="CA (PEM) that client certificates must chain to (mTLS)")
+    add_server_tls_options(p)
     p.add_argument("--grace-s", type=float, default=30.0, help="shutdown grace for running matches")
     d = Limits()
     p.add_argument(
@@ -158,10 +156,7 @@ def run(args: argparse.Namespace) -> int:
     loop_name, factory = event_loop.loop_factory()  # a bad MEDINA_EVENT_LOOP: before anything
     if not args.internal:
         log.info("event loop: %s", loop_name)
-    if (args.tls_cert is None) != (args.tls_key is None):
-        raise CommandError("--tls-cert and --tls-key go together")
-    if args.tls_client_ca and not args.tls_cert:
-        raise CommandError("--tls-client-ca needs --tls-cert and --tls-key (mutual TLS is TLS)")
+    tls = server_tls(args)
     public = not is_loopback(args.host)
     if public and not args.organiser_token and not args.open_admin:
         raise CommandError(
@@ -198,9 +193,9 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
         records_dir=records_directory(args.records),
         organiser_token=args.organiser_token or None,
-        tls_cert=read_file(args.tls_cert, "TLS certificate"),
-        tls_key=read_file(args.tls_key, "TLS key"),
-        tls_client_ca=read_file(args.tls_client_ca, "client CA"),
+        tls_cert=tls.cert,
+        tls_key=tls.key,
+        tls_client_ca=tls.client_ca,
         shutdown_grace_s=args.grace_s,
         limits=limits,
         admission=admission,
