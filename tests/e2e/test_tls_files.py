@@ -54,7 +54,7 @@ def _path(files: dict[str, str], name: str) -> str:
 
 
 @pytest.mark.parametrize(("cert", "key", "client_ca", "fragment"), MISTAKES)
-@pytest.mark.parametrize("command", [["serve"]])
+@pytest.mark.parametrize("command", [["serve"], ["ladder", "serve"]])
 def test_a_server_refuses_bad_tls_files_in_one_line(
     command: list[str],
     cert: str,

@@ -140,18 +140,19 @@ class Bots:
              "--bot", "random", "--name", name, *extra],
         )  # fmt: skip
 
-    def node(self, node: str, name: str, server: str, key: str) -> BotProc:
+    def node(self, node: str, name: str, server: str, key: str, *extra: str) -> BotProc:
         return self.start(
             name,
             [node, str(NODE_BOT), "--server", server, "--bot-key", key, "--bot", "random",
-             "--name", name, "--bot-version", "node-1"],
+             "--name", name, "--bot-version", "node-1", *extra],
         )  # fmt: skip
 
-    def stdio(self, name: str, server: str, key: str) -> BotProc:
+    def stdio(self, name: str, server: str, key: str, *extra: str) -> BotProc:
         return self.start(
             name,
             [sys.executable, "-m", "medina_client", "stdio", "--server", server, "--bot-key",
-             key, "--name", name, "--", "mawk", "-W", "interactive", "-f", str(AWK_BOT)],
+             key, "--name", name, *extra, "--", "mawk", "-W", "interactive", "-f",
+             str(AWK_BOT)],
         )  # fmt: skip
 
     def kill_all(self) -> None:

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import logging
 import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import grpc
 
 from medina.boundary.files import write_atomically
 from medina.boundary.terminal import printable
@@ -27,13 +30,21 @@ from medina.rpc.common.admission import AdmissionLimits, open_files_limit
 from medina.rpc.common.collector import Collector
 from medina.rpc.common.serving import signals_caught
 from medina.storage.ladder import LadderStore, StoreError
+from medina.wire.shared.tls import TlsFileError, check_ca, check_key_pair
 
 from . import event_loop, ladder_demo, open_files
 from .errors import CommandError
-from .options import is_loopback, records_directory
+from .options import (
+    add_server_tls_options,
+    is_loopback,
+    records_directory,
+    server_tls,
+)
 from .web_cmd import add_http_options, ladder_standings, start_viewer
 
 DEFAULT_DB = "ladder.db"
+
+log = logging.getLogger("medina.cli")
 
 
 def add_parser(sub: Any) -> None:
@@ -64,6 +75,20 @@ def add_parser(sub: Any) -> None:
         help="the arena address bots are told (default: the arena's own address)",
     )
     serve.add_argument("--records", default="records", help="records directory (in-process arena)")
+    add_server_tls_options(serve)
+    serve.add_argument(
+        "--arena-tls-ca",
+        metavar="FILE",
+        help="with --arena: the CA (PEM) of an arena that serves TLS",
+    )
+    serve.add_argument(
+        "--arena-tls-cert",
+        metavar="FILE",
+        help="with --arena: this ladder's client certificate (PEM) for an arena with mutual TLS",
+    )
+    serve.add_argument(
+        "--arena-tls-key", metavar="FILE", help="with --arena: the key of --arena-tls-cert"
+    )
     serve.add_argument(
         "--organiser-token",
         default=os.environ.get("MEDINA_ORGANISER_TOKEN"),
@@ -260,6 +285,21 @@ def _serve(args: argparse.Namespace) -> int:
             "a ladder on a non-loopback address needs --organiser-token (its account calls "
             "hand out keys)"
         )
+    tls = server_tls(args)
+    arena_credentials = _arena_credentials(args)
+    if tls.cert is None and not is_loopback(args.host):
+        log.warning(
+            "serving the ladder on %s without TLS: bot keys and seat tokens travel in clear "
+            "text (--tls-cert and --tls-key; see docs/operations.md)",
+            args.host,
+        )
+    if args.http is not None and not is_loopback(args.http_host or args.host):
+        log.warning(
+            "the viewer on %s:%d is plain HTTP: anyone who reaches it sees every match as a "
+            "spectator does (it is read-only); use a TLS proxy in front of it",
+            args.http_host or args.host,
+            args.http,
+        )
     offers = tuple(parse_offer(o) for o in args.offer) if args.offer else LadderConfig().offers
     try:
         house = tuple(parse_house(h) for h in args.house or ())
@@ -296,6 +336,10 @@ def _serve(args: argparse.Namespace) -> int:
         organiser_token=args.organiser_token,
         ladder=config,
         server_id=args.server_id,
+        tls_cert=tls.cert,
+        tls_key=tls.key,
+        tls_client_ca=tls.client_ca,
+        arena_credentials=arena_credentials,
     )
     open_files.raise_open_files_limit()
     if args.arena is None:  # an arena of its own: its matches' open files are this process's
@@ -327,15 +371,39 @@ async def _run(
                     running.arena, http_host, http, standings=ladder_standings(config.db)
                 )
             near = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
-            procs = await start_house(
-                running.store, f"{near}:{running.port}", house, config.records_dir / "house"
-            )
+            # With TLS the house bots use the lobby's loopback listener, in clear.
+            lobby = f"127.0.0.1:{running.local_port}" if config.tls else f"{near}:{running.port}"
+            procs = await start_house(running.store, lobby, house, config.records_dir / "house")
             await stop.wait()
             await stop_house(procs)
             if stop_viewer is not None:
                 await stop_viewer()
             await running.stop()
     return 0
+
+
+def _arena_credentials(args: argparse.Namespace) -> grpc.ChannelCredentials | None:
+    """How the ladder dials ``--arena`` (None: in clear); CommandError naming a bad file or
+    an option without --arena."""
+    named = [o for o in ("tls_ca", "tls_cert", "tls_key") if getattr(args, f"arena_{o}")]
+    if not named:
+        return None
+    if args.arena is None:
+        raise CommandError("--arena-tls-ca/--arena-tls-cert/--arena-tls-key go with --arena")
+    if args.arena_tls_ca is None:
+        raise CommandError("--arena-tls-cert needs --arena-tls-ca (the arena's CA)")
+    if (args.arena_tls_cert is None) != (args.arena_tls_key is None):
+        raise CommandError("--arena-tls-cert and --arena-tls-key go together")
+    try:
+        ca = check_ca(args.arena_tls_ca, "arena CA")
+        pair = (
+            check_key_pair(args.arena_tls_cert, args.arena_tls_key)
+            if args.arena_tls_cert
+            else (None, None)
+        )
+    except TlsFileError as exc:
+        raise CommandError(f"--arena-tls-*: {exc}") from None
+    return grpc.ssl_channel_credentials(ca, private_key=pair[1], certificate_chain=pair[0])
 
 
 def _standings(args: argparse.Namespace) -> int:

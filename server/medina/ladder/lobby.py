@@ -35,11 +35,18 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
     """The ladder's gRPC face."""
 
     def __init__(
-        self, ladder: Ladder, organiser_token: str | None, limits: Limits | None = None
+        self,
+        ladder: Ladder,
+        organiser_token: str | None,
+        limits: Limits | None = None,
+        *,
+        local: bool = False,
     ) -> None:
         self.ladder = ladder
         self.organiser_token = organiser_token
         self.limits = limits or Limits()
+        #: The loopback lobby of a ladder that serves TLS (for its house bots).
+        self.local = local
 
     # -- the lobby -----------------------------------------------------------------------
 
@@ -57,7 +64,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
             account = await self.ladder.authenticate(key)
             hello = await self._hello(request_iterator)
             session = await self.ladder.open_session(
-                account, hello, key_id=accounts.parse_key(key)[0]
+                account, hello, key_id=accounts.parse_key(key)[0], local=self.local
             )
         except Refusal as refusal:
             # Set, not raised: anyone may knock with a bad key, at any rate (status.Refused).

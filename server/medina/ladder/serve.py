@@ -13,7 +13,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from medina.rpc.common.admission import AdmissionLimits
-from medina.rpc.common.config import ServerConfig
+from medina.rpc.common.config import BotListener, ServerConfig
 from medina.rpc.common.limits import Limits
 from medina.rpc.common.serving import OWN_PORT, add_port
 from medina.rpc.single.server import RunningServer, start_server
@@ -51,6 +51,18 @@ class LadderServerConfig:
     admission: AdmissionLimits = field(default_factory=AdmissionLimits)
     #: This server's identity in the database (None: host, pid and start tick).
     server_id: str | None = None
+    #: TLS of the lobby and of the in-process arena's port for bots (None: plaintext); a
+    #: client CA requires client certificates (mutual TLS).
+    tls_cert: bytes | None = None
+    tls_key: bytes | None = None
+    tls_client_ca: bytes | None = None
+    #: How to dial an external arena (``arena``) that serves TLS (None: plaintext).
+    arena_credentials: grpc.ChannelCredentials | None = None
+
+    @property
+    def tls(self) -> bool:
+        """Whether the lobby and the in-process arena serve TLS."""
+        return self.tls_cert is not None and self.tls_key is not None
 
 
 @dataclass
@@ -64,11 +76,17 @@ class RunningLadder:
     arena_address: str
     arena: RunningServer | None
     channel: grpc.aio.Channel
+    #: With TLS, the lobby's loopback listener in clear (its house bots connect there, and
+    #: play at the arena's loopback address); None without TLS.
+    local_server: grpc.aio.Server | None = None
+    local_port: int = 0
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Stop matching, abort matches in play (not rated), stop the servers."""
         await self.ladder.stop()
         await self.server.stop(1.0)
+        if self.local_server is not None:
+            await self.local_server.stop(1.0)
         if self.arena is not None:
             await self.arena.stop(grace_s)
         await self.channel.close()
@@ -92,13 +110,66 @@ async def start_ladder(config: LadderServerConfig) -> RunningLadder:
     # process listens on is refused (gRPC's SO_REUSEPORT would share it), so the lobby's
     # host and port name one live server, its default id in the database.
     server = grpc.aio.server(options=[OWN_PORT])
+    lobby = ServerConfig(
+        host=config.host,
+        port=config.port,
+        tls_cert=config.tls_cert,
+        tls_key=config.tls_key,
+        tls_client_ca=config.tls_client_ca,
+    )
+    local_server: grpc.aio.Server | None = None
+    local_port = 0
     try:
-        port = add_port(server, ServerConfig(host=config.host, port=config.port))
+        port = add_port(server, lobby)
+        if config.tls:
+            local_server = grpc.aio.server(options=[OWN_PORT])
+            local_port = add_port(local_server, ServerConfig(host="127.0.0.1", port=0))
     except OSError:
         store.engine.dispose()
         raise
-    arena: RunningServer | None = None
-    if config.arena is None:
+    arena, target, public, local_arena = await _arena(config)
+    if config.arena is not None and config.arena_credentials is not None:
+        channel = grpc.aio.secure_channel(target, config.arena_credentials)
+    else:
+        channel = grpc.aio.insecure_channel(target)
+    ladder = Ladder(
+        store,
+        config.ladder,
+        config.server_id or default_server_id(port),
+        channel,
+        public,
+        organiser_token=config.arena_token or config.organiser_token,
+        local_arena_address=local_arena,
+    )
+    add_ladder_service(LadderServicer(ladder, config.organiser_token, config.limits), server)
+    health_servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    await server.start()
+    if local_server is not None:
+        servicer = LadderServicer(ladder, config.organiser_token, config.limits, local=True)
+        add_ladder_service(servicer, local_server)
+        await local_server.start()
+    health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    await ladder.start()
+    log.info("ladder listening on %s:%d, arena %s", config.host, port, public)
+    return RunningLadder(
+        server, port, ladder, store, public, arena, channel, local_server, local_port
+    )
+
+
+async def _arena(config: LadderServerConfig) -> tuple[RunningServer | None, str, str, str | None]:
+    """The in-process arena, started (None for an external one), the address the ladder
+    dials, the address bots are told, and (with TLS) the arena's loopback address.
+
+    Without TLS the arena serves everything on ``host``. With TLS it serves bots
+    (ArenaService, health) on ``host`` with the lobby's certificate, as a worker of
+    ``serve --workers`` does, and the ladder's own calls on a loopback port in clear: the
+    ladder holds no client certificate for a mutual-TLS port, and a certificate names the
+    public host, not 127.0.0.1."""
+    if config.arena is not None:
+        return None, config.arena, config.arena_public or config.arena, None
+    wildcard = config.host in ("0.0.0.0", "::")
+    if not config.tls:
         arena = await start_server(
             ServerConfig(
                 host=config.host,
@@ -109,25 +180,25 @@ async def start_ladder(config: LadderServerConfig) -> RunningLadder:
                 admission=config.admission,
             )
         )
-        target = f"127.0.0.1:{arena.port}" if config.host in ("0.0.0.0", "::") else arena.address
-        public = config.arena_public or arena.address
-    else:
-        target = config.arena
-        public = config.arena_public or config.arena
-    channel = grpc.aio.insecure_channel(target)
-    ladder = Ladder(
-        store,
-        config.ladder,
-        config.server_id or default_server_id(port),
-        channel,
-        public,
-        organiser_token=config.arena_token or config.organiser_token,
+        target = f"127.0.0.1:{arena.port}" if wildcard else arena.address
+        return arena, target, config.arena_public or arena.address, None
+    arena = await start_server(
+        ServerConfig(
+            host="127.0.0.1",
+            port=0,
+            records_dir=config.records_dir,
+            organiser_token=config.organiser_token,
+            limits=config.limits,
+            admission=config.admission,
+            bots=BotListener(
+                host=config.host,
+                port=config.arena_port,
+                limits=config.limits,
+                tls_cert=config.tls_cert,
+                tls_key=config.tls_key,
+                tls_client_ca=config.tls_client_ca,
+            ),
+        )
     )
-    add_ladder_service(LadderServicer(ladder, config.organiser_token, config.limits), server)
-    health_servicer = health.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    await server.start()
-    health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
-    await ladder.start()
-    log.info("ladder listening on %s:%d, arena %s", config.host, port, public)
-    return RunningLadder(server, port, ladder, store, public, arena, channel)
+    own = f"{config.host}:{arena.bots_port}"
+    return arena, arena.address, config.arena_public or own, arena.address

@@ -138,6 +138,9 @@ class Session:
     #: The public id of the key the stream was opened with: a stream of a key since rotated
     #: is ended (a leaked key's holder keeps nothing).
     key_id: str = ""
+    #: Opened on the loopback lobby of a ladder that serves TLS (its house bots): its
+    #: matches are played at the arena's loopback address, in clear.
+    local: bool = False
 
     @property
     def bot_id(self) -> int:
@@ -184,12 +187,15 @@ class Ladder:
         arena_address: str,
         *,
         organiser_token: str | None = None,
+        local_arena_address: str | None = None,
     ) -> None:
         self.store = store
         self.config = config
         self.server_id = server_id
         self.arena = arena
         self.arena_address = arena_address
+        #: Where the sessions of the loopback lobby play (None: at ``arena_address``).
+        self.local_arena_address = local_arena_address
         self.metadata: tuple[tuple[str, str], ...] = (
             (("authorization", f"Bearer {organiser_token}"),) if organiser_token else ()
         )
@@ -297,10 +303,16 @@ class Ladder:
         return min(wanted, self.config.max_matches_per_bot)
 
     async def open_session(
-        self, account: AccountRow, hello: ladder_pb2.LobbyHello, key_id: str = ""
+        self,
+        account: AccountRow,
+        hello: ladder_pb2.LobbyHello,
+        key_id: str = "",
+        *,
+        local: bool = False,
     ) -> Session:
         """Register a bot's lobby stream (its presence in the database first); ``key_id``:
-        the public id of the key it was opened with."""
+        the public id of the key it was opened with; ``local``: opened on the loopback
+        lobby."""
         cap = self.check_hello(hello)
         if hello.bot_version not in account.versions and len(account.versions) >= MAX_VERSIONS:
             raise Refusal(
@@ -344,7 +356,7 @@ class Ladder:
             )
         finally:
             self._opening.discard(account.id)
-        session = Session(account, line, hello, cap, key_id=key_id)
+        session = Session(account, line, hello, cap, key_id=key_id, local=local)
         self.sessions[account.id] = session
         session.send(
             wire_ladder.welcome(
@@ -362,10 +374,21 @@ class Ladder:
             for seat, bot in enumerate(running.plan.seats):
                 if bot.bot_id == account.id and running.config is not None:
                     session.playing.add(running.mid)
-                    session.send(_assigned(running, seat))
+                    session.send(self._assigned(running, seat, session))
         log.info("bot %s (%s) joined the lobby", account.name, hello.bot_version or "-")
         self.wake.set()
         return session
+
+    def _assigned(self, running: _Running, seat: int, session: Session) -> ladder_pb2.LobbyResponse:
+        """The MatchAssigned of ``seat`` for ``session``: at the arena address bots are
+        told, or, for a session of the loopback lobby, at the arena's loopback address."""
+        assert running.config is not None
+        address = running.address
+        if session.local and self.local_arena_address is not None:
+            address = self.local_arena_address
+        return wire_ladder.assigned(
+            running.arena_match_id, seat, running.tokens[seat], address, running.config
+        )
 
     async def close_session(self, session: Session) -> None:
         """The bot's lobby stream ended: it is no longer matched."""
@@ -608,7 +631,7 @@ class Ladder:
                 for seat, bot in enumerate(p.seats):
                     session = self.sessions.get(bot.bot_id)
                     if session is not None:
-                        session.send(_assigned(running, seat))
+                        session.send(self._assigned(running, seat, session))
                 async for message in watch:
                     if message.HasField("result"):
                         outcome = convert.outcome_from_proto(message.result)
@@ -749,13 +772,6 @@ def _rater(
 
 def _rating(mu: float, sigma: float, games: int) -> ladder_pb2.LadderRating:
     return wire_ladder.rating(mu, sigma, ratings.ordinal(mu, sigma), games)
-
-
-def _assigned(running: _Running, seat: int) -> ladder_pb2.LobbyResponse:
-    assert running.config is not None
-    return wire_ladder.assigned(
-        running.arena_match_id, seat, running.tokens[seat], running.address, running.config
-    )
 
 
 def _candidate(session: Session, seats: tuple[int, int, int, int]) -> Candidate:

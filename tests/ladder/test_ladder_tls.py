@@ -1,0 +1,100 @@
+"""A ladder in public: ``ladder serve`` with TLS and mutual TLS (certificates made in the
+test), its lobby and its arena both; the SDK, the Node bot and the stdio bridge connect with
+the organiser's CA and their client certificates and play the matches they are assigned,
+house bots included; bots that get TLS wrong are told what to fix."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from e2e.pki import make_pki, self_signed
+from e2e.test_node_bot import node  # noqa: F401 (the fixture: node with the bot's packages)
+from medina.storage.ladder import LadderStore
+
+from .harness import Bots, LadderServer, add_bot, wait_until
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _pki(tmp: Path) -> dict[str, str]:
+    """The organiser's CA, the server's pair, a bot's client pair, and a CA nobody uses."""
+    pki = make_pki()
+    files = {
+        "ca.pem": pki.ca,
+        "server.pem": pki.server_cert,
+        "server.key": pki.server_key,
+        "client.pem": pki.client_cert,
+        "client.key": pki.client_key,
+        "other-ca.pem": self_signed("someone else", 1)[0],
+    }
+    for name, data in files.items():
+        (tmp / name).write_bytes(data)
+    return {name: str(tmp / name) for name in files}
+
+
+def _games(store: LadderStore, bot: str) -> int:
+    return sum(line.games for line in store.lines() if line.bot == bot)
+
+
+def test_a_mutual_tls_ladder_plays_every_kind_of_bot(
+    tmp_path: Path,
+    node: str,  # noqa: F811
+) -> None:
+    f = _pki(tmp_path)
+    db = str(tmp_path / "ladder.db")
+    keys = {name: add_bot(db, name) for name in ("py", "js", "awk", "plain", "nocert")}
+    server = LadderServer.start(
+        db, tmp_path, "tls", "--offer", "medina-v2:2:300", "--house", "greedy",
+        "--tls-cert", f["server.pem"], "--tls-key", f["server.key"],
+        "--tls-client-ca", f["ca.pem"],
+    )  # fmt: skip
+    bots = Bots(tmp_path)
+    store = LadderStore(db)
+    tls = ("--tls-ca", f["ca.pem"], "--tls-cert", f["client.pem"], "--tls-key", f["client.key"])
+    try:
+        bots.sdk("py", server.address, keys["py"], *tls)
+        bots.node(node, "js", server.address, keys["js"], *tls)
+        bots.stdio("awk", server.address, keys["awk"], *tls)
+        plain = bots.sdk("plain", server.address, keys["plain"])
+        nocert = bots.sdk("nocert", server.address, keys["nocert"], "--tls-ca", f["ca.pem"])
+        # Each is assigned matches at the arena's TLS address and plays them there; the
+        # house bot plays through the ladder's loopback listener.
+        every = ("py", "js", "awk", "house-greedy")
+        wait_until(lambda: all(_games(store, b) >= 1 for b in every), 150, "a match of each")
+        # Bots that get TLS wrong are told which option to fix (and keep trying: a server
+        # that closes the connection may be restarting).
+        wait_until(lambda: "if it serves TLS, pass --tls-ca" in plain.output(), 30, "the hint")
+        wait_until(
+            lambda: "requires client certificates (mutual TLS)" in nocert.output(), 30, "mTLS"
+        )
+        assert _games(store, "plain") == 0 and _games(store, "nocert") == 0
+    finally:
+        bots.kill_all()
+        server.stop()
+        store.engine.dispose()
+    assert "Traceback" not in server.log.read_text()
+
+
+def test_a_bot_that_does_not_trust_the_ladder_stops_at_once_saying_why(tmp_path: Path) -> None:
+    f = _pki(tmp_path)
+    db = str(tmp_path / "ladder.db")
+    key = add_bot(db, "wary")
+    server = LadderServer.start(
+        db, tmp_path, "tls", "--tls-cert", f["server.pem"], "--tls-key", f["server.key"]
+    )
+    bots = Bots(tmp_path)
+    try:
+        wary = bots.start(
+            "wary",
+            [sys.executable, "-m", "medina_client", "--server", server.address, "--bot-key",
+             key, "--tls-ca", f["other-ca.pem"]],
+        )  # fmt: skip
+        assert wary.proc.wait(60) == 1
+        out = wary.output()
+        assert "is not signed by the CA given with --tls-ca" in out, out
+        assert "connecting again" not in out and "Traceback" not in out
+    finally:
+        bots.kill_all()
+        server.stop()
