@@ -5,6 +5,9 @@ house bots included; bots that get TLS wrong are told what to fix."""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,7 +16,7 @@ from e2e.pki import make_pki, self_signed
 from e2e.test_node_bot import node  # noqa: F401 (the fixture: node with the bot's packages)
 from medina.storage.ladder import LadderStore
 
-from .harness import Bots, LadderServer, add_bot, wait_until
+from .harness import ARENA, Bots, LadderServer, add_bot, arena_cli, wait_until
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -98,3 +101,44 @@ def test_a_bot_that_does_not_trust_the_ladder_stops_at_once_saying_why(tmp_path:
     finally:
         bots.kill_all()
         server.stop()
+
+
+def test_a_ladder_drives_an_arena_that_serves_tls(tmp_path: Path) -> None:
+    f = _pki(tmp_path)
+    db = str(tmp_path / "ladder.db")
+    keys = {name: add_bot(db, name) for name in ("a", "b")}
+    arena = subprocess.Popen(
+        [*ARENA, "serve", "--port", "0", "--workers", "1", "--records", str(tmp_path / "arena"),
+         "--tls-cert", f["server.pem"], "--tls-key", f["server.key"]],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env={**os.environ, "MEDINA_ORGANISER_TOKEN": "organiser-secret"},
+    )  # fmt: skip
+    bots = Bots(tmp_path)
+    server: LadderServer | None = None
+    try:
+        assert arena.stdout is not None
+        found = re.search(r"listening on (127\.0\.0\.1:\d+)", arena.stdout.readline())
+        assert found, "serve did not start"
+        drive = ("--arena", found.group(1), "--organiser-token", "organiser-secret")
+        # House bots hold no certificate for it: refused, saying so.
+        refused = arena_cli(
+            "ladder", "serve", "--db", db, "--port", "0", *drive, "--arena-tls-ca", f["ca.pem"],
+            "--house", "greedy",
+        )  # fmt: skip
+        assert refused.returncode == 2 and "house bots hold no certificate" in refused.stderr
+        server = LadderServer.start(
+            db, tmp_path, "drives-tls", "--offer", "medina-v2:2:300", *drive,
+            "--arena-tls-ca", f["ca.pem"],
+            "--tls-cert", f["server.pem"], "--tls-key", f["server.key"],
+        )  # fmt: skip
+        store = LadderStore(db)
+        for name, key in keys.items():
+            bots.sdk(name, server.address, key, "--tls-ca", f["ca.pem"])
+        wait_until(lambda: _games(store, "a") >= 1, 120, "a rated match at the TLS arena")
+        store.engine.dispose()
+    finally:
+        bots.kill_all()
+        if server is not None:
+            server.stop()
+        arena.terminate()
+        arena.wait(60)

@@ -305,6 +305,11 @@ def _serve(args: argparse.Namespace) -> int:
         house = tuple(parse_house(h) for h in args.house or ())
     except ValueError as exc:
         raise CommandError(str(exc)) from None
+    if house and arena_credentials is not None:
+        raise CommandError(
+            "--house with --arena-tls-ca: house bots hold no certificate for a TLS arena; "
+            "run them as ordinary bots (python -m medina_client --bot-key ... --tls-ca ...)"
+        )
     if len({h.name for h in house}) != len(house):
         raise CommandError("--house: two house bots with one name; name them (NAME=BOT)")
     try:

@@ -167,7 +167,9 @@ async def _arena(config: LadderServerConfig) -> tuple[RunningServer | None, str,
     ladder holds no client certificate for a mutual-TLS port, and a certificate names the
     public host, not 127.0.0.1."""
     if config.arena is not None:
-        return None, config.arena, config.arena_public or config.arena, None
+        # The loopback lobby's house bots play where the ladder dials, when it does in clear.
+        local = config.arena if config.arena_credentials is None else None
+        return None, config.arena, config.arena_public or config.arena, local
     wildcard = config.host in ("0.0.0.0", "::")
     if not config.tls:
         arena = await start_server(
