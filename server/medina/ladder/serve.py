@@ -140,6 +140,7 @@ async def start_ladder(config: LadderServerConfig) -> RunningLadder:
         public,
         organiser_token=config.arena_token or config.organiser_token,
         local_arena_address=local_arena,
+        endpoints=config.arena_public is None,
     )
     add_ladder_service(LadderServicer(ladder, config.organiser_token, config.limits), server)
     health_servicer = health.HealthServicer()

@@ -188,6 +188,7 @@ class Ladder:
         *,
         organiser_token: str | None = None,
         local_arena_address: str | None = None,
+        endpoints: bool = True,
     ) -> None:
         self.store = store
         self.config = config
@@ -196,6 +197,11 @@ class Ladder:
         self.arena_address = arena_address
         #: Where the sessions of the loopback lobby play (None: at ``arena_address``).
         self.local_arena_address = local_arena_address
+        #: Whether bots are told the endpoint of the arena's process holding a match (``serve
+        #: --workers``) rather than ``arena_address``; not when the operator named the
+        #: address bots reach (``--arena-public``): an endpoint is the worker's ``--host``,
+        #: which behind NAT or a proxy, or under a certificate for a name, is not it.
+        self.endpoints = endpoints
         self.metadata: tuple[tuple[str, str], ...] = (
             (("authorization", f"Bearer {organiser_token}"),) if organiser_token else ()
         )
@@ -616,9 +622,8 @@ class Ladder:
             )
             running.arena_match_id = created.match_id
             running.tokens = tuple(t.token for t in created.tokens)
-            running.address = (
-                created.endpoint if created.HasField("endpoint") else self.arena_address
-            )
+            endpoint = self.endpoints and created.HasField("endpoint")
+            running.address = created.endpoint if endpoint else self.arena_address
             running.config = created.config
             if not await asyncio.to_thread(
                 self.store.started, mid, self.server_id, created.match_id
