@@ -6,6 +6,9 @@ connects."""
 from __future__ import annotations
 
 import datetime
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -107,3 +110,27 @@ def test_the_sdk_refuses_bad_tls_files_before_connecting(
     err = capsys.readouterr().err
     assert fragment in err and "is a Medina Arena server running" not in err, err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_match_server_names_a_tls_server_it_cannot_dial_at_once(
+    files: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It dials in clear: against a TLS server CreateMatch was retried for two silent minutes.
+    server = subprocess.Popen(
+        [sys.executable, "-m", "medina.cli", "serve", "--port", "0", "--workers", "1",
+         "--records", str(tmp_path / "records"),
+         "--tls-cert", files["server.pem"], "--tls-key", files["server.key"]],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        found = re.search(r"listening on (127\.0\.0\.1:\d+)", server.stdout.readline())
+        assert found, "serve did not start"
+        argv = ["match", "--server", found.group(1), "--players", "2", "--bot", "-", "--bot", "-"]
+        assert main([*argv, "--records", str(tmp_path / "logs")]) == 2
+        err = capsys.readouterr().err
+        assert f"the server at {found.group(1)} serves TLS" in err, err
+        assert len(err.strip().splitlines()) == 1
+    finally:
+        server.terminate()
+        server.wait(60)

@@ -120,6 +120,9 @@ def test_a_ladder_drives_an_arena_that_serves_tls(tmp_path: Path) -> None:
         found = re.search(r"listening on (127\.0\.0\.1:\d+)", arena.stdout.readline())
         assert found, "serve did not start"
         drive = ("--arena", found.group(1), "--organiser-token", "organiser-secret")
+        # Dialled in clear, it would answer nothing: refused, saying which option to add.
+        clear = arena_cli("ladder", "serve", "--db", db, "--port", "0", *drive)
+        assert clear.returncode == 2 and "serves TLS: pass --arena-tls-ca" in clear.stderr
         # House bots hold no certificate for it: refused, saying so.
         refused = arena_cli(
             "ladder", "serve", "--db", db, "--port", "0", *drive, "--arena-tls-ca", f["ca.pem"],

@@ -40,6 +40,7 @@ from .options import (
     records_directory,
     server_tls,
 )
+from .reach import serves_tls
 from .web_cmd import add_http_options, ladder_standings, start_viewer
 
 DEFAULT_DB = "ladder.db"
@@ -358,6 +359,12 @@ def _serve(args: argparse.Namespace) -> int:
 async def _run(
     config: LadderServerConfig, http: int | None, http_host: str, house: tuple[HouseBot, ...]
 ) -> int:
+    plain = config.arena is not None and config.arena_credentials is None
+    if plain and config.arena is not None and await serves_tls(config.arena):
+        raise CommandError(
+            f"the arena at {config.arena} serves TLS: pass --arena-tls-ca (its CA), and "
+            "--arena-tls-cert/--arena-tls-key if it requires client certificates"
+        )
     with signals_caught() as stop:
         try:
             running = await start_ladder(config)

@@ -42,6 +42,7 @@ from .options import (
     settings_from_args,
 )
 from .progress import Progress, scoreboard
+from .reach import unreachable
 from .web_cmd import add_http_options
 
 
@@ -138,6 +139,9 @@ async def _run(args: argparse.Namespace, settings: MatchSettings) -> int:
     local: RunningServer | None = None
     if args.server:
         address = args.server
+        why = await unreachable(address)
+        if why is not None:
+            raise CommandError(why)
     else:
         local = await start_server(
             ServerConfig(host="127.0.0.1", port=0, records_dir=Path(args.records))

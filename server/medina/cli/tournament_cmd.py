@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import grpc
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -43,6 +42,7 @@ from medina.tournament.standings import SeatResult, counted_ranks
 
 from .errors import CommandError
 from .options import add_sandbox_options, existing_database, sandbox_changes, sandbox_limits
+from .reach import unreachable
 from .tournament_show import (
     DB_FILE,
     export_cmd,
@@ -299,24 +299,6 @@ def create_cmd(args: argparse.Namespace) -> int:
     for note in schedule.coverage(cfg):
         print(f"tournament {cfg.name}: {note}")
     return 0
-
-
-#: How long `run --server` waits for the server to answer before saying it cannot.
-REACH_S = 10.0
-
-
-async def unreachable(address: str, timeout_s: float = REACH_S) -> str | None:
-    """Why the server at ``address`` cannot be reached, or None: `run --server` asks once at
-    start (a wrong address was silent for two minutes, then retried every game for good)."""
-    async with grpc.aio.insecure_channel(address) as channel:
-        try:
-            await asyncio.wait_for(channel.channel_ready(), timeout_s)
-        except TimeoutError:
-            return (
-                f"cannot reach a server at {address} within {timeout_s:g} s "
-                "(is medina-arena serve running there?)"
-            )
-    return None
 
 
 def run_cmd(args: argparse.Namespace) -> int:
