@@ -135,3 +135,24 @@ def encrypted(key_pem: bytes, password: bytes) -> bytes:
         serialization.PrivateFormat.PKCS8,
         serialization.BestAvailableEncryption(password),
     )
+
+
+def named_cert(dns: list[str], ips: list[str]) -> bytes:
+    """A self-signed certificate whose subjectAltName lists ``dns`` names and ``ips``; PEM."""
+    key = _key()
+    now = datetime.datetime.now(datetime.UTC)
+    alt: list[x509.GeneralName] = [x509.DNSName(d) for d in dns]
+    alt += [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(_name("named"))
+        .issuer_name(_name("named"))
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.SubjectAlternativeName(alt), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    return cert.public_bytes(serialization.Encoding.PEM)

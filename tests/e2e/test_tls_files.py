@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 from medina.cli import main
-from medina.wire.shared.tls import TlsFileError, check_key_pair, not_valid_after
+from medina.wire.shared.tls import TlsFileError, check_key_pair, names_host, not_valid_after
 from medina_client.__main__ import main as client_main
 
-from .pki import Pki, encrypted, make_pki, self_signed
+from .pki import Pki, encrypted, make_pki, named_cert, self_signed
 
 
 @pytest.fixture(scope="module")
@@ -134,3 +134,36 @@ def test_match_server_names_a_tls_server_it_cannot_dial_at_once(
     finally:
         server.terminate()
         server.wait(60)
+
+
+def test_a_ladder_refuses_to_tell_bots_a_host_its_certificate_does_not_name(
+    files: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The certificate names 127.0.0.1 only: every bot told "localhost" would be refused.
+    argv = ["ladder", "serve", "--port", "0", "--db", str(tmp_path / "ladder.db"),
+            "--tls-cert", files["server.pem"], "--tls-key", files["server.key"],
+            "--arena-public", "localhost:50062"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "bots are told to play at localhost, which the TLS certificate" in err, err
+    assert "(it names 127.0.0.1)" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("host", "named"),
+    [
+        ("arena.example.org", True),
+        ("ARENA.example.org", True),
+        ("eu.arena.example.org", True),  # *.arena.example.org
+        ("a.eu.arena.example.org", False),  # a wildcard is one label
+        ("example.org", False),
+        ("203.0.113.7", True),
+        ("203.0.113.8", False),
+        ("[2001:db8::1]", True),
+    ],
+)
+def test_the_names_a_certificate_gives_are_read_as_clients_check_them(
+    host: str, named: bool
+) -> None:
+    cert = named_cert(["arena.example.org", "*.arena.example.org"], ["203.0.113.7", "2001:db8::1"])
+    assert names_host(cert, host) is named

@@ -30,7 +30,8 @@ from medina.rpc.common.admission import AdmissionLimits, open_files_limit
 from medina.rpc.common.collector import Collector
 from medina.rpc.common.serving import signals_caught
 from medina.storage.ladder import LadderStore, StoreError
-from medina.wire.shared.tls import TlsFileError, check_ca, check_key_pair
+from medina.wire.shared.addresses import host_port
+from medina.wire.shared.tls import TlsFileError, check_ca, check_key_pair, names, names_host
 
 from . import event_loop, ladder_demo, open_files
 from .errors import CommandError
@@ -287,6 +288,8 @@ def _serve(args: argparse.Namespace) -> int:
             "hand out keys)"
         )
     tls = server_tls(args)
+    if tls.cert is not None and args.arena is None:
+        _check_arena_name(tls.cert, args)
     arena_credentials = _arena_credentials(args)
     if tls.cert is None and not is_loopback(args.host):
         log.warning(
@@ -392,6 +395,25 @@ async def _run(
                 await stop_viewer()
             await running.stop()
     return 0
+
+
+def _check_arena_name(cert: bytes, args: argparse.Namespace) -> None:
+    """CommandError when the certificate does not name the host bots are told to play at
+    (``--arena-public``'s, else ``--host``): every bot's TLS check would refuse it."""
+    public = host_port(args.arena_public) if args.arena_public else None
+    told = public[0] if public is not None else args.host
+    try:
+        if names_host(cert, told):
+            return
+        dns, ips = names(cert)
+    except ValueError:
+        raise CommandError(f"TLS certificate {args.tls_cert} is malformed") from None
+    listed = ", ".join(dns + ips) or "nothing"
+    raise CommandError(
+        f"bots are told to play at {told}, which the TLS certificate {args.tls_cert} does not "
+        f"name (it names {listed}): set --arena-public to a name it lists, with the arena's "
+        "port (--arena-port), or use a certificate that names it"
+    )
 
 
 def _arena_credentials(args: argparse.Namespace) -> grpc.ChannelCredentials | None:

@@ -7,11 +7,19 @@ DER."""
 from __future__ import annotations
 
 import datetime
+import ipaddress
 import re
 import ssl
 from pathlib import Path
 
-__all__ = ["TlsFileError", "check_ca", "check_key_pair", "not_valid_after"]
+__all__ = [
+    "TlsFileError",
+    "check_ca",
+    "check_key_pair",
+    "names",
+    "names_host",
+    "not_valid_after",
+]
 
 _CERT_BLOCK = re.compile(rb"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re.DOTALL)
 _KEY_BEGIN = re.compile(rb"-----BEGIN ([A-Z ]*)PRIVATE KEY-----")
@@ -46,6 +54,52 @@ def not_valid_after(pem_block: bytes) -> datetime.datetime:
     start = 1 if tbs[0][0] == 0xA0 else 0  # [0] version, when present
     validity = _children(tbs[start + 3])  # serial, signature, issuer, validity
     return _time(validity[1])
+
+
+#: The subjectAltName extension's id (2.5.29.17), as an OBJECT IDENTIFIER element.
+_SAN_OID = (0x06, bytes([0x55, 0x1D, 0x11]))
+
+
+def names(pem_block: bytes) -> tuple[list[str], list[str]]:
+    """The DNS names and IP addresses the subjectAltName of a PEM certificate (the first of
+    a chain) lists: what TLS clients check a host against (the common name is not).
+    ValueError for a malformed one."""
+    first = _CERT_BLOCK.search(pem_block)
+    if first is None:
+        raise ValueError("no PEM certificate")
+    der = ssl.PEM_cert_to_DER_cert(first.group(0).decode("ascii"))
+    dns: list[str] = []
+    ips: list[str] = []
+    for tag, value in _children(_children(der)[0]):
+        if tag != 0xA3:  # [3] extensions
+            continue
+        for _, extension in _children(_children((tag, value))[0]):
+            parts = _children((0x30, extension))
+            if not parts or parts[0] != _SAN_OID:
+                continue
+            for kind, name in _children(_element(parts[-1][1], 0)[:2]):
+                if kind == 0x82:  # [2] dNSName
+                    dns.append(name.decode("ascii").lower())
+                elif kind == 0x87:  # [7] iPAddress
+                    ips.append(str(ipaddress.ip_address(name)))
+    return dns, ips
+
+
+def names_host(pem_block: bytes, host: str) -> bool:
+    """Whether a client dialling ``host`` accepts the certificate's names (a wildcard
+    ``*.example.org`` stands for one label)."""
+    dns, ips = names(pem_block)
+    try:
+        return str(ipaddress.ip_address(host.strip("[]"))) in ips
+    except ValueError:
+        pass
+    wanted = host.lower().rstrip(".")
+    for name in dns:
+        if name == wanted:
+            return True
+        if name.startswith("*.") and "." in wanted and wanted.split(".", 1)[1] == name[2:]:
+            return True
+    return False
 
 
 def _children(element: bytes | tuple[int, bytes]) -> list[tuple[int, bytes]]:
