@@ -142,7 +142,7 @@ def test_a_ladder_refuses_to_tell_bots_a_host_its_certificate_does_not_name(
     # The certificate names 127.0.0.1 only: every bot told "localhost" would be refused.
     argv = ["ladder", "serve", "--port", "0", "--db", str(tmp_path / "ladder.db"),
             "--tls-cert", files["server.pem"], "--tls-key", files["server.key"],
-            "--arena-public", "localhost:50062"]  # fmt: skip
+            "--arena-public", "localhost:50062", "--arena-port", "50062"]  # fmt: skip
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "bots are told to play at localhost, which the TLS certificate" in err, err

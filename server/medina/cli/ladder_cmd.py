@@ -280,12 +280,18 @@ def _serve(args: argparse.Namespace) -> int:
     if args.arena is None and wildcard and not args.arena_public:
         raise CommandError(
             f"--host {args.host} listens everywhere: say which address bots reach the arena "
-            "at with --arena-public HOST:PORT"
+            "at with --arena-public HOST:PORT (and the arena's own port with --arena-port)"
         )
     if not args.organiser_token and not is_loopback(args.host):
         raise CommandError(
             "a ladder on a non-loopback address needs --organiser-token (its account calls "
             "hand out keys)"
+        )
+    if args.arena is None and args.arena_public and args.arena_port == 0:
+        raise CommandError(
+            f"--arena-public {args.arena_public} is where bots dial the arena, but its own port "
+            "is picked at random (--arena-port 0): give --arena-port the port that address "
+            "reaches"
         )
     tls = server_tls(args)
     if tls.cert is not None and args.arena is None:
