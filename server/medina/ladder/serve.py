@@ -172,36 +172,31 @@ async def _arena(config: LadderServerConfig) -> tuple[RunningServer | None, str,
         local = config.arena if config.arena_credentials is None else None
         return None, config.arena, config.arena_public or config.arena, local
     wildcard = config.host in ("0.0.0.0", "::")
-    if not config.tls:
-        arena = await start_server(
-            ServerConfig(
-                host=config.host,
-                port=config.arena_port,
-                records_dir=config.records_dir,
-                organiser_token=config.organiser_token,
-                limits=config.limits,
-                admission=config.admission,
-            )
+    bots = (
+        BotListener(
+            host=config.host,
+            port=config.arena_port,
+            limits=config.limits,
+            tls_cert=config.tls_cert,
+            tls_key=config.tls_key,
+            tls_client_ca=config.tls_client_ca,
         )
-        target = f"127.0.0.1:{arena.port}" if wildcard else arena.address
-        return arena, target, config.arena_public or arena.address, None
+        if config.tls
+        else None
+    )
     arena = await start_server(
         ServerConfig(
-            host="127.0.0.1",
-            port=0,
+            host=config.host if bots is None else "127.0.0.1",
+            port=config.arena_port if bots is None else 0,
             records_dir=config.records_dir,
             organiser_token=config.organiser_token,
             limits=config.limits,
             admission=config.admission,
-            bots=BotListener(
-                host=config.host,
-                port=config.arena_port,
-                limits=config.limits,
-                tls_cert=config.tls_cert,
-                tls_key=config.tls_key,
-                tls_client_ca=config.tls_client_ca,
-            ),
+            bots=bots,
         )
     )
+    if bots is None:
+        target = f"127.0.0.1:{arena.port}" if wildcard else arena.address
+        return arena, target, config.arena_public or arena.address, None
     own = f"{config.host}:{arena.bots_port}"
     return arena, arena.address, config.arena_public or own, arena.address
