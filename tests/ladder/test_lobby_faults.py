@@ -263,12 +263,14 @@ def test_accounts_over_grpc(db: str, tmp_path: Path) -> None:
 
 
 def test_streams_opened_together_with_one_key_are_one_session(db: str, tmp_path: Path) -> None:
-    async def welcomed_or_refused(stub: ladder_pb2_grpc.LadderServiceAsyncStub, key: str) -> str:
+    async def welcomed_or_refused(
+        stub: ladder_pb2_grpc.LadderServiceAsyncStub, key: str, held: list[grpc.aio.Call]
+    ) -> str:
         call = stub.Lobby(iter([hello(players=[2])]), metadata=auth(key))
+        held.append(call)  # a welcomed stream stays open until every stream has its answer
         try:
             async for message in call:
                 if message.WhichOneof("kind") == "welcome":
-                    call.cancel()
                     return "welcome"
         except grpc.aio.AioRpcError as exc:
             return status_info(exc.trailing_metadata()).reason
@@ -277,7 +279,14 @@ def test_streams_opened_together_with_one_key_are_one_session(db: str, tmp_path:
     async def scenario() -> list[str]:
         async with serving(db, tmp_path) as (_ladder, _address, stub):
             key = await add(stub, "alpha")
-            return sorted(await asyncio.gather(*(welcomed_or_refused(stub, key) for _ in range(8))))
+            held: list[grpc.aio.Call] = []
+            try:
+                return sorted(
+                    await asyncio.gather(*(welcomed_or_refused(stub, key, held) for _ in range(8)))
+                )
+            finally:
+                for call in held:
+                    call.cancel()
 
     # Both once passed the check while the first awaited the database, and both were welcomed.
     assert run(scenario) == ["BOT_CONNECTED_ELSEWHERE"] * 7 + ["welcome"]
