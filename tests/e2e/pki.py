@@ -42,17 +42,31 @@ def _name(cn: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
 
 
-def _ca(cn: str) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
-    key = _key()
+def _builder(
+    cn: str,
+    issuer: x509.Name,
+    key: ec.EllipticCurvePrivateKey,
+    days: float = 1.0,
+    since_days: float = 1 / 24,
+) -> x509.CertificateBuilder:
+    """A certificate for ``cn`` by ``issuer`` on ``key``'s public half, valid from
+    ``since_days`` ago to ``days`` from now (negative: expired)."""
     now = datetime.datetime.now(datetime.UTC)
-    cert = (
+    return (
         x509.CertificateBuilder()
         .subject_name(_name(cn))
-        .issuer_name(_name(cn))
+        .issuer_name(issuer)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(hours=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
+        .not_valid_before(now - datetime.timedelta(days=since_days))
+        .not_valid_after(now + datetime.timedelta(days=days))
+    )
+
+
+def _ca(cn: str) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    key = _key()
+    cert = (
+        _builder(cn, _name(cn), key)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
     )
@@ -66,15 +80,8 @@ def _leaf(
     usage: x509.ObjectIdentifier,
 ) -> tuple[bytes, bytes]:
     key = _key()
-    now = datetime.datetime.now(datetime.UTC)
     cert = (
-        x509.CertificateBuilder()
-        .subject_name(_name(cn))
-        .issuer_name(ca[0].subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(hours=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
+        _builder(cn, ca[0].subject, key)
         .add_extension(x509.SubjectAlternativeName([san]), critical=False)
         .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
         .sign(ca[1], hashes.SHA256())
@@ -109,15 +116,8 @@ def self_signed(cn: str, days: float) -> tuple[bytes, bytes]:
     """A self-signed server certificate for 127.0.0.1 whose validity ends ``days`` from now
     (negative: it has expired), and its key; PEM."""
     key = _key()
-    now = datetime.datetime.now(datetime.UTC)
     cert = (
-        x509.CertificateBuilder()
-        .subject_name(_name(cn))
-        .issuer_name(_name(cn))
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=abs(days) + 2))
-        .not_valid_after(now + datetime.timedelta(days=days))
+        _builder(cn, _name(cn), key, days=days, since_days=abs(days) + 2)
         .add_extension(
             x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
             critical=False,
@@ -140,17 +140,10 @@ def encrypted(key_pem: bytes, password: bytes) -> bytes:
 def named_cert(dns: list[str], ips: list[str]) -> bytes:
     """A self-signed certificate whose subjectAltName lists ``dns`` names and ``ips``; PEM."""
     key = _key()
-    now = datetime.datetime.now(datetime.UTC)
     alt: list[x509.GeneralName] = [x509.DNSName(d) for d in dns]
     alt += [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
     cert = (
-        x509.CertificateBuilder()
-        .subject_name(_name("named"))
-        .issuer_name(_name("named"))
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(hours=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
+        _builder("named", _name("named"), key)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.SubjectAlternativeName(alt), critical=False)
         .sign(key, hashes.SHA256())
