@@ -15,7 +15,7 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import grpc
@@ -457,6 +457,20 @@ class Ladder:
                 )
             )
 
+    def _follow_keys(self, keys: Mapping[int, tuple[str, bool]]) -> bool:
+        """Act on the bots' keys as the database has them (``store.keys``): a revoked bot's
+        stream and matches end, a stream opened with a rotated key ends. Whether any did."""
+        changed = False
+        for bot_id, (key_id, revoked) in keys.items():
+            session = self.sessions.get(bot_id)
+            if revoked:
+                self.revoke_local(bot_id)
+                changed = True
+            elif session is not None and session.key_id and session.key_id != key_id:
+                self.rotated_local(bot_id, key_id)
+                changed = True
+        return changed
+
     # -- loops -------------------------------------------------------------------------
 
     async def _leases(self) -> None:
@@ -481,12 +495,7 @@ class Ladder:
             try:
                 playing = {b.bot_id for r in self.running.values() for b in r.plan.seats}
                 ids = list(set(self.sessions) | playing)
-                keys = await asyncio.to_thread(self.store.keys, ids)
-                for bot_id, (key_id, revoked) in keys.items():
-                    if revoked:
-                        self.revoke_local(bot_id)
-                    else:
-                        self.rotated_local(bot_id, key_id)
+                self._follow_keys(await asyncio.to_thread(self.store.keys, ids))
             except Exception:
                 log.exception("ladder: checking revocations failed; trying again")
 
@@ -533,17 +542,7 @@ class Ladder:
             # A bot revoked (or its key rotated) from elsewhere in the second before the poll
             # sees it is not matched: its stream ends now instead.
             keys = await asyncio.to_thread(self.store.keys, [b.bot_id for b in p.seats])
-            stale = [
-                bot_id
-                for bot_id, (key_id, revoked) in keys.items()
-                if revoked or ((s := self.sessions.get(bot_id)) and s.key_id not in ("", key_id))
-            ]
-            if stale:
-                for bot_id, (key_id, revoked) in keys.items():
-                    if revoked:
-                        self.revoke_local(bot_id)
-                    else:
-                        self.rotated_local(bot_id, key_id)
+            if self._follow_keys(keys):
                 continue
             self.offered[p.offer] = self.offered.get(p.offer, 0) + 1
             line_ids = [b.line_id for b in p.seats]
