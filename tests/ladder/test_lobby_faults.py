@@ -266,7 +266,11 @@ def test_streams_opened_together_with_one_key_are_one_session(db: str, tmp_path:
     async def welcomed_or_refused(
         stub: ladder_pb2_grpc.LadderServiceAsyncStub, key: str, held: list[grpc.aio.Call]
     ) -> str:
-        call = stub.Lobby(iter([hello(players=[2])]), metadata=auth(key))
+        async def requests() -> AsyncIterator[ladder_pb2.LobbyRequest]:
+            yield hello(players=[2])
+            await asyncio.sleep(3600)  # no half-close: a bot that ends its side has left
+
+        call = stub.Lobby(requests(), metadata=auth(key))
         held.append(call)  # a welcomed stream stays open until every stream has its answer
         try:
             async for message in call:
