@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from medina.tournament.config import BotSpec, TournamentConfig, Variant
-from medina.tournament.schedule import build, coverage, group_count, groups, rotation
+from medina.tournament.schedule import ScheduledGame, build, coverage, group_count, groups, rotation
 from medina.tournament.sprt import SprtBounds
 
 
@@ -93,6 +93,32 @@ def test_unpaired_games_rotate_seats_and_seeds() -> None:
     games = build(c)
     assert len({g.seed for g in games}) == 8
     assert Counter(g.seats[0] for g in games) == Counter({f"b{i}": 2 for i in range(4)})
+
+
+def seat_spread(games: list[ScheduledGame]) -> int:
+    """The most any bot sat in one seat beyond its least-used seat."""
+    k = len(games[0].seats)
+    sat = Counter((name, seat) for g in games for seat, name in enumerate(g.seats))
+    names = {name for name, _ in sat}
+    return max(max(sat[n, s] for s in range(k)) - min(sat[n, s] for s in range(k)) for n in names)
+
+
+def test_unpaired_games_spread_every_bot_over_every_seat() -> None:
+    # Rotating by the game's number alone seated b0 first in 20 of its 30 games here
+    # (6 pairings a round, an even number), and 9 bots in 3-player games 252 times more in
+    # one seat than another over 2,000 games.
+    assert seat_spread(build(cfg(4, 2, 60, paired=False))) <= 1
+    three = TournamentConfig(
+        name="t",
+        bots=tuple(BotSpec(f"b{i}", ("x",)) for i in range(9)),
+        variants=(Variant("medina-v2", 3),),
+        games=2000,
+        paired=False,
+    )
+    assert seat_spread(build(three)) <= 3
+    assert seat_spread(build(cfg(8, 4, 2800, paired=False))) <= 3
+    games = build(cfg(12, 4, 3000, paired=False))  # six whole rounds and a sample
+    assert max(seat_spread(games[:m]) for m in range(100, 3001, 100)) <= 4
 
 
 def test_variants_interleave() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -184,6 +185,7 @@ def build(cfg: TournamentConfig) -> list[ScheduledGame]:
     out: list[ScheduledGame] = []
     block = 0
     longest = max(len(v) for v in per_variant)
+    seated: list[Counter[tuple[str, int]]] = [Counter() for _ in cfg.variants]
     for i in range(longest):
         for blocks in per_variant:
             if i >= len(blocks):
@@ -192,8 +194,25 @@ def build(cfg: TournamentConfig) -> list[ScheduledGame]:
             variant = cfg.variants[vi]
             seed = cfg.seed + block
             for r in range(size):
-                # unpaired: rotate the seats from one game to the next all the same
-                rot = r if cfg.paired else i % variant.players
+                rot = r if cfg.paired else _evenest(group, seated[vi], i)
                 out.append(ScheduledGame(len(out), block, variant, seed, rot, rotation(group, rot)))
             block += 1
     return out
+
+
+def _evenest(group: Sequence[str], seated: Counter[tuple[str, int]], i: int) -> int:
+    """An unpaired game's rotation: the one that seats ``group`` where its bots have sat
+    least so far (``seated``: games per bot and seat, updated), ties to game ``i``'s turn.
+    Rotating by ``i`` alone seats a bot in the same seats round after round whenever the
+    number of groups shares a factor with the player count (4 bots in 2-player games: the
+    first bot first in two of its three games, every round)."""
+    k = len(group)
+
+    def worn(r: int) -> tuple[int, int]:
+        sat = sum(seated[name, seat] for seat, name in enumerate(rotation(group, r)))
+        return sat, (r - i) % k
+
+    best = min(range(k), key=worn)
+    for seat, name in enumerate(rotation(group, best)):
+        seated[name, seat] += 1
+    return best
