@@ -16,15 +16,14 @@ from .cups import BOTS
 pytestmark = pytest.mark.timeout(120)
 
 
-def lingering_cup(tmp_path: Path) -> tuple[TournamentStore, int]:
-    """Two 2-player games of two bots that stay 5 s after each match, stored."""
+def lingering_cup(tmp_path: Path, think_s: float = 0) -> tuple[TournamentStore, int]:
+    """Two 2-player games of two bots that stay 5 s after each match (and take ``think_s``
+    over each decision), stored."""
     command = ("python", str(BOTS / "lingering.py"))
+    env = (("LINGER_S", "5"), ("THINK_S", str(think_s)))
     cfg = TournamentConfig(
         name="linger",
-        bots=(
-            BotSpec("a", command, env=(("LINGER_S", "5"),)),
-            BotSpec("b", command, env=(("LINGER_S", "5"),)),
-        ),
+        bots=(BotSpec("a", command, env=env), BotSpec("b", command, env=env)),
         variants=(Variant("medina-v2", 2),),
         games=2,
     )
@@ -57,3 +56,29 @@ def test_a_stop_after_the_match_ended_stores_the_game(tmp_path: Path) -> None:
     assert store.incidents(tid) == []
     (game,) = store.results(tid)
     assert Path(game.record_path).name in {p.name for p in records.glob("*.jsonl")}
+
+
+def test_a_stop_mid_game_aborts_it_and_gives_it_back(tmp_path: Path) -> None:
+    store, tid = lingering_cup(tmp_path, think_s=0.2)
+    records = tmp_path / "records"
+
+    def decided() -> bool:  # a few decisions into the first match (about 70 a seat)
+        return any(p.read_text().count("\n") >= 4 for p in records.glob("*.jsonl"))
+
+    async def main() -> None:
+        runner = Runner(store, RunOptions(concurrency=1, records=records, tournament_id=tid))
+        task = asyncio.create_task(runner.run())
+        async with asyncio.timeout(60):
+            while not decided():
+                await asyncio.sleep(0.05)
+        runner.stop("runner stopped (SIGTERM)")
+        tally = await asyncio.wait_for(task, 60)
+        assert (tally.played, tally.given_back) == (0, 1)
+
+    run(main(), timeout=110)
+    assert store.counts(tid) == {"pending": 2}
+    assert [i.what for i in store.incidents(tid)] == [
+        "interrupted: runner stopped (SIGTERM); replayed from scratch"
+    ]
+    (record,) = records.glob("*.jsonl")
+    assert "MATCH_ENDING_ABORTED" in record.read_text().splitlines()[-1]

@@ -83,15 +83,15 @@ async def play_game(
     metadata: tuple[tuple[str, str], ...] = (),
     hide: Sequence[Path] = (),
     say: Callable[[str], None] | None = None,
-    ended: asyncio.Event | None = None,
+    stop: asyncio.Event | None = None,
 ) -> PlayedGame:
     """Create the match, start one process per seat, and wait for the result.
 
     A bot that exits before the end is forfeited at once (CRASHED), on this process's
     server or another alike (``watch_bot_exit``: ForfeitSeat), rather than after its
-    reconnect grace. ``ended`` is set once the match is over and its result known: what is
-    left is stopping the bots (at most 10 s), and a runner that is asked to stop then keeps
-    the game rather than throw its result away.
+    reconnect grace. Setting ``stop`` aborts the match and returns its result as the server
+    has it: aborted, or complete when the match had ended first (a result the caller keeps:
+    the record is on disk), the bots killed at once once it is aborted.
     A bot with sandbox limits runs sandboxed in its directory, with ``hide`` (records,
     database, other bots) out of its sight. Cancelling aborts the match and stops the bots.
     """
@@ -131,6 +131,9 @@ async def play_game(
     )
     finished = False
     played: PlayedGame | None = None
+    aborting = (
+        None if stop is None else asyncio.create_task(_abort_on(stop, matches, match_id, metadata))
+    )
     try:
         for bot, tok in zip(bots, created.tokens, strict=True):
             log_path = logs / f"{match_id}.seat{tok.seat}.log"
@@ -158,8 +161,6 @@ async def play_game(
         if result is None:
             raise GameError(f"the spectator stream of match {match_id} ended without a result")
         finished = True
-        if ended is not None:
-            ended.set()
         summary = await matches.GetMatch(
             wire_matches.get_request(match_id), metadata=metadata, timeout=30
         )
@@ -171,19 +172,43 @@ async def play_game(
             w.cancel()
         if reporter is not None:
             reporter.cancel()
+        if aborting is not None:
+            aborting.cancel()
         if not finished:
             with contextlib.suppress(grpc.aio.AioRpcError, asyncio.CancelledError):
-                await asyncio.shield(
-                    matches.AbortMatch(
-                        wire_matches.abort_request(match_id, "the tournament runner stopped"),
-                        metadata=metadata,
-                        timeout=10,
-                    )
-                )
-        await asyncio.shield(_stop_all(procs, 10.0 if finished else 0.0))
+                await asyncio.shield(_abort(matches, match_id, metadata))
+        # A complete game's bots get 10 s to exit as they please; an aborted one's none.
+        complete = played is not None and played.ending != "aborted"
+        linger = 10.0 if complete else 0.0
+        await asyncio.shield(_stop_all(procs, linger))
     assert played is not None
     notes = {seat: hit for seat, p in seat_procs.items() if (hit := p.limit_hit()) is not None}
     return replace(played, notes=notes)
+
+
+async def _abort(
+    matches: admin_pb2_grpc.MatchServiceAsyncStub,
+    match_id: str,
+    metadata: tuple[tuple[str, str], ...],
+) -> None:
+    await matches.AbortMatch(
+        wire_matches.abort_request(match_id, "the tournament runner stopped"),
+        metadata=metadata,
+        timeout=10,
+    )
+
+
+async def _abort_on(
+    stop: asyncio.Event,
+    matches: admin_pb2_grpc.MatchServiceAsyncStub,
+    match_id: str,
+    metadata: tuple[tuple[str, str], ...],
+) -> None:
+    """Abort the match once ``stop`` is set; the spectator stream then brings its result
+    (MATCH_ENDED, when it had ended first: the result stands)."""
+    await stop.wait()
+    with contextlib.suppress(grpc.aio.AioRpcError):
+        await _abort(matches, match_id, metadata)
 
 
 def sandbox_spec(bot: BotSpec, base_dir: Path, hide: Sequence[Path]) -> SandboxSpec | None:

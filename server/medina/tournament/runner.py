@@ -60,6 +60,9 @@ def enter(
 
 
 DEFAULT_LEASE_S = 60.0
+#: Seconds a stopped runner waits for a game to come back from its match's abort: the
+#: abort's answer (10 s at most), the result, and a complete game's bots' exit (10 s).
+STOP_GAME_S = 25.0
 
 
 @dataclass
@@ -239,7 +242,7 @@ class Runner:
             if on_note is not None:
                 on_note(claim, text)
 
-        ended = asyncio.Event()
+        stop_game = asyncio.Event()
         game = asyncio.create_task(
             play_game(
                 channel,
@@ -255,7 +258,7 @@ class Runner:
                     *(b.directory(Path(cfg.base_dir)) for b in cfg.bots),
                 ),
                 say=None if on_note is None else say,
-                ended=ended,
+                stop=stop_game,
             )
         )
         lost = asyncio.Event()
@@ -268,10 +271,12 @@ class Runner:
             beat.cancel()
             stop.cancel()
             lost_wait.cancel()
-        if not game.done() and ended.is_set() and not lost.is_set():
-            # Stopped after the match ended: only its bots are still exiting (at most 10 s).
-            # The game is over, not in play: it is stored, not thrown away and replayed.
-            await asyncio.wait({game})
+        if not game.done() and not lost.is_set():
+            # Stopped: the match is aborted and its result read. One that had ended first
+            # (its record complete on disk, the runner not told yet, or its bots still
+            # exiting) is stored, not thrown away and played again.
+            stop_game.set()
+            await asyncio.wait({game}, timeout=STOP_GAME_S)
         if not game.done():
             game.cancel()
             with contextlib.suppress(asyncio.CancelledError, GameError):
@@ -303,9 +308,12 @@ class Runner:
                     await self._stop.wait()
             return
         if played.ending == "aborted":
-            await asyncio.to_thread(
-                self.store.release, claim, f"match {played.match_id} was aborted; replayed"
+            why = (
+                f"interrupted: {self.stopping}; replayed from scratch"
+                if stop_game.is_set()
+                else f"match {played.match_id} was aborted; replayed"
             )
+            await asyncio.to_thread(self.store.release, claim, why)
             self.tally.given_back += 1
             return
         seats = [

@@ -1,5 +1,6 @@
 """A random bot (Python SDK) whose process stays a while after its match ended (LINGER_S
-seconds), as a bot that flushes logs or saves state on the way out does."""
+seconds), as a bot that flushes logs or saves state on the way out does; THINK_S: seconds
+it takes over each decision (none by default)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ class Random(Bot):
 
     def choose(self, turn: Turn) -> Action:
         """Any legal action."""
+        time.sleep(float(os.environ.get("THINK_S", "0")))
         return turn.legal[self.rng.randrange(len(turn.legal))]
 
 
