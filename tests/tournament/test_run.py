@@ -95,6 +95,17 @@ def test_standings_games_and_export(
     data = json.loads(everything.stdout)
     assert {"standings", "head_to_head", "games", "rating_history"} <= set(data)
     assert len(data["games"]) == 8
+    # what decided the games travels with them; the bots' commands and environments do not
+    settings = data["settings"]
+    assert settings["games_per_variant"] == 8 and settings["seed"] == 11
+    assert settings["variants"] == [{"ruleset": "medina-v2", "players": 4}]
+    assert settings["time"]["decision_ms"] == 10000 and settings["paired"] is True
+    assert [b["name"] for b in settings["bots"]] == ["greedy", "random", "weak", "crashy"]
+    assert (
+        settings["digest"]
+        == TournamentStore(str(d / "tournaments/cup/tournament.db")).tournament("cup").digest
+    )
+    assert "CRASH_AT" not in everything.stdout and "weak.py" not in everything.stdout
     # games count from 1 in the export, as in the progress lines and `tournament games`
     assert sorted(g["game"] for g in data["games"]) == list(range(1, 9))
     bad = run_cli("tournament", "export", "cup.toml", "--format", "csv", "--table", "all", cwd=d)

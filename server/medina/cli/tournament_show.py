@@ -119,10 +119,15 @@ def games_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
+def stored_config(store: TournamentStore, tid: int) -> tconfig.TournamentConfig:
+    """The configuration tournament ``tid`` was entered with."""
+    row = next(t for t in store.tournaments() if t.id == tid)
+    return tconfig.TournamentConfig.from_json(row.config)
+
+
 def sprt_json(store: TournamentStore, tid: int) -> dict[str, Any]:
     """``{"sprt": {...}}`` for an SPRT tournament, else ``{}``."""
-    row = next(t for t in store.tournaments() if t.id == tid)
-    cfg = tconfig.TournamentConfig.from_json(row.config)
+    cfg = stored_config(store, tid)
     if cfg.format != "sprt" or cfg.sprt is None:
         return {}
     test = sprt_status(store, tid, cfg)
@@ -169,6 +174,7 @@ def export_cmd(args: argparse.Namespace) -> int:
         text = report.to_json(
             {
                 "tournament": name,
+                "settings": report.settings_json(stored_config(store, tid)),
                 "games_counted": st.games,
                 "standings": report.standings_rows(st),
                 "head_to_head": report.head_to_head_rows(st),

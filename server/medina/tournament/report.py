@@ -15,6 +15,7 @@ from rich.table import Table
 
 from medina.storage.tournaments import GameRow
 
+from .config import TournamentConfig
 from .standings import FAULTS, SeatResult, Standings, counted_ranks
 
 
@@ -128,6 +129,34 @@ def game_number(number: int) -> int:
     """The number a game is shown with: games count from 1 in every output (progress lines,
     ``tournament games``, exports, the viewer); the database's ``games.number`` from 0."""
     return number + 1
+
+
+def settings_json(cfg: TournamentConfig) -> dict[str, Any]:
+    """What decided the games, as the JSON export gives it: the format, variants, number of
+    games, seeds, seating, clock, policies and the bots by name (with any sandbox limits),
+    and the digest ``tournament`` commands check a file against. Not the bots' commands,
+    directories or environments: they may hold paths and secrets of the organiser's."""
+    return {
+        "digest": cfg.digest,
+        "format": cfg.format,
+        "variants": [{"ruleset": v.ruleset, "players": v.players} for v in cfg.variants],
+        "games_per_variant": cfg.games,
+        "paired": cfg.paired,
+        "seed": cfg.seed,
+        "until_separated": cfg.until_separated,
+        "min_games": cfg.min_games,
+        "time": asdict(cfg.time),
+        "policies": {**asdict(cfg.policies), "on_timeout": cfg.policies.on_timeout.name},
+        "bots": [
+            {
+                "name": b.name,
+                "sandbox": None if b.sandbox is None else asdict(b.sandbox),
+            }
+            for b in cfg.bots
+        ],
+        "candidates": list(cfg.candidates),
+        "dropped": [{"name": n, "reason": r} for n, r in cfg.dropped],
+    }
 
 
 def games_json(results: Sequence[GameRow]) -> list[dict[str, Any]]:
