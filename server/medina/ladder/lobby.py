@@ -15,7 +15,7 @@ from google.protobuf.message import DecodeError
 from medina.rpc.common.auth import require_organiser
 from medina.rpc.common.hello import first_message
 from medina.rpc.common.limits import FloodGuard, FloodVerdict, Limits, Oversize, drain, sized
-from medina.rpc.common.status import Reason, Refused, abort, refuse
+from medina.rpc.common.status import Reason, Refused, abort
 from medina.storage.ladder import StoreError
 from medina.v1 import ladder_pb2, ladder_pb2_grpc
 from medina.wire import ladder as wire_ladder
@@ -68,7 +68,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
             )
         except Refusal as refusal:
             # Set, not raised: anyone may knock with a bad key, at any rate (status.Refused).
-            refuse(context, refusal.code, refusal.reason, str(refusal), **refusal.metadata)
+            refusal.refused.set_on(context)
             return
         # The reader is left to end with the call (cancelling a pending grpc.aio read leaks).
         reader = asyncio.create_task(self._read(request_iterator, session))
@@ -79,8 +79,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
             await self.ladder.close_session(session)
             del reader
         if session.end is not None:
-            end = session.end
-            await abort(context, end.code, end.reason, str(end), **end.metadata)
+            await session.end.refused.abort(context)
 
     async def _hello(
         self,

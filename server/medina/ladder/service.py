@@ -22,7 +22,7 @@ import grpc
 
 from medina.referee.config import MatchSettings, TimeControl
 from medina.referee.outcome import MatchOutcome
-from medina.rpc.common.status import Reason
+from medina.rpc.common.status import Reason, Refusal
 from medina.rpc.organiser import create_match
 from medina.storage.ladder import AccountRow, LadderStore, LineRow, RatedSeat, StoredSeat
 from medina.tournament.standings import FAULTS, SeatResult, counted_ranks
@@ -86,18 +86,6 @@ class LadderConfig:
             raise ValueError("the heartbeat interval must be positive and below its timeout")
         if self.lease_s <= 0 or self.hello_timeout_s <= 0 or self.tick_s <= 0:
             raise ValueError("lease_s, hello_timeout_s and tick_s must be positive")
-
-
-class Refusal(Exception):
-    """A lobby call refused: the status and ErrorInfo reason to end it with."""
-
-    def __init__(
-        self, code: grpc.StatusCode, reason: Reason, message: str, **metadata: object
-    ) -> None:
-        super().__init__(message)
-        self.code = code
-        self.reason = reason
-        self.metadata = metadata
 
 
 def suspended_refusal(bot: str, version: str, why: str) -> Refusal:

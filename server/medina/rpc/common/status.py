@@ -175,6 +175,21 @@ class Refused:
         """Make this the call's status (``refuse``); the handler then returns."""
         refuse(context, self.code, self.reason, self.message, **self.metadata)
 
+    async def abort(self, context: grpc.aio.ServicerContext[Any, Any]) -> NoReturn:
+        """End the call with this status (``abort``), for a call that has sent messages."""
+        await abort(context, self.code, self.reason, self.message, **self.metadata)
+
+
+class Refusal(Exception):
+    """A ``Refused`` raised, from a check deep inside a handler (a ladder lobby's key, hello
+    and limits); the handler catches it and sets ``refused`` on the call."""
+
+    def __init__(
+        self, code: grpc.StatusCode, reason: Reason, message: str, **metadata: object
+    ) -> None:
+        super().__init__(message)
+        self.refused = Refused(code, reason, message, metadata)
+
 
 async def abort(
     context: grpc.aio.ServicerContext[Any, Any],
