@@ -64,7 +64,7 @@ import asyncio, os, sys
 from pathlib import Path
 import medina.cli
 from medina.launch.botproc import spawn_bot
-NAMES = ('GRPC_EXPERIMENTS', 'GRPC_ENABLE_FORK_SUPPORT')
+NAMES = ('GRPC_EXPERIMENTS', 'GRPC_VERBOSITY', 'GRPC_ENABLE_FORK_SUPPORT')
 show = f"import os; print([os.environ.get(k) for k in {NAMES!r}])"
 async def main():
     argv = [sys.executable, "-c", show]
@@ -92,11 +92,11 @@ def arena_and_bot_see(env: dict[str, str], log: Path) -> tuple[str, str]:
 def test_a_bot_does_not_inherit_the_arenas_own_grpc_settings(tmp_path: Path) -> None:
     assert "are not passed on to bots" in GUIDE
     log = tmp_path / "seat0.log"
-    names = ("GRPC_EXPERIMENTS", "GRPC_ENABLE_FORK_SUPPORT")
+    names = ("GRPC_EXPERIMENTS", "GRPC_VERBOSITY", "GRPC_ENABLE_FORK_SUPPORT")
     env = {k: v for k, v in os.environ.items() if k not in names}
     arena, bot = arena_and_bot_see(env, log)
     assert arena.endswith("'false']"), f"the arena itself runs without its settings: {arena}"
-    assert bot == "[None, None]"
+    assert bot == "[None, None, None]"
     # An operator's own value is theirs, and reaches the bots as it is.
     _arena, bot = arena_and_bot_see({**env, "GRPC_ENABLE_FORK_SUPPORT": "true"}, log)
     assert bot.endswith("'true']")

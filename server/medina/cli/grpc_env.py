@@ -36,7 +36,7 @@ from importlib import metadata
 
 from medina.boundary.environment import set_own
 
-__all__ = ["EXPERIMENTS", "MEASURED_RELEASES", "apply", "without_fork_handlers"]
+__all__ = ["EXPERIMENTS", "MEASURED_RELEASES", "apply", "quiet_core", "without_fork_handlers"]
 
 #: The experiments this module turns off.
 EXPERIMENTS = "-event_engine_listener"
@@ -71,5 +71,18 @@ def without_fork_handlers() -> bool:
     return set_own("GRPC_ENABLE_FORK_SUPPORT", "false")
 
 
+def quiet_core() -> bool:
+    """Set ``GRPC_VERBOSITY=ERROR`` unless it is set; whether it was set.
+
+    gRPC's core logs a line at INFO for every TLS handshake that fails ("Handshake failed
+    with error SSL_ERROR_SSL ..."): on a public address every port scanner, every client
+    speaking plain HTTP or gRPC without TLS, wrote one to the server's log (20 junk
+    connections, 20 lines), unbounded at the rate anyone connects. The server logs what an
+    operator acts on itself; ``GRPC_VERBOSITY=INFO`` (or ``DEBUG``) brings gRPC's back.
+    """
+    return set_own("GRPC_VERBOSITY", "ERROR")
+
+
 apply()
 without_fork_handlers()
+quiet_core()
