@@ -9,7 +9,7 @@ from types import TracebackType
 
 import grpc
 from medina.v1 import arena_pb2, arena_pb2_grpc
-from medina.wire.shared.tls import check_ca, check_key_pair
+from medina.wire.shared.tls import client_tls
 
 from .errors import ConnectionLost, HandshakeError, ProtocolError, Redirected, SessionOver
 from .status import FINAL, RETRY, status_info
@@ -49,15 +49,10 @@ def credentials_from_files(
     """``channel_credentials`` from the files of ``--tls-ca``, ``--tls-cert`` and
     ``--tls-key``, checked first (ValueError naming the option and the file: unreadable, not
     PEM, a key that is not the certificate's, an expired certificate), so that a mistake is
-    said before connecting instead of as a failed handshake."""
-    if (cert is None) != (key is None):
-        raise ValueError("mutual TLS needs both the client certificate and its key")
-    try:
-        ca_pem = check_ca(ca, "--tls-ca") if ca is not None else None
-        pair = check_key_pair(cert, key) if cert is not None and key is not None else None
-    except ValueError as exc:
-        raise ValueError(f"{exc} (--tls-ca, --tls-cert, --tls-key)") from None
-    return channel_credentials(ca_pem, *(pair or (None, None)))
+    said before connecting instead of as a failed handshake. The arena's organiser commands
+    check their own ``--tls-*`` options the same way (``client_tls``)."""
+    tls = client_tls(ca, cert, key)
+    return None if tls is None else channel_credentials(tls.ca, tls.cert, tls.key)
 
 
 class Connection:

@@ -15,6 +15,9 @@ organiser's silence does not read as a hang.
 exited, whether the server runs in their own process or elsewhere: the seat forfeits at once
 (CRASHED) rather than after its reconnect grace or connect deadline. ``seat_forfeiter``
 binds it to one match for ``launch.botproc.watch_bot_exit``.
+
+``open_channel`` is how all of them dial a server: in clear, or over TLS with the organiser's
+``--tls-ca`` (and ``--tls-cert``/``--tls-key`` for mutual TLS).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import grpc
 
 from medina.v1 import admin_pb2, admin_pb2_grpc
 from medina.wire import matches as wire_matches
+from medina.wire.shared.tls import ClientTls
 
 from .common.start_queue import QUEUED_NOTE
 from .common.status import reason_of
@@ -40,12 +44,25 @@ __all__ = [
     "SeatForfeit",
     "create_match",
     "forfeit_seat",
+    "open_channel",
     "refusal_of",
     "report_queued",
     "seat_forfeiter",
 ]
 
 log = logging.getLogger("medina.rpc")
+
+
+def open_channel(address: str, tls: ClientTls | None = None) -> grpc.aio.Channel:
+    """A channel to the server at ``address``: in clear (``tls`` None), or over TLS trusting
+    ``tls.ca`` (the system's roots when None), presenting its client certificate if any."""
+    if tls is None:
+        return grpc.aio.insecure_channel(address)
+    credentials = grpc.ssl_channel_credentials(
+        root_certificates=tls.ca, private_key=tls.key, certificate_chain=tls.cert
+    )
+    return grpc.aio.secure_channel(address, credentials)
+
 
 #: Reasons (and, from a server without reasons, codes) worth retrying.
 RETRY_REASONS = frozenset({"SERVER_FULL", "NO_WORKER"})

@@ -10,12 +10,15 @@ import datetime
 import ipaddress
 import re
 import ssl
+from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "ClientTls",
     "TlsFileError",
     "check_ca",
     "check_key_pair",
+    "client_tls",
     "names",
     "names_host",
     "not_valid_after",
@@ -190,3 +193,69 @@ def check_ca(path: str, what: str) -> bytes:
     except ssl.SSLError as exc:
         raise TlsFileError(f"{what} {path} cannot be loaded: {exc.reason or exc}") from None
     return data
+
+
+#: The environment variables a bot started against a TLS server finds its files in (beside
+#: ``--tls-ca``, ``--tls-cert`` and ``--tls-key`` on its command line).
+TLS_ENV = {"ca": "MEDINA_TLS_CA", "cert": "MEDINA_TLS_CERT", "key": "MEDINA_TLS_KEY"}
+
+
+@dataclass(frozen=True)
+class ClientTls:
+    """How a client dials a server over TLS: the files of ``--tls-ca``, ``--tls-cert`` and
+    ``--tls-key`` (absolute paths) and their bytes, checked. ``ca`` None trusts the system's
+    roots; ``cert`` and ``key`` are given together (mutual TLS) or not at all."""
+
+    ca_path: str | None
+    cert_path: str | None
+    key_path: str | None
+    ca: bytes | None
+    cert: bytes | None
+    key: bytes | None
+
+    def options(self) -> list[str]:
+        """The same settings as the SDK's command-line options, for a bot's command line."""
+        out: list[str] = []
+        for flag, path in (
+            ("--tls-ca", self.ca_path),
+            ("--tls-cert", self.cert_path),
+            ("--tls-key", self.key_path),
+        ):
+            if path is not None:
+                out += [flag, path]
+        return out
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """A client context for these settings as gRPC uses them (HTTP/2, the host name
+        checked against the server's certificate)."""
+        context = ssl.create_default_context(cadata=self.ca.decode("ascii") if self.ca else None)
+        if self.cert_path is not None and self.key_path is not None:
+            context.load_cert_chain(self.cert_path, self.key_path)
+        context.set_alpn_protocols(["h2"])
+        return context
+
+    def environment(self) -> dict[str, str]:
+        """The same settings as environment variables (``MEDINA_TLS_CA``, ...)."""
+        paths = {"ca": self.ca_path, "cert": self.cert_path, "key": self.key_path}
+        return {TLS_ENV[k]: v for k, v in paths.items() if v is not None}
+
+
+def client_tls(ca: str | None, cert: str | None = None, key: str | None = None) -> ClientTls | None:
+    """The client's TLS settings from the files of ``--tls-ca``, ``--tls-cert`` and
+    ``--tls-key`` (None when none is given: in clear), checked before anything connects:
+    TlsFileError naming the option and the file (unreadable, not PEM, a key that is not the
+    certificate's, an expired certificate), or that a certificate came without its key."""
+    if ca is None and cert is None and key is None:
+        return None
+    if (cert is None) != (key is None):
+        raise TlsFileError("mutual TLS needs both the client certificate and its key")
+    try:
+        ca_pem = check_ca(ca, "--tls-ca") if ca is not None else None
+        pair = check_key_pair(cert, key) if cert is not None and key is not None else None
+    except TlsFileError as exc:
+        raise TlsFileError(f"{exc} (--tls-ca, --tls-cert, --tls-key)") from None
+
+    def absolute(path: str | None) -> str | None:
+        return None if path is None else str(Path(path).resolve())
+
+    return ClientTls(absolute(ca), absolute(cert), absolute(key), ca_pem, *(pair or (None, None)))
