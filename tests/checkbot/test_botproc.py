@@ -8,6 +8,10 @@ from pathlib import Path
 
 import pytest
 from medina.launch.botproc import BotStartError, bot_argv, reap, spawn_bot, stop_bot
+from medina.wire.shared.tls import ClientTls
+
+#: A server dialled over mutual TLS (the files are not read here).
+TLS = ClientTls("/pki/ca.pem", "/pki/c.pem", "/pki/c.key", b"", b"", b"")
 
 
 @pytest.mark.parametrize(
@@ -25,6 +29,32 @@ from medina.launch.botproc import BotStartError, bot_argv, reap, spawn_bot, stop
 )
 def test_bot_argv(argv: list[str], expected: list[str]) -> None:
     assert bot_argv(argv, "h:1", "t") == expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["./bot"], ["./bot", "--server", "h:1", "--tls-ca", "/pki/ca.pem",
+                     "--tls-cert", "/pki/c.pem", "--tls-key", "/pki/c.key"]),
+        (["bridge", "--", "prog"], ["bridge", "--server", "h:1", "--tls-ca", "/pki/ca.pem",
+                                    "--tls-cert", "/pki/c.pem", "--tls-key", "/pki/c.key",
+                                    "--", "prog"]),
+        (["./bot", "--at={server}"], ["./bot", "--at=h:1"]),  # its files: MEDINA_TLS_*
+    ],
+)  # fmt: skip
+def test_bot_argv_over_tls(argv: list[str], expected: list[str]) -> None:
+    assert bot_argv(argv, "h:1", "t", TLS) == expected
+
+
+def test_a_bot_dialling_over_tls_finds_the_files_in_its_environment(tmp_path: Path) -> None:
+    code = "import os; print(*(os.environ[f'MEDINA_TLS_{k}'] for k in ('CA', 'CERT', 'KEY')))"
+
+    async def main() -> int:
+        proc = await spawn_bot(["python", "-c", code], "h:1", "t", tmp_path / "bot.log", tls=TLS)
+        return await proc.wait()
+
+    assert asyncio.run(main()) == 0
+    assert (tmp_path / "bot.log").read_text() == "/pki/ca.pem /pki/c.pem /pki/c.key\n"
 
 
 def test_spawn_runs_the_bot_with_its_log_and_environment(tmp_path: Path) -> None:

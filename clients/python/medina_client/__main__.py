@@ -142,9 +142,21 @@ def main(argv: list[str] | None = None) -> int:
         help="ask for Update messages even though the bot does not use them",
     )
     p.set_defaults(updates=None)
-    p.add_argument("--tls-ca", help="CA certificate (PEM) to verify the server")
-    p.add_argument("--tls-cert", help="client certificate (PEM) for mutual TLS")
-    p.add_argument("--tls-key", help="client private key (PEM) for mutual TLS")
+    p.add_argument(
+        "--tls-ca",
+        default=os.environ.get("MEDINA_TLS_CA"),
+        help="CA certificate (PEM) to verify the server (env MEDINA_TLS_CA)",
+    )
+    p.add_argument(
+        "--tls-cert",
+        default=os.environ.get("MEDINA_TLS_CERT"),
+        help="client certificate (PEM) for mutual TLS (env MEDINA_TLS_CERT)",
+    )
+    p.add_argument(
+        "--tls-key",
+        default=os.environ.get("MEDINA_TLS_KEY"),
+        help="client private key (PEM) for mutual TLS (env MEDINA_TLS_KEY)",
+    )
     p.add_argument("--quiet", action="store_true", help="no result line")
     p.add_argument(
         "--level",

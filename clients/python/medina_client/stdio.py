@@ -475,9 +475,21 @@ def _parser() -> argparse.ArgumentParser:
         help="ask for an opt-in protocol feature, e.g. forfeit-notices (its lines then reach "
         "the program); repeatable",
     )
-    p.add_argument("--tls-ca", help="CA certificate (PEM) to verify the server")
-    p.add_argument("--tls-cert", help="client certificate (PEM) for mutual TLS")
-    p.add_argument("--tls-key", help="client private key (PEM) for mutual TLS")
+    p.add_argument(
+        "--tls-ca",
+        default=os.environ.get("MEDINA_TLS_CA"),
+        help="CA certificate (PEM) to verify the server (env MEDINA_TLS_CA)",
+    )
+    p.add_argument(
+        "--tls-cert",
+        default=os.environ.get("MEDINA_TLS_CERT"),
+        help="client certificate (PEM) for mutual TLS (env MEDINA_TLS_CERT)",
+    )
+    p.add_argument(
+        "--tls-key",
+        default=os.environ.get("MEDINA_TLS_KEY"),
+        help="client private key (PEM) for mutual TLS (env MEDINA_TLS_KEY)",
+    )
     logs = p.add_mutually_exclusive_group()
     logs.add_argument("--log", type=Path, help="file for the bot's stderr (appended to)")
     logs.add_argument(

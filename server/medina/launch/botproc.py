@@ -16,6 +16,7 @@ from typing import IO, TypeVar
 
 from medina.boundary.environment import for_others
 from medina.sandbox import Box, SandboxError, SandboxSpec, seccomp_fd
+from medina.wire.shared.tls import ClientTls
 
 T = TypeVar("T")
 
@@ -24,14 +25,19 @@ class BotStartError(Exception):
     """A bot's command is empty or cannot be started; the message names the command."""
 
 
-def bot_argv(argv: Sequence[str], address: str, token: str) -> list[str]:
+def bot_argv(
+    argv: Sequence[str], address: str, token: str, tls: ClientTls | None = None
+) -> list[str]:
     """The command line of a bot for one seat.
 
     ``{server}`` (and, if a bot insists, ``{token}``) in the arguments are filled in;
     without them ``--server ADDRESS`` is appended, or inserted before a ``--`` word
     (``python -m medina_client stdio -- node bot.js``: the options are the bridge's, not
-    the program's). The seat token is never put on the command line, where every user of
-    the machine could read it in ``ps``: bots read it from ``MEDINA_TOKEN``. A leading
+    the program's), followed by ``--tls-ca FILE`` (and ``--tls-cert``/``--tls-key``) when
+    the server is dialled over TLS (a command with ``{server}`` finds them in
+    ``MEDINA_TLS_CA``, ``MEDINA_TLS_CERT`` and ``MEDINA_TLS_KEY`` instead). The seat token
+    is never put on the command line, where every user of the machine could read it in
+    ``ps``: bots read it from ``MEDINA_TOKEN``. A leading
     ``python`` or ``python3`` means this interpreter (so bots run in the arena's
     environment).
     """
@@ -41,7 +47,8 @@ def bot_argv(argv: Sequence[str], address: str, token: str) -> list[str]:
     if any("{token}" in a or "{server}" in a for a in out):
         return [a.replace("{server}", address).replace("{token}", token) for a in out]
     at = out.index("--") if "--" in out else len(out)
-    return [*out[:at], "--server", address, *out[at:]]
+    options = tls.options() if tls is not None else []
+    return [*out[:at], "--server", address, *options, *out[at:]]
 
 
 class BotProcess:
@@ -139,6 +146,7 @@ async def spawn_bot(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     sandbox: SandboxSpec | None = None,
+    tls: ClientTls | None = None,
 ) -> BotProcess:
     """Start a bot for one seat (see ``bot_argv``); its stdout and stderr go to ``log_path``.
 
@@ -148,17 +156,21 @@ async def spawn_bot(
     directory). With ``sandbox`` it runs in bubblewrap under its limits (see
     ``medina.sandbox``), reaching the arena through the sandbox's relay at
     ``127.0.0.1:PORT`` and starting from a small environment rather than the arena's.
+    With ``tls`` (the server is dialled over TLS) the bot gets the files on its command line
+    and in its environment (``bot_argv``); a sandboxed bot gets none: the sandbox's
+    forwarder dials the server over TLS and the bot speaks to the relay in clear.
     BotStartError when the command is empty or cannot be started (or the sandbox cannot be
     used here).
     """
     if not argv:
         raise BotStartError("empty bot command")
     if sandbox is not None:
-        return await _spawn_sandboxed(argv, address, token, log_path, sandbox, env or {})
-    full = bot_argv(argv, address, token)
+        return await _spawn_sandboxed(argv, address, token, log_path, sandbox, env or {}, tls)
+    full = bot_argv(argv, address, token, tls)
     full_env = dict(
         for_others(),
         **(env or {}),
+        **(tls.environment() if tls is not None else {}),
         MEDINA_SERVER=address,
         MEDINA_TOKEN=token,
         MEDINA_LOG_DIR=str(log_path.parent.resolve()),
@@ -187,9 +199,10 @@ async def _spawn_sandboxed(
     log_path: Path,
     spec: SandboxSpec,
     env: Mapping[str, str],
+    tls: ClientTls | None,
 ) -> BotProcess:
     try:
-        box = Box(spec, address)
+        box = Box(spec, address, tls.ssl_context() if tls is not None else None)
     except SandboxError as exc:
         raise BotStartError(f"cannot sandbox bot {shlex.join(argv)!r}: {exc}") from None
     try:

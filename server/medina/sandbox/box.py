@@ -16,6 +16,7 @@ import itertools
 import json
 import os
 import shutil
+import ssl
 import stat
 import sys
 import tempfile
@@ -83,7 +84,7 @@ def _lock_dir() -> Path:
 class Box:
     """The resources of one sandboxed bot process; ``close`` gives them back."""
 
-    def __init__(self, spec: SandboxSpec, address: str) -> None:
+    def __init__(self, spec: SandboxSpec, address: str, tls: ssl.SSLContext | None = None) -> None:
         check()
         self.spec = spec
         self.address = address
@@ -99,7 +100,8 @@ class Box:
         except ValueError:
             port = 50051
         self.port = port
-        self.forwarder = Forwarder(self.seat_dir / "arena.sock", address)
+        # A TLS arena is dialled by the forwarder: the bot inside speaks to the relay in clear.
+        self.forwarder = Forwarder(self.seat_dir / "arena.sock", address, tls)
         self._verdict: str | None = None
         self._read = False
 

@@ -1,10 +1,12 @@
 """The arena's end of a sandbox's only way out: a unix socket in the sandbox's seat
-directory whose connections are copied to and from the arena's TCP address."""
+directory whose connections are copied to and from the arena's TCP address (over TLS when
+the arena serves it: the bot inside speaks in clear and never sees the organiser's files)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 from pathlib import Path
 
 CHUNK = 65536
@@ -19,11 +21,13 @@ def split_address(address: str) -> tuple[str, int]:
 
 
 class Forwarder:
-    """Listens on ``path``; each connection is relayed to ``address`` (host:port)."""
+    """Listens on ``path``; each connection is relayed to ``address`` (host:port), through
+    TLS with ``tls`` when given (the server's certificate checked against the host)."""
 
-    def __init__(self, path: Path, address: str) -> None:
+    def __init__(self, path: Path, address: str, tls: ssl.SSLContext | None = None) -> None:
         self.path = path
         self.host, self.port = split_address(address)
+        self.tls = tls
         self._server: asyncio.AbstractServer | None = None
         self._links: set[asyncio.Task[None]] = set()
 
@@ -37,7 +41,12 @@ class Forwarder:
         self._links.add(task)
         writers = [inside_w]
         try:
-            outside_r, outside_w = await asyncio.open_connection(self.host, self.port)
+            outside_r, outside_w = await asyncio.open_connection(
+                self.host,
+                self.port,
+                ssl=self.tls,
+                server_hostname=self.host if self.tls is not None else None,
+            )
             writers.append(outside_w)
             await asyncio.gather(_copy(inside_r, outside_w), _copy(outside_r, inside_w))
         except (OSError, asyncio.CancelledError):
