@@ -23,19 +23,28 @@ from medina.referee.errors import ConfigError
 from medina.referee.outcome import MatchOutcome
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.common.serving import wait_for_signal
-from medina.rpc.organiser import SeatForfeit, create_match, report_queued, seat_forfeiter
+from medina.rpc.organiser import (
+    SeatForfeit,
+    create_match,
+    open_channel,
+    report_queued,
+    seat_forfeiter,
+)
 from medina.rpc.single.server import RunningServer, start_server
 from medina.sandbox import SandboxSpec
 from medina.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 from medina.web import serve_viewer
 from medina.wire import convert
 from medina.wire import matches as wire_matches
+from medina.wire.shared.tls import ClientTls
 
 from .errors import CommandError
 from .options import (
+    add_client_tls_options,
     add_match_options,
     add_sandbox_options,
     check_players,
+    client_tls_from_args,
     records_directory,
     sandbox_changes,
     sandbox_limits,
@@ -62,7 +71,8 @@ def add_parser(sub: Any) -> None:
         "in CMD filled in instead; the seat token is never on its command line but in "
         "the environment variable MEDINA_TOKEN (MEDINA_SERVER holds the address too); "
         "a leading 'python' means this interpreter; '-': an open seat, no process: its "
-        "token is printed and you connect a bot yourself (under a debugger, say)",
+        "token is printed and you connect a bot yourself (under a debugger, say); with "
+        "--tls-ca it gets --tls-ca (--tls-cert, --tls-key) FILE after --server too",
     )
     p.add_argument(
         "--connect-timeout-ms",
@@ -77,6 +87,7 @@ def add_parser(sub: Any) -> None:
         default=os.environ.get("MEDINA_ORGANISER_TOKEN"),
         help="organiser token of --server (env MEDINA_ORGANISER_TOKEN)",
     )
+    add_client_tls_options(p)
     p.add_argument(
         "--records",
         default="records",
@@ -123,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
             "--http serves the viewer of the server this command starts; with --server, "
             "run the viewer there (medina-arena serve --http PORT)"
         )
+    args.tls = client_tls_from_args(args)
     if args.linger_s < 0:
         raise CommandError(f"--linger-s must be 0 or more, got {args.linger_s:g}")
     settings = settings_from_args(args)
@@ -139,7 +151,7 @@ async def _run(args: argparse.Namespace, settings: MatchSettings) -> int:
     local: RunningServer | None = None
     if args.server:
         address = args.server
-        why = await unreachable(address)
+        why = await unreachable(address, args.tls)
         if why is not None:
             raise CommandError(why)
     else:
@@ -188,7 +200,7 @@ async def _play(
     metadata = (
         (("authorization", f"Bearer {args.organiser_token}"),) if args.organiser_token else ()
     )
-    async with grpc.aio.insecure_channel(address) as channel:
+    async with open_channel(address, args.tls) as channel:
         matches = admin_pb2_grpc.MatchServiceStub(channel)
         try:
             created = await create_match(
@@ -209,10 +221,13 @@ async def _play(
         try:
             for cmd, tok in zip(args.bot, created.tokens, strict=True):
                 if cmd == OPEN_SEAT:
-                    print(open_seat_line(tok.seat, bot_address, tok.token), flush=True)
+                    line = open_seat_line(tok.seat, bot_address, tok.token, args.tls)
+                    print(line, flush=True)
                     continue
                 log = logs / f"{match_id}.seat{tok.seat}.log"
-                procs[tok.seat] = await _spawn(cmd, bot_address, tok.token, log, args.sandbox_spec)
+                procs[tok.seat] = await _spawn(
+                    cmd, bot_address, tok.token, log, args.sandbox_spec, args.tls
+                )
         except BotStartError:
             for proc in procs.values():
                 with contextlib.suppress(ProcessLookupError):
@@ -306,11 +321,13 @@ class Spectator:
 OPEN_SEAT = "-"
 
 
-def open_seat_line(seat: int, address: str, token: str) -> str:
-    """What ``match`` says of an open seat: where and how to connect its bot."""
+def open_seat_line(seat: int, address: str, token: str, tls: ClientTls | None = None) -> str:
+    """What ``match`` says of an open seat: where and how to connect its bot (over TLS with
+    the organiser's files, when ``tls``)."""
+    options = "".join(f" {shlex.quote(o)}" for o in tls.options()) if tls is not None else ""
     return (
         f"seat {seat} is open: connect a bot to {address} with the seat token {token} "
-        f"(e.g. MEDINA_SERVER={address} MEDINA_TOKEN={token} ./my-bot)"
+        f"(e.g. MEDINA_SERVER={address} MEDINA_TOKEN={token} ./my-bot{options})"
     )
 
 
@@ -339,9 +356,14 @@ async def _report_exit(
 
 
 async def _spawn(
-    command: str, address: str, token: str, log_path: Path, sandbox: SandboxSpec | None
+    command: str,
+    address: str,
+    token: str,
+    log_path: Path,
+    sandbox: SandboxSpec | None,
+    tls: ClientTls | None,
 ) -> BotProcess:
     argv = shlex.split(command)
     if not argv:
         raise CommandError("empty --bot command")
-    return await spawn_bot(argv, address, token, log_path, sandbox=sandbox)
+    return await spawn_bot(argv, address, token, log_path, sandbox=sandbox, tls=tls)

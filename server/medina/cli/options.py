@@ -14,7 +14,7 @@ from medina.referee.errors import ConfigError
 from medina.sandbox import SandboxConfigError, SandboxError, SandboxLimits, check
 from medina.sandbox.limits import BOUNDS
 from medina.wire.shared.addresses import address_port_error, listening_port_error
-from medina.wire.shared.tls import TlsFileError, check_ca, check_key_pair
+from medina.wire.shared.tls import ClientTls, TlsFileError, check_ca, check_key_pair, client_tls
 
 from .errors import CommandError
 
@@ -170,6 +170,37 @@ def server_tls(args: argparse.Namespace) -> ServerTls:
     except TlsFileError as exc:
         raise CommandError(str(exc)) from None
     return ServerTls(cert, key, client_ca)
+
+
+def add_client_tls_options(p: argparse.ArgumentParser) -> None:
+    """--tls-ca, --tls-cert and --tls-key of an organiser's command that dials ``--server``
+    (``match``, ``tournament run``/``worker``, ``web``): the SDK's options, the same meaning."""
+    g = p.add_argument_group(
+        "TLS", "dial --server over TLS (a `serve --tls-cert ...`); the bots started get them too"
+    )
+    g.add_argument("--tls-ca", metavar="FILE", help="CA (PEM) that signed the server's certificate")
+    g.add_argument(
+        "--tls-cert", metavar="FILE", help="client certificate (PEM) for mutual TLS (--tls-key too)"
+    )
+    g.add_argument("--tls-key", metavar="FILE", help="the client certificate's key (PEM)")
+
+
+def client_tls_from_args(args: argparse.Namespace) -> ClientTls | None:
+    """The TLS settings of ``--tls-ca``/``--tls-cert``/``--tls-key`` (None: in clear),
+    checked as the SDK checks them; CommandError naming a bad file, a certificate without
+    its key, or TLS options without ``--server`` (the command's own server is in clear)."""
+    given = [
+        f"--{o.replace('_', '-')}" for o in ("tls_ca", "tls_cert", "tls_key") if getattr(args, o)
+    ]
+    if given and not args.server:
+        raise CommandError(
+            f"{'/'.join(given)}: for dialling --server over TLS; without --server this command "
+            "runs its own server on 127.0.0.1, in clear"
+        )
+    try:
+        return client_tls(args.tls_ca, args.tls_cert, args.tls_key)
+    except TlsFileError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def records_directory(path: str) -> Path:

@@ -39,9 +39,17 @@ from medina.tournament.runner import (
 )
 from medina.tournament.sprt import SprtTracker
 from medina.tournament.standings import SeatResult, counted_ranks
+from medina.wire.shared.tls import ClientTls
 
 from .errors import CommandError
-from .options import add_sandbox_options, existing_database, sandbox_changes, sandbox_limits
+from .options import (
+    add_client_tls_options,
+    add_sandbox_options,
+    client_tls_from_args,
+    existing_database,
+    sandbox_changes,
+    sandbox_limits,
+)
 from .reach import unreachable
 from .tournament_show import (
     DB_FILE,
@@ -77,6 +85,7 @@ def add_parser(sub: Any) -> None:
         default=os.environ.get("MEDINA_ORGANISER_TOKEN"),
         help="organiser token of --server (env MEDINA_ORGANISER_TOKEN)",
     )
+    add_client_tls_options(run)
     run.add_argument(
         "--until-separated",
         action="store_true",
@@ -121,6 +130,7 @@ def add_parser(sub: Any) -> None:
     work.add_argument("--records", default="records", help="where this worker's records go")
     work.add_argument("--server", help="play on a running server at HOST:PORT")
     work.add_argument("--organiser-token", default=os.environ.get("MEDINA_ORGANISER_TOKEN"))
+    add_client_tls_options(work)
     work.add_argument("--lease-s", type=float, default=DEFAULT_LEASE_S)
     work.add_argument(
         "--poll-s", type=float, default=5.0, help="how often to look for new games when idle"
@@ -178,6 +188,17 @@ def _validation(p: argparse.ArgumentParser) -> None:
 def _where(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", help=f"database URL or SQLite file (default: OUT/{DB_FILE})")
     p.add_argument("--out", help="output directory (default: tournaments/NAME)")
+
+
+def _reach(args: argparse.Namespace) -> ClientTls | None:
+    """The TLS settings of ``--tls-*`` (None: in clear), once ``--server`` (if given) was
+    reached with them; CommandError naming what is wrong (docs/operations.md, 'In public')."""
+    tls = client_tls_from_args(args)
+    if args.server:
+        why = asyncio.run(unreachable(args.server, tls))
+        if why is not None:
+            raise CommandError(why)
+    return tls
 
 
 class EntryFailed(Exception):
@@ -308,10 +329,7 @@ def run_cmd(args: argparse.Namespace) -> int:
         raise CommandError(f"--concurrency must be at least 1, got {args.concurrency}")
     if args.lease_s <= 0:
         raise CommandError(f"--lease-s must be positive, got {args.lease_s}")
-    if args.server:
-        why = asyncio.run(unreachable(args.server))
-        if why is not None:
-            raise CommandError(why)
+    tls = _reach(args)
     out = out_dir(args, cfg.name)
     records = _records(cfg, out)
     try:
@@ -335,6 +353,7 @@ def run_cmd(args: argparse.Namespace) -> int:
         records=records,
         server=args.server,
         organiser_token=args.organiser_token,
+        tls=tls,
         lease_s=args.lease_s,
         tournament_id=row.id,
         hide=(out,),
@@ -489,11 +508,13 @@ def worker_cmd(args: argparse.Namespace) -> int:
             )
     except StoreError as exc:
         raise CommandError(str(exc)) from None
+    tls = _reach(args)
     opts = RunOptions(
         concurrency=args.concurrency,
         records=Path(args.records),
         server=args.server,
         organiser_token=args.organiser_token,
+        tls=tls,
         lease_s=args.lease_s,
         tournament_id=tid,
         poll_s=args.poll_s,

@@ -32,9 +32,11 @@ from medina.web import (
 )
 from medina.web.remote import RemoteArena
 from medina.web.shelf import record_id_of
+from medina.wire.shared.tls import ClientTls
 
 from .errors import CommandError
-from .options import existing_database
+from .options import add_client_tls_options, client_tls_from_args, existing_database
+from .reach import tls_mismatch
 
 DEFAULT_WEB_PORT = 8080
 
@@ -78,6 +80,7 @@ def add_parser(sub: Any) -> None:
         default=os.environ.get("MEDINA_ORGANISER_TOKEN"),
         help="organiser token of --server, if it asks for one (env MEDINA_ORGANISER_TOKEN)",
     )
+    add_client_tls_options(p)
     p.set_defaults(run=run)
 
 
@@ -282,8 +285,9 @@ def run(args: argparse.Namespace) -> int:
         if args.db
         else None
     )
+    tls = client_tls_from_args(args)
     return asyncio.run(
-        _serve(records, args.host, args.http, provider, args.server, args.organiser_token)
+        _serve(records, args.host, args.http, provider, args.server, args.organiser_token, tls)
     )
 
 
@@ -294,8 +298,14 @@ async def _serve(
     provider: StandingsProvider | None = None,
     server: str | None = None,
     organiser_token: str | None = None,
+    tls: ClientTls | None = None,
 ) -> int:
-    remote = RemoteArena(server, organiser_token) if server else None
+    # A server that is down may come up later (its matches are listed then); one that is
+    # dialled the wrong way (TLS or not, a certificate refused) never would.
+    why = await tls_mismatch(server, tls) if server else None
+    if why is not None:
+        raise CommandError(why)
+    remote = RemoteArena(server, organiser_token, tls) if server else None
     http = HttpServer(
         build_app(records_viewer(records, standings=provider, remote=remote)), host, port
     )

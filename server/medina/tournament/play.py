@@ -21,6 +21,7 @@ from medina.sandbox import check as sandbox_check
 from medina.v1 import admin_pb2_grpc
 from medina.wire import convert
 from medina.wire import matches as wire_matches
+from medina.wire.shared.tls import ClientTls
 
 from .config import BotSpec
 
@@ -84,6 +85,7 @@ async def play_game(
     hide: Sequence[Path] = (),
     say: Callable[[str], None] | None = None,
     stop: asyncio.Event | None = None,
+    tls: ClientTls | None = None,
 ) -> PlayedGame:
     """Create the match, start one process per seat, and wait for the result.
 
@@ -93,7 +95,9 @@ async def play_game(
     has it: aborted, or complete when the match had ended first (a result the caller keeps:
     the record is on disk), the bots killed at once once it is aborted.
     A bot with sandbox limits runs sandboxed in its directory, with ``hide`` (records,
-    database, other bots) out of its sight. Cancelling aborts the match and stops the bots.
+    database, other bots) out of its sight. ``tls``: the server is dialled over TLS, and the
+    bots are given the same files (``spawn_bot``). Cancelling aborts the match and stops the
+    bots.
     """
     if any(b.sandbox is not None for b in bots):
         try:
@@ -146,6 +150,7 @@ async def play_game(
                     cwd=(base_dir / bot.cwd) if bot.cwd else None,
                     env=dict(bot.env),
                     sandbox=sandbox_spec(bot, base_dir, hide),
+                    tls=tls,
                 )
             except BotStartError as exc:
                 # Counted against this bot: its seat never connects (NO_SHOW), the rest play.

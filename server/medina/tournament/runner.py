@@ -19,6 +19,7 @@ from pathlib import Path
 import grpc
 
 from medina.rpc.common.config import ServerConfig
+from medina.rpc.organiser import open_channel
 from medina.rpc.single.server import RunningServer, start_server
 from medina.storage.tournaments import (
     Claim,
@@ -29,6 +30,7 @@ from medina.storage.tournaments import (
     TournamentStore,
     worker_id,
 )
+from medina.wire.shared.tls import ClientTls
 
 from .config import TournamentConfig, Variant
 from .play import GameError, PlayedGame, play_game
@@ -73,6 +75,8 @@ class RunOptions:
     records: Path = Path("records")
     server: str | None = None
     organiser_token: str | None = None
+    #: How ``server`` is dialled, by the runner and the bots it starts (None: in clear).
+    tls: ClientTls | None = None
     lease_s: float = DEFAULT_LEASE_S
     #: Only this tournament (by id); None: any running tournament of the store (a worker).
     tournament_id: int | None = None
@@ -165,7 +169,7 @@ class Runner:
         if self.options.organiser_token:
             metadata = (("authorization", f"Bearer {self.options.organiser_token}"),)
         try:
-            async with grpc.aio.insecure_channel(address) as channel:
+            async with open_channel(address, self.options.tls) as channel:
                 slots = [
                     asyncio.create_task(self._slot(channel, address, metadata))
                     for _ in range(self.options.concurrency)
@@ -259,6 +263,7 @@ class Runner:
                 ),
                 say=None if on_note is None else say,
                 stop=stop_game,
+                tls=self.options.tls,
             )
         )
         lost = asyncio.Event()

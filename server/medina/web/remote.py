@@ -18,10 +18,12 @@ import grpc
 
 from medina.engine import GameFollower
 from medina.records import catalog
+from medina.rpc.organiser import open_channel
 from medina.v1 import admin_pb2, admin_pb2_grpc, match_pb2
 from medina.wire import convert
 from medina.wire import matches as wire_matches
 from medina.wire.shared.enums import RULESET_NAMES
+from medina.wire.shared.tls import ClientTls
 
 from .listing import MatchRow
 from .live import KEEPALIVE_S, follow, proto_json, result_json
@@ -37,11 +39,13 @@ LIVE_STATES = (admin_pb2.MATCH_STATE_WAITING, admin_pb2.MATCH_STATE_RUNNING)
 
 
 class RemoteArena:
-    """The ``MatchSource`` of another server, read over gRPC."""
+    """The ``MatchSource`` of another server, read over gRPC (over TLS with ``tls``)."""
 
-    def __init__(self, address: str, organiser_token: str | None = None) -> None:
+    def __init__(
+        self, address: str, organiser_token: str | None = None, tls: ClientTls | None = None
+    ) -> None:
         self.address = address
-        self.channel = grpc.aio.insecure_channel(address)
+        self.channel = open_channel(address, tls)
         self.matches = admin_pb2_grpc.MatchServiceStub(self.channel)
         self.spectators = admin_pb2_grpc.SpectatorServiceStub(self.channel)
         self.metadata: tuple[tuple[str, str], ...] = (
