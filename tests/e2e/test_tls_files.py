@@ -112,6 +112,16 @@ def test_the_sdk_refuses_bad_tls_files_before_connecting(
     assert len(err.strip().splitlines()) == 1
 
 
+def test_the_sdk_reads_its_tls_files_from_the_environment_the_arena_sets(
+    files: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `match` and tournaments give a bot with {server} the files in MEDINA_TLS_* only.
+    monkeypatch.setenv("MEDINA_TLS_CA", files["server.key"])
+    assert client_main(["--server", "127.0.0.1:1", "--token", "T"]) == 1
+    err = capsys.readouterr().err
+    assert f"--tls-ca {files['server.key']} holds no PEM certificate" in err, err
+
+
 def test_match_server_names_a_tls_server_it_cannot_dial_at_once(
     files: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
