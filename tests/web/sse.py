@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from typing import Any
 
 
@@ -49,3 +50,31 @@ async def read_events(host: str, port: int, path: str) -> list[tuple[str, Any]]:
     assert status == 200, body
     assert headers["content-type"].startswith("text/event-stream")
     return parse_events(body)
+
+
+async def never_reading(port: int, path: str, version: str = "1.1") -> socket.socket:
+    """A connection that asks for ``path`` with a tiny receive buffer and then reads nothing
+    (until the test reads it: ``loop.sock_recv``)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)  # before connecting
+    sock.setblocking(False)
+    loop = asyncio.get_running_loop()
+    try:
+        await loop.sock_connect(sock, ("127.0.0.1", port))
+        await loop.sock_sendall(sock, f"GET {path} HTTP/{version}\r\nHost: x\r\n\r\n".encode())
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+async def read_out(sock: socket.socket) -> bytes:
+    """What ``sock`` reads until the server closes it (a reset ends it too)."""
+    loop = asyncio.get_running_loop()
+    data = bytearray()
+    try:
+        while chunk := await loop.sock_recv(sock, 65536):
+            data += chunk
+    except ConnectionResetError:
+        pass
+    return bytes(data)

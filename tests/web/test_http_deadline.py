@@ -1,12 +1,13 @@
 """The viewer's HTTP server closes a connection that does not send a whole request head in
 time (slowloris), on opening and between keep-alive requests, and never cuts a response
-being written (a live page's event stream) (web/server.py: head_deadline); and keeps to its
-share of the server's open-files limit (web/server.py: viewer_connections)."""
+being written (a live page's event stream) for it; closes a connection that reads nothing
+for its write deadline (web/server.py: deadlines); and keeps to its share of the server's
+open-files limit (web/server.py: viewer_connections)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -22,9 +23,17 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from .sse import never_reading, read_out
+
 #: The deadline in these tests; waits for a close are bounded well above it.
 HEAD_S = 0.3
 CLOSE_WITHIN_S = 10.0
+#: The write deadline in these tests (a connection that reads nothing that long is closed).
+WRITE_S = 0.3
+#: A chunk of the endless response, and a response written in one piece (as a replay's
+#: JSON is), far more than the kernel's and the transport's buffers hold.
+CHUNK = b"x" * 65536
+BLOB = b"y" * (8 << 20)
 
 
 def app(release: asyncio.Event) -> Starlette:
@@ -39,13 +48,33 @@ def app(release: asyncio.Event) -> Starlette:
 
         return StreamingResponse(body(), media_type="text/plain")
 
-    return Starlette(routes=[Route("/", home), Route("/stream", stream)])
+    async def endless(_: Request) -> Response:
+        async def body() -> AsyncIterator[bytes]:
+            while True:
+                yield CHUNK
+                # uvicorn's send returns at once to a closed connection: without a pause
+                # here the loop would spin, never letting Starlette see the disconnect.
+                await asyncio.sleep(0)
+
+        return StreamingResponse(body(), media_type="text/plain")
+
+    async def blob(_: Request) -> Response:
+        return Response(BLOB, media_type="text/plain")
+
+    return Starlette(
+        routes=[
+            Route("/", home),
+            Route("/stream", stream),
+            Route("/endless", endless),
+            Route("/blob", blob),
+        ]
+    )
 
 
 @asynccontextmanager
 async def serving(release: asyncio.Event) -> AsyncIterator[HttpServer]:
     """The test app served with the ``HEAD_S`` deadline, stopped after the block."""
-    http = HttpServer(app(release), request_head_s=HEAD_S)
+    http = HttpServer(app(release), request_head_s=HEAD_S, write_stall_s=WRITE_S)
     await http.start()
     try:
         yield http
@@ -168,5 +197,61 @@ def test_connections_past_the_viewers_share_of_open_files_are_answered_503(
         finally:
             await http.stop()
             await running.stop(1)
+
+    run(main())
+
+
+async def until(check: Callable[[], bool], what: str) -> None:
+    """Wait (bounded by ``CLOSE_WITHIN_S``) until ``check()`` holds."""
+    try:
+        async with asyncio.timeout(CLOSE_WITHIN_S):
+            while not check():
+                await asyncio.sleep(0.01)
+    except TimeoutError:
+        raise AssertionError(f"{what}: not within {CLOSE_WITHIN_S} s") from None
+
+
+async def ok(port: int) -> bytes:
+    """What a new connection asking for / is answered, to the server's close."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    answer = await closed(reader)
+    writer.close()
+    return answer
+
+
+@pytest.mark.parametrize("path", ["/endless", "/blob"])
+def test_a_connection_that_reads_nothing_is_closed_and_others_are_served(path: str) -> None:
+    # A response waited for a client that never read without end (uvicorn pauses writing
+    # when the socket's buffer is full, and the response waits for it to resume), so such
+    # clients held the viewer's connections, and what was queued for them, for good.
+    async def main() -> None:
+        async with serving(asyncio.Event()) as http:
+            stuck = await never_reading(http.port, path)
+            await until(lambda: http.connections == 1, "the connection is open")
+            assert (await ok(http.port)).endswith(b"\r\n\r\nok")  # served meanwhile
+            await until(lambda: http.connections == 0, "the stalled connection is closed")
+            # The client sees it closed: what it reads ends (a reset: what was unsent is
+            # dropped), long before an endless response or 8 MiB could have come.
+            try:
+                got = await asyncio.wait_for(read_out(stuck), CLOSE_WITHIN_S)
+            finally:
+                stuck.close()
+            assert len(got) < len(BLOB)
+            assert (await ok(http.port)).endswith(b"\r\n\r\nok")
+
+    run(main())
+
+
+def test_a_client_that_reads_is_not_cut_however_often_its_writes_pause() -> None:
+    async def main() -> None:
+        async with serving(asyncio.Event()) as http:
+            reader, writer = await asyncio.open_connection("127.0.0.1", http.port)
+            writer.write(b"GET /blob HTTP/1.1\r\nHost: x\r\n\r\n")
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), CLOSE_WITHIN_S)
+            assert head.startswith(b"HTTP/1.1 200")
+            body = await asyncio.wait_for(reader.readexactly(len(BLOB)), CLOSE_WITHIN_S)
+            assert body == BLOB
+            writer.close()
 
     run(main())

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import logging
 import socket
+import struct
 from collections.abc import Iterator
 
 import uvicorn
@@ -32,6 +33,12 @@ SHUTDOWN_GRACE_S = 1
 #: open connections and send a header now and then (slowloris) would hold a socket each for
 #: good, sharing the process's file descriptors with the bots' gRPC streams.
 REQUEST_HEAD_S = 10.0
+#: Seconds a connection's writes may stay paused (the client reads nothing: its socket and
+#: our write buffer are full) before the connection is closed. A response waits for a
+#: paused connection without end, so a client that opens a live page's event stream (or
+#: a large download) and never reads would hold its connection, one of the viewer's
+#: ``viewer_connections``, and what is queued for it for good.
+WRITE_STALL_S = 30.0
 
 
 class _Uvicorn(uvicorn.Server):
@@ -71,24 +78,33 @@ def refusal(limit: int) -> bytes:
     return head.encode() + body
 
 
-def head_deadline(seconds: float, max_connections: int | None = None) -> type[H11Protocol]:
+def deadlines(
+    head_s: float,
+    write_s: float = WRITE_STALL_S,
+    max_connections: int | None = None,
+    open_now: set[H11Protocol] | None = None,
+) -> type[H11Protocol]:
     """uvicorn's h11 protocol closing a connection that has not sent a whole request head
-    within ``seconds`` of opening or of its last response (a response being written, such
-    as a live page's event stream, is never cut), and answering a connection past
-    ``max_connections`` open ones with a 503 (``refusal``) and closing it."""
-    open_now: set[H11Protocol] = set()
+    within ``head_s`` seconds of opening or of its last response (a response being written,
+    such as a live page's event stream, is never cut for it), closing (aborting: what is
+    unsent is dropped) a connection whose writes stay paused ``write_s`` seconds on end
+    (the client reads nothing), and answering a connection past ``max_connections`` open
+    ones with a 503 (``refusal``) and closing it. The connections open now are kept in
+    ``open_now`` (a set of its own when None)."""
+    tracked: set[H11Protocol] = open_now if open_now is not None else set()
 
     class DeadlineH11Protocol(H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
+        _stalled: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
-            if max_connections is not None and len(open_now) >= max_connections:
+            if max_connections is not None and len(tracked) >= max_connections:
                 log.debug("refused an HTTP connection past the viewer's %d", max_connections)
                 transport.write(refusal(max_connections))
                 transport.close()
                 return
-            open_now.add(self)
+            tracked.add(self)
             self._arm()
 
         def handle_events(self) -> None:
@@ -104,14 +120,27 @@ def head_deadline(seconds: float, max_connections: int | None = None) -> type[H1
             ):
                 self._arm()  # waiting for the next request's head (keep-alive)
 
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            self._watch_writes()
+
+        def resume_writing(self) -> None:
+            super().resume_writing()
+            if self._stalled is not None:
+                self._stalled.cancel()
+                self._stalled = None
+
         def connection_lost(self, exc: Exception | None) -> None:
-            open_now.discard(self)
+            tracked.discard(self)
             self._disarm()
+            if self._stalled is not None:
+                self._stalled.cancel()
+                self._stalled = None
             super().connection_lost(exc)
 
         def _arm(self) -> None:
             self._disarm()
-            self._deadline = self.loop.call_later(seconds, self._too_slow)
+            self._deadline = self.loop.call_later(head_s, self._too_slow)
 
         def _disarm(self) -> None:
             if self._deadline is not None:
@@ -121,8 +150,25 @@ def head_deadline(seconds: float, max_connections: int | None = None) -> type[H1
         def _too_slow(self) -> None:
             self._deadline = None
             if not self.transport.is_closing():
-                log.debug("closed an HTTP connection that sent no request head in %g s", seconds)
+                log.debug("closed an HTTP connection that sent no request head in %g s", head_s)
                 self.transport.close()
+                if self.transport.get_write_buffer_size():
+                    # Closing waits for the last response to be read: not without end.
+                    self._watch_writes()
+
+        def _watch_writes(self) -> None:
+            if self._stalled is None:
+                self._stalled = self.loop.call_later(write_s, self._stall)
+
+        def _stall(self) -> None:
+            self._stalled = None
+            log.debug("closed an HTTP connection that read nothing for %g s", write_s)
+            sock = self.transport.get_extra_info("socket")
+            if sock is not None:
+                # Reset, not closed: the kernel would hold what is unsent (up to its
+                # send buffer, megabytes) for a client that never reads it.
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.transport.abort()
 
     return DeadlineH11Protocol
 
@@ -156,14 +202,18 @@ class HttpServer:
         port: int = 0,
         request_head_s: float = REQUEST_HEAD_S,
         max_connections: int | None = None,
+        write_stall_s: float = WRITE_STALL_S,
     ) -> None:
         self.app = app
         self.request_head_s = request_head_s
+        #: Seconds a connection's writes may stay paused before it is closed.
+        self.write_stall_s = write_stall_s
         #: Connections kept open at most (None: no limit); the next are answered 503.
         self.max_connections = max_connections
         self.host = host
         self.requested_port = port
         self.port = 0
+        self._open: set[H11Protocol] = set()
         self._server: _Uvicorn | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -172,6 +222,11 @@ class HttpServer:
         """The base URL, e.g. ``http://127.0.0.1:8080``."""
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
+
+    @property
+    def connections(self) -> int:
+        """How many HTTP connections are open now (refused ones are not counted)."""
+        return len(self._open)
 
     async def start(self) -> None:
         """Bind and start serving; returns once the port is known."""
@@ -183,7 +238,9 @@ class HttpServer:
             access_log=False,
             lifespan="off",
             timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
-            http=head_deadline(self.request_head_s, self.max_connections),
+            http=deadlines(
+                self.request_head_s, self.write_stall_s, self.max_connections, self._open
+            ),
         )
         self._server = _Uvicorn(config)
         self._task = asyncio.get_running_loop().create_task(self._server.serve(sockets=[sock]))
