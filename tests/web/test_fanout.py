@@ -2,7 +2,9 @@
 match however many pages follow it, every page sent the same messages to the same end, a
 page opened late brought up to date by its first message, and the subscription dropped once
 the last page is gone (a page that opens after starts it again), and an ended match's one
-message made once however many pages ask for it."""
+message made once however many pages ask for it; a page that reads nothing is dropped once
+too many messages wait for it, and its connection closed after the write deadline, while
+the others go on."""
 
 from __future__ import annotations
 
@@ -12,10 +14,11 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from bounded import run
 from medina.referee.config import MatchSettings
 from medina.rpc.single.host import HostedMatch
 from medina.web import HttpServer, Viewer, build_app
-from medina.web.fanout import PACE_S
+from medina.web.fanout import PACE_S, FanOut
 from medina.web.hosted import ArenaSource
 from medina.web.listing import MatchRow
 from medina.web.shelf import RecordShelf
@@ -23,7 +26,7 @@ from medina.web.source import Feed
 from medina.web.view import JSON
 
 from .conftest import ArenaThread, play_bots
-from .sse import get, parse_events
+from .sse import get, never_reading, parse_events, read_out
 
 #: Pages opened on one match.
 PAGES = 20
@@ -38,7 +41,7 @@ class Stream:
 
     @classmethod
     async def open(cls, port: int, match_id: str) -> Stream:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 20)
         writer.write(f"GET /api/live/{match_id}/events HTTP/1.0\r\n\r\n".encode())
         await writer.drain()
         head = await reader.readuntil(b"\r\n\r\n")
@@ -269,3 +272,126 @@ def test_a_fast_match_is_sent_to_its_pages_at_a_bounded_pace(tmp_path: Path) -> 
         a.call(main(), timeout=120)
     finally:
         a.close()
+
+
+#: The scripted match's id, and the size of each of its messages: a few fill the buffers of
+#: a connection that reads nothing (the kernel's and the transport's, 64 KiB).
+SCRIPTED = "scripted"
+PAD = 128 * 1024
+#: Messages the scripted match says at most before the test gives up.
+MOST = 40
+
+
+class ScriptedMatch:
+    """A match source of one match, ``SCRIPTED``, that says what the test tells it
+    (``say``), each message ``PAD`` characters long."""
+
+    def __init__(self) -> None:
+        self.said: asyncio.Queue[JSON] = asyncio.Queue()
+
+    def say(self, n: int, final: bool = False) -> None:
+        data: JSON = {"watch": [], "story": [n], "n": n, "pad": "p" * PAD}
+        if final:
+            data["result"] = {"ending": "complete", "seats": []}
+        self.said.put_nowait(data)
+
+    async def rows(self) -> list[MatchRow]:
+        return []
+
+    async def has_live_page(self, match_id: str) -> bool:
+        return match_id == SCRIPTED
+
+    async def feed(self, match_id: str) -> Feed | None:
+        return self.messages if match_id == SCRIPTED else None
+
+    async def messages(self, _keepalive_s: float) -> AsyncGenerator[JSON | None, None]:
+        while True:
+            data = await self.said.get()
+            yield data
+            if "result" in data:
+                return
+
+
+async def said_until(
+    match: ScriptedMatch, reading: Stream, done: Callable[[], bool], what: str
+) -> int:
+    """Have ``match`` say 1, 2, ... (each read by ``reading``: nothing is lost for a page
+    that reads) until ``done()``; the next number."""
+    n = 1
+    while not done():
+        assert n < MOST, f"{what}: not after {MOST} messages"
+        match.say(n)
+        _event, data = await reading.next()
+        assert data["n"] == n
+        n += 1
+    return n
+
+
+def test_a_page_that_reads_nothing_is_dropped_once_its_queue_is_full(tmp_path: Path) -> None:
+    # Before, the messages queued for a page that never read grew for as long as its
+    # connection stayed open, which was for good.
+    async def main() -> None:
+        match = ScriptedMatch()
+        viewer = Viewer(RecordShelf(tmp_path), sources=(match,), fanout=FanOut(max_pending=3))
+        http = HttpServer(build_app(viewer), write_stall_s=600)  # the queue's bound alone
+        await http.start()
+        try:
+            path = f"/api/live/{SCRIPTED}/events"
+            reading = await Stream.open(http.port, SCRIPTED)
+            match.say(0)
+            assert (await reading.next())[1]["n"] == 0
+            stuck = await never_reading(http.port, path, version="1.0")
+
+            async def both_follow() -> bool:
+                return viewer.fanout.pages(SCRIPTED) == 2
+
+            await until(both_follow, "the page that reads nothing follows the match")
+            n = await said_until(
+                match, reading, lambda: viewer.fanout.pages(SCRIPTED) == 1, "dropped"
+            )
+            match.say(n, final=True)
+            assert (await reading.to_the_end())[-1][1]["n"] == n
+            # Read at last, the dropped page's stream ends without the result (a browser's
+            # page reconnects, and starts from everything said so far).
+            body = await asyncio.wait_for(read_out(stuck), 10)
+            stuck.close()
+            events = parse_events(body.partition(b"\r\n\r\n")[2])
+            assert [e for e, _d in events] == ["update"] * len(events)
+            # What was written before its writes paused, and nothing after (nor the end).
+            assert [d["n"] for _e, d in events] == list(range(len(events)))
+            assert len(events) < n
+        finally:
+            await http.stop()
+
+    run(main())
+
+
+def test_a_live_page_that_reads_nothing_is_closed_and_others_are_served(
+    tmp_path: Path,
+) -> None:
+    async def main() -> None:
+        match = ScriptedMatch()
+        viewer = Viewer(RecordShelf(tmp_path), sources=(match,))
+        http = HttpServer(build_app(viewer), write_stall_s=0.3)
+        await http.start()
+        try:
+            reading = await Stream.open(http.port, SCRIPTED)
+            match.say(0)
+            assert (await reading.next())[1]["n"] == 0
+            stuck = await never_reading(http.port, f"/api/live/{SCRIPTED}/events")
+
+            async def both_follow() -> bool:
+                return viewer.fanout.pages(SCRIPTED) == 2
+
+            await until(both_follow, "the page that reads nothing follows the match")
+            n = await said_until(match, reading, lambda: http.connections == 1, "closed")
+            stuck.close()
+            assert viewer.fanout.pages(SCRIPTED) == 1
+            status, _headers, _body = await get("127.0.0.1", http.port, "/api/matches")
+            assert status == 200
+            match.say(n, final=True)
+            assert (await reading.to_the_end())[-1][1]["n"] == n
+        finally:
+            await http.stop()
+
+    run(main())

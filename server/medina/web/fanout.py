@@ -44,6 +44,14 @@ GROWING = ("watch", "story")
 #: and its last message go at once.
 PACE_S = 0.25
 
+#: Messages at most queued for one page. A page's messages wait only while its connection
+#: is not written to (the client reads nothing: the viewer's writes to it are paused); a
+#: page with more waiting is dropped, its queue let go and its stream ended when the
+#: connection is written to again (a browser's page reconnects and starts from everything
+#: said so far, folded into one message). 64 is 16 s of a match at ``PACE_S``; the
+#: connection itself is closed after ``server.WRITE_STALL_S`` without a write.
+MAX_PENDING = 64
+
 
 class Message:
     """One message of a live stream: its JSON and its Server-Sent Events frame, encoded once
@@ -97,13 +105,14 @@ class _Folded:
 
 
 class _Page:
-    """One page's messages not yet sent to it."""
+    """One page's messages not yet sent to it; ``dropped`` once too many waited."""
 
-    __slots__ = ("pending", "wake")
+    __slots__ = ("dropped", "pending", "wake")
 
     def __init__(self, first: Message | None) -> None:
         self.pending: deque[Message] = deque(() if first is None else (first,))
         self.wake = asyncio.Event()
+        self.dropped = False
 
     def put(self, message: Message) -> None:
         self.pending.append(message)
@@ -114,9 +123,14 @@ class _Broadcast:
     """One match's stream, read by one task and queued for each of its pages."""
 
     def __init__(
-        self, feed: Feed, keepalive_s: float, forget: Callable[[Message | None], None]
+        self,
+        feed: Feed,
+        keepalive_s: float,
+        forget: Callable[[Message | None], None],
+        max_pending: int = MAX_PENDING,
     ) -> None:
         self.pages: set[_Page] = set()
+        self._max_pending = max_pending
         #: Everything the pages were sent (a page that opens starts from it).
         self.so_far: _Folded | None = None
         #: What the stream said since, not sent yet (``PACE_S``).
@@ -169,8 +183,26 @@ class _Broadcast:
             self.so_far = _Folded(message.data)
         else:
             self.so_far.add(message.data)
-        for page in self.pages:
-            page.put(message)
+        for page in list(self.pages):
+            if len(page.pending) < self._max_pending:
+                page.put(message)
+            else:
+                self._drop(page)
+
+    def _drop(self, page: _Page) -> None:
+        """Let go of a page that reads nothing: its queue now, its stream when it is next
+        read (it ends without the result: the page reconnects)."""
+        log.debug("dropped a live page with %d messages unread", len(page.pending))
+        page.dropped = True
+        page.pending.clear()
+        page.wake.set()
+        self._leave(page)
+
+    def _leave(self, page: _Page) -> None:
+        self.pages.discard(page)
+        if not self.pages and not self.over:
+            self._end()  # no page opened from now on joins it
+            self._task.cancel()
 
     def _end(self, final: Message | None = None) -> None:
         """No page joins from now on; ``final``: everything the stream said, to its end."""
@@ -195,7 +227,7 @@ class _Broadcast:
                     yield message
                     if message.final:
                         return
-                if self.over:
+                if self.over or page.dropped:
                     return
                 page.wake.clear()
                 try:
@@ -204,10 +236,7 @@ class _Broadcast:
                 except TimeoutError:
                     yield None
         finally:
-            self.pages.discard(page)
-            if not self.pages and not self.over:
-                self._end()  # no page opened from now on joins it
-                self._task.cancel()
+            self._leave(page)
 
 
 #: Ended matches whose whole stream (one message) is kept for the pages that open after.
@@ -217,9 +246,13 @@ ENDED_KEPT = 32
 class FanOut:
     """The streams of the matches being followed, by match id, and the whole streams of the
     last ``ENDED_KEPT`` that ended (a page opened on an ended match is sent its one message
-    as it was made and encoded, not a new one each time)."""
+    as it was made and encoded, not a new one each time). A page with more than
+    ``max_pending`` messages waiting is dropped (``MAX_PENDING``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_pending: int = MAX_PENDING) -> None:
+        if max_pending < 1:
+            raise ValueError(f"max_pending must be at least 1, not {max_pending}")
+        self.max_pending = max_pending
         self._streams: dict[str, _Broadcast] = {}
         self._ended: OrderedDict[str, Message] = OrderedDict()
 
@@ -229,6 +262,11 @@ class FanOut:
 
     def __len__(self) -> int:
         return len(self._streams)
+
+    def pages(self, match_id: str) -> int:
+        """How many pages follow ``match_id``'s stream now (a dropped page no longer does)."""
+        stream = self._streams.get(match_id)
+        return 0 if stream is None else len(stream.pages)
 
     def live(self, match_id: str, feed: Feed | None) -> Live:
         """A page's messages of ``match_id``: from its stream if it is being read, else from
@@ -245,7 +283,10 @@ class FanOut:
                 if feed is None:
                     return  # it failed in between: the page reconnects
                 stream = _Broadcast(
-                    feed, keepalive_s, lambda final: self._forget(match_id, stream, final)
+                    feed,
+                    keepalive_s,
+                    lambda final: self._forget(match_id, stream, final),
+                    self.max_pending,
                 )
                 self._streams[match_id] = stream
             async with contextlib.aclosing(stream.follow(keepalive_s)) as follow:
@@ -263,4 +304,4 @@ class FanOut:
                 self._ended.popitem(last=False)
 
 
-__all__ = ["KEEPALIVE_FRAME", "FanOut", "Live", "Message"]
+__all__ = ["KEEPALIVE_FRAME", "MAX_PENDING", "FanOut", "Live", "Message"]
