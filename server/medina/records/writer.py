@@ -13,7 +13,13 @@ from google.protobuf import json_format
 
 from medina.engine import Action
 from medina.referee.outcome import MatchOutcome
-from medina.referee.record import DecisionEntry, DecisionSource, Header, Incident
+from medina.referee.record import (
+    DecisionEntry,
+    DecisionSource,
+    Header,
+    Incident,
+    RecordWriteError,
+)
 from medina.v1 import record_pb2
 from medina.wire.convert import action_to_proto
 from medina.wire.records import decision_entry, header_entry, incident_entry, outcome_entry
@@ -82,6 +88,11 @@ class RecordWriter:
     fsynced on close (off the event loop), not per line. The directory is created
     if missing; an existing record is never overwritten (RecordExistsError).
     Usable as a context manager that closes the file.
+
+    A line that cannot be written (a full disk, a file size limit) is cut back off the
+    file, so the file always ends with a whole line, and ``RecordWriteError`` is raised
+    once; that line and every later one are then kept in memory, in order (``unwritten``),
+    until ``flush`` writes them. ``close`` leaves the file open while lines are kept.
     """
 
     def __init__(self, directory: Path, match_id: str) -> None:
@@ -95,16 +106,63 @@ class RecordWriter:
             )
         except FileExistsError:
             raise RecordExistsError(f"record {self.path} already exists") from None
+        #: Bytes of whole lines in the file (it was created empty).
+        self._size = 0
+        #: Lines not written yet, in order: the first one that failed and all after it.
+        self.unwritten: list[bytes] = []
+        #: Why the first of ``unwritten`` could not be written ("" when nothing is kept).
+        self.problem = ""
+        self._closing = False
 
     def _write(self, entry: record_pb2.RecordEntry) -> None:
         self._write_line(entry_line(entry))
 
     def _write_line(self, line: bytes) -> None:
-        if self._fd is None:
+        if self._fd is None or self._closing:
             raise RecordError(f"record {self.path} is closed")
-        written = os.write(self._fd, line)
-        while written < len(line):  # pragma: no cover - regular files write whole
-            written += os.write(self._fd, line[written:])
+        if self.unwritten:  # keep the order: after the line that failed
+            self.unwritten.append(line)
+            return
+        try:
+            self._append(self._fd, line)
+        except OSError as exc:
+            self.unwritten.append(line)
+            self.problem = _problem(exc)
+            log.debug("record %s: a line could not be written: %s", self.path, self.problem)
+            raise RecordWriteError(self.problem) from exc
+
+    def _append(self, fd: int, line: bytes) -> None:
+        """Write ``line`` whole, or cut the file back to its last whole line and raise."""
+        try:
+            written = os.write(fd, line)
+            while written < len(line):  # a regular file writes whole until it is full
+                written += os.write(fd, line[written:])
+        except OSError:
+            try:
+                os.ftruncate(fd, self._size)
+            except OSError as cut:  # pragma: no cover - truncating frees space
+                log.error("could not cut the record %s back to a whole line: %s", self.path, cut)
+            raise
+        self._size += len(line)
+
+    def flush(self) -> bool:
+        """Write the lines kept in memory, in order, as far as they go; True once none is
+        left. Closes the file then if ``close`` was asked for."""
+        fd = self._fd
+        if fd is None:
+            return not self.unwritten
+        while self.unwritten:
+            try:
+                self._append(fd, self.unwritten[0])
+            except OSError as exc:
+                self.problem = _problem(exc)
+                return False
+            self.unwritten.pop(0)
+        self.problem = ""
+        if self._closing:
+            self._closing = False
+            self.close()
+        return True
 
     def header(self, header: Header) -> None:
         """Write the header line."""
@@ -129,12 +187,16 @@ class RecordWriter:
         self.close()
 
     def close(self) -> None:
-        """Flush to disk and close (idempotent).
+        """Flush to disk and close (idempotent); with lines kept in memory, no more lines
+        are taken and the file stays open until ``flush`` has written them.
 
         Inside a running event loop the fsync runs on a worker thread: a slow disk must not
         stall every other match. The lines are already in the file when this returns; the
         fsync only guards them against a machine (not a process) crash.
         """
+        if self.unwritten:
+            self._closing = True
+            return
         fd, self._fd = self._fd, None
         if fd is None:
             return
@@ -144,6 +206,11 @@ class RecordWriter:
             _sync_and_close(fd, self.path)
             return
         loop.run_in_executor(None, _sync_and_close, fd, self.path)
+
+
+def _problem(exc: OSError) -> str:
+    """What an OSError says, without the path (the caller names the record)."""
+    return exc.strerror or str(exc)
 
 
 def _sync_and_close(fd: int, path: Path) -> None:

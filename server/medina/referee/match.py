@@ -37,6 +37,7 @@ from .record import (
     Incident,
     IncidentKind,
     RecordSink,
+    RecordWriteError,
     Rejection,
     SeatInfo,
 )
@@ -138,6 +139,9 @@ class Match:
             for seat in range(n)
         ]
         self.outcome: MatchOutcome | None = None
+        #: Why the record could not be written (the first failure), once it could not: the
+        #: match then ends, aborted with it.
+        self.record_problem = ""
         self._inbox: deque[Signal] = deque()
         #: What ``_next_signal`` is waiting on, and the timer that ends the wait (due at
         #: ``_timer_due_ns``).
@@ -234,8 +238,10 @@ class Match:
             if self._ready is not None:
                 await self._wait_for_room(self._ready)
             self._start()
+            self._check_record()
             while not self.state.over:
                 await self._step()
+                self._check_record()
             return self._finish(complete=True, reason="")
         except _Aborted as exc:
             return self._finish(complete=False, reason=exc.reason)
@@ -249,6 +255,18 @@ class Match:
             )
         finally:
             self._done.set()
+
+    def _check_record(self) -> None:
+        """Abort once the record could not be written: a match is played only as far as its
+        record keeps it (its sink keeps the rest in order, to complete it when it can)."""
+        if self.record_problem:
+            raise _Aborted(self.record_problem)
+
+    def _record_failed(self, exc: RecordWriteError) -> None:
+        if not self.record_problem:
+            # Bots read this reason: it names the problem, not the server's paths.
+            self.record_problem = f"the match record could not be written ({exc})"
+            log.warning("match %s: %s", self.match_id, self.record_problem)
 
     async def _wait_for_seats(self) -> None:
         deadline = clk.after(self._now_ns(), self.settings.connect_timeout_ms)
@@ -311,17 +329,19 @@ class Match:
             for seat, st in enumerate(self.seat_states)
         )
         merchant = (s.merchants & -s.merchants).bit_length() - 1 if s.merchants else -1
-        self.sink.header(
-            Header(
-                match_id=self.match_id,
-                settings=self.settings,
-                well=s.well,
-                start_merchant=merchant,
-                seats=seats,
-                started_at=utc_now(),
-                writer=self.writer,
-            )
+        header = Header(
+            match_id=self.match_id,
+            settings=self.settings,
+            well=s.well,
+            start_merchant=merchant,
+            seats=seats,
+            started_at=utc_now(),
+            writer=self.writer,
         )
+        try:
+            self.sink.header(header)
+        except RecordWriteError as exc:
+            self._record_failed(exc)
 
     async def _step(self) -> None:
         s = self.state
@@ -340,7 +360,10 @@ class Match:
         self.state = apply_action(
             s, entry.action, by_referee=entry.source is not DecisionSource.BOT
         )
-        self.sink.decision(entry)
+        try:
+            self.sink.decision(entry)
+        except RecordWriteError as exc:
+            self._record_failed(exc)
 
     def _broadcast(self, exclude: int) -> bool:
         """Send news to spectators, and to seats at turn boundaries.
@@ -709,7 +732,10 @@ class Match:
     def _incident(
         self, kind: IncidentKind, seat: int, detail: str, termination: Termination | None = None
     ) -> None:
-        self.sink.incident(Incident(kind, seat, detail, self.state.decisions, termination))
+        try:
+            self.sink.incident(Incident(kind, seat, detail, self.state.decisions, termination))
+        except RecordWriteError as exc:
+            self._record_failed(exc)
 
     def _abandon(self) -> MatchOutcome:
         """Nobody came: record the no-shows and end without playing (not a game for standings)."""
@@ -760,8 +786,10 @@ class Match:
             self.phase = MatchPhase.FINISHED if complete else MatchPhase.ABORTED
         try:
             self.sink.outcome(outcome, utc_now())
-        except OSError:  # the seats still learn the result; the operator sees the log
-            log.exception("match %s: could not write the outcome to the record", self.match_id)
+        except RecordWriteError as exc:
+            # Every move is in the record: the result stands, and its last line follows
+            # when the sink can write it (the host completes it once there is room).
+            self._record_failed(exc)
         self._broadcast_end(outcome)
         return outcome
 

@@ -111,8 +111,17 @@ class Incident:
     termination: Termination | None = None
 
 
+class RecordWriteError(Exception):
+    """A sink could not keep an entry where the record lives (a full disk, say). The sink
+    keeps that entry and every later one in order, to complete the record when it can; the
+    referee aborts the match, naming the problem (``Match``)."""
+
+
 class RecordSink(Protocol):
-    """Where the referee writes a match record, entry by entry, as it happens."""
+    """Where the referee writes a match record, entry by entry, as it happens.
+
+    A sink that cannot write an entry raises ``RecordWriteError`` (once: it keeps that entry
+    and the later ones itself, in order)."""
 
     def header(self, header: Header) -> None:
         """Write the first line."""
@@ -172,8 +181,9 @@ class MemorySink:
 class TeeSink:
     """The record sink, then listeners that see the same entries (metrics, viewers).
 
-    The record comes first and its errors propagate as before; a listener that fails is
-    logged and never costs the match or its record.
+    The record comes first and its errors propagate as before, after the listeners were told
+    (they count what the referee did, written yet or not); a listener that fails is logged
+    and never costs the match or its record.
     """
 
     def __init__(self, record: RecordSink, *listeners: RecordSink) -> None:
@@ -188,19 +198,25 @@ class TeeSink:
                 log.exception("record listener %r failed on %s", listener, method)
 
     def header(self, header: Header) -> None:
-        """Write the header, then tell the listeners."""
-        self.record.header(header)
-        self._tell("header", header)
+        """Write the header, then tell the listeners (even when the write failed)."""
+        try:
+            self.record.header(header)
+        finally:
+            self._tell("header", header)
 
     def decision(self, entry: DecisionEntry) -> None:
-        """Write a decision, then tell the listeners."""
-        self.record.decision(entry)
-        self._tell("decision", entry)
+        """Write a decision, then tell the listeners (even when the write failed)."""
+        try:
+            self.record.decision(entry)
+        finally:
+            self._tell("decision", entry)
 
     def incident(self, incident: Incident) -> None:
-        """Write an incident, then tell the listeners."""
-        self.record.incident(incident)
-        self._tell("incident", incident)
+        """Write an incident, then tell the listeners (even when the write failed)."""
+        try:
+            self.record.incident(incident)
+        finally:
+            self._tell("incident", incident)
 
     def outcome(self, outcome: MatchOutcome, ended_at: str) -> None:
         """Write the outcome, then tell the listeners (even when the write failed)."""

@@ -15,6 +15,8 @@ from pathlib import Path
 from medina.engine import GameState, get_ruleset
 from medina.records import catalog
 from medina.records.catalog import StoredMatch, StoredState
+from medina.records.errors import RecordError
+from medina.records.space import DEFAULT_RESERVE_MB, RecordsSpace
 from medina.records.writer import RecordWriter
 from medina.referee.config import MatchSettings
 from medina.referee.local import LocalSeat, Policy
@@ -64,6 +66,14 @@ class ArenaClosedError(RuntimeError):
     """The server is shutting down and takes no new matches."""
 
 
+class RecordsFullError(RecordError):
+    """No match is created: its record could not be written (``RecordsSpace.refusal``)."""
+
+
+#: Seconds between attempts to complete records that could not be written whole.
+RECORD_RETRY_S = 5.0
+
+
 @dataclass
 class HostedMatch:
     """A match and its transport-side state."""
@@ -103,7 +113,12 @@ KEEP_FINISHED = 256
 class Arena:
     """Every match of one server process."""
 
-    def __init__(self, records_dir: Path, keep_finished: int = KEEP_FINISHED) -> None:
+    def __init__(
+        self,
+        records_dir: Path,
+        keep_finished: int = KEEP_FINISHED,
+        records_reserve_bytes: int = DEFAULT_RESERVE_MB * 1_000_000,
+    ) -> None:
         # Absolute: a record's path is stored by whoever asked for the match (a tournament's
         # database, the ladder's) and read from other directories (`tournament show`, web).
         records_dir = records_dir.absolute()
@@ -122,6 +137,10 @@ class Arena:
         #: Matches known only from their records: earlier server runs' (``load_records``)
         #: and this run's that left memory.
         self.stored = catalog.Catalog(records_dir)
+        #: Room for records: new matches refused while short of it, records that could not
+        #: be written completed when there is room (every ``RECORD_RETRY_S``).
+        self.space = RecordsSpace(records_dir, records_reserve_bytes)
+        self._retrying: asyncio.Task[None] | None = None
         #: Listeners of every new match's record entries (metrics): each is called with the
         #: match id and returns a sink that sees the entries after the record has them.
         self.record_taps: list[Callable[[str], RecordSink]] = []
@@ -191,6 +210,9 @@ class Arena:
         """
         if not self.accepting:
             raise ArenaClosedError("the server is shutting down and takes no new matches")
+        full = self.space.refusal()
+        if full is not None:
+            raise RecordsFullError(full)
         match_id = uuid.uuid4().hex[:16]  # a clash with an old record: RecordExistsError
         geometry = get_ruleset(settings.ruleset, settings.players).geometry
         local = dict(local or {})
@@ -253,10 +275,22 @@ class Arena:
             if self.queue is not None:
                 self.queue.leave(hosted.timing)
             writer.close()
+            if writer.unwritten:
+                self._hold(writer)
             for seat in hosted.seats:
                 if seat.connection is not None:
                     seat.connection.close()
             self._retire(hosted)
+
+    def _hold(self, writer: RecordWriter) -> None:
+        """Keep a record that lacks lines, and complete it once there is room."""
+        self.space.keep(writer)
+        if self._retrying is None or self._retrying.done():
+            self._retrying = asyncio.get_running_loop().create_task(self._retry_records())
+
+    async def _retry_records(self) -> None:
+        while not self.space.retry():
+            await asyncio.sleep(RECORD_RETRY_S)
 
     def _retire(self, hosted: HostedMatch) -> None:
         """A match ended: beyond the newest ``keep_finished``, finished matches leave memory
@@ -306,3 +340,12 @@ class Arena:
                 hosted.match.abort("server shutting down")
             if pending:
                 await asyncio.wait(pending, timeout=10)
+        if self._retrying is not None:
+            self._retrying.cancel()
+        if not self.space.retry():
+            log.error(
+                "%d match record(s) lack their last lines (%s): the next start lists them as "
+                "interrupted",
+                len(self.space.unwritten),
+                ", ".join(str(w.path) for w in self.space.unwritten),
+            )
