@@ -124,6 +124,43 @@ def test_a_match_whose_record_cannot_be_written_is_not_created(tmp_path: Path) -
     asyncio.run(asyncio.wait_for(main(), 30))
 
 
+def test_create_match_is_refused_while_the_records_disk_is_below_its_reserve(
+    tmp_path: Path,
+) -> None:
+    st = os.statvfs(tmp_path)
+    beyond_mb = (st.f_bavail * st.f_frsize + 10**9) / 1e6  # more than this disk has free
+
+    async def main() -> None:
+        short = await start_server(
+            ServerConfig(
+                host="127.0.0.1", port=0, records_dir=tmp_path, records_reserve_mb=beyond_mb
+            )
+        )
+        roomy = await start_server(
+            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, records_reserve_mb=0)
+        )
+        try:
+            async with grpc.aio.insecure_channel(short.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                with pytest.raises(grpc.aio.AioRpcError) as failed:
+                    await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config()))
+                assert failed.value.code() is grpc.StatusCode.UNAVAILABLE
+                info = status_info(failed.value.trailing_metadata())
+                assert info.reason == "RECORD_UNWRITABLE"
+                assert int(info.metadata["retry_after_ms"]) > 0
+                assert "kept in reserve (--records-reserve-mb)" in (failed.value.details() or "")
+                listed = await stub.ListMatches(admin_pb2.ListMatchesRequest())
+                assert list(listed.matches) == [] and list(tmp_path.iterdir()) == []
+            async with grpc.aio.insecure_channel(roomy.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config()))
+        finally:
+            await short.stop(1)
+            await roomy.stop(1)
+
+    run(main())
+
+
 async def create_matches(stub: Any, n: int) -> list[str]:
     """The ids of ``n`` matches created one after the other (so in that order of time)."""
     ids = []

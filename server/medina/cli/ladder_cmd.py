@@ -36,6 +36,7 @@ from medina.wire.shared.tls import TlsFileError, check_ca, check_key_pair, names
 from . import event_loop, ladder_demo, open_files
 from .errors import CommandError
 from .options import (
+    add_records_reserve_option,
     add_server_tls_options,
     is_loopback,
     records_directory,
@@ -77,6 +78,7 @@ def add_parser(sub: Any) -> None:
         help="the arena address bots are told (default: the arena's own address)",
     )
     serve.add_argument("--records", default="records", help="records directory (in-process arena)")
+    add_records_reserve_option(serve)
     add_server_tls_options(serve)
     serve.add_argument(
         "--arena-tls-ca",
@@ -339,6 +341,8 @@ def _serve(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise CommandError(str(exc)) from None
+    if not args.records_reserve_mb >= 0:
+        raise CommandError(f"--records-reserve-mb {args.records_reserve_mb}: must be 0 or more")
     server = LadderServerConfig(
         db=args.db,
         host=args.host,
@@ -348,6 +352,7 @@ def _serve(args: argparse.Namespace) -> int:
         arena_public=args.arena_public,
         # an arena of its own writes the records here; a driven one keeps its own
         records_dir=Path(args.records) if args.arena else records_directory(args.records),
+        records_reserve_mb=args.records_reserve_mb,
         organiser_token=args.organiser_token,
         ladder=config,
         server_id=args.server_id,

@@ -24,6 +24,7 @@ from medina.referee.outcome import MatchOutcome
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.common.serving import wait_for_signal
 from medina.rpc.organiser import (
+    RETRY_REASONS,
     SeatForfeit,
     create_match,
     open_channel,
@@ -208,6 +209,8 @@ async def _play(
                 wire_matches.create_request(settings),
                 metadata=metadata,
                 timeout_s=10,
+                # The records' disk is the operator's, who is here: said at once.
+                retry_reasons=RETRY_REASONS - {"RECORD_UNWRITABLE"},
             )
         except grpc.aio.AioRpcError as exc:
             raise CommandError(f"cannot create the match at {address}: {exc.details()}") from None

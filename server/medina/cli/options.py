@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from medina.engine import RULESETS, EngineError, get_ruleset
+from medina.records.space import DEFAULT_RESERVE_MB
 from medina.referee.config import MatchSettings, Policies, TimeControl, TimeoutPolicy
 from medina.referee.errors import ConfigError
 from medina.sandbox import SandboxConfigError, SandboxError, SandboxLimits, check
@@ -277,3 +278,16 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def add_records_reserve_option(parser: argparse.ArgumentParser) -> None:
+    """``--records-reserve-mb``: the free space kept where records go (``serve``, ``ladder
+    serve``)."""
+    parser.add_argument(
+        "--records-reserve-mb",
+        type=float,
+        default=DEFAULT_RESERVE_MB,
+        help="keep this much free space (MB) where records go: below it CreateMatch is "
+        "refused (UNAVAILABLE, RECORD_UNWRITABLE, a retry hint) so that the matches in play "
+        f"can finish their records (default {DEFAULT_RESERVE_MB}; 0: none)",
+    )

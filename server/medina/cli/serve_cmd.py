@@ -20,7 +20,13 @@ from medina.rpc.single.server import RunningServer, serve_forever
 
 from . import event_loop, open_files
 from .errors import CommandError
-from .options import add_server_tls_options, is_loopback, records_directory, server_tls
+from .options import (
+    add_records_reserve_option,
+    add_server_tls_options,
+    is_loopback,
+    records_directory,
+    server_tls,
+)
 from .web_cmd import add_http_options, start_viewer
 
 log = logging.getLogger("medina.cli")
@@ -32,6 +38,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=50051, help="listen port (0: any free port)")
     p.add_argument("--records", default="records", help="directory for match records")
+    add_records_reserve_option(p)
     p.add_argument(
         "--organiser-token",
         default=os.environ.get("MEDINA_ORGANISER_TOKEN"),
@@ -188,10 +195,13 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise CommandError(str(exc)) from None
+    if not args.records_reserve_mb >= 0:
+        raise CommandError(f"--records-reserve-mb {args.records_reserve_mb}: must be 0 or more")
     config = ServerConfig(
         host=args.host,
         port=args.port,
         records_dir=records_directory(args.records),
+        records_reserve_mb=args.records_reserve_mb,
         organiser_token=args.organiser_token or None,
         tls_cert=tls.cert,
         tls_key=tls.key,
@@ -336,6 +346,8 @@ def worker_argv(args: argparse.Namespace) -> list[str]:
         "0",
         "--records",
         args.records,  # the worker runs in this directory: record paths read as here
+        "--records-reserve-mb",
+        repr(args.records_reserve_mb),
         "--grace-s",
         repr(args.grace_s),
         "--max-message-bytes",

@@ -12,6 +12,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from medina.records.space import DEFAULT_RESERVE_MB
 from medina.rpc.common.admission import AdmissionLimits
 from medina.rpc.common.config import BotListener, ServerConfig
 from medina.rpc.common.limits import Limits
@@ -41,6 +42,8 @@ class LadderServerConfig:
     #: The arena address bots are told (None: the arena's own address).
     arena_public: str | None = None
     records_dir: Path = Path("records")
+    #: The in-process arena's free space kept for records (``ServerConfig``).
+    records_reserve_mb: float = DEFAULT_RESERVE_MB
     organiser_token: str | None = None
     #: The organiser credential of an external arena (None: ``organiser_token``).
     arena_token: str | None = None
@@ -189,6 +192,7 @@ async def _arena(config: LadderServerConfig) -> tuple[RunningServer | None, str,
             host=config.host if bots is None else "127.0.0.1",
             port=config.arena_port if bots is None else 0,
             records_dir=config.records_dir,
+            records_reserve_mb=config.records_reserve_mb,
             organiser_token=config.organiser_token,
             limits=config.limits,
             admission=config.admission,

@@ -64,8 +64,9 @@ def open_channel(address: str, tls: ClientTls | None = None) -> grpc.aio.Channel
     return grpc.aio.secure_channel(address, credentials)
 
 
-#: Reasons (and, from a server without reasons, codes) worth retrying.
-RETRY_REASONS = frozenset({"SERVER_FULL", "NO_WORKER"})
+#: Reasons (and, from a server without reasons, codes) worth retrying: a full server, no
+#: worker, the records' disk short of room (it recovers once the operator frees some).
+RETRY_REASONS = frozenset({"SERVER_FULL", "NO_WORKER", "RECORD_UNWRITABLE"})
 RETRY_CODES = frozenset({grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE})
 
 
@@ -76,9 +77,12 @@ async def create_match(
     metadata: tuple[tuple[str, str], ...] = (),
     timeout_s: float = 30.0,
     give_up_s: float = 120.0,
+    retry_reasons: frozenset[str] = RETRY_REASONS,
 ) -> admin_pb2.CreateMatchResponse:
     """CreateMatch, retried while the server is full or briefly unavailable (and after a
-    lost reply, under the same request id); the last error once ``give_up_s`` has passed."""
+    lost reply, under the same request id); the last error once ``give_up_s`` has passed.
+    ``retry_reasons``: the refusals waited out (a person at a terminal wants to hear of a
+    full disk at once; a ladder waits for it to be freed)."""
     asked = copy.deepcopy(request)
     if not asked.request_id:
         asked.request_id = f"medina-{uuid.uuid4()}"
@@ -92,7 +96,7 @@ async def create_match(
             return answer
         except grpc.aio.AioRpcError as exc:
             reason, retry_after_ms = refusal_of(exc)
-            retry = reason in RETRY_REASONS or (
+            retry = reason in retry_reasons or (
                 not reason and exc.code() in (*RETRY_CODES, grpc.StatusCode.DEADLINE_EXCEEDED)
             )
             wait = retry_after_ms / 1000 if retry_after_ms else backoff

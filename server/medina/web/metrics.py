@@ -56,6 +56,10 @@ class ArenaProbe:
     queued: Callable[[], float] = lambda: 0.0
     #: Matches that have waited in the start queue since the server started.
     queued_total: Callable[[], float] = lambda: 0.0
+    #: 1 while no match record can be written (the disk is short of room), else 0.
+    records_unwritable: Callable[[], float] = lambda: 0.0
+    #: Matches whose record could not be written whole when they ended, since the start.
+    records_failed: Callable[[], float] = lambda: 0.0
 
 
 @dataclass
@@ -96,6 +100,13 @@ class _Refusals(Collector):
         )
         queued.add_metric([], self.probe.queued_total())
         yield queued
+        failed = CounterMetricFamily(
+            "medina_record_write_failures",
+            "Matches whose record could not be written whole (aborted unless only the last "
+            "line failed; completed once there is room) since the start",
+        )
+        failed.add_metric([], self.probe.records_failed())
+        yield failed
 
 
 class Metrics:
@@ -178,6 +189,12 @@ class Metrics:
             "of the last seconds (NaN: too few decisions to say)",
             registry=r,
         ).set_function(self._turnaround_s)
+        Gauge(
+            "medina_records_unwritable",
+            "1 while match records cannot be written (a full disk, or less free than "
+            "--records-reserve-mb): CreateMatch is refused; 0 otherwise",
+            registry=r,
+        ).set_function(lambda: self.probe.records_unwritable())
         r.register(_Refusals(self.probe))
 
     def _turnaround_s(self) -> float:

@@ -277,6 +277,8 @@ def arena_viewer(running: RunningServer, standings: StandingsProvider | None = N
         refused=lambda: float(running.match_service.refused if running.match_service else 0),
         queued=queued,
         queued_total=lambda: float(0 if arena.queue is None else arena.queue.queued_total),
+        records_unwritable=lambda: float(bool(arena.space.check())),
+        records_failed=lambda: float(arena.space.failed_total),
     )
     metrics = Metrics(probe)
     arena.record_taps.append(metrics.tap)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from medina.records.space import DEFAULT_RESERVE_MB
+
 from .admission import AdmissionLimits
 from .limits import Limits
 
@@ -32,6 +34,9 @@ class ServerConfig:
     host: str = "127.0.0.1"
     port: int = 50051
     records_dir: Path = Path("records")
+    #: Free space (MB) kept where records go: below it CreateMatch is refused
+    #: (``RECORD_UNWRITABLE``), so the matches in play can finish their records. 0: none.
+    records_reserve_mb: float = DEFAULT_RESERVE_MB
     organiser_token: str | None = None
     tls_cert: bytes | None = None
     tls_key: bytes | None = None
@@ -45,3 +50,9 @@ class ServerConfig:
     scan_records: bool = True
     #: A worker process's listener for bots (None: bots reach it through its front only).
     bots: BotListener | None = None
+
+    def __post_init__(self) -> None:
+        if not self.records_reserve_mb >= 0:
+            raise ValueError(
+                f"records reserve {self.records_reserve_mb} MB: must be 0 or more (0: none)"
+            )

@@ -33,11 +33,14 @@ from ..common.match_service import (
     refuse_seat,
 )
 from ..common.start_queue import StartQueue
-from ..common.status import Reason, abort
-from .host import Arena, ArenaClosedError, HostedMatch
+from ..common.status import Reason, abort, refuse
+from .host import Arena, ArenaClosedError, HostedMatch, RecordsFullError
 
 Context = grpc.aio.ServicerContext[Any, Any]
 log = logging.getLogger("medina.rpc")
+
+#: The retry hint of a CreateMatch refused for the records' room (an organiser waits this long).
+RECORDS_RETRY_MS = 10_000
 
 
 def summary(hosted: HostedMatch, queue: StartQueue | None = None) -> admin_pb2.MatchSummary:
@@ -73,6 +76,17 @@ class LocalMatches:
             hosted = self.arena.create(settings)
         except ArenaClosedError as exc:
             await abort(context, grpc.StatusCode.UNAVAILABLE, Reason.SHUTTING_DOWN, str(exc))
+        except RecordsFullError as exc:
+            # Asked for again and again while the disk is full (a ladder): refused without
+            # raising, logged once by the arena (``RecordsSpace``), retried later.
+            refuse(
+                context,
+                grpc.StatusCode.UNAVAILABLE,
+                Reason.RECORD_UNWRITABLE,
+                f"cannot create the match record: {exc}",
+                retry_after_ms=RECORDS_RETRY_MS,
+            )
+            return None
         except OSError as exc:
             # Out of open files is the server's limit, not its disk: refused as SERVER_FULL
             # (the organiser retries), with what the operator can raise.

@@ -67,7 +67,9 @@ class RunningServer:
 async def start_server(config: ServerConfig) -> RunningServer:
     """Start serving; returns once the port is bound."""
     server = grpc.aio.server(options=server_options(config))
-    arena = Arena(config.records_dir)
+    arena = Arena(
+        config.records_dir, records_reserve_bytes=int(config.records_reserve_mb * 1_000_000)
+    )
     if config.scan_records:
         arena.load_records()
     lag = LoopLag()
