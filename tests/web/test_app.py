@@ -7,6 +7,7 @@ import asyncio
 import gzip
 import json
 import math
+import os
 import re
 import urllib.error
 import urllib.request
@@ -242,6 +243,13 @@ def test_metrics_count_decisions_latency_and_misbehaviour_by_bot(
         assert math.isnan(turnaround) or 0 <= turnaround < 60
         assert metric(text, "medina_create_match_refused_total") == 0
         assert metric(text, "medina_decisions_per_second") >= 0
+        assert metric(text, "medina_records_unwritable") == 0
+        assert metric(text, "medina_record_write_failures_total") == 0
+        # Less free where records go than the reserve asks: the gauge says so when scraped.
+        st = os.statvfs(tmp_path)
+        a.running.arena.space.reserve_bytes = st.f_bavail * st.f_frsize + 10**9
+        _s, _h, body = fetch(f"{a.url}/metrics")
+        assert metric(body.decode(), "medina_records_unwritable") == 1
     finally:
         a.close()
 
