@@ -344,6 +344,68 @@ def test_a_bot_that_reconnects_its_lobby_is_told_of_its_match_again(
     run(scenario)
 
 
+async def echoing(
+    stub: ladder_pb2_grpc.LadderServiceAsyncStub,
+    key: str,
+    echo_of: Callable[[int], int | None],
+    heartbeats: int,
+) -> tuple[int, grpc.StatusCode, str, dict[str, str]]:
+    """A lobby stream that answers heartbeat k with an echo of ``echo_of(k)`` (None: no
+    echo) until it has had ``heartbeats`` of them: how many it had, and the status, reason
+    and ErrorInfo metadata the server ended it with (OK: it was still open)."""
+    outgoing: asyncio.Queue[ladder_pb2.LobbyRequest] = asyncio.Queue()
+    outgoing.put_nowait(hello())
+
+    async def requests() -> AsyncIterator[ladder_pb2.LobbyRequest]:
+        while True:
+            yield await outgoing.get()
+
+    call = stub.Lobby(requests(), metadata=auth(key))
+    seen = 0
+    try:
+        async for message in call:
+            if not message.HasField("heartbeat"):
+                continue
+            seen += 1
+            if seen == heartbeats:
+                call.cancel()
+                return seen, grpc.StatusCode.OK, "", {}
+            sequence = echo_of(message.heartbeat.sequence)
+            if sequence is not None:
+                beat = ladder_pb2.Heartbeat(sequence=sequence)
+                outgoing.put_nowait(ladder_pb2.LobbyRequest(heartbeat=beat))
+    except grpc.aio.AioRpcError as exc:
+        info = status_info(exc.trailing_metadata())
+        return seen, exc.code(), info.reason, info.metadata
+    raise AssertionError("the lobby stream ended OK")
+
+
+def test_an_echo_later_than_the_interval_but_within_the_timeout_keeps_the_bot(
+    db: str, tmp_path: Path
+) -> None:
+    # Heartbeats every 0.5 s, each to be echoed within 2 s of its sending. This bot echoes
+    # each heartbeat when the next one comes (about 0.5 s late): only an echo of the newest
+    # heartbeat counted, so it was dropped after 2 s although it answered every heartbeat
+    # well within the timeout the proto states. 12 heartbeats are 6 s, three timeouts.
+    async def scenario() -> tuple[
+        tuple[int, grpc.StatusCode, str, dict[str, str]],
+        tuple[int, grpc.StatusCode, str, dict[str, str]],
+    ]:
+        async with serving(db, tmp_path) as (ladder, _address, stub):
+            key = await add(stub, "lagging")
+            late = await echoing(stub, key, lambda k: k - 1 if k > 1 else None, 12)
+            await until(lambda: not ladder.ladder.sessions)
+            # Echoes the first heartbeat only: the second is the one it missed.
+            silent = await echoing(stub, key, lambda k: k if k == 1 else None, 1000)
+            return late, silent
+
+    late, silent = run(scenario)
+    assert late == (12, grpc.StatusCode.OK, "", {})
+    _seen, code, reason, metadata = silent
+    assert (code, reason) == (grpc.StatusCode.DEADLINE_EXCEEDED, "HEARTBEAT_MISSED")
+    assert metadata == {"sequence": "2", "timeout_ms": "2000"}
+
+
 def test_a_bot_that_leaves_is_told_the_end_of_every_match_it_played(
     db: str, tmp_path: Path
 ) -> None:

@@ -161,23 +161,20 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         timeout = self.ladder.config.heartbeat_timeout_s
         next_beat = time.monotonic() + interval
         while True:
+            due = session.echo_due(timeout)
+            wake = next_beat if due is None else min(next_beat, due[1])
             try:
-                async with asyncio.timeout(max(0.0, next_beat - time.monotonic())):
+                async with asyncio.timeout(max(0.0, wake - time.monotonic())):
                     message = await session.out.get()
             except TimeoutError:
                 now = time.monotonic()
-                if now - session.last_echo > timeout:
-                    session.finish(
-                        Refusal(
-                            grpc.StatusCode.DEADLINE_EXCEEDED,
-                            Reason.HEARTBEAT_MISSED,
-                            f"no heartbeat echo for {timeout:g} s; matches in play go on",
-                        )
-                    )
+                due = session.echo_due(timeout)
+                if due is not None and now >= due[1]:
+                    session.finish(_heartbeat_missed(due[0], timeout))
                     return
-                session.heartbeats_sent += 1
-                next_beat = now + interval
-                yield wire_ladder.heartbeat(session.heartbeats_sent)
+                if now >= next_beat:
+                    next_beat = now + interval
+                    yield wire_ladder.heartbeat(session.heartbeat_sent(now))
                 continue
             if message is None:
                 return
@@ -280,6 +277,19 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
             return await asyncio.to_thread(self.ladder.store.account, name)
         except StoreError as exc:
             await abort(context, grpc.StatusCode.NOT_FOUND, Reason.BOT_NOT_FOUND, str(exc))
+
+
+def _heartbeat_missed(sequence: int, timeout_s: float) -> Refusal:
+    """The status that ends a lobby stream whose bot did not echo heartbeat ``sequence``."""
+    timeout_ms = round(timeout_s * 1000)
+    return Refusal(
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        Reason.HEARTBEAT_MISSED,
+        f"heartbeat {sequence} was not echoed within heartbeat_timeout_ms ({timeout_ms}) of "
+        "its sending; the bot is no longer matched, its matches in play go on",
+        sequence=sequence,
+        timeout_ms=timeout_ms,
+    )
 
 
 def add_ladder_service(servicer: LadderServicer, server: grpc.aio.Server) -> None:

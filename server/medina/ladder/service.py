@@ -116,10 +116,12 @@ class Session:
     playing: set[int] = field(default_factory=set)
     leaving: bool = False
     idle_since: float = field(default_factory=time.monotonic)
-    last_echo: float = field(default_factory=time.monotonic)
     heartbeats_sent: int = 0
     #: The newest heartbeat sequence echoed.
     echoed: int = 0
+    #: When each heartbeat not echoed yet was sent (monotonic seconds), oldest first: each
+    #: must be echoed within the heartbeat timeout of its own sending.
+    unechoed: dict[int, float] = field(default_factory=dict)
     #: Why the server ends the stream (None: it ends OK, or the bot ended it).
     end: Refusal | None = None
     closed: bool = False
@@ -139,6 +141,19 @@ class Session:
         """Queue a message for the bot."""
         if not self.closed:
             self.out.put_nowait(message)
+
+    def heartbeat_sent(self, now: float) -> int:
+        """Count a heartbeat sent at ``now``: its sequence."""
+        self.heartbeats_sent += 1
+        self.unechoed[self.heartbeats_sent] = now
+        return self.heartbeats_sent
+
+    def echo_due(self, timeout_s: float) -> tuple[int, float] | None:
+        """The oldest heartbeat not echoed yet and when its echo is due; None: none is
+        outstanding."""
+        for sequence, sent in self.unechoed.items():
+            return sequence, sent + timeout_s
+        return None
 
     def finish(self, end: Refusal | None = None) -> None:
         """End the stream (with ``end``'s status, or OK)."""
@@ -399,12 +414,15 @@ class Ladder:
             session.finish()
 
     def echo(self, session: Session, sequence: int) -> bool:
-        """The bot echoed a heartbeat: True for the awaited echo (of the newest heartbeat,
-        once); an old, repeated or invented sequence is unsolicited."""
-        if sequence != session.heartbeats_sent or sequence <= session.echoed:
+        """The bot echoed a heartbeat: True for an awaited echo (of a heartbeat sent and not
+        echoed yet, the newest or an older one: a bot slower than the interval but within
+        the timeout is alive, and the echo answers every heartbeat before it too); a
+        repeated or invented sequence is unsolicited."""
+        if not session.echoed < sequence <= session.heartbeats_sent:
             return False
         session.echoed = sequence
-        session.last_echo = time.monotonic()
+        for answered in [s for s in session.unechoed if s <= sequence]:
+            del session.unechoed[answered]
         return True
 
     def revoke_local(self, bot_id: int) -> None:
