@@ -18,7 +18,7 @@ import grpc
 from medina.boundary.files import write_atomically
 from medina.boundary.terminal import printable
 from medina.ladder import accounts
-from medina.ladder.house import HouseBot, parse_house, start_house, stop_house
+from medina.ladder.house import HouseBot, drain_house, parse_house, start_house
 from medina.ladder.matchmaker import Offer
 from medina.ladder.recompute import compare
 from medina.ladder.serve import LadderServerConfig, start_ladder
@@ -401,7 +401,7 @@ async def _run(
             lobby = f"127.0.0.1:{running.local_port}" if config.tls else f"{near}:{running.port}"
             procs = await start_house(running.store, lobby, house, config.records_dir / "house")
             await stop.wait()
-            await stop_house(procs)
+            await drain_house(running.ladder, procs)
             if stop_viewer is not None:
                 await stop_viewer()
             await running.stop()

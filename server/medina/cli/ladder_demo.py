@@ -13,9 +13,9 @@ from pathlib import Path
 from medina.ladder.house import (
     HouseBot,
     HouseUnavailable,
+    drain_house,
     require_sdk,
     start_house,
-    stop_house,
 )
 from medina.ladder.serve import LadderServerConfig, start_ladder
 from medina.ladder.service import LadderConfig
@@ -81,7 +81,7 @@ async def _run(where: Path, every: float, seconds: float | None) -> int:
         names = [b.name for b in DEMO_BOTS]
         await _show(store, every, seconds, dict(zip(names, procs, strict=True)), where)
     finally:
-        await stop_house(procs)
+        await drain_house(ladder.ladder, procs)
         await ladder.stop()
     return 0
 

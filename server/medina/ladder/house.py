@@ -20,10 +20,12 @@ from medina.storage.ladder import LadderStore
 from medina.strategies.search import SearchLevelError, level_config
 
 from . import accounts
+from .service import Ladder
 
 __all__ = [
     "HouseBot",
     "HouseUnavailable",
+    "drain_house",
     "parse_house",
     "require_sdk",
     "start_house",
@@ -127,6 +129,16 @@ async def start_house(
         )
         log.info("house bot %s started (pid %d)", bot.name, procs[-1].pid)
     return procs
+
+
+async def drain_house(
+    ladder: Ladder, procs: list[asyncio.subprocess.Process], grace_s: float = 30.0
+) -> None:
+    """A ladder stopping: form no more matches, then let the house bots finish theirs and
+    stop them (matching went on while they finished: visitors were given matches up to the
+    end of the drain, only to have them aborted)."""
+    ladder.stop_matching()
+    await stop_house(procs, grace_s)
 
 
 async def stop_house(procs: list[asyncio.subprocess.Process], grace_s: float = 30.0) -> None:

@@ -238,9 +238,13 @@ class Ladder:
             asyncio.create_task(self._revocations(), name="ladder-revocations"),
         ]
 
+    def stop_matching(self) -> None:
+        """Form no more matches (a ladder stopping: those in play go on until ``stop``)."""
+        self._stopping = True
+
     async def stop(self) -> None:
         """Form no more matches, abort those in play (not rated), end every lobby stream."""
-        self._stopping = True
+        self.stop_matching()
         for task in self._tasks:
             task.cancel()
         for running in list(self.running.values()):
@@ -548,6 +552,8 @@ class Ladder:
             # A bot revoked (or its key rotated) from elsewhere in the second before the poll
             # sees it is not matched: its stream ends now instead.
             keys = await asyncio.to_thread(self.store.keys, [b.bot_id for b in p.seats])
+            if self._stopping:
+                break  # the ladder began stopping during this round
             if self._follow_keys(keys):
                 continue
             self.offered[p.offer] = self.offered.get(p.offer, 0) + 1
