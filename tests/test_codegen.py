@@ -9,6 +9,9 @@ package registries, by the recipes of docs/codegen.md run as printed there:
 - TypeScript: plain `protoc` with npm's ts-proto (@grpc/grpc-js services, the versions
   tools/codegen pins), compiled by `tsc --strict`; a minimal bot (tests/codegen/tsbot) plays a
   whole match under node.
+- Go on a ladder: a minimal ladder bot (tests/codegen/goladder), built the same way, joins a
+  ladder's lobby with its key, echoes heartbeats, plays its matches, reconnects when the
+  ladder ends its lobby stream, is rated, and leaves.
 - The buf route of docs/protocol.md (`buf generate` in managed mode: the .proto files need no
   language options) generates Go that `go vet` accepts and TypeScript that type-checks.
 
@@ -30,16 +33,22 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import grpc
 import pytest
 from e2e.rawbot import RawBot
+from medina.ladder.matchmaker import Offer
+from medina.ladder.serve import LadderServerConfig, start_ladder
+from medina.ladder.service import LadderConfig, Refusal
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.referee.config import MatchSettings
 from medina.rpc.common.config import ServerConfig
+from medina.rpc.common.status import Reason
 from medina.rpc.single.server import RunningServer, start_server
-from medina.v1 import match_pb2, record_pb2
+from medina.v1 import ladder_pb2, ladder_pb2_grpc, match_pb2, record_pb2
 from medina_client import play
 from medina_client.bots import RandomBot
+from medina_client.ladder import play_ladder, seat_player
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTO = ROOT / "proto"
@@ -185,6 +194,18 @@ def go_bot(go_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     env = go_env(home / "medina-go", go_cache)
     run_tool(["/usr/bin/go", "vet", "mybot", GO_PACKAGE], env=env)
     return home / "mybot"
+
+
+@pytest.fixture(scope="session")
+def go_ladder_bot(go_bot: Path, go_cache: Path) -> Path:
+    """tests/codegen/goladder built beside the recipe's bot, on the code it generated."""
+    gopath = go_bot.parent / "medina-go"
+    (gopath / "src" / "goladder").mkdir(exist_ok=True)
+    shutil.copy(ROOT / "tests" / "codegen" / "goladder" / "main.go", gopath / "src" / "goladder")
+    env = go_env(gopath, go_cache)
+    run_tool(["/usr/bin/go", "vet", "goladder"], env=env)
+    run_tool(["/usr/bin/go", "build", "-o", str(go_bot.parent / "goladder"), "goladder"], env=env)
+    return go_bot.parent / "goladder"
 
 
 @pytest.fixture(scope="session")
@@ -356,6 +377,69 @@ def buf_generate(tmp: Path, plugins: str) -> None:
         "plugins:\n" + plugins
     )
     run_tool([str(BUF), "generate", str(PROTO), "--template", str(template), "-o", str(tmp)])
+
+
+def test_a_go_ladder_bot_is_matched_rated_reconnects_and_leaves(
+    go_ladder_bot: Path, tmp_path: Path
+) -> None:
+    ladder_config = LadderConfig(
+        offers=(Offer("medina-v2", 2, 300),), heartbeat_interval_s=0.2, heartbeat_timeout_s=5.0,
+        seed=1,
+    )  # fmt: skip
+
+    async def main() -> tuple[int | None, str, str, int]:
+        ladder = await start_ladder(
+            LadderServerConfig(
+                db=str(tmp_path / "ladder.db"), port=0, records_dir=tmp_path / "rec",
+                ladder=ladder_config,
+            )
+        )  # fmt: skip
+        address = f"127.0.0.1:{ladder.port}"
+        channel = grpc.aio.insecure_channel(address)
+        stub = ladder_pb2_grpc.LadderServiceStub(channel)
+        go_key, py_key = [
+            (await stub.AddBot(ladder_pb2.AddBotRequest(name=name))).key for name in ("go", "py")
+        ]
+        leave = asyncio.Event()
+        opponent = asyncio.create_task(
+            play_ladder(seat_player(lambda: RandomBot(OPPONENT_SEED), None), address, py_key,
+                        leave=leave)
+        )  # fmt: skip
+        env = {"PATH": os.environ.get("PATH", ""), "MEDINA_BOT_KEY": go_key}
+        proc = await asyncio.create_subprocess_exec(
+            str(go_ladder_bot), "--server", address, "--matches", "3", env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            async with asyncio.timeout(MATCH_TIMEOUT_S):
+                communicate = asyncio.create_task(proc.communicate())
+                while ladder.ladder.finished < 1:  # the ladder ends the lobby after a match
+                    await asyncio.sleep(0.02)  # polling state the ladder's tasks change
+                session = next(s for s in ladder.ladder.sessions.values() if s.account.name == "go")
+                session.finish(Refusal(grpc.StatusCode.UNAVAILABLE, Reason.SHUTTING_DOWN, "bye"))
+                out, err = await communicate
+            games = {line.bot: line.games for line in ladder.store.lines()}["go"]
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+            leave.set()
+            await opponent
+            await channel.close()
+            await ladder.stop()
+        return proc.returncode, out.decode(), err.decode(), games
+
+    code, out, err, games = asyncio.run(main())
+    assert code == 0, err
+    # It leaves at the heartbeat after its third match: a fourth may have come before it.
+    summary = re.fullmatch(r"left after (\d+) matches, (\d+) heartbeats echoed\n", out)
+    assert summary is not None, out
+    assert int(summary.group(1)) >= 3 and int(summary.group(2)) >= 1, out
+    assert err.count("welcome: go ") == 2, err  # joined, then back after the ladder ended it
+    assert "(SHUTTING_DOWN)" in err
+    assert games == int(summary.group(1))  # every match it was told the end of was rated
 
 
 def test_buf_generates_go_that_vets(go_cache: Path, tmp_path: Path) -> None:
