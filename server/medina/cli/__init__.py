@@ -8,6 +8,7 @@ from . import grpc_env  # noqa: F401  # isort: skip
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -66,6 +67,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.run(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader of our output went away (`ladder standings | head`): stop quietly, as a
+        # command killed by SIGPIPE does, and point stdout at /dev/null so that flushing it
+        # at exit does not raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 141
     except (CommandError, BotStartError) as exc:
         print(f"medina-arena {args.command}: {exc}", file=sys.stderr)
         return 2
