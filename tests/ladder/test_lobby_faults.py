@@ -627,3 +627,61 @@ def test_a_bot_revoked_elsewhere_is_not_matched(db: str, tmp_path: Path) -> None
                 await asyncio.gather(a, b, c, return_exceptions=True)
 
     run(scenario)
+
+
+async def info(call: AsyncIterable[object]) -> tuple[str, dict[str, str]]:
+    """Read ``call`` to its end: the ErrorInfo reason and metadata it ended with."""
+    try:
+        async for _ in call:
+            pass
+    except grpc.aio.AioRpcError as exc:
+        found = status_info(exc.trailing_metadata())
+        return found.reason, found.metadata
+    return "", {}
+
+
+def test_a_refused_lobby_names_what_it_is_about(db: str, tmp_path: Path) -> None:
+    # The guide says an ErrorInfo's metadata names what it is about: these three said nothing.
+    async def scenario() -> None:
+        async with serving(db, tmp_path) as (ladder, _address, stub):
+            key = await add(stub, "named")
+            lobby = stub.Lobby
+            assert await info(lobby(iter([hello()]))) == (
+                "BOT_KEY_INVALID",
+                {"cause": "absent"},
+            )
+            assert await info(lobby(iter([hello()]), metadata=auth("mdk_nonsense"))) == (
+                "BOT_KEY_INVALID",
+                {"cause": "malformed"},
+            )
+            assert await info(lobby(iter([hello()]), metadata=auth(key[:-1] + "x"))) == (
+                "BOT_KEY_INVALID",
+                {"cause": "unknown"},
+            )
+            two = ladder_pb2.LobbyRequest(hello=ladder_pb2.LobbyHello(protocol_version=2))
+            assert await info(lobby(iter([two]), metadata=auth(key))) == (
+                "LOBBY_HELLO_INVALID",
+                {"field": "protocol_version", "supported": "1"},
+            )
+            assert await info(lobby(iter([hello(max_matches=0)]), metadata=auth(key))) == (
+                "LOBBY_HELLO_INVALID",
+                {"field": "max_matches"},
+            )
+            long = hello(bot_version="v" * 129)
+            assert await info(lobby(iter([long]), metadata=auth(key))) == (
+                "LOBBY_HELLO_INVALID",
+                {"field": "bot_version", "limit": "128"},
+            )
+
+            async def stay() -> AsyncIterator[ladder_pb2.LobbyRequest]:
+                yield hello()
+                await asyncio.sleep(3600)  # held open until the ladder stops
+
+            staying = asyncio.create_task(info(lobby(stay(), metadata=auth(key))))
+            async with asyncio.timeout(30):
+                while not ladder.ladder.sessions:
+                    await asyncio.sleep(0.01)
+            await ladder.stop()
+            assert await staying == ("SHUTTING_DOWN", {"server": ladder.ladder.server_id})
+
+    run(scenario)

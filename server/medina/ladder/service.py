@@ -254,7 +254,12 @@ class Ladder:
         await asyncio.gather(*self._tasks, *tasks, *self._background, return_exceptions=True)
         for session in list(self.sessions.values()):
             session.finish(
-                Refusal(grpc.StatusCode.UNAVAILABLE, Reason.SHUTTING_DOWN, "the ladder stops")
+                Refusal(
+                    grpc.StatusCode.UNAVAILABLE,
+                    Reason.SHUTTING_DOWN,
+                    "the ladder stops; reconnect with backoff",
+                    server=self.server_id,
+                )
             )
 
     # -- sessions ----------------------------------------------------------------------
@@ -268,6 +273,7 @@ class Ladder:
                 grpc.StatusCode.UNAUTHENTICATED,
                 Reason.BOT_KEY_INVALID,
                 f"the lobby needs 'authorization: Bearer <bot key>' metadata: {exc}",
+                cause="absent" if not key.strip() else "malformed",
             ) from None
         found = await asyncio.to_thread(self.store.key_row, key_id)
         if found is None or not accounts.verify(secret, found[1], found[2]):
@@ -275,6 +281,7 @@ class Ladder:
                 grpc.StatusCode.UNAUTHENTICATED,
                 Reason.BOT_KEY_INVALID,
                 "not a bot key of this ladder (a rotated key stops working)",
+                cause="unknown",
             )
         account = found[0]
         if account.revoked:
@@ -289,29 +296,46 @@ class Ladder:
     def check_hello(self, hello: ladder_pb2.LobbyHello) -> int:
         """The match cap for a valid LobbyHello; Refusal naming the field otherwise."""
 
-        def bad(message: str) -> Refusal:
-            return Refusal(grpc.StatusCode.INVALID_ARGUMENT, Reason.LOBBY_HELLO_INVALID, message)
+        def bad(message: str, name: str, **metadata: object) -> Refusal:
+            return Refusal(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                Reason.LOBBY_HELLO_INVALID,
+                message,
+                field=name,
+                **metadata,
+            )
 
         if hello.protocol_version != 1:
-            raise bad(f"LobbyHello.protocol_version {hello.protocol_version}: this ladder speaks 1")
+            raise bad(
+                f"LobbyHello.protocol_version {hello.protocol_version}: this ladder speaks 1",
+                "protocol_version",
+                supported=1,
+            )
         if len(hello.bot_version) > 128:
-            raise bad("LobbyHello.bot_version is longer than 128 characters")
+            raise bad(
+                "LobbyHello.bot_version is longer than 128 characters", "bot_version", limit=128
+            )
         offered = {o.ruleset for o in self.config.offers}
         unknown = [r for r in hello.rulesets if r not in offered]
         if unknown and len(unknown) == len(hello.rulesets):
             raise bad(
-                f"LobbyHello.rulesets {list(hello.rulesets)}: this ladder offers {sorted(offered)}"
+                f"LobbyHello.rulesets {list(hello.rulesets)}: this ladder offers {sorted(offered)}",
+                "rulesets",
             )
         if any(not 2 <= p <= 4 for p in hello.players):
-            raise bad(f"LobbyHello.players {list(hello.players)}: player counts are 2..4")
+            raise bad(
+                f"LobbyHello.players {list(hello.players)}: player counts are 2..4", "players"
+            )
         if (
             hello.HasField("min_decision_ms")
             and hello.HasField("max_decision_ms")
             and hello.min_decision_ms > hello.max_decision_ms
         ):
-            raise bad("LobbyHello.min_decision_ms is above max_decision_ms")
+            raise bad("LobbyHello.min_decision_ms is above max_decision_ms", "min_decision_ms")
         if hello.HasField("max_matches") and hello.max_matches == 0:
-            raise bad("LobbyHello.max_matches is 0: a bot that wants no match sends Leave")
+            raise bad(
+                "LobbyHello.max_matches is 0: a bot that wants no match sends Leave", "max_matches"
+            )
         wanted = hello.max_matches if hello.HasField("max_matches") else 1
         return min(wanted, self.config.max_matches_per_bot)
 
@@ -334,6 +358,7 @@ class Ladder:
                 f"LobbyHello.bot_version {hello.bot_version[:40]!r}: bot {account.name!r} has "
                 f"{len(account.versions)} versions already, the most a bot may have; connect "
                 "as one of them (the organiser can add the bot under a new name)",
+                field="bot_version",
                 limit=MAX_VERSIONS,
             )
         suspended = account.suspended.get(hello.bot_version)
@@ -464,6 +489,7 @@ class Ladder:
                     f"bot {session.account.name!r}: the key this stream was opened with was "
                     "replaced (rotated); connect with the new key",
                     bot=session.account.name,
+                    cause="rotated",
                 )
             )
 
