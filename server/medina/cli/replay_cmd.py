@@ -1,20 +1,25 @@
-"""``medina-arena replay verify|show FILE`` and ``replay list [DIR]``: check a record against
-the engine, print it, or list a records directory."""
+"""``medina-arena replay verify|show FILE``, ``replay list [DIR]`` and ``replay prune DIR``:
+check a record against the engine, print it, list a records directory, or bound it."""
 
 from __future__ import annotations
 
 import argparse
+import math
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
-from medina.records import catalog
+from medina.records import catalog, prune
 from medina.records.errors import RecordReadError
 from medina.records.reader import Record, RecordError, read_record
 from medina.records.show import show_record
 from medina.records.verify import verify_record
+from medina.storage.tournaments import StoreError, TournamentStore
 from medina.wire.shared.enums import RULESET_NAMES
 
 from .errors import CommandError
+from .options import existing_database
 
 
 def add_parser(sub: Any) -> None:
@@ -40,6 +45,47 @@ def add_parser(sub: Any) -> None:
     )
     ls.add_argument("directory", nargs="?", default="records", help="default: records")
     ls.set_defaults(run=run_list)
+    add_prune_parser(rsub)
+
+
+def add_prune_parser(rsub: Any) -> None:
+    """Register ``replay prune``."""
+    pr = rsub.add_parser(
+        "prune",
+        help="delete old records (and their bot logs) by age or by the directory's size",
+        description="Delete finished and aborted records of DIR (its own *.jsonl files, with "
+        "their MATCH.seatN.log bot logs) older than N days or beyond the newest M MB. Never "
+        "deleted: a record without an outcome line (a match in play, or interrupted), an "
+        "unreadable one, or one a --keep-for tournament database names.",
+    )
+    pr.add_argument("directory", metavar="DIR", help="records directory")
+    pr.add_argument(
+        "--older-than-days",
+        type=_non_negative,
+        default=None,
+        metavar="N",
+        help="delete records last written more than N days ago (0: whatever their age)",
+    )
+    pr.add_argument(
+        "--max-mb",
+        type=_non_negative,
+        default=None,
+        metavar="M",
+        help="keep the newest records (with their bot logs) within M MB, delete the older "
+        "ones (0: keep none)",
+    )
+    pr.add_argument(
+        "--keep-for",
+        action="append",
+        default=[],
+        metavar="DB",
+        help="a tournament database (URL or SQLite file) whose stored results' records are "
+        "kept; repeatable",
+    )
+    pr.add_argument(
+        "--dry-run", action="store_true", help="list what would be deleted, delete nothing"
+    )
+    pr.set_defaults(run=run_prune)
 
 
 def _parse(path: str) -> Record:
@@ -110,3 +156,96 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 _TROUBLE = (catalog.StoredState.INTERRUPTED, catalog.StoredState.UNREADABLE)
+
+
+def _non_negative(text: str) -> float:
+    """An argparse type: a finite number, 0 or more (argparse names the option)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text}: must be a finite number, 0 or more")
+    return value
+
+
+def _protected_names(databases: list[str]) -> set[str]:
+    """The file names of the records every tournament of ``databases`` names in its stored
+    results: a record is recognised by its name, wherever the result says it was written
+    (as ``tournament verify --records`` finds copied records)."""
+    names: set[str] = set()
+    for db in databases:
+        try:
+            store = TournamentStore(existing_database(db, "tournament database (--keep-for)"))
+            try:
+                found = store.tournaments()
+                if not found:
+                    raise CommandError(f"--keep-for {db}: no tournament in {store.safe_url}")
+                for t in found:
+                    names.update(Path(g.record_path).name for g in store.results(t.id))
+            finally:
+                store.close()
+        except StoreError as exc:
+            raise CommandError(f"--keep-for {db}: {exc}") from None
+    names.discard("")
+    return names
+
+
+def _protection(p: prune.Plan) -> str:
+    """How many records the policy would let go are kept because they are protected."""
+    named = sum(1 for why in p.protected.values() if why == prune.NAMED)
+    return (
+        f"{len(p.protected) + len(p.unreadable)} of them because protected "
+        f"({len(p.protected) - named} without an outcome line, {named} named by a "
+        f"tournament, {len(p.unreadable)} unreadable)"
+    )
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1_000_000:.1f} MB"
+
+
+def run_prune(args: argparse.Namespace) -> int:
+    """Delete (or with --dry-run list) the records the policy lets go; exit 1 when one of
+    them could not be deleted."""
+    directory = Path(args.directory)
+    if not directory.exists():
+        raise CommandError(f"no such records directory: {directory}")
+    if not directory.is_dir():
+        raise CommandError(f"not a directory: {directory}")
+    if args.older_than_days is None and args.max_mb is None:
+        raise CommandError("say what to prune: --older-than-days N, --max-mb M, or both")
+    policy = prune.Policy.of(args.older_than_days, args.max_mb)
+    keep = _protected_names(args.keep_for)
+    try:
+        p = prune.plan(directory, policy, time.time(), keep)
+    except OSError as exc:
+        raise CommandError(f"cannot read {directory}: {exc.strerror or exc}") from None
+    for name, why in sorted(p.unreadable.items()):
+        print(f"{directory / name}: kept, {why}", file=sys.stderr)
+    for name in p.skipped:
+        print(f"{directory / name}: not a regular file (a symlink?): left alone", file=sys.stderr)
+    kept = p.kept + len(p.protected) + len(p.unreadable)
+    logs = sum(len(d.record.logs) for d in p.doomed)
+    if args.dry_run:
+        for d in p.doomed:
+            extra = f" + {len(d.record.logs)} bot log(s)" if d.record.logs else ""
+            print(
+                f"would delete {directory / d.record.name}{extra}: {_mb(d.record.total)}, {d.why}"
+            )
+        for name, why in sorted(p.protected.items()):
+            print(f"would keep {directory / name}: {why}")
+        print(
+            f"dry run: would delete {len(p.doomed)} record(s) and {logs} bot log(s), "
+            f"{_mb(p.freed)} freed; {kept} kept, {_protection(p)}"
+        )
+        return 0
+    done = prune.execute(p)
+    for name, why in sorted(done.failed.items()):
+        print(f"{directory / name}: not deleted: {why}", file=sys.stderr)
+    left = sum(1 for name in done.failed if name.endswith(".jsonl"))
+    print(
+        f"{directory}: deleted {done.records} record(s) and {done.logs} bot log(s), "
+        f"{_mb(done.freed)} freed; {kept + left} kept, {_protection(p)}"
+    )
+    return 1 if done.failed else 0
