@@ -426,6 +426,9 @@ class Catalog:
         record or it can no longer be read (it is then dropped from the catalog)."""
         stored = self._cache.get(match_id)
         if stored is not None:
+            if not self._on_disk(match_id):  # deleted under the server (replay prune)
+                self.forget([match_id])
+                return None
             self._cache.move_to_end(match_id)
             return stored
         if match_id not in self:
@@ -433,6 +436,20 @@ class Catalog:
         found = self.read([match_id])
         self.accept(found)
         return found[match_id]
+
+    def gone(self, match_ids: Iterable[str]) -> list[str]:
+        """Those of ``match_ids`` whose record file is no longer there (one ``stat`` each)."""
+        return [m for m in match_ids if not self._on_disk(m)]
+
+    def forget(self, match_ids: Iterable[str]) -> None:
+        """Records deleted from the directory (``replay prune``, an operator): no longer
+        listed, counted or cached."""
+        for match_id in match_ids:
+            self._drop(match_id)
+            self._cache.pop(match_id, None)
+
+    def _on_disk(self, match_id: str) -> bool:
+        return (self.directory / f"{match_id}.jsonl").is_file()
 
     def uncached(self, match_ids: Iterable[str]) -> list[str]:
         """Those of ``match_ids`` that are listed and not in the cache: ``get`` would read
@@ -461,7 +478,7 @@ class Catalog:
             if entry is None:
                 continue  # dropped meanwhile
             if stored is None:
-                self._drop(match_id)
+                self.forget([match_id])
                 continue
             if stored.state is not entry.state:
                 self._put(Entry(match_id, stored.state, stored.mtime))

@@ -113,6 +113,11 @@ def recorded_page(
         return [], 0
     before = None if after is None or after[0] > 0 else (after[1], after[2])
     found = records.newest(size + 1, before, wanted)
+    # Records deleted under the server (``replay prune``) leave the listing and its count
+    # here, rather than show as unreadable: a page checks that its own files are there.
+    while gone := records.gone(e.match_id for e in found):
+        records.forget(gone)
+        found = records.newest(size + 1, before, wanted)
     return [(recorded_key(e), e) for e in found], records.count(wanted)
 
 
