@@ -4,6 +4,7 @@ never a record in play, unreadable, or named by a tournament; bad input named.""
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -61,6 +62,7 @@ def test_old_records_go_with_their_bot_logs_and_a_dry_run_only_lists_them(
     assert f"would delete {older}" in out and "40.0 days old" in out
     assert f"would delete {old}" in out and str(new) not in out
     assert out.index(str(older)) < out.index(str(old))  # oldest first
+    assert re.search(rf"would delete {re.escape(str(old))}.*: \d+\.\d KB,", out), out  # not 0.0 MB
     assert "would delete 2 record(s) and 4 bot log(s)" in out and "1 kept" in out
     assert main(args) == 0
     out = capsys.readouterr().out

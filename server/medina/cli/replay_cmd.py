@@ -202,7 +202,8 @@ def _protection(p: prune.Plan) -> str:
 
 
 def _mb(n: int) -> str:
-    return f"{n / 1_000_000:.1f} MB"
+    # a record is 20-40 KB: "0.0 MB" said nothing of one
+    return f"{n / 1_000:.1f} KB" if n < 1_000_000 else f"{n / 1_000_000:.1f} MB"
 
 
 def run_prune(args: argparse.Namespace) -> int:
