@@ -15,15 +15,18 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import grpc
+from sqlalchemy.exc import OperationalError
 
 from medina.referee.config import MatchSettings, TimeControl
 from medina.referee.outcome import MatchOutcome
 from medina.rpc.common.status import Reason, Refusal
 from medina.rpc.organiser import create_match
+from medina.storage.database import one_line
 from medina.storage.ladder import AccountRow, LadderStore, LineRow, RatedSeat, StoredSeat
 from medina.tournament.standings import FAULTS, SeatResult, counted_ranks
 from medina.v1 import admin_pb2_grpc, ladder_pb2, match_pb2
@@ -37,6 +40,20 @@ from .matchmaker import Candidate, MatchPlan, Offer, accepts, plan
 __all__ = ["Ladder", "LadderConfig", "Refusal", "Session"]
 
 log = logging.getLogger("medina.ladder")
+
+T = TypeVar("T")
+
+#: The longest wait between the matchmaker's attempts while the database cannot be written
+#: (the first is ``tick_s``, each next one twice as long): a full disk cost 160 failed
+#: rounds a minute, each logged with its traceback.
+STORAGE_RETRY_MAX_S = 5.0
+#: The retry hint of a lobby stream refused while the database cannot be written.
+STORAGE_RETRY_MS = 10_000
+
+
+class StorageDown(Exception):
+    """The ladder's database failed (full disk, read-only, unreachable): counted by
+    ``Ladder``, which logged it once when it began."""
 
 
 @dataclass(frozen=True)
@@ -178,6 +195,31 @@ class _Running:
     voided: str | None = None
 
 
+@dataclass(eq=False)
+class _Held:
+    """A match's end the database could not take: its result (``outcome``) or, when
+    ``aborted`` is set, its abort with that detail. Kept in memory, oldest first, and
+    stored in that order once the database can be written again."""
+
+    running: _Running
+    outcome: MatchOutcome | None = None
+    record_path: str = ""
+    aborted: str | None = None
+
+    def describe(self) -> str:
+        """The match and its end, for the log of a result never stored."""
+        seats = ", ".join(b.name for b in self.running.plan.seats)
+        where = f"arena match {self.running.arena_match_id or '-'}"
+        if self.aborted is not None or self.outcome is None:
+            return f"{where} ({seats}), aborted: {self.aborted}"
+        scores = ", ".join(
+            f"{self.running.plan.seats[s.seat].name} {s.total} rank {s.rank} "
+            f"{s.termination.name.lower()}"
+            for s in self.outcome.seats
+        )
+        return f"{where}, record {self.record_path or '-'}: {scores}"
+
+
 class Ladder:
     """One ladder server: sessions, matchmaking, matches, results."""
 
@@ -223,6 +265,124 @@ class Ladder:
         self.finished = 0
         #: Matches formed per offer, for the mix.
         self.offered: dict[Offer, int] = {}
+        #: Why the database cannot be written now (None: it can), since when (monotonic
+        #: seconds), and the attempts failed since.
+        self.storage_problem: str | None = None
+        self._storage_failed_at = 0.0
+        self.storage_failures = 0
+        #: The matchmaker's wait before its next attempt while the database fails.
+        self._retry_s = 0.0
+        #: Ends of matches the database could not take, oldest first (``_Held``).
+        self.held: list[_Held] = []
+        #: One storer of the held at a time (the matchmaker, ``stop``, a test's round).
+        self._storing = asyncio.Lock()
+
+    # -- the database ------------------------------------------------------------------
+
+    def _storage_failed(self, what: str, exc: OperationalError) -> None:
+        """Count a failed database call; log the first of an outage, once, without a
+        traceback (a full disk failed every matchmaking round)."""
+        self.storage_failures += 1
+        if self.storage_problem is None:
+            self.storage_problem = one_line(str(exc.orig))
+            self._storage_failed_at = time.monotonic()
+            log.error(
+                "ladder: the database cannot be written (%s; while %s): no match is formed "
+                "and the results of matches that end are held in memory until it can, "
+                "then stored in order; trying again every %g s at most",
+                self.storage_problem,
+                what,
+                STORAGE_RETRY_MAX_S,
+            )
+
+    def _storage_works(self, stored: int = 0) -> None:
+        """A write succeeded and nothing is held (``stored``: the held match ends just
+        stored): an outage, if any, is over (logged once). A write that fits on a disk
+        almost full while results are still held does not end it: storing them does."""
+        if self.held:
+            return
+        if self.storage_problem is not None:
+            log.warning(
+                "ladder: the database can be written again after %.0f s (%s; %d failed "
+                "attempts): %d held match end(s) stored, matches are formed again",
+                time.monotonic() - self._storage_failed_at,
+                self.storage_problem,
+                self.storage_failures,
+                stored,
+            )
+            self.storage_problem = None
+            self.storage_failures = 0
+            self._retry_s = 0.0
+
+    async def _write(self, what: str, call: Callable[..., T], *args: object, **kw: object) -> T:
+        """``call`` (a database write) in a thread; StorageDown when the database fails."""
+        try:
+            done = await asyncio.to_thread(call, *args, **kw)
+        except OperationalError as exc:
+            self._storage_failed(what, exc)
+            raise StorageDown(self.storage_problem) from exc
+        self._storage_works()
+        return done
+
+    async def _read(self, what: str, call: Callable[..., T], *args: object) -> T:
+        """``call`` (a database read) in a thread; StorageDown when the database fails (a
+        read that works says nothing of writes: a full disk still reads)."""
+        try:
+            return await asyncio.to_thread(call, *args)
+        except OperationalError as exc:
+            self._storage_failed(what, exc)
+            raise StorageDown(self.storage_problem) from exc
+
+    def _hold(self, held: _Held, exc: StorageDown | None) -> None:
+        self.held.append(held)
+        what = "its abort" if held.aborted is not None else "its result"
+        why = "the database cannot be written" if exc is None else f"the database failed ({exc})"
+        log.warning(
+            "ladder match %d: %s is held in memory (%s), to be stored in order once it can "
+            "be (%d held)",
+            held.running.mid,
+            what,
+            why,
+            len(self.held),
+        )
+
+    async def store_held(self) -> int:
+        """Store the held match ends, oldest first, each rated (or aborted) once; how many
+        were stored. StorageDown when the database still fails (the rest stay held)."""
+        async with self._storing:
+            return await self._store_held()
+
+    async def _store_held(self) -> int:
+        stored = 0
+        while self.held:
+            held = self.held[0]
+            if held.aborted is not None or held.outcome is None:
+                await self._write(
+                    "storing a held abort",
+                    self.store.abort,
+                    held.running.mid,
+                    self.server_id,
+                    held.aborted or "",
+                )
+                self.held.pop(0)
+            else:
+                try:
+                    if await self._record(held.running, held.outcome, held.record_path):
+                        log.info("ladder match %d: its held result is stored", held.running.mid)
+                except StorageDown:
+                    raise
+                except Exception as exc:  # not the database's state: never retried
+                    log.exception("ladder match %d: storing its result failed", held.running.mid)
+                    self.held[0] = _Held(
+                        held.running, aborted=f"its result could not be stored: {exc}"
+                    )
+                    continue
+                self.held.pop(0)
+                self._finish_leavers(held.running)
+            stored += 1
+        if stored:
+            self._storage_works(stored)
+        return stored
 
     # -- life --------------------------------------------------------------------------
 
@@ -252,6 +412,19 @@ class Ladder:
                 running.task.cancel()
         tasks = [r.task for r in self.running.values() if r.task is not None]
         await asyncio.gather(*self._tasks, *tasks, *self._background, return_exceptions=True)
+        if self.held:
+            with contextlib.suppress(StorageDown):
+                await self.store_held()
+        for held in self.held:
+            # Its row stays unfinished: the next start of a ladder on this database marks
+            # it aborted, unrated ("its ladder server stopped before the end").
+            log.error(
+                "ladder match %d: never stored, the database still fails (%s): %s; the next "
+                "ladder start records it aborted, not rated",
+                held.running.mid,
+                self.storage_problem,
+                held.describe(),
+            )
         for session in list(self.sessions.values()):
             session.finish(
                 Refusal(
@@ -375,8 +548,12 @@ class Ladder:
             )
         self._opening.add(account.id)
         try:
-            holder = await asyncio.to_thread(
-                self.store.claim_presence, account.id, self.server_id, self.config.lease_s
+            holder = await self._write(
+                "a bot joining the lobby",
+                self.store.claim_presence,
+                account.id,
+                self.server_id,
+                self.config.lease_s,
             )
             if holder is not None:
                 raise Refusal(
@@ -385,13 +562,22 @@ class Ladder:
                     f"bot {account.name!r} has a live lobby stream on another ladder server",
                     server=holder,
                 )
-            line = await asyncio.to_thread(
+            line = await self._write(
+                "a bot joining the lobby",
                 self.store.line,
                 account.id,
                 hello.bot_version,
                 ratings.INITIAL.mu,
                 ratings.INITIAL.sigma,
             )
+        except StorageDown as exc:
+            raise Refusal(
+                grpc.StatusCode.UNAVAILABLE,
+                Reason.LADDER_UNAVAILABLE,
+                f"the ladder cannot take bots now: its database cannot be written ({exc}); "
+                "connect again later",
+                retry_after_ms=STORAGE_RETRY_MS,
+            ) from None
         finally:
             self._opening.discard(account.id)
         session = Session(account, line, hello, cap, key_id=key_id, local=local)
@@ -433,7 +619,15 @@ class Ladder:
         session.closed = True
         if self.sessions.get(session.bot_id) is session:
             del self.sessions[session.bot_id]
-            await asyncio.to_thread(self.store.release_presence, session.bot_id, self.server_id)
+            # A presence not released lapses with this server's lease (a reconnection here
+            # takes it back at once).
+            with contextlib.suppress(StorageDown):
+                await self._write(
+                    "a bot leaving the lobby",
+                    self.store.release_presence,
+                    session.bot_id,
+                    self.server_id,
+                )
         log.info("bot %s left the lobby", session.account.name)
 
     def leave(self, session: Session) -> None:
@@ -517,8 +711,12 @@ class Ladder:
             await asyncio.sleep(every)  # a lease's renewal period, not a synchronisation
             try:
                 ids = list(self.sessions)
-                await asyncio.to_thread(self.store.renew, self.server_id, ids, self.config.lease_s)
-                await asyncio.to_thread(self.store.abort_orphans)
+                await self._write(
+                    "renewing leases", self.store.renew, self.server_id, ids, self.config.lease_s
+                )
+                await self._write("aborting orphaned matches", self.store.abort_orphans)
+            except StorageDown:
+                pass  # counted, and logged when it began
             except Exception:
                 log.exception("ladder: renewing leases failed; trying again")
 
@@ -531,20 +729,36 @@ class Ladder:
             try:
                 playing = {b.bot_id for r in self.running.values() for b in r.plan.seats}
                 ids = list(set(self.sessions) | playing)
-                self._follow_keys(await asyncio.to_thread(self.store.keys, ids))
+                self._follow_keys(await self._read("checking revocations", self.store.keys, ids))
+            except StorageDown:
+                pass  # counted, and logged when it began
             except Exception:
                 log.exception("ladder: checking revocations failed; trying again")
 
     async def _matchmaking(self) -> None:
         while True:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.config.tick_s):
-                    await self.wake.wait()
+            if self.storage_problem is None and not self.held:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.config.tick_s):
+                        await self.wake.wait()
+            else:
+                # Backing off while the database fails (a bot joining or a match ending
+                # does not hurry it): a retry period, not a synchronisation.
+                await asyncio.sleep(self._retry_s or self.config.tick_s)
             self.wake.clear()
             try:
-                await self.form_matches()
+                await self.round()
+            except StorageDown:
+                self._retry_s = min(STORAGE_RETRY_MAX_S, max(self._retry_s, self.config.tick_s) * 2)
             except Exception:
                 log.exception("ladder: matchmaking failed; trying again")
+
+    async def round(self) -> list[int]:
+        """The held match ends stored first (ratings move in the order matches ended, and
+        the matchmaker sees them), then one matchmaking round; the ids of the matches
+        started. StorageDown when the database fails (no match is formed then)."""
+        await self.store_held()
+        return await self.form_matches()
 
     async def form_matches(self) -> list[int]:
         """One matchmaking round: start every match that can start now; their ids."""
@@ -558,7 +772,7 @@ class Ladder:
         if len(idle) < 2:
             return []
         lines = [s.line.id for s in idle]
-        seats = await asyncio.to_thread(self.store.seat_counts, lines)
+        seats = await self._read("matchmaking", self.store.seat_counts, lines)
         candidates = [_candidate(s, seats.get(s.line.id, (0, 0, 0, 0))) for s in idle]
         busy: dict[str, int] = {}
         for running in self.running.values():
@@ -577,7 +791,7 @@ class Ladder:
         for p in plans:
             # A bot revoked (or its key rotated) from elsewhere in the second before the poll
             # sees it is not matched: its stream ends now instead.
-            keys = await asyncio.to_thread(self.store.keys, [b.bot_id for b in p.seats])
+            keys = await self._read("matchmaking", self.store.keys, [b.bot_id for b in p.seats])
             if self._stopping:
                 break  # the ladder began stopping during this round
             if self._follow_keys(keys):
@@ -585,7 +799,8 @@ class Ladder:
             self.offered[p.offer] = self.offered.get(p.offer, 0) + 1
             line_ids = [b.line_id for b in p.seats]
             seed = self.rng.randrange(2**63)
-            mid = await asyncio.to_thread(
+            mid = await self._write(
+                "storing a new match",
                 self.store.new_match,
                 self.server_id,
                 p.offer.ruleset,
@@ -602,9 +817,7 @@ class Ladder:
                 if (s := self.sessions.get(b.bot_id)) is None or s.closed or s.leaving
             ]
             if gone:
-                await asyncio.to_thread(
-                    self.store.abort, mid, self.server_id, f"{', '.join(gone)} left as it formed"
-                )
+                await self._store_abort(_Running(mid, p), f"{', '.join(gone)} left as it formed")
                 continue
             running = _Running(mid, p)
             self.running[mid] = running
@@ -662,8 +875,8 @@ class Ladder:
             endpoint = self.endpoints and created.HasField("endpoint")
             running.address = created.endpoint if endpoint else self.arena_address
             running.config = created.config
-            if not await asyncio.to_thread(
-                self.store.started, mid, self.server_id, created.match_id
+            if not await self._write(
+                "starting a match", self.store.started, mid, self.server_id, created.match_id
             ):
                 raise RuntimeError("the match was aborted as another server's orphan")
             if running.voided is None:
@@ -697,15 +910,21 @@ class Ladder:
         if outcome is None:
             await self._abort(running, "the arena's spectator stream ended without a result")
             return
+        if self.held:  # results are stored in the order their matches ended
+            self._hold(_Held(running, outcome, record_path), None)
+            return
         try:
             await self._record(running, outcome, record_path)
-        except Exception as exc:  # the database failed: the match is not rated, never lost
+        except StorageDown as exc:
+            # Stored, in order, once the database can be written (store_held); its bots are
+            # told its end then. A leaving bot's stream waits for it (or for the ladder's
+            # stop).
+            self._hold(_Held(running, outcome, record_path), exc)
+            return
+        except Exception as exc:  # not the database's state: the match is not rated
             log.exception("ladder match %d: storing its result failed", mid)
-            await asyncio.to_thread(
-                self.store.abort, mid, self.server_id, f"its result could not be stored: {exc}"
-            )
-        finally:
-            self._finish_leavers(running)  # if the end was not told (not ours, or failed)
+            await self._store_abort(running, f"its result could not be stored: {exc}")
+        self._finish_leavers(running)  # if the end was not told (not ours, or failed)
 
     async def _stop_in_arena(self, running: _Running, detail: str) -> None:
         """End the match in the arena (its bots' streams end; one that ended already is
@@ -720,10 +939,17 @@ class Ladder:
 
     async def _abort(self, running: _Running, detail: str) -> None:
         await self._stop_in_arena(running, detail)
-        await asyncio.shield(
-            asyncio.to_thread(self.store.abort, running.mid, self.server_id, detail)
-        )
+        await asyncio.shield(self._store_abort(running, detail))
         self._tell_end(running, None, rated=False, after={})
+
+    async def _store_abort(self, running: _Running, detail: str) -> None:
+        """Mark the match aborted (never rated); held when the database fails."""
+        try:
+            await self._write(
+                "storing an aborted match", self.store.abort, running.mid, self.server_id, detail
+            )
+        except StorageDown as exc:
+            self._hold(_Held(running, aborted=detail), exc)
 
     def _release(self, running: _Running) -> None:
         self.running.pop(running.mid, None)
@@ -744,7 +970,9 @@ class Ladder:
             if session is not None and session.leaving and not session.playing - {running.mid}:
                 session.finish()
 
-    async def _record(self, running: _Running, outcome: MatchOutcome, record_path: str) -> None:
+    async def _record(self, running: _Running, outcome: MatchOutcome, record_path: str) -> bool:
+        """Store (and rate) a match's result and tell its bots; whether this server stored
+        it. StorageDown when the database fails (nothing was stored)."""
         p = running.plan
         results = [
             SeatResult(p.seats[s.seat].name, s.seat, s.total, s.rank, s.termination.name.lower())
@@ -756,7 +984,8 @@ class Ladder:
             for s, r, rank in zip(outcome.seats, results, counted, strict=True)
         ]
         ending = "complete" if outcome.complete else "abandoned" if outcome.abandoned else "aborted"
-        rated = await asyncio.to_thread(
+        rated = await self._write(
+            "storing a match result",
             self.store.finish,
             running.mid,
             self.server_id,
@@ -770,7 +999,7 @@ class Ladder:
         )
         if rated is None:
             log.warning("ladder match %d: not this server's to store any more", running.mid)
-            return
+            return False
         self.finished += 1
         after = {r.seat: r for r in rated}
         self._tell_end(running, outcome, rated=ending == "complete", after=after)
@@ -783,6 +1012,7 @@ class Ladder:
             suspended = account.suspended.get(session.line.version)
             if suspended is not None:
                 session.finish(suspended_refusal(bot.name, session.line.version, suspended))
+        return True
 
     def _tell_end(
         self,

@@ -102,6 +102,8 @@ class Reason(StrEnum):
     LOBBY_HELLO_INVALID = "LOBBY_HELLO_INVALID"
     #: The bot did not echo a heartbeat in time; it is no longer matched.
     HEARTBEAT_MISSED = "HEARTBEAT_MISSED"
+    #: The ladder cannot take a bot now (its database cannot be written); retry later.
+    LADDER_UNAVAILABLE = "LADDER_UNAVAILABLE"
     #: No bot account with this name.
     BOT_NOT_FOUND = "BOT_NOT_FOUND"
     #: A bot account with this name exists already.
