@@ -819,6 +819,9 @@ class Ladder:
             if gone:
                 await self._store_abort(_Running(mid, p), f"{', '.join(gone)} left as it formed")
                 continue
+            if self._stopping:  # began while the match was being stored: it never starts
+                await self._store_abort(_Running(mid, p), "the ladder began stopping as it formed")
+                break
             running = _Running(mid, p)
             self.running[mid] = running
             for b in p.seats:
