@@ -32,7 +32,7 @@ from medina.strategies.search import DEFAULT_LEVEL, LEVELS, SearchLevelError
 
 from .bot import Bot
 from .bots import BOTS, ChampionBot, SearchBot
-from .connection import credentials_from_files
+from .connection import add_tls_options, credentials_from_files
 from .errors import AddressError, MedinaClientError, SessionOver
 from .ladder import LadderOptions, run_ladder, seat_player
 from .route import check_address
@@ -142,21 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         help="ask for Update messages even though the bot does not use them",
     )
     p.set_defaults(updates=None)
-    p.add_argument(
-        "--tls-ca",
-        default=os.environ.get("MEDINA_TLS_CA"),
-        help="CA certificate (PEM) to verify the server (env MEDINA_TLS_CA)",
-    )
-    p.add_argument(
-        "--tls-cert",
-        default=os.environ.get("MEDINA_TLS_CERT"),
-        help="client certificate (PEM) for mutual TLS (env MEDINA_TLS_CERT)",
-    )
-    p.add_argument(
-        "--tls-key",
-        default=os.environ.get("MEDINA_TLS_KEY"),
-        help="client private key (PEM) for mutual TLS (env MEDINA_TLS_KEY)",
-    )
+    add_tls_options(p)
     p.add_argument("--quiet", action="store_true", help="no result line")
     p.add_argument(
         "--level",

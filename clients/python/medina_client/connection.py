@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import os
 from collections.abc import AsyncIterator
 from types import TracebackType
 
@@ -40,6 +42,28 @@ def channel_credentials(
         raise ValueError("mutual TLS needs both the client certificate and its key")
     return grpc.ssl_channel_credentials(
         root_certificates=ca, private_key=key, certificate_chain=cert
+    )
+
+
+def add_tls_options(p: argparse.ArgumentParser) -> None:
+    """``--tls-ca``, ``--tls-cert`` and ``--tls-key`` of the SDK's commands (a bot, the stdio
+    bridge), defaulting to ``MEDINA_TLS_CA``, ``MEDINA_TLS_CERT`` and ``MEDINA_TLS_KEY``:
+    where ``match`` and tournaments put the organiser's files for a bot command with
+    ``{server}``."""
+    p.add_argument(
+        "--tls-ca",
+        default=os.environ.get("MEDINA_TLS_CA"),
+        help="CA certificate (PEM) to verify the server (env MEDINA_TLS_CA)",
+    )
+    p.add_argument(
+        "--tls-cert",
+        default=os.environ.get("MEDINA_TLS_CERT"),
+        help="client certificate (PEM) for mutual TLS (env MEDINA_TLS_CERT)",
+    )
+    p.add_argument(
+        "--tls-key",
+        default=os.environ.get("MEDINA_TLS_KEY"),
+        help="client private key (PEM) for mutual TLS (env MEDINA_TLS_KEY)",
     )
 
 

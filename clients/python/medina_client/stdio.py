@@ -28,7 +28,7 @@ from medina.v1 import arena_pb2, common_pb2, ladder_pb2, match_pb2
 from medina.wire.shared.client import program_notice, program_welcome
 
 from . import messages
-from .connection import Connection, credentials_from_files
+from .connection import Connection, add_tls_options, credentials_from_files
 from .errors import AddressError, ConnectionLost, MedinaClientError, SessionOver
 from .ladder import LadderOptions, run_ladder
 from .route import Route, check_address
@@ -475,21 +475,7 @@ def _parser() -> argparse.ArgumentParser:
         help="ask for an opt-in protocol feature, e.g. forfeit-notices (its lines then reach "
         "the program); repeatable",
     )
-    p.add_argument(
-        "--tls-ca",
-        default=os.environ.get("MEDINA_TLS_CA"),
-        help="CA certificate (PEM) to verify the server (env MEDINA_TLS_CA)",
-    )
-    p.add_argument(
-        "--tls-cert",
-        default=os.environ.get("MEDINA_TLS_CERT"),
-        help="client certificate (PEM) for mutual TLS (env MEDINA_TLS_CERT)",
-    )
-    p.add_argument(
-        "--tls-key",
-        default=os.environ.get("MEDINA_TLS_KEY"),
-        help="client private key (PEM) for mutual TLS (env MEDINA_TLS_KEY)",
-    )
+    add_tls_options(p)
     logs = p.add_mutually_exclusive_group()
     logs.add_argument("--log", type=Path, help="file for the bot's stderr (appended to)")
     logs.add_argument(
