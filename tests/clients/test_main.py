@@ -81,7 +81,8 @@ def test_a_certificate_without_its_key_is_a_one_line_error(
     code = main(["--server", "127.0.0.1:1", "--token", "T", "--tls-cert", str(cert)])
     assert code == 1
     assert capsys.readouterr().err == (
-        "medina_client: mutual TLS needs both the client certificate and its key\n"
+        "medina_client: mutual TLS needs both the client certificate and its key "
+        "(--tls-cert and --tls-key go together)\n"
     )
 
 

@@ -12,10 +12,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from e2e.pki import make_pki
 from medina.v1 import ladder_pb2
 from medina_client.ladder import LadderOptions, play_ladder
 
-from .harness import ARENA, Bots, LadderServer, add_bot
+from .harness import ARENA, Bots, LadderServer, add_bot, arena_cli
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -34,6 +35,17 @@ def test_bots_are_told_the_public_arena_address_not_a_workers_endpoint(tmp_path:
         found = re.search(r"listening on 127\.0\.0\.1:(\d+)", arena.stdout.readline())
         assert found, "serve --workers 2 did not start"
         public = f"localhost:{found.group(1)}"  # another name for it: what bots are told
+        # An arena in clear dialled with TLS would never answer: said at start, in one line.
+        ca = tmp_path / "ca.pem"
+        ca.write_bytes(make_pki().ca)
+        tls = arena_cli(
+            "ladder", "serve", "--db", db, "--port", "0",
+            "--arena", f"127.0.0.1:{found.group(1)}", "--arena-tls-ca", str(ca),
+        )  # fmt: skip
+        assert tls.returncode == 2
+        assert "does not serve TLS: drop --arena-tls-ca, --arena-tls-cert and --arena-tls-key" in (
+            tls.stderr
+        )
         server = LadderServer.start(
             db, tmp_path, "public", "--offer", "medina-v2:2:300",
             "--arena", f"127.0.0.1:{found.group(1)}", "--arena-public", public,

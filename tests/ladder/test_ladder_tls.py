@@ -123,6 +123,22 @@ def test_a_ladder_drives_an_arena_that_serves_tls(tmp_path: Path) -> None:
         # Dialled in clear, it would answer nothing: refused, saying which option to add.
         clear = arena_cli("ladder", "serve", "--db", db, "--port", "0", *drive)
         assert clear.returncode == 2 and "serves TLS: pass --arena-tls-ca" in clear.stderr
+        # The wrong CA, a certificate without its key: each said at start, naming the option
+        # (checked as the organiser's commands check their --tls-* options).
+        untrusted = arena_cli(
+            "ladder", "serve", "--db", db, "--port", "0", *drive,
+            "--arena-tls-ca", f["other-ca.pem"],
+        )  # fmt: skip
+        assert untrusted.returncode == 2, untrusted.stderr
+        assert f"is not trusted with the CA of --arena-tls-ca {f['other-ca.pem']}" in (
+            untrusted.stderr
+        )
+        half = arena_cli(
+            "ladder", "serve", "--db", db, "--port", "0", *drive,
+            "--arena-tls-ca", f["ca.pem"], "--arena-tls-cert", f["client.pem"],
+        )  # fmt: skip
+        assert half.returncode == 2
+        assert "--arena-tls-cert and --arena-tls-key go together" in half.stderr
         # House bots hold no certificate for it: refused, saying so.
         refused = arena_cli(
             "ladder", "serve", "--db", db, "--port", "0", *drive, "--arena-tls-ca", f["ca.pem"],

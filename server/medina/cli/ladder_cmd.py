@@ -13,8 +13,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import grpc
-
 from medina.boundary.files import write_atomically
 from medina.boundary.terminal import printable
 from medina.ladder import accounts
@@ -31,7 +29,7 @@ from medina.rpc.common.collector import Collector
 from medina.rpc.common.serving import signals_caught
 from medina.storage.ladder import LadderStore, StoreError
 from medina.wire.shared.addresses import host_port
-from medina.wire.shared.tls import TlsFileError, check_ca, check_key_pair, names, names_host
+from medina.wire.shared.tls import ClientTls, TlsFileError, client_tls, names, names_host
 
 from . import event_loop, ladder_demo, open_files
 from .errors import CommandError
@@ -42,7 +40,7 @@ from .options import (
     records_directory,
     server_tls,
 )
-from .reach import serves_tls
+from .reach import ARENA_FLAGS, tls_mismatch
 from .web_cmd import add_http_options, ladder_standings, start_viewer
 
 DEFAULT_DB = "ladder.db"
@@ -298,7 +296,7 @@ def _serve(args: argparse.Namespace) -> int:
     tls = server_tls(args)
     if tls.cert is not None and args.arena is None:
         _check_arena_name(tls.cert, args)
-    arena_credentials = _arena_credentials(args)
+    arena_tls = _arena_tls(args)
     if tls.cert is None and not is_loopback(args.host):
         log.warning(
             "serving the ladder on %s without TLS: bot keys and seat tokens travel in clear "
@@ -317,7 +315,7 @@ def _serve(args: argparse.Namespace) -> int:
         house = tuple(parse_house(h) for h in args.house or ())
     except ValueError as exc:
         raise CommandError(str(exc)) from None
-    if house and arena_credentials is not None:
+    if house and arena_tls is not None:
         raise CommandError(
             "--house with --arena-tls-ca: house bots hold no certificate for a TLS arena; "
             "run them as ordinary bots (python -m medina_client --bot-key ... --tls-ca ...)"
@@ -359,7 +357,7 @@ def _serve(args: argparse.Namespace) -> int:
         tls_cert=tls.cert,
         tls_key=tls.key,
         tls_client_ca=tls.client_ca,
-        arena_credentials=arena_credentials,
+        arena_tls=arena_tls,
     )
     open_files.raise_open_files_limit()
     if args.arena is None:  # an arena of its own: its matches' open files are this process's
@@ -373,12 +371,10 @@ def _serve(args: argparse.Namespace) -> int:
 async def _run(
     config: LadderServerConfig, http: int | None, http_host: str, house: tuple[HouseBot, ...]
 ) -> int:
-    plain = config.arena is not None and config.arena_credentials is None
-    if plain and config.arena is not None and await serves_tls(config.arena):
-        raise CommandError(
-            f"the arena at {config.arena} serves TLS: pass --arena-tls-ca (its CA), and "
-            "--arena-tls-cert/--arena-tls-key if it requires client certificates"
-        )
+    if config.arena is not None:
+        why = await tls_mismatch(config.arena, config.arena_tls, ARENA_FLAGS)
+        if why is not None:
+            raise CommandError(why)
     with signals_caught() as stop:
         try:
             running = await start_ladder(config)
@@ -427,28 +423,20 @@ def _check_arena_name(cert: bytes, args: argparse.Namespace) -> None:
     )
 
 
-def _arena_credentials(args: argparse.Namespace) -> grpc.ChannelCredentials | None:
-    """How the ladder dials ``--arena`` (None: in clear); CommandError naming a bad file or
-    an option without --arena."""
+def _arena_tls(args: argparse.Namespace) -> ClientTls | None:
+    """How the ladder dials ``--arena`` (None: in clear), checked as an organiser's
+    ``--tls-*`` options are; CommandError naming a bad file or an option without --arena."""
     named = [o for o in ("tls_ca", "tls_cert", "tls_key") if getattr(args, f"arena_{o}")]
     if not named:
         return None
     if args.arena is None:
         raise CommandError("--arena-tls-ca/--arena-tls-cert/--arena-tls-key go with --arena")
-    if args.arena_tls_ca is None:
-        raise CommandError("--arena-tls-cert needs --arena-tls-ca (the arena's CA)")
-    if (args.arena_tls_cert is None) != (args.arena_tls_key is None):
-        raise CommandError("--arena-tls-cert and --arena-tls-key go together")
     try:
-        ca = check_ca(args.arena_tls_ca, "arena CA")
-        pair = (
-            check_key_pair(args.arena_tls_cert, args.arena_tls_key)
-            if args.arena_tls_cert
-            else (None, None)
+        return client_tls(
+            args.arena_tls_ca, args.arena_tls_cert, args.arena_tls_key, prefix="--arena-tls"
         )
     except TlsFileError as exc:
-        raise CommandError(f"--arena-tls-*: {exc}") from None
-    return grpc.ssl_channel_credentials(ca, private_key=pair[1], certificate_chain=pair[0])
+        raise CommandError(str(exc)) from None
 
 
 def _standings(args: argparse.Namespace) -> int:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
+from dataclasses import dataclass
 
 from medina.rpc.organiser import open_channel
 from medina.wire.shared.addresses import host_port
 from medina.wire.shared.tls import ClientTls, names
 
-__all__ = ["REACH_S", "serves_tls", "tls_mismatch", "unreachable"]
+__all__ = ["ARENA_FLAGS", "REACH_S", "Flags", "tls_mismatch", "unreachable"]
 
 #: How long a command waits for the server to answer before saying it cannot.
 REACH_S = 10.0
@@ -23,6 +24,24 @@ REACH_S = 10.0
 HANDSHAKE_S = 5.0
 #: OpenSSL's verify codes for a certificate that does not name the host (DNS name, IP).
 _NAME_MISMATCH = (62, 64)
+
+
+@dataclass(frozen=True)
+class Flags:
+    """The options a command names in its answers: the server's, and the TLS files' prefix
+    (``--tls`` for ``--tls-ca``, ``--tls-cert`` and ``--tls-key``)."""
+
+    server: str = "--server"
+    tls: str = "--tls"
+
+    @property
+    def all_tls(self) -> str:
+        """The three TLS options, for a sentence."""
+        return f"{self.tls}-ca, {self.tls}-cert and {self.tls}-key"
+
+
+#: ``ladder serve --arena``'s options.
+ARENA_FLAGS = Flags("--arena", "--arena-tls")
 
 
 async def unreachable(
@@ -40,30 +59,23 @@ async def unreachable(
     return None
 
 
-async def tls_mismatch(address: str, tls: ClientTls | None) -> str | None:
+async def tls_mismatch(address: str, tls: ClientTls | None, flags: Flags = Flags()) -> str | None:
     """Why ``tls`` (None: in clear) does not fit the server at ``address``: it serves TLS
     and ``tls`` is None, or the reverse, or its certificate or ours is refused; None when it
-    fits, and when nothing answers there (a server that is down: said by ``unreachable``)."""
+    fits, and when nothing answers there (a server that is down: said by ``unreachable``).
+    ``flags``: the options the answer names."""
     answers, peer = await _probe(address)
     if peer is not None and tls is None:
         return (
-            f"the server at {address} serves TLS: pass --tls-ca with the CA that signed its "
-            "certificate (and --tls-cert and --tls-key if it requires client certificates; "
-            "see docs/operations.md, 'In public')"
+            f"the server at {address} serves TLS: pass {flags.tls}-ca with the CA that signed "
+            f"its certificate (and {flags.tls}-cert and {flags.tls}-key if it requires client "
+            "certificates; see docs/operations.md, 'In public')"
         )
     if peer is None and answers and tls is not None:
-        return (
-            f"the server at {address} does not serve TLS: drop --tls-ca, --tls-cert and --tls-key"
-        )
+        return f"the server at {address} does not serve TLS: drop {flags.all_tls}"
     if peer is not None and tls is not None:
-        return await _refused(address, tls, peer)
+        return await _refused(address, tls, peer, flags)
     return None
-
-
-async def serves_tls(address: str, timeout_s: float = HANDSHAKE_S) -> bool:
-    """Whether something at ``address`` completes a TLS handshake (its certificate is not
-    checked: this only tells a TLS server from one that is down or speaks in clear)."""
-    return (await _probe(address, timeout_s))[1] is not None
 
 
 async def _ready(address: str, tls: ClientTls | None, timeout_s: float) -> bool:
@@ -94,14 +106,14 @@ async def _probe(address: str, timeout_s: float = HANDSHAKE_S) -> tuple[bool, by
     return True, bytes(peer or b"")
 
 
-async def _refused(address: str, tls: ClientTls, peer: bytes) -> str | None:
+async def _refused(address: str, tls: ClientTls, peer: bytes, flags: Flags) -> str | None:
     """Why a TLS handshake with ``tls``'s settings fails at ``address`` (whose certificate is
     ``peer``), in the organiser's terms, or None when it succeeds."""
     parts = host_port(address)
     assert parts is not None  # _probe connected
     host = parts[0].strip("[]")
     context = tls.ssl_context()
-    trust = f"the CA of --tls-ca {tls.ca_path}" if tls.ca_path else "the system's CAs"
+    trust = f"the CA of {flags.tls}-ca {tls.ca_path}" if tls.ca_path else "the system's CAs"
     try:
         reader, writer = await _handshake(address, context, host, HANDSHAKE_S)
     except ssl.SSLCertVerificationError as exc:
@@ -110,11 +122,11 @@ async def _refused(address: str, tls: ClientTls, peer: bytes) -> str | None:
             listed = ", ".join(dns + ips) or "nothing"
             return (
                 f"the TLS certificate of the server at {address} does not name {host} (it "
-                f"names {listed}): give --server a name or address it lists"
+                f"names {listed}): give {flags.server} a name or address it lists"
             )
         return (
             f"the TLS certificate of the server at {address} is not trusted with {trust}: "
-            f"{exc.verify_message} (--tls-ca must be the CA that signed it)"
+            f"{exc.verify_message} ({flags.tls}-ca must be the CA that signed it)"
         )
     except (OSError, TimeoutError) as exc:
         return f"the TLS handshake with {address} failed: {getattr(exc, 'reason', None) or exc}"
@@ -130,10 +142,11 @@ async def _refused(address: str, tls: ClientTls, peer: bytes) -> str | None:
     if tls.cert_path is None:
         return (
             f"the server at {address} requires a client certificate (mutual TLS): pass "
-            "--tls-cert and --tls-key with a certificate signed by a CA it trusts"
+            f"{flags.tls}-cert and {flags.tls}-key with a certificate signed by a CA it trusts"
         )
     return (
-        f"the server at {address} refused the client certificate --tls-cert {tls.cert_path} "
+        f"the server at {address} refused the client certificate {flags.tls}-cert "
+        f"{tls.cert_path} "
         "(it is not signed by a CA the server trusts for clients)"
     )
 

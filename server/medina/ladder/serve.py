@@ -17,8 +17,10 @@ from medina.rpc.common.admission import AdmissionLimits
 from medina.rpc.common.config import BotListener, ServerConfig
 from medina.rpc.common.limits import Limits
 from medina.rpc.common.serving import OWN_PORT, add_port
+from medina.rpc.organiser import open_channel
 from medina.rpc.single.server import RunningServer, start_server
 from medina.storage.ladder import LadderStore
+from medina.wire.shared.tls import ClientTls
 
 from .lobby import LadderServicer, add_ladder_service
 from .service import Ladder, LadderConfig
@@ -59,8 +61,8 @@ class LadderServerConfig:
     tls_cert: bytes | None = None
     tls_key: bytes | None = None
     tls_client_ca: bytes | None = None
-    #: How to dial an external arena (``arena``) that serves TLS (None: plaintext).
-    arena_credentials: grpc.ChannelCredentials | None = None
+    #: How to dial an external arena (``arena``) that serves TLS (None: in clear).
+    arena_tls: ClientTls | None = None
 
     @property
     def tls(self) -> bool:
@@ -131,10 +133,7 @@ async def start_ladder(config: LadderServerConfig) -> RunningLadder:
         store.engine.dispose()
         raise
     arena, target, public, local_arena = await _arena(config)
-    if config.arena is not None and config.arena_credentials is not None:
-        channel = grpc.aio.secure_channel(target, config.arena_credentials)
-    else:
-        channel = grpc.aio.insecure_channel(target)
+    channel = open_channel(target, config.arena_tls if config.arena is not None else None)
     ladder = Ladder(
         store,
         config.ladder,
@@ -172,7 +171,7 @@ async def _arena(config: LadderServerConfig) -> tuple[RunningServer | None, str,
     public host, not 127.0.0.1."""
     if config.arena is not None:
         # The loopback lobby's house bots play where the ladder dials, when it does in clear.
-        local = config.arena if config.arena_credentials is None else None
+        local = config.arena if config.arena_tls is None else None
         return None, config.arena, config.arena_public or config.arena, local
     wildcard = config.host in ("0.0.0.0", "::")
     bots = (

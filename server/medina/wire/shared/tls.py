@@ -240,20 +240,27 @@ class ClientTls:
         return {TLS_ENV[k]: v for k, v in paths.items() if v is not None}
 
 
-def client_tls(ca: str | None, cert: str | None = None, key: str | None = None) -> ClientTls | None:
+def client_tls(
+    ca: str | None, cert: str | None = None, key: str | None = None, prefix: str = "--tls"
+) -> ClientTls | None:
     """The client's TLS settings from the files of ``--tls-ca``, ``--tls-cert`` and
     ``--tls-key`` (None when none is given: in clear), checked before anything connects:
     TlsFileError naming the option and the file (unreadable, not PEM, a key that is not the
-    certificate's, an expired certificate), or that a certificate came without its key."""
+    certificate's, an expired certificate), or that a certificate came without its key.
+    ``prefix``: the options' names without ``-ca``/``-cert``/``-key``, as the messages say
+    them (``ladder serve`` dials its arena with ``--arena-tls-ca`` ...)."""
     if ca is None and cert is None and key is None:
         return None
     if (cert is None) != (key is None):
-        raise TlsFileError("mutual TLS needs both the client certificate and its key")
+        raise TlsFileError(
+            f"mutual TLS needs both the client certificate and its key ({prefix}-cert and "
+            f"{prefix}-key go together)"
+        )
     try:
-        ca_pem = check_ca(ca, "--tls-ca") if ca is not None else None
+        ca_pem = check_ca(ca, f"{prefix}-ca") if ca is not None else None
         pair = check_key_pair(cert, key) if cert is not None and key is not None else None
     except TlsFileError as exc:
-        raise TlsFileError(f"{exc} (--tls-ca, --tls-cert, --tls-key)") from None
+        raise TlsFileError(f"{exc} ({prefix}-ca, {prefix}-cert, {prefix}-key)") from None
 
     def absolute(path: str | None) -> str | None:
         return None if path is None else str(Path(path).resolve())
