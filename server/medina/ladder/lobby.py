@@ -21,7 +21,8 @@ from medina.v1 import ladder_pb2, ladder_pb2_grpc
 from medina.wire import ladder as wire_ladder
 
 from . import accounts
-from .service import Ladder, Refusal, Session
+from .service import Ladder, Refusal
+from .session import Session
 from .standings import standing_rows
 
 __all__ = ["LadderServicer", "add_ladder_service"]

@@ -16,7 +16,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import grpc
@@ -26,8 +26,7 @@ from medina.referee.config import MatchSettings, TimeControl
 from medina.referee.outcome import MatchOutcome
 from medina.rpc.common.status import Reason, Refusal
 from medina.rpc.organiser import create_match
-from medina.storage.database import one_line
-from medina.storage.ladder import AccountRow, LadderStore, LineRow, RatedSeat, StoredSeat
+from medina.storage.ladder import AccountRow, LadderStore, RatedSeat, StoredSeat
 from medina.tournament.standings import FAULTS, SeatResult, counted_ranks
 from medina.v1 import admin_pb2_grpc, ladder_pb2, match_pb2
 from medina.wire import convert
@@ -36,24 +35,14 @@ from medina.wire import matches as wire_matches
 
 from . import accounts, ratings
 from .matchmaker import Candidate, MatchPlan, Offer, accepts, plan
+from .outage import STORAGE_RETRY_MS, Outage, StorageDown
+from .session import Session
 
-__all__ = ["Ladder", "LadderConfig", "Refusal", "Session"]
+__all__ = ["Ladder", "LadderConfig", "Refusal"]
 
 log = logging.getLogger("medina.ladder")
 
 T = TypeVar("T")
-
-#: The longest wait between the matchmaker's attempts while the database cannot be written
-#: (the first is ``tick_s``, each next one twice as long): a full disk cost 160 failed
-#: rounds a minute, each logged with its traceback.
-STORAGE_RETRY_MAX_S = 5.0
-#: The retry hint of a lobby stream refused while the database cannot be written.
-STORAGE_RETRY_MS = 10_000
-
-
-class StorageDown(Exception):
-    """The ladder's database failed (full disk, read-only, unreachable): counted by
-    ``Ladder``, which logged it once when it began."""
 
 
 @dataclass(frozen=True)
@@ -119,65 +108,6 @@ def suspended_refusal(bot: str, version: str, why: str) -> Refusal:
 #: holder naming a new version at every connection made a thousand rows in 92 s, and the
 #: standings page then took two seconds on the loop that referees the ladder's matches.
 MAX_VERSIONS = 100
-
-
-@dataclass(eq=False)
-class Session:
-    """A bot connected to this server's lobby."""
-
-    account: AccountRow
-    line: LineRow
-    hello: ladder_pb2.LobbyHello
-    cap: int
-    out: asyncio.Queue[ladder_pb2.LobbyResponse | None] = field(default_factory=asyncio.Queue)
-    playing: set[int] = field(default_factory=set)
-    leaving: bool = False
-    idle_since: float = field(default_factory=time.monotonic)
-    heartbeats_sent: int = 0
-    #: The newest heartbeat sequence echoed.
-    echoed: int = 0
-    #: When each heartbeat not echoed yet was sent (monotonic seconds), oldest first: each
-    #: must be echoed within the heartbeat timeout of its own sending.
-    unechoed: dict[int, float] = field(default_factory=dict)
-    #: Why the server ends the stream (None: it ends OK, or the bot ended it).
-    end: Refusal | None = None
-    closed: bool = False
-    #: The public id of the key the stream was opened with: a stream of a key since rotated
-    #: is ended (a leaked key's holder keeps nothing).
-    key_id: str = ""
-    #: Opened on the loopback lobby of a ladder that serves TLS (its house bots): its
-    #: matches are played at the arena's loopback address, in clear.
-    local: bool = False
-
-    @property
-    def bot_id(self) -> int:
-        """The account id."""
-        return self.account.id
-
-    def send(self, message: ladder_pb2.LobbyResponse) -> None:
-        """Queue a message for the bot."""
-        if not self.closed:
-            self.out.put_nowait(message)
-
-    def heartbeat_sent(self, now: float) -> int:
-        """Count a heartbeat sent at ``now``: its sequence."""
-        self.heartbeats_sent += 1
-        self.unechoed[self.heartbeats_sent] = now
-        return self.heartbeats_sent
-
-    def echo_due(self, timeout_s: float) -> tuple[int, float] | None:
-        """The oldest heartbeat not echoed yet and when its echo is due; None: none is
-        outstanding."""
-        for sequence, sent in self.unechoed.items():
-            return sequence, sent + timeout_s
-        return None
-
-    def finish(self, end: Refusal | None = None) -> None:
-        """End the stream (with ``end``'s status, or OK)."""
-        if not self.closed:
-            self.end = end
-            self.closed = True
-            self.out.put_nowait(None)
 
 
 @dataclass(eq=False)
@@ -265,13 +195,8 @@ class Ladder:
         self.finished = 0
         #: Matches formed per offer, for the mix.
         self.offered: dict[Offer, int] = {}
-        #: Why the database cannot be written now (None: it can), since when (monotonic
-        #: seconds), and the attempts failed since.
-        self.storage_problem: str | None = None
-        self._storage_failed_at = 0.0
-        self.storage_failures = 0
-        #: The matchmaker's wait before its next attempt while the database fails.
-        self._retry_s = 0.0
+        #: Whether the database fails now (it holds the matchmaker's backoff).
+        self.outage = Outage()
         #: Ends of matches the database could not take, oldest first (``_Held``).
         self.held: list[_Held] = []
         #: One storer of the held at a time (the matchmaker, ``stop``, a test's round).
@@ -279,48 +204,19 @@ class Ladder:
 
     # -- the database ------------------------------------------------------------------
 
-    def _storage_failed(self, what: str, exc: OperationalError) -> None:
-        """Count a failed database call; log the first of an outage, once, without a
-        traceback (a full disk failed every matchmaking round)."""
-        self.storage_failures += 1
-        if self.storage_problem is None:
-            self.storage_problem = one_line(str(exc.orig))
-            self._storage_failed_at = time.monotonic()
-            log.error(
-                "ladder: the database cannot be written (%s; while %s): no match is formed "
-                "and the results of matches that end are held in memory until it can, "
-                "then stored in order; trying again every %g s at most",
-                self.storage_problem,
-                what,
-                STORAGE_RETRY_MAX_S,
-            )
-
     def _storage_works(self, stored: int = 0) -> None:
-        """A write succeeded and nothing is held (``stored``: the held match ends just
-        stored): an outage, if any, is over (logged once). A write that fits on a disk
-        almost full while results are still held does not end it: storing them does."""
-        if self.held:
-            return
-        if self.storage_problem is not None:
-            log.warning(
-                "ladder: the database can be written again after %.0f s (%s; %d failed "
-                "attempts): %d held match end(s) stored, matches are formed again",
-                time.monotonic() - self._storage_failed_at,
-                self.storage_problem,
-                self.storage_failures,
-                stored,
-            )
-            self.storage_problem = None
-            self.storage_failures = 0
-            self._retry_s = 0.0
+        """A write succeeded (``stored``: the held match ends just stored): an outage, if
+        any, is over once nothing is held. A write that fits on a disk almost full while
+        results are still held does not end it: storing them does."""
+        if not self.held:
+            self.outage.over(stored)
 
     async def _write(self, what: str, call: Callable[..., T], *args: object, **kw: object) -> T:
         """``call`` (a database write) in a thread; StorageDown when the database fails."""
         try:
             done = await asyncio.to_thread(call, *args, **kw)
         except OperationalError as exc:
-            self._storage_failed(what, exc)
-            raise StorageDown(self.storage_problem) from exc
+            raise self.outage.failed(what, exc) from exc
         self._storage_works()
         return done
 
@@ -330,8 +226,7 @@ class Ladder:
         try:
             return await asyncio.to_thread(call, *args)
         except OperationalError as exc:
-            self._storage_failed(what, exc)
-            raise StorageDown(self.storage_problem) from exc
+            raise self.outage.failed(what, exc) from exc
 
     def _hold(self, held: _Held, exc: StorageDown | None) -> None:
         self.held.append(held)
@@ -422,7 +317,7 @@ class Ladder:
                 "ladder match %d: never stored, the database still fails (%s): %s; the next "
                 "ladder start records it aborted, not rated",
                 held.running.mid,
-                self.storage_problem,
+                self.outage.problem,
                 held.describe(),
             )
         for session in list(self.sessions.values()):
@@ -737,19 +632,19 @@ class Ladder:
 
     async def _matchmaking(self) -> None:
         while True:
-            if self.storage_problem is None and not self.held:
+            if self.outage.problem is None and not self.held:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(self.config.tick_s):
                         await self.wake.wait()
             else:
                 # Backing off while the database fails (a bot joining or a match ending
                 # does not hurry it): a retry period, not a synchronisation.
-                await asyncio.sleep(self._retry_s or self.config.tick_s)
+                await asyncio.sleep(self.outage.retry_s or self.config.tick_s)
             self.wake.clear()
             try:
                 await self.round()
             except StorageDown:
-                self._retry_s = min(STORAGE_RETRY_MAX_S, max(self._retry_s, self.config.tick_s) * 2)
+                self.outage.back_off(self.config.tick_s)
             except Exception:
                 log.exception("ladder: matchmaking failed; trying again")
 
