@@ -3,6 +3,7 @@ matches are gone from ListMatches and GetMatch answers NOT_FOUND, never a stale 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from pathlib import Path
@@ -11,10 +12,14 @@ import grpc
 import pytest
 from bounded import run
 from medina.cli import main as cli
+from medina.records.reader import read_record
+from medina.records.verify import verify_record
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.single.server import start_server
-from medina.v1 import admin_pb2, admin_pb2_grpc
+from medina.v1 import admin_pb2, admin_pb2_grpc, common_pb2, match_pb2
 from records.test_verify import engine_record
+
+from .rawbot import RawBot
 
 TOKEN = "organiser-secret"
 AUTH = (("authorization", f"Bearer {TOKEN}"),)
@@ -47,6 +52,61 @@ def test_a_pruned_record_is_not_found_by_a_running_server(tmp_path: Path) -> Non
                 with pytest.raises(grpc.aio.AioRpcError) as gone:
                     await stub.GetMatch(admin_pb2.GetMatchRequest(match_id=old.stem), metadata=AUTH)
                 assert gone.value.code() is grpc.StatusCode.NOT_FOUND
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
+def _config(seed: int) -> admin_pb2.CreateMatchRequest:
+    config = match_pb2.MatchConfig(ruleset=common_pb2.RULESET_MEDINA_V2, players=2, seed=seed)
+    return admin_pb2.CreateMatchRequest(config=config)
+
+
+async def _not_found(stub: admin_pb2_grpc.MatchServiceAsyncStub, match_id: str) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as gone:
+        await stub.GetMatch(admin_pb2.GetMatchRequest(match_id=match_id), metadata=AUTH)
+    assert gone.value.code() is grpc.StatusCode.NOT_FOUND, gone.value.details()
+
+
+def _prune_all(records: Path) -> None:
+    """``replay prune`` as an operator runs it to empty the directory."""
+    argv = ["replay", "prune", str(records), "--older-than-days", "0", "--max-mb", "0"]
+    assert cli(argv) == 0
+
+
+def test_a_pruned_match_still_in_memory_is_not_found_either(tmp_path: Path) -> None:
+    """A match of this run that ended moments ago is still in the server's memory (the
+    newest 256 are); pruned, it goes as an earlier run's record does, while a match waiting
+    for its bots (a record without an outcome line) is kept and plays on."""
+
+    async def main() -> None:
+        running = await start_server(
+            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN)
+        )
+        try:
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub = admin_pb2_grpc.MatchServiceStub(channel)
+                ended = await stub.CreateMatch(_config(1), metadata=AUTH)
+                await stub.AbortMatch(
+                    admin_pb2.AbortMatchRequest(match_id=ended.match_id), metadata=AUTH
+                )
+                waiting = await stub.CreateMatch(_config(2), metadata=AUTH)
+                _prune_all(tmp_path)
+                assert not (tmp_path / f"{ended.match_id}.jsonl").exists()
+                listed = await stub.ListMatches(admin_pb2.ListMatchesRequest(), metadata=AUTH)
+                assert [m.match_id for m in listed.matches] == [waiting.match_id]
+                assert listed.total_size == 1
+                await _not_found(stub, ended.match_id)
+                bots = [RawBot(running.address, t.token) for t in waiting.tokens]
+                async with asyncio.timeout(60):
+                    await asyncio.gather(*(b.play() for b in bots))
+                assert all(b.ended is not None for b in bots)
+                got = await stub.GetMatch(
+                    admin_pb2.GetMatchRequest(match_id=waiting.match_id), metadata=AUTH
+                )
+                assert got.match.state == admin_pb2.MATCH_STATE_FINISHED
+                assert verify_record(read_record(Path(got.match.record_path))).ok
         finally:
             await running.stop(1)
 

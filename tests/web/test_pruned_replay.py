@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from medina.cli import main as cli
+from medina.referee.config import MatchSettings
 from records.test_verify import engine_record
 
 from .conftest import ArenaThread
@@ -37,5 +38,26 @@ def test_a_pruned_record_is_a_clean_404(tmp_path: Path) -> None:
         status, _h, body = fetch(a.url + "/api/matches")
         assert status == 200
         assert [r["match_id"] for r in json.loads(body)] == [kept.stem]
+    finally:
+        a.close()
+
+
+def test_a_pruned_match_still_in_memory_leaves_the_list_and_its_live_page(
+    tmp_path: Path,
+) -> None:
+    """A match of this run that ended moments ago (still in the server's memory) goes when
+    its record is pruned, as the server's ListMatches drops it: no row, no live page."""
+    a = ArenaThread(tmp_path)
+    try:
+        hosted = a.create(MatchSettings("medina-v2", 2, 1))
+        a.play(hosted, seed=1).result(60)
+        status, _h, body = fetch(a.url + "/api/matches")
+        assert [r["match_id"] for r in json.loads(body)] == [hosted.match_id]
+        assert fetch(a.url + f"/live/{hosted.match_id}")[0] == 200
+        argv = ["replay", "prune", str(tmp_path), "--older-than-days", "0", "--max-mb", "0"]
+        assert cli(argv) == 0
+        status, _h, body = fetch(a.url + "/api/matches")
+        assert status == 200 and json.loads(body) == []
+        assert fetch(a.url + f"/live/{hosted.match_id}")[0] == 404
     finally:
         a.close()

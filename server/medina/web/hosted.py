@@ -43,6 +43,8 @@ class ArenaSource:
         return sum(1 for v in self.views() if v.phase is phase)
 
     async def rows(self) -> list[MatchRow]:
+        # A pruned match leaves memory and this list, as it leaves the server's ListMatches.
+        self.arena.forget_pruned(list(self.arena.matches.values()))
         rows: list[MatchRow] = []
         for h in reversed(list(self.arena.matches.values())):
             m = h.match.view()

@@ -50,6 +50,7 @@ __all__ = [
     "refuse_ended",
     "refuse_over",
     "refuse_seat",
+    "refuse_unknown",
     "stored_summary",
 ]
 
@@ -157,6 +158,18 @@ def recorded_entries(records: Iterable[R], states: Set[int]) -> list[tuple[SortK
     return [
         (recorded_key(r), r) for r in records if not states or int(STORED_STATE[r.state]) in states
     ]
+
+
+async def refuse_unknown(context: Context, match_id: str) -> NoReturn:
+    """NOT_FOUND (MATCH_NOT_FOUND) for a match this server knows nothing of (never created
+    here, or its record deleted)."""
+    await abort(
+        context,
+        grpc.StatusCode.NOT_FOUND,
+        Reason.MATCH_NOT_FOUND,
+        f"no match with id {match_id!r}",
+        match_id=match_id,
+    )
 
 
 async def refuse_ended(context: Context, match_id: str, state: str) -> NoReturn:

@@ -8,7 +8,7 @@ import time
 import uuid
 import weakref
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -298,11 +298,9 @@ class Arena:
         run's."""
         self._finished.append(hosted.match_id)
         while len(self._finished) > self.keep_finished:
-            old = self.matches.pop(self._finished.popleft(), None)
+            old = self._leave(self._finished.popleft())
             if old is None:
                 continue
-            for token in old.tokens:
-                self._by_token.pop(token_key(token), None)
             # The record is not read back here (that is file reading and JSON parsing on
             # the event loop, once a match): this server knows how the match ended.
             try:
@@ -314,13 +312,39 @@ class Arena:
                 continue
             self.stored.note(old.match_id, _STORED_STATES[old.match.phase], mtime)
 
+    def _leave(self, match_id: str) -> HostedMatch | None:
+        """An ended match leaves memory: its seat tokens open nothing more."""
+        old = self.matches.pop(match_id, None)
+        if old is not None:
+            for token in old.tokens:
+                self._by_token.pop(token_key(token), None)
+        return old
+
+    def forget_pruned(self, hosted: Iterable[HostedMatch]) -> list[str]:
+        """Of ``hosted``, the ended matches whose record was deleted under the server
+        (``replay prune``, an operator) leave memory now, as one whose record went away does
+        when it would leave memory anyway (``_retire``): nothing is left to show of them, and
+        an answer must not depend on whether a pruned match was among the newest
+        ``keep_finished``. Returns their ids (one ``stat`` per ended match, through
+        ``Catalog.gone``, the rule the records known only from their files follow)."""
+        ended = [h.match_id for h in hosted if h.match_id not in self._live]
+        gone = self.stored.gone(ended)
+        for match_id in gone:
+            self._finished.remove(match_id)
+            self._leave(match_id)
+            log.info("match %s left memory: its record was deleted", match_id)
+        return gone
+
     def find_seat(self, token: str) -> tuple[HostedMatch, int] | None:
         """The match and seat a seat token opens (constant-time on the secret)."""
         return self._by_token.get(token_key(token))
 
     def get(self, match_id: str) -> HostedMatch | None:
-        """A match by id."""
-        return self.matches.get(match_id)
+        """A match by id; None for an ended one whose record was deleted (``forget_pruned``)."""
+        hosted = self.matches.get(match_id)
+        if hosted is not None and self.forget_pruned([hosted]):
+            return None
+        return hosted
 
     def running(self) -> list[HostedMatch]:
         """Matches not yet ended (waiting for their seats or being played)."""

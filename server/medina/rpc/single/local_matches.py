@@ -31,6 +31,7 @@ from ..common.match_service import (
     refuse_ended,
     refuse_over,
     refuse_seat,
+    refuse_unknown,
 )
 from ..common.start_queue import StartQueue
 from ..common.status import Reason, abort, refuse
@@ -131,11 +132,17 @@ class LocalMatches:
         and only the records the page can show are taken from the catalog (in its order)."""
         token = request.page_token
         records, recorded = recorded_page(self.arena.stored, states, token, size)
-        entries: list[tuple[SortKey, catalog.Entry | HostedMatch]] = [*records]
-        for h in self.arena.matches.values():
-            if not states or int(h.match.phase) in states:
-                entries.append(((1, h.created, h.match_id), h))
-        page = paginate(entries, size, token, total=recorded + len(entries) - len(records))
+        while True:
+            entries: list[tuple[SortKey, catalog.Entry | HostedMatch]] = [*records]
+            for h in self.arena.matches.values():
+                if not states or int(h.match.phase) in states:
+                    entries.append(((1, h.created, h.match_id), h))
+            page = paginate(entries, size, token, total=recorded + len(entries) - len(records))
+            # Ended matches whose records were deleted (``replay prune``) leave memory, the
+            # listing and its count, as records do in ``recorded_page``: a page checks its own.
+            shown = (m for m in page.items if isinstance(m, HostedMatch))
+            if not self.arena.forget_pruned(shown):
+                break
         listed = [m for m in page.items if isinstance(m, catalog.Entry)]
         read = iter(await entry_summaries(self.arena.stored, listed))
         items = [
@@ -187,13 +194,7 @@ async def _find(arena: Arena, match_id: str, context: Context) -> HostedMatch:
     if entry is not None:
         await refuse_ended(context, match_id, entry.state.value)
     if hosted is None:
-        await abort(
-            context,
-            grpc.StatusCode.NOT_FOUND,
-            Reason.MATCH_NOT_FOUND,
-            f"no match with id {match_id!r}",
-            match_id=match_id,
-        )
+        await refuse_unknown(context, match_id)
     return hosted
 
 
