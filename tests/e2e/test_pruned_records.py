@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -16,13 +17,11 @@ from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.single.server import start_server
-from medina.v1 import admin_pb2, admin_pb2_grpc, common_pb2, match_pb2
+from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, common_pb2, match_pb2
 from records.test_verify import engine_record
 
-from .rawbot import RawBot
-
-TOKEN = "organiser-secret"
-AUTH = (("authorization", f"Bearer {TOKEN}"),)
+from .rawbot import Hook, RawBot, first_legal
+from .test_workers import AUTH, TOKEN, front_process
 
 
 def test_a_pruned_record_is_not_found_by_a_running_server(tmp_path: Path) -> None:
@@ -58,8 +57,10 @@ def test_a_pruned_record_is_not_found_by_a_running_server(tmp_path: Path) -> Non
     run(main())
 
 
-def _config(seed: int) -> admin_pb2.CreateMatchRequest:
+def _config(seed: int, decision_ms: int | None = None) -> admin_pb2.CreateMatchRequest:
     config = match_pb2.MatchConfig(ruleset=common_pb2.RULESET_MEDINA_V2, players=2, seed=seed)
+    if decision_ms is not None:
+        config.time_control.decision_ms = decision_ms
     return admin_pb2.CreateMatchRequest(config=config)
 
 
@@ -109,5 +110,92 @@ def test_a_pruned_match_still_in_memory_is_not_found_either(tmp_path: Path) -> N
                 assert verify_record(read_record(Path(got.match.record_path))).ok
         finally:
             await running.stop(1)
+
+    run(main())
+
+
+def _hold_third_request(held: asyncio.Queue[arena_pb2.DecisionRequest]) -> Hook:
+    """A RawBot hook that leaves its third decision request unanswered, putting it in
+    ``held`` (the test replies when it is done): the match is mid-play until then."""
+    seen = 0
+
+    def hook(_bot: RawBot, message: arena_pb2.PlayResponse) -> bool:
+        nonlocal seen
+        if message.WhichOneof("message") != "request":
+            return False
+        seen += 1
+        if seen != 3:
+            return False
+        held.put_nowait(message.request)
+        return True
+
+    return hook
+
+
+async def _listed(stub: admin_pb2_grpc.MatchServiceAsyncStub) -> tuple[dict[str, str], int]:
+    """Every match the server lists (one page): id -> note, and the total it counts."""
+    listed = await stub.ListMatches(admin_pb2.ListMatchesRequest(), metadata=AUTH)
+    return {m.match_id: m.note for m in listed.matches}, listed.total_size
+
+
+def test_a_front_and_its_workers_forget_pruned_matches(tmp_path: Path) -> None:
+    """``serve --workers 2`` answers for pruned matches as one process does: those its
+    workers hold in memory and those it knows from the records of a worker that died
+    leave ListMatches and its count, and GetMatch answers NOT_FOUND; a match in play or
+    waiting (no outcome line) is never pruned and plays on."""
+
+    async def main() -> None:
+        async with (
+            front_process(tmp_path) as front,
+            grpc.aio.insecure_channel(front.address) as channel,
+        ):
+            stub = admin_pb2_grpc.MatchServiceStub(channel)
+            ended = await stub.CreateMatch(_config(1), metadata=AUTH)
+            await stub.AbortMatch(
+                admin_pb2.AbortMatchRequest(match_id=ended.match_id), metadata=AUTH
+            )
+            playing = await stub.CreateMatch(_config(2, decision_ms=60_000), metadata=AUTH)
+            held: asyncio.Queue[arena_pb2.DecisionRequest] = asyncio.Queue()
+            holder = RawBot(front.address, playing.tokens[0].token)
+            holder.hook = _hold_third_request(held)
+            bots = [holder, RawBot(front.address, playing.tokens[1].token)]
+            play = asyncio.gather(*(b.play() for b in bots))
+            async with asyncio.timeout(60):
+                request = await held.get()
+
+            _prune_all(tmp_path)  # the workers' own matches, one of them mid-play
+            assert (tmp_path / f"{playing.match_id}.jsonl").stat().st_size > 0
+            assert await _listed(stub) == ({playing.match_id: ""}, 1)
+            await _not_found(stub, ended.match_id)
+            holder.reply(request.request_id, first_legal(request, 0))
+            async with asyncio.timeout(60):
+                await play
+            got = await stub.GetMatch(
+                admin_pb2.GetMatchRequest(match_id=playing.match_id), metadata=AUTH
+            )
+            assert got.match.state == admin_pb2.MATCH_STATE_FINISHED
+            assert verify_record(read_record(Path(got.match.record_path))).ok
+
+            # Every worker killed: their matches are known from their records now.
+            lost = await stub.CreateMatch(_config(3), metadata=AUTH)
+            await stub.AbortMatch(
+                admin_pb2.AbortMatchRequest(match_id=lost.match_id), metadata=AUTH
+            )
+            waiting = await stub.CreateMatch(_config(4), metadata=AUTH)
+            pids = set(front.worker_pids().values())
+            for pid in pids:
+                os.kill(pid, signal.SIGKILL)
+            for pid in pids:
+                await front.wait_for(rf"match\(es\) lost with worker \d+ \(pid {pid}\)")
+            listed, total = await _listed(stub)
+            assert set(listed) == {playing.match_id, lost.match_id, waiting.match_id}
+            assert total == 3
+
+            _prune_all(tmp_path)  # the lost matches' records, but the interrupted one
+            listed, total = await _listed(stub)
+            assert list(listed) == [waiting.match_id] and total == 1
+            assert "died" in listed[waiting.match_id]
+            await _not_found(stub, lost.match_id)
+            await _not_found(stub, playing.match_id)
 
     run(main())

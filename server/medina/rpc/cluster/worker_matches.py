@@ -26,10 +26,9 @@ from ..common.listing import SORT_KEYS_METADATA, Page, SortKey, decode_keys, mer
 from ..common.match_service import (
     Admit,
     entry_summaries,
-    recorded_entries,
     recorded_page,
     refuse_ended,
-    stored_summary,
+    refuse_unknown,
 )
 from ..common.status import Reason, abort
 from .routes import Route, Routes
@@ -48,73 +47,84 @@ UNKNOWN_LOAD = 1 << 30
 
 class FrontCatalog:
     """Matches known only from their records: earlier runs' (read once at start, for every
-    worker) and those lost with a worker that died."""
+    worker) and those lost with a worker that died, in one ``Catalog`` as a single server
+    keeps its records, so that a record deleted under the server (``replay prune``) leaves
+    the listing, its count and GetMatch the same way."""
 
     def __init__(self, records_dir: Path) -> None:
         self.records_dir = records_dir
-        #: Earlier runs' records: an entry each, read back when asked (as a single server).
-        self.earlier = catalog.Catalog(records_dir)
-        #: Matches lost with a worker, with the note that says so (a few).
-        self.lost_matches: dict[str, StoredMatch] = {}
+        #: Every record the front answers for: an entry each, read back when asked.
+        self.stored = catalog.Catalog(records_dir)
+        #: The worker that died holding each interrupted lost match, for its note.
+        self._died: dict[str, str] = {}
 
     def load(self) -> None:
         """Read the records directory (before any worker runs a match)."""
-        self.earlier.load()
+        self.stored.load()
 
     def __contains__(self, match_id: object) -> bool:
-        return match_id in self.lost_matches or match_id in self.earlier
+        return match_id in self.stored
 
     def get(self, match_id: str) -> StoredMatch | None:
-        """A match known only from its record; None for any other."""
-        lost = self.lost_matches.get(match_id)
-        return lost if lost is not None else self.earlier.get(match_id)
+        """A match known only from its record; None for any other, or when its record is
+        gone (``Catalog.get``)."""
+        stored = self.stored.get(match_id)
+        if stored is None:
+            self._died.pop(match_id, None)
+            return None
+        worker = self._died.get(match_id)
+        return (
+            stored
+            if worker is None
+            else dataclasses.replace(stored, note=_died(stored.note, worker))
+        )
+
+    def gone(self, match_id: str) -> bool:
+        """Whether a match's record file is no longer there (``Catalog.gone``)."""
+        return bool(self.stored.gone([match_id]))
 
     def page(
         self, states: Set[int], token: str, size: int
-    ) -> tuple[list[tuple[SortKey, StoredMatch | catalog.Entry]], int]:
+    ) -> tuple[list[tuple[SortKey, catalog.Entry]], int]:
         """The records a ListMatches page after ``token`` can show, with their keys, and how
-        many the filter lets through (``match_service.recorded_page``); an earlier run's
-        record is only its entry, read (``summary``) if the merged page shows it."""
-        found: list[tuple[SortKey, StoredMatch | catalog.Entry]] = []
-        found.extend(recorded_entries(self.lost_matches.values(), states))
-        earlier, count = recorded_page(self.earlier, states, token, size)
-        found.extend(earlier)
-        return found, count + len(found) - len(earlier)
+        many the filter lets through (``match_service.recorded_page``); each is only its
+        entry, read (``summaries``) if the merged page shows it."""
+        return recorded_page(self.stored, states, token, size)
 
-    async def summaries(
-        self, listed: Sequence[StoredMatch | catalog.Entry]
-    ) -> list[admin_pb2.MatchSummary]:
-        """Listed records' summaries (``match_service.entry_summaries`` for entries: read
-        off the event loop)."""
-        entries = [m for m in listed if isinstance(m, catalog.Entry)]
-        read = iter(await entry_summaries(self.earlier, entries))
-        return [stored_summary(m) if isinstance(m, StoredMatch) else next(read) for m in listed]
+    async def summaries(self, listed: Sequence[catalog.Entry]) -> list[admin_pb2.MatchSummary]:
+        """Listed records' summaries (``match_service.entry_summaries``: read off the event
+        loop)."""
+        found = await entry_summaries(self.stored, listed)
+        for summary in found:
+            worker = self._died.get(summary.match_id)
+            if worker is not None:
+                summary.note = _died(summary.note, worker)
+        return found
 
     async def lost(self, match_ids: list[str], worker: str) -> None:
         """Matches of a worker that died: their records (read on a worker thread: replaying
-        an interrupted record takes a while), listed as interrupted by it."""
-        found = await asyncio.to_thread(self._inspect, match_ids, worker)
-        self.lost_matches.update(found)
+        an interrupted record takes a while) join the catalog, the interrupted ones noted as
+        interrupted by it."""
+        for stored in await asyncio.to_thread(self._inspect, match_ids, worker):
+            self.stored.add(stored)
+            if stored.state is StoredState.INTERRUPTED:
+                self._died[stored.match_id] = worker
 
-    def _inspect(self, match_ids: list[str], worker: str) -> dict[str, StoredMatch]:
-        found: dict[str, StoredMatch] = {}
+    def _inspect(self, match_ids: list[str], worker: str) -> list[StoredMatch]:
+        found: list[StoredMatch] = []
         for match_id in match_ids:
             path = self.records_dir / f"{match_id}.jsonl"
             try:
-                stored = catalog.inspect(path)
+                found.append(catalog.inspect(path))
             except OSError as exc:
                 log.warning("match %s was lost with %s; no record: %s", match_id, worker, exc)
-                continue
-            if stored.state is StoredState.INTERRUPTED:
-                said = "the server stopped"
-                note = (
-                    stored.note.replace(said, f"{worker} died", 1)
-                    if said in stored.note
-                    else f"{stored.note}; {worker} died"
-                )
-                stored = dataclasses.replace(stored, note=note)
-            found[match_id] = stored
         return found
+
+
+def _died(note: str, worker: str) -> str:
+    """An interrupted record's note, saying which worker's death interrupted it."""
+    said = "the server stopped"
+    return note.replace(said, f"{worker} died", 1) if said in note else f"{note}; {worker} died"
 
 
 class WorkerMatches:
@@ -242,11 +252,9 @@ class WorkerMatches:
             total += worker_total
         merged = merge(pages, size, total)
         # The front's own records are read for the page only; the workers' come as summaries.
-        own_items = [m for m in merged.items if isinstance(m, StoredMatch | catalog.Entry)]
+        own_items = [m for m in merged.items if isinstance(m, catalog.Entry)]
         read = iter(await self.records.summaries(own_items))
-        shown = [
-            next(read) if isinstance(m, StoredMatch | catalog.Entry) else m for m in merged.items
-        ]
+        shown = [next(read) if isinstance(m, catalog.Entry) else m for m in merged.items]
         return dataclasses.replace(merged, items=shown)
 
     def record(self, match_id: str) -> StoredMatch | None:
@@ -254,7 +262,11 @@ class WorkerMatches:
         return self.records.get(match_id)
 
     async def get(self, match_id: str, context: Context) -> admin_pb2.MatchSummary:
-        """One match, from the worker that holds it."""
+        """One match, from the worker that holds it; NOT_FOUND for one lost with its worker
+        whose record is gone (``replay prune``), as for any pruned match: nothing is left of
+        it anywhere."""
+        if self._lost_route(match_id) is not None and self.records.gone(match_id):
+            await refuse_unknown(context, match_id)
         request = matches.get_request(match_id)
 
         async def ask(w: Worker) -> admin_pb2.GetMatchResponse:
@@ -293,10 +305,17 @@ class WorkerMatches:
             await relay(context, worker, exc)
         return answer
 
-    async def refuse_lost(self, match_id: str, context: Context) -> None:
-        """UNAVAILABLE, naming the worker, for a match whose worker died."""
+    def _lost_route(self, match_id: str) -> Route | None:
+        """The route of a match whose worker died; None for any other."""
         route = self.routes.match(match_id)
         if route is not None and self.pool.find(route.slot, route.generation) is None:
+            return route
+        return None
+
+    async def refuse_lost(self, match_id: str, context: Context) -> None:
+        """UNAVAILABLE, naming the worker, for a match whose worker died."""
+        route = self._lost_route(match_id)
+        if route is not None:
             await abort(
                 context,
                 grpc.StatusCode.UNAVAILABLE,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Sequence, Set
-from typing import Any, NoReturn, Protocol, TypeVar
+from collections.abc import Awaitable, Callable, Sequence, Set
+from typing import Any, NoReturn, Protocol
 
 import grpc
 
@@ -45,7 +45,6 @@ __all__ = [
     "entry_summaries",
     "entry_summary",
     "forfeit_detail",
-    "recorded_entries",
     "recorded_page",
     "refuse_ended",
     "refuse_over",
@@ -81,24 +80,9 @@ def stored_summary(stored: StoredMatch) -> admin_pb2.MatchSummary:
     )
 
 
-class Recorded(Protocol):
-    """What the listing needs of a match known from its record (a catalog entry, or the
-    record read back)."""
-
-    @property
-    def match_id(self) -> str: ...
-    @property
-    def state(self) -> StoredState: ...
-    @property
-    def mtime(self) -> float: ...
-
-
-R = TypeVar("R", bound=Recorded)
-
-
-def recorded_key(r: Recorded) -> SortKey:
+def recorded_key(entry: Entry) -> SortKey:
     """A record's place in the listing: after this run's matches, newest file first."""
-    return (0, r.mtime, r.match_id)
+    return (0, entry.mtime, entry.match_id)
 
 
 def recorded_page(
@@ -150,14 +134,6 @@ def entry_summary(records: Catalog, entry: Entry) -> admin_pb2.MatchSummary:
             entry.mtime,
         )
     return stored_summary(stored)
-
-
-def recorded_entries(records: Iterable[R], states: Set[int]) -> list[tuple[SortKey, R]]:
-    """Records in the listing's order (after this run's matches, by file time) and filter
-    (``states`` empty: every state)."""
-    return [
-        (recorded_key(r), r) for r in records if not states or int(STORED_STATE[r.state]) in states
-    ]
 
 
 async def refuse_unknown(context: Context, match_id: str) -> NoReturn:
