@@ -27,10 +27,8 @@ from medina_client.status import status_info
 from records.test_verify import engine_record
 
 from .forfeits import check_forfeit_seat
+from .organiser import AUTH, TOKEN, organiser_server
 from .rawbot import RawBot
-
-TOKEN = "organiser-secret"
-AUTH = (("authorization", f"Bearer {TOKEN}"),)
 
 
 def config(players: int = 2) -> match_pb2.MatchConfig:
@@ -39,49 +37,40 @@ def config(players: int = 2) -> match_pb2.MatchConfig:
 
 def test_organiser_calls_create_list_get_and_abort(tmp_path: Path) -> None:
     async def main() -> None:
-        running = await start_server(
-            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN)
-        )
-        try:
-            async with grpc.aio.insecure_channel(running.address) as channel:
-                stub = admin_pb2_grpc.MatchServiceStub(channel)
-                with pytest.raises(grpc.aio.AioRpcError) as denied:
-                    await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config()))
-                assert denied.value.code() is grpc.StatusCode.UNAUTHENTICATED
-                with pytest.raises(grpc.aio.AioRpcError) as bad:
-                    await stub.CreateMatch(
-                        admin_pb2.CreateMatchRequest(config=config(players=7)), metadata=AUTH
-                    )
-                assert bad.value.code() is grpc.StatusCode.INVALID_ARGUMENT
-                assert "7 players" in (bad.value.details() or "")
-                created = await stub.CreateMatch(
-                    admin_pb2.CreateMatchRequest(config=config()), metadata=AUTH
+        async with organiser_server(tmp_path) as (running, stub):
+            with pytest.raises(grpc.aio.AioRpcError) as denied:
+                await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config()))
+            assert denied.value.code() is grpc.StatusCode.UNAUTHENTICATED
+            with pytest.raises(grpc.aio.AioRpcError) as bad:
+                await stub.CreateMatch(
+                    admin_pb2.CreateMatchRequest(config=config(players=7)), metadata=AUTH
                 )
-                assert (
-                    len(created.tokens) == 2 and created.tokens[0].token != created.tokens[1].token
-                )
-                assert created.config.time_control.decision_ms > 0  # defaults filled in
-                listed = await stub.ListMatches(admin_pb2.ListMatchesRequest(), metadata=AUTH)
-                assert [m.match_id for m in listed.matches] == [created.match_id]
-                assert listed.matches[0].state == admin_pb2.MATCH_STATE_WAITING
-                with pytest.raises(grpc.aio.AioRpcError) as missing:
-                    await stub.GetMatch(admin_pb2.GetMatchRequest(match_id="nope"), metadata=AUTH)
-                assert missing.value.code() is grpc.StatusCode.NOT_FOUND
-                bot = RawBot(running.address, created.tokens[0].token)
-                bot_task = asyncio.create_task(bot.play())
-                await bot.welcomed.wait()
-                aborted = await stub.AbortMatch(
-                    admin_pb2.AbortMatchRequest(match_id=created.match_id, reason="test"),
-                    metadata=AUTH,
-                )
-                await bot_task
-                assert aborted.match.state == admin_pb2.MATCH_STATE_ABORTED
-                assert aborted.match.result.ending != match_pb2.MATCH_ENDING_COMPLETE
-                assert bot.ended is not None
-                report = verify_record(read_record(Path(aborted.match.record_path)))
-                assert report.ok and "aborted" in report.note
-        finally:
-            await running.stop(1)
+            assert bad.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+            assert "7 players" in (bad.value.details() or "")
+            created = await stub.CreateMatch(
+                admin_pb2.CreateMatchRequest(config=config()), metadata=AUTH
+            )
+            assert len(created.tokens) == 2 and created.tokens[0].token != created.tokens[1].token
+            assert created.config.time_control.decision_ms > 0  # defaults filled in
+            listed = await stub.ListMatches(admin_pb2.ListMatchesRequest(), metadata=AUTH)
+            assert [m.match_id for m in listed.matches] == [created.match_id]
+            assert listed.matches[0].state == admin_pb2.MATCH_STATE_WAITING
+            with pytest.raises(grpc.aio.AioRpcError) as missing:
+                await stub.GetMatch(admin_pb2.GetMatchRequest(match_id="nope"), metadata=AUTH)
+            assert missing.value.code() is grpc.StatusCode.NOT_FOUND
+            bot = RawBot(running.address, created.tokens[0].token)
+            bot_task = asyncio.create_task(bot.play())
+            await bot.welcomed.wait()
+            aborted = await stub.AbortMatch(
+                admin_pb2.AbortMatchRequest(match_id=created.match_id, reason="test"),
+                metadata=AUTH,
+            )
+            await bot_task
+            assert aborted.match.state == admin_pb2.MATCH_STATE_ABORTED
+            assert aborted.match.result.ending != match_pb2.MATCH_ENDING_COMPLETE
+            assert bot.ended is not None
+            report = verify_record(read_record(Path(aborted.match.record_path)))
+            assert report.ok and "aborted" in report.note
 
     run(main())
 
@@ -174,48 +163,39 @@ async def create_matches(stub: Any, n: int) -> list[str]:
 
 def test_list_matches_pages_newest_first_and_filters_by_state(tmp_path: Path) -> None:
     async def main() -> None:
-        running = await start_server(
-            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN)
-        )
-        try:
-            async with grpc.aio.insecure_channel(running.address) as channel:
-                stub = admin_pb2_grpc.MatchServiceStub(channel)
-                ids = await create_matches(stub, 5)
-                await stub.AbortMatch(admin_pb2.AbortMatchRequest(match_id=ids[1]), metadata=AUTH)
-                seen: list[str] = []
-                token = ""
-                extra = 0
-                while True:
-                    page = await stub.ListMatches(
-                        admin_pb2.ListMatchesRequest(page_size=2, page_token=token), metadata=AUTH
-                    )
-                    assert page.total_size == 5 + extra and len(page.matches) <= 2
-                    seen += [m.match_id for m in page.matches]
-                    token = page.next_page_token
-                    if not token:
-                        break
-                    # a match created between two pages never shifts the next page
-                    await stub.CreateMatch(
-                        admin_pb2.CreateMatchRequest(config=config()), metadata=AUTH
-                    )
-                    extra += 1
-                assert seen == ids[::-1]
-                aborted = await stub.ListMatches(
-                    admin_pb2.ListMatchesRequest(states=[admin_pb2.MATCH_STATE_ABORTED]),
-                    metadata=AUTH,
+        async with organiser_server(tmp_path) as (_running, stub):
+            ids = await create_matches(stub, 5)
+            await stub.AbortMatch(admin_pb2.AbortMatchRequest(match_id=ids[1]), metadata=AUTH)
+            seen: list[str] = []
+            token = ""
+            extra = 0
+            while True:
+                page = await stub.ListMatches(
+                    admin_pb2.ListMatchesRequest(page_size=2, page_token=token), metadata=AUTH
                 )
-                assert [m.match_id for m in aborted.matches] == [ids[1]]
-                assert [s.seat for s in aborted.matches[0].seats] == [0, 1]
-                for bad, field in (
-                    (admin_pb2.ListMatchesRequest(page_size=0), "page_size 0"),
-                    (admin_pb2.ListMatchesRequest(page_token="junk"), "page_token"),
-                ):
-                    with pytest.raises(grpc.aio.AioRpcError) as refused:
-                        await stub.ListMatches(bad, metadata=AUTH)
-                    assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT
-                    assert field in (refused.value.details() or "")
-        finally:
-            await running.stop(1)
+                assert page.total_size == 5 + extra and len(page.matches) <= 2
+                seen += [m.match_id for m in page.matches]
+                token = page.next_page_token
+                if not token:
+                    break
+                # a match created between two pages never shifts the next page
+                await stub.CreateMatch(admin_pb2.CreateMatchRequest(config=config()), metadata=AUTH)
+                extra += 1
+            assert seen == ids[::-1]
+            aborted = await stub.ListMatches(
+                admin_pb2.ListMatchesRequest(states=[admin_pb2.MATCH_STATE_ABORTED]),
+                metadata=AUTH,
+            )
+            assert [m.match_id for m in aborted.matches] == [ids[1]]
+            assert [s.seat for s in aborted.matches[0].seats] == [0, 1]
+            for bad, field in (
+                (admin_pb2.ListMatchesRequest(page_size=0), "page_size 0"),
+                (admin_pb2.ListMatchesRequest(page_token="junk"), "page_token"),
+            ):
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await stub.ListMatches(bad, metadata=AUTH)
+                assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+                assert field in (refused.value.details() or "")
 
     run(main())
 
@@ -537,23 +517,16 @@ def test_list_matches_pages_through_live_matches_then_earlier_records(tmp_path: 
                 return seen
 
     async def main() -> None:
-        running = await start_server(
-            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN)
-        )
-        try:
-            async with grpc.aio.insecure_channel(running.address) as channel:
-                stub = admin_pb2_grpc.MatchServiceStub(channel)
-                ids = await create_matches(stub, 3)
-                await stub.AbortMatch(admin_pb2.AbortMatchRequest(match_id=ids[0]), metadata=AUTH)
-                assert await listing(stub) == [*ids[::-1], *by_time]
-                aborted = await listing(stub, admin_pb2.MATCH_STATE_ABORTED)
-                assert aborted == [ids[0], records[4].stem]
-                finished = await listing(stub, admin_pb2.MATCH_STATE_FINISHED)
-                assert finished == [m for m in by_time if m != records[4].stem]
-                waiting = await listing(stub, admin_pb2.MATCH_STATE_WAITING)
-                assert waiting == [ids[2], ids[1]]
-        finally:
-            await running.stop(1)
+        async with organiser_server(tmp_path) as (_running, stub):
+            ids = await create_matches(stub, 3)
+            await stub.AbortMatch(admin_pb2.AbortMatchRequest(match_id=ids[0]), metadata=AUTH)
+            assert await listing(stub) == [*ids[::-1], *by_time]
+            aborted = await listing(stub, admin_pb2.MATCH_STATE_ABORTED)
+            assert aborted == [ids[0], records[4].stem]
+            finished = await listing(stub, admin_pb2.MATCH_STATE_FINISHED)
+            assert finished == [m for m in by_time if m != records[4].stem]
+            waiting = await listing(stub, admin_pb2.MATCH_STATE_WAITING)
+            assert waiting == [ids[2], ids[1]]
 
     asyncio.run(asyncio.wait_for(main(), 30))
 
@@ -563,52 +536,41 @@ def test_long_reasons_are_refused_and_long_ids_are_answered_readably(tmp_path: P
     # one of megabytes made those answers larger than gRPC sends, for good. An id echoed
     # whole in an error made its trailers larger than a client accepts.
     async def main() -> None:
-        running = await start_server(
-            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN)
-        )
-        try:
-            async with grpc.aio.insecure_channel(running.address) as channel:
-                stub = admin_pb2_grpc.MatchServiceStub(channel)
-                made = await stub.CreateMatch(
-                    admin_pb2.CreateMatchRequest(config=config()), metadata=AUTH
-                )
-                long = "x" * 501
-                for call in (
-                    stub.ForfeitSeat(
-                        admin_pb2.ForfeitSeatRequest(match_id=made.match_id, seat=0, reason=long),
-                        metadata=AUTH,
-                    ),
-                    stub.AbortMatch(
-                        admin_pb2.AbortMatchRequest(match_id=made.match_id, reason=long),
-                        metadata=AUTH,
-                    ),
-                ):
-                    with pytest.raises(grpc.aio.AioRpcError) as refused:
-                        await call
-                    assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT
-                    assert "reason is 501 characters long; at most 500" in str(
-                        refused.value.details()
-                    )
-                    info = status_info(refused.value.trailing_metadata())
-                    assert info.reason == "REQUEST_INVALID"
-                ended = await stub.AbortMatch(
-                    admin_pb2.AbortMatchRequest(match_id=made.match_id, reason="y" * 500),
+        async with organiser_server(tmp_path) as (_running, stub):
+            made = await stub.CreateMatch(
+                admin_pb2.CreateMatchRequest(config=config()), metadata=AUTH
+            )
+            long = "x" * 501
+            for call in (
+                stub.ForfeitSeat(
+                    admin_pb2.ForfeitSeatRequest(match_id=made.match_id, seat=0, reason=long),
                     metadata=AUTH,
-                )
-                assert all(s.detail.startswith("y" * 500) for s in ended.match.result.seats)
-                listed = await stub.ListMatches(admin_pb2.ListMatchesRequest(), metadata=AUTH)
-                assert [m.match_id for m in listed.matches] == [made.match_id]
-                for unknown in ("z" * 5000, "z" * 200_000):
-                    with pytest.raises(grpc.aio.AioRpcError) as missing:
-                        await stub.GetMatch(
-                            admin_pb2.GetMatchRequest(match_id=unknown), metadata=AUTH
-                        )
-                    assert missing.value.code() is grpc.StatusCode.NOT_FOUND, missing.value
-                    info = status_info(missing.value.trailing_metadata())
-                    assert info.reason == "MATCH_NOT_FOUND"
-                    assert len(info.metadata["match_id"]) == status.MAX_METADATA_CHARS
-                    assert len(missing.value.details() or "") <= status.MAX_MESSAGE_CHARS
-        finally:
-            await running.stop(1)
+                ),
+                stub.AbortMatch(
+                    admin_pb2.AbortMatchRequest(match_id=made.match_id, reason=long),
+                    metadata=AUTH,
+                ),
+            ):
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await call
+                assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+                assert "reason is 501 characters long; at most 500" in str(refused.value.details())
+                info = status_info(refused.value.trailing_metadata())
+                assert info.reason == "REQUEST_INVALID"
+            ended = await stub.AbortMatch(
+                admin_pb2.AbortMatchRequest(match_id=made.match_id, reason="y" * 500),
+                metadata=AUTH,
+            )
+            assert all(s.detail.startswith("y" * 500) for s in ended.match.result.seats)
+            listed = await stub.ListMatches(admin_pb2.ListMatchesRequest(), metadata=AUTH)
+            assert [m.match_id for m in listed.matches] == [made.match_id]
+            for unknown in ("z" * 5000, "z" * 200_000):
+                with pytest.raises(grpc.aio.AioRpcError) as missing:
+                    await stub.GetMatch(admin_pb2.GetMatchRequest(match_id=unknown), metadata=AUTH)
+                assert missing.value.code() is grpc.StatusCode.NOT_FOUND, missing.value
+                info = status_info(missing.value.trailing_metadata())
+                assert info.reason == "MATCH_NOT_FOUND"
+                assert len(info.metadata["match_id"]) == status.MAX_METADATA_CHARS
+                assert len(missing.value.details() or "") <= status.MAX_MESSAGE_CHARS
 
     run(main())

@@ -15,11 +15,10 @@ from bounded import run
 from medina.cli import main as cli
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
-from medina.rpc.common.config import ServerConfig
-from medina.rpc.single.server import start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, common_pb2, match_pb2
 from records.test_verify import engine_record
 
+from .organiser import organiser_server
 from .rawbot import Hook, RawBot, first_legal
 from .test_workers import AUTH, TOKEN, front_process
 
@@ -31,28 +30,19 @@ def test_a_pruned_record_is_not_found_by_a_running_server(tmp_path: Path) -> Non
     os.utime(old, (now - 30 * 86_400, now - 30 * 86_400))
 
     async def main() -> None:
-        running = await start_server(
-            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN)
-        )
-        try:
-            async with grpc.aio.insecure_channel(running.address) as channel:
-                stub = admin_pb2_grpc.MatchServiceStub(channel)
-                listed = await stub.ListMatches(admin_pb2.ListMatchesRequest(), metadata=AUTH)
-                assert {m.match_id for m in listed.matches} == {old.stem, kept.stem}
-                found = await stub.GetMatch(
-                    admin_pb2.GetMatchRequest(match_id=old.stem), metadata=AUTH
-                )
-                assert found.match.from_record  # read, and cached by the server
-                assert cli(["replay", "prune", str(tmp_path), "--older-than-days", "7"]) == 0
-                assert not old.exists()
-                listed = await stub.ListMatches(admin_pb2.ListMatchesRequest(), metadata=AUTH)
-                assert [m.match_id for m in listed.matches] == [kept.stem]
-                assert listed.total_size == 1
-                with pytest.raises(grpc.aio.AioRpcError) as gone:
-                    await stub.GetMatch(admin_pb2.GetMatchRequest(match_id=old.stem), metadata=AUTH)
-                assert gone.value.code() is grpc.StatusCode.NOT_FOUND
-        finally:
-            await running.stop(1)
+        async with organiser_server(tmp_path, TOKEN) as (_running, stub):
+            listed = await stub.ListMatches(admin_pb2.ListMatchesRequest(), metadata=AUTH)
+            assert {m.match_id for m in listed.matches} == {old.stem, kept.stem}
+            found = await stub.GetMatch(admin_pb2.GetMatchRequest(match_id=old.stem), metadata=AUTH)
+            assert found.match.from_record  # read, and cached by the server
+            assert cli(["replay", "prune", str(tmp_path), "--older-than-days", "7"]) == 0
+            assert not old.exists()
+            listed = await stub.ListMatches(admin_pb2.ListMatchesRequest(), metadata=AUTH)
+            assert [m.match_id for m in listed.matches] == [kept.stem]
+            assert listed.total_size == 1
+            with pytest.raises(grpc.aio.AioRpcError) as gone:
+                await stub.GetMatch(admin_pb2.GetMatchRequest(match_id=old.stem), metadata=AUTH)
+            assert gone.value.code() is grpc.StatusCode.NOT_FOUND
 
     run(main())
 
@@ -82,34 +72,27 @@ def test_a_pruned_match_still_in_memory_is_not_found_either(tmp_path: Path) -> N
     for its bots (a record without an outcome line) is kept and plays on."""
 
     async def main() -> None:
-        running = await start_server(
-            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token=TOKEN)
-        )
-        try:
-            async with grpc.aio.insecure_channel(running.address) as channel:
-                stub = admin_pb2_grpc.MatchServiceStub(channel)
-                ended = await stub.CreateMatch(_config(1), metadata=AUTH)
-                await stub.AbortMatch(
-                    admin_pb2.AbortMatchRequest(match_id=ended.match_id), metadata=AUTH
-                )
-                waiting = await stub.CreateMatch(_config(2), metadata=AUTH)
-                _prune_all(tmp_path)
-                assert not (tmp_path / f"{ended.match_id}.jsonl").exists()
-                listed = await stub.ListMatches(admin_pb2.ListMatchesRequest(), metadata=AUTH)
-                assert [m.match_id for m in listed.matches] == [waiting.match_id]
-                assert listed.total_size == 1
-                await _not_found(stub, ended.match_id)
-                bots = [RawBot(running.address, t.token) for t in waiting.tokens]
-                async with asyncio.timeout(60):
-                    await asyncio.gather(*(b.play() for b in bots))
-                assert all(b.ended is not None for b in bots)
-                got = await stub.GetMatch(
-                    admin_pb2.GetMatchRequest(match_id=waiting.match_id), metadata=AUTH
-                )
-                assert got.match.state == admin_pb2.MATCH_STATE_FINISHED
-                assert verify_record(read_record(Path(got.match.record_path))).ok
-        finally:
-            await running.stop(1)
+        async with organiser_server(tmp_path, TOKEN) as (running, stub):
+            ended = await stub.CreateMatch(_config(1), metadata=AUTH)
+            await stub.AbortMatch(
+                admin_pb2.AbortMatchRequest(match_id=ended.match_id), metadata=AUTH
+            )
+            waiting = await stub.CreateMatch(_config(2), metadata=AUTH)
+            _prune_all(tmp_path)
+            assert not (tmp_path / f"{ended.match_id}.jsonl").exists()
+            listed = await stub.ListMatches(admin_pb2.ListMatchesRequest(), metadata=AUTH)
+            assert [m.match_id for m in listed.matches] == [waiting.match_id]
+            assert listed.total_size == 1
+            await _not_found(stub, ended.match_id)
+            bots = [RawBot(running.address, t.token) for t in waiting.tokens]
+            async with asyncio.timeout(60):
+                await asyncio.gather(*(b.play() for b in bots))
+            assert all(b.ended is not None for b in bots)
+            got = await stub.GetMatch(
+                admin_pb2.GetMatchRequest(match_id=waiting.match_id), metadata=AUTH
+            )
+            assert got.match.state == admin_pb2.MATCH_STATE_FINISHED
+            assert verify_record(read_record(Path(got.match.record_path))).ok
 
     run(main())
 
