@@ -26,7 +26,7 @@ from medina_client.bots import RandomBot
 from medina_client.ladder import LadderOptions, play_ladder, seat_player
 from sqlalchemy import Engine, event
 
-from .test_lobby_faults import CONFIG, TOKEN, add, auth, hello, refusal, run, until
+from .test_lobby_faults import CONFIG, TOKEN, add, auth, hello, refusal, run, serving, until
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -57,88 +57,75 @@ def test_results_held_while_the_database_cannot_be_written_are_rated_in_order_on
     caplog.set_level(logging.INFO, logger="medina.ladder")
 
     async def scenario() -> None:
-        ladder = await start_ladder(
-            LadderServerConfig(
-                db=str(tmp_path / "ladder.db"),
-                port=0,
-                records_dir=tmp_path / "rec",
-                organiser_token=TOKEN,
-                ladder=CONFIG,
-            )
-        )
-        address = f"127.0.0.1:{ladder.port}"
-        channel = grpc.aio.insecure_channel(address)
-        stub = ladder_pb2_grpc.LadderServiceStub(channel)
-        switch = WriteSwitch(ladder.store.engine)
-        keys = [await add(stub, name) for name in ("a", "b", "late")]
-        in_play: set[str] = set()
-        flipped: list[bool] = []
-        ended: list[ladder_pb2.LadderMatchEnded] = []
-        inner = seat_player(lambda: RandomBot(1), None)
+        async with serving(str(tmp_path / "ladder.db"), tmp_path) as (ladder, address, stub):
+            switch = WriteSwitch(ladder.store.engine)
+            keys = [await add(stub, name) for name in ("a", "b", "late")]
+            in_play: set[str] = set()
+            flipped: list[bool] = []
+            ended: list[ladder_pb2.LadderMatchEnded] = []
+            inner = seat_player(lambda: RandomBot(1), None)
 
-        async def play(assigned: ladder_pb2.MatchAssigned) -> None:
-            in_play.add(assigned.match_id)
-            if len(in_play) == 2 and not flipped:
-                # Both of a's matches were stored running and neither has ended.
-                flipped.append(True)
-                switch.readonly = True
-            try:
-                await inner(assigned)
-            finally:
-                in_play.discard(assigned.match_id)
+            async def play(assigned: ladder_pb2.MatchAssigned) -> None:
+                in_play.add(assigned.match_id)
+                if len(in_play) == 2 and not flipped:
+                    # Both of a's matches were stored running and neither has ended.
+                    flipped.append(True)
+                    switch.readonly = True
+                try:
+                    await inner(assigned)
+                finally:
+                    in_play.discard(assigned.match_id)
 
-        leave = asyncio.Event()
-        two = LadderOptions(max_matches=2)
-        players = [
-            asyncio.create_task(play_ladder(play, address, keys[0], two, leave=leave)),
-            asyncio.create_task(
-                play_ladder(
-                    seat_player(lambda: RandomBot(2), None),
-                    address,
-                    keys[1],
-                    two,
-                    leave=leave,
-                    on_result=ended.append,
-                )
-            ),
-        ]
-        try:
-            # Both matches end while the database refuses: their results are held.
-            await until(lambda: switch.readonly and not ladder.ladder.running, 60)
-            held = [h.running.mid for h in ladder.ladder.held]
-            assert len(held) == 2 and all(h.aborted is None for h in ladder.ladder.held)
-            assert ladder.store.counts().get("running") == 2  # "in play" while held
-            told = len(ended)  # b is told their ends once they are stored
-            formed = ladder.ladder.formed
-            # The matchmaker backs off (its wait doubling, up to 5 s) and forms
-            # nothing; a bot joining is refused with the problem named.
-            await until(lambda: ladder.ladder.outage.retry_s >= 4 * CONFIG.tick_s, 30)
-            code, reason = await refusal(stub.Lobby(iter([hello()]), metadata=auth(keys[2])))
-            assert (code, reason) == (grpc.StatusCode.UNAVAILABLE, "LADDER_UNAVAILABLE")
-            assert ladder.ladder.formed == formed and len(ended) == told
-            failures = ladder.ladder.outage.failures
-            assert failures >= 3
-            logged = ladder_records(caplog)
-            errors = [r for r in logged if r.levelno >= logging.ERROR]
-            assert len(errors) == 1, [r.getMessage() for r in errors]
-            assert "attempt to write a readonly database" in errors[0].getMessage()
-            assert not any(r.exc_info for r in logged)
-
-            switch.readonly = False
-            await until(lambda: not ladder.ladder.held and ladder.ladder.formed > formed, 30)
-            warnings = [
-                r.getMessage()
-                for r in ladder_records(caplog)
-                if "can be written again" in r.getMessage()
+            leave = asyncio.Event()
+            two = LadderOptions(max_matches=2)
+            players = [
+                asyncio.create_task(play_ladder(play, address, keys[0], two, leave=leave)),
+                asyncio.create_task(
+                    play_ladder(
+                        seat_player(lambda: RandomBot(2), None),
+                        address,
+                        keys[1],
+                        two,
+                        leave=leave,
+                        on_result=ended.append,
+                    )
+                ),
             ]
-            assert len(warnings) == 1 and "2 held match end(s) stored" in warnings[0]
-            assert len([r for r in ladder_records(caplog) if r.levelno >= logging.ERROR]) == 1
-            assert len(ended) >= told + 2 and all(e.rated for e in ended[told : told + 2])
-        finally:
-            leave.set()
-            await asyncio.gather(*players)
-            await channel.close()
-            await ladder.stop()
+            try:
+                # Both matches end while the database refuses: their results are held.
+                await until(lambda: switch.readonly and not ladder.ladder.running, 60)
+                held = [h.running.mid for h in ladder.ladder.held]
+                assert len(held) == 2 and all(h.aborted is None for h in ladder.ladder.held)
+                assert ladder.store.counts().get("running") == 2  # "in play" while held
+                told = len(ended)  # b is told their ends once they are stored
+                formed = ladder.ladder.formed
+                # The matchmaker backs off (its wait doubling, up to 5 s) and forms
+                # nothing; a bot joining is refused with the problem named.
+                await until(lambda: ladder.ladder.outage.retry_s >= 4 * CONFIG.tick_s, 30)
+                code, reason = await refusal(stub.Lobby(iter([hello()]), metadata=auth(keys[2])))
+                assert (code, reason) == (grpc.StatusCode.UNAVAILABLE, "LADDER_UNAVAILABLE")
+                assert ladder.ladder.formed == formed and len(ended) == told
+                failures = ladder.ladder.outage.failures
+                assert failures >= 3
+                logged = ladder_records(caplog)
+                errors = [r for r in logged if r.levelno >= logging.ERROR]
+                assert len(errors) == 1, [r.getMessage() for r in errors]
+                assert "attempt to write a readonly database" in errors[0].getMessage()
+                assert not any(r.exc_info for r in logged)
+
+                switch.readonly = False
+                await until(lambda: not ladder.ladder.held and ladder.ladder.formed > formed, 30)
+                warnings = [
+                    r.getMessage()
+                    for r in ladder_records(caplog)
+                    if "can be written again" in r.getMessage()
+                ]
+                assert len(warnings) == 1 and "2 held match end(s) stored" in warnings[0]
+                assert len([r for r in ladder_records(caplog) if r.levelno >= logging.ERROR]) == 1
+                assert len(ended) >= told + 2 and all(e.rated for e in ended[told : told + 2])
+            finally:
+                leave.set()
+                await asyncio.gather(*players)
         store = ladder.store
         rows = {m.id: m for m in store.matches()}
         # Rated once each, in the order their matches ended.

@@ -6,15 +6,12 @@ import asyncio
 import sys
 from pathlib import Path
 
-import grpc
 import pytest
 from medina.ladder.house import drain_house
-from medina.ladder.serve import LadderServerConfig, start_ladder
-from medina.v1 import ladder_pb2_grpc
 from medina_client.bots import RandomBot
 from medina_client.ladder import play_ladder, seat_player
 
-from .test_lobby_faults import CONFIG, TOKEN, add, run, until, until_finished
+from .test_lobby_faults import add, run, serving, until, until_finished
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -32,50 +29,37 @@ def test_a_stopping_ladder_forms_no_match_while_its_house_bots_finish(tmp_path: 
     # new matches all the while the house bots finished theirs (up to 30 s), and each was
     # aborted when the ladder stopped.
     async def scenario() -> tuple[list[int], int]:
-        ladder = await start_ladder(
-            LadderServerConfig(
-                db=str(tmp_path / "ladder.db"),
-                port=0,
-                records_dir=tmp_path / "rec",
-                organiser_token=TOKEN,
-                ladder=CONFIG,
+        async with serving(str(tmp_path / "ladder.db"), tmp_path) as (ladder, address, stub):
+            leave = asyncio.Event()
+            players = [
+                asyncio.create_task(
+                    play_ladder(seat_player(lambda: RandomBot(1), None), address, key, leave=leave)
+                )
+                for key in [await add(stub, f"visitor-{i}") for i in range(2)]
+            ]
+            house = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-c",
+                LINGERING,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
             )
-        )
-        address = f"127.0.0.1:{ladder.port}"
-        channel = grpc.aio.insecure_channel(address)
-        stub = ladder_pb2_grpc.LadderServiceStub(channel)
-        leave = asyncio.Event()
-        players = [
-            asyncio.create_task(
-                play_ladder(seat_player(lambda: RandomBot(1), None), address, key, leave=leave)
-            )
-            for key in [await add(stub, f"visitor-{i}") for i in range(2)]
-        ]
-        house = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-c",
-            LINGERING,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-        )
-        assert house.stdin is not None and house.stdout is not None
-        try:
-            await until_finished(ladder, 1)
-            assert await house.stdout.readline() == b"ready\n"
-            drain = asyncio.create_task(drain_house(ladder.ladder, [house]))
-            await until(lambda: not ladder.ladder.running)  # the visitors' match ended
-            before = ladder.ladder.formed
-            formed = await ladder.ladder.form_matches()  # both visitors idle and connected
-            house.stdin.close()
-            await drain
-            return formed, ladder.ladder.formed - before
-        finally:
-            if house.returncode is None:
-                house.kill()
-                await house.wait()
-            leave.set()
-            await asyncio.gather(*players)
-            await channel.close()
-            await ladder.stop()
+            assert house.stdin is not None and house.stdout is not None
+            try:
+                await until_finished(ladder, 1)
+                assert await house.stdout.readline() == b"ready\n"
+                drain = asyncio.create_task(drain_house(ladder.ladder, [house]))
+                await until(lambda: not ladder.ladder.running)  # the visitors' match ended
+                before = ladder.ladder.formed
+                formed = await ladder.ladder.form_matches()  # both visitors idle and connected
+                house.stdin.close()
+                await drain
+                return formed, ladder.ladder.formed - before
+            finally:
+                if house.returncode is None:
+                    house.kill()
+                    await house.wait()
+                leave.set()
+                await asyncio.gather(*players)
 
     assert run(scenario) == ([], 0)
