@@ -169,7 +169,7 @@ def test_a_front_and_its_workers_forget_pruned_matches(tmp_path: Path) -> None:
             for pid in pids:
                 os.kill(pid, signal.SIGKILL)
             for pid in pids:
-                await front.wait_for(rf"match\(es\) lost with worker \d+ \(pid {pid}\)")
+                await front.wait_for(rf"worker \d+ \(pid {pid}\) died with \d+ match\(es\)")
             listed, total = await _listed(stub)
             assert set(listed) == {playing.match_id, lost.match_id, waiting.match_id}
             assert total == 3

@@ -334,7 +334,9 @@ def test_a_killed_worker_is_reported_and_replaced(tmp_path: Path) -> None:
                 status, details = await play_status(front.address, lost.tokens[0].token)
                 assert status is grpc.StatusCode.UNAVAILABLE and name in details
                 # Its record is an interrupted one, as after a crash.
-                await front.wait_for(rf"1 match\(es\) lost with {re.escape(name)}")
+                await front.wait_for(
+                    rf"{re.escape(name)} died with 1 match\(es\) waiting or in play"
+                )
                 got = await stub.GetMatch(
                     admin_pb2.GetMatchRequest(match_id=lost.match_id), metadata=AUTH
                 )

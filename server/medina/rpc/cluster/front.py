@@ -286,9 +286,14 @@ async def start_front(
     tasks: set[asyncio.Task[None]] = set()
 
     async def listed(held: list[str], name: str) -> None:
-        await records.lost(held, name)
+        interrupted = await records.lost(held, name)
+        # Most of the matches a worker ever held had ended: only those in play were lost.
         log.error(
-            "%d match(es) lost with %s; their records are listed as interrupted", len(held), name
+            "%s died with %d match(es) waiting or in play, now listed as interrupted from "
+            "their records (of the %d match(es) it held)",
+            name,
+            interrupted,
+            len(held),
         )
 
     def lost(worker: Worker) -> None:

@@ -101,14 +101,17 @@ class FrontCatalog:
                 summary.note = _died(summary.note, worker)
         return found
 
-    async def lost(self, match_ids: list[str], worker: str) -> None:
+    async def lost(self, match_ids: list[str], worker: str) -> int:
         """Matches of a worker that died: their records (read on a worker thread: replaying
         an interrupted record takes a while) join the catalog, the interrupted ones noted as
-        interrupted by it."""
+        interrupted by it; how many were."""
+        interrupted = 0
         for stored in await asyncio.to_thread(self._inspect, match_ids, worker):
             self.stored.add(stored)
             if stored.state is StoredState.INTERRUPTED:
                 self._died[stored.match_id] = worker
+                interrupted += 1
+        return interrupted
 
     def _inspect(self, match_ids: list[str], worker: str) -> list[StoredMatch]:
         found: list[StoredMatch] = []
