@@ -597,7 +597,10 @@ def _bots_revoke(args: argparse.Namespace) -> int:
         store.revoke(args.name)
     except StoreError as exc:
         raise CommandError(str(exc)) from None
-    print(f"bot {args.name!r}: key revoked (its lobby streams end within a lease renewal)")
+    print(
+        f"bot {args.name!r}: key revoked (its lobby streams end within a second, and its "
+        "matches in play are called off unrated)"
+    )
     return 0
 
 
