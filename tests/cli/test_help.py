@@ -1,12 +1,14 @@
 """What ``medina-arena match --help`` and ``check-bot --help`` say a bot's command gets
-matches what ``launch.botproc`` does with it."""
+matches what ``launch.botproc`` does with it, and every command's help names only what it has."""
 
 from __future__ import annotations
 
+import argparse
+import re
 from pathlib import Path
 
 import pytest
-from medina.cli import main
+from medina.cli import build_parser, main
 from medina.launch.botproc import bot_argv
 
 
@@ -32,3 +34,40 @@ def test_the_help_puts_the_token_in_the_environment_not_on_the_command_line(
 def test_the_check_bot_guide_tells_authors_to_read_the_token_from_the_environment() -> None:
     guide = (Path(__file__).resolve().parents[2] / "docs" / "check-bot.md").read_text()
     assert "`--token`" not in guide and "`MEDINA_TOKEN`" in guide
+
+
+def leaf_parsers(
+    parser: argparse.ArgumentParser, name: str = "medina-arena"
+) -> list[tuple[str, argparse.ArgumentParser]]:
+    """Every command's parser, by its full name (``medina-arena tournament run``)."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        return [(name, parser)]
+    choices: dict[str, argparse.ArgumentParser] = subs[0].choices
+    return [leaf for sub, p in choices.items() for leaf in leaf_parsers(p, f"{name} {sub}")]
+
+
+def test_a_commands_help_names_only_options_it_has() -> None:
+    # `match --help` once said its viewer listened on "--host" by default: match has no --host.
+    wrong = []
+    for name, parser in leaf_parsers(build_parser()):
+        own = {o for a in parser._actions for o in a.option_strings}
+        described = parser.format_help().split("options:", 1)[1]  # past the usage
+        named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", described))
+        wrong += [f"{name}: {option}" for option in sorted(named - own)]
+    assert wrong == []
+
+
+@pytest.mark.parametrize(
+    ("command", "starts_bots"),
+    [(["match"], True), (["tournament", "run"], True), (["tournament", "worker"], True),
+     (["web"], False)],
+)  # fmt: skip
+def test_only_commands_that_start_bots_say_their_bots_get_the_tls_files(
+    command: list[str], starts_bots: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "dial --server over TLS" in text
+    assert ("the bots started get them too" in text) is starts_bots

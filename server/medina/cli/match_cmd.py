@@ -96,7 +96,7 @@ def add_parser(sub: Any) -> None:
         "(MATCH.seatN.log), with --server too",
     )
     p.add_argument("--quiet", action="store_true", help="no progress lines")
-    add_http_options(p)
+    add_http_options(p, default_host="127.0.0.1")  # the local server's address
     p.add_argument(
         "--linger-s",
         type=float,

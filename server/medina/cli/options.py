@@ -173,11 +173,13 @@ def server_tls(args: argparse.Namespace) -> ServerTls:
     return ServerTls(cert, key, client_ca)
 
 
-def add_client_tls_options(p: argparse.ArgumentParser) -> None:
+def add_client_tls_options(p: argparse.ArgumentParser, starts_bots: bool = True) -> None:
     """--tls-ca, --tls-cert and --tls-key of an organiser's command that dials ``--server``
-    (``match``, ``tournament run``/``worker``, ``web``): the SDK's options, the same meaning."""
+    (``match``, ``tournament run``/``worker``, ``web``): the SDK's options, the same meaning.
+    ``starts_bots``: the command starts bot processes, which are given the same files."""
+    what = "dial --server over TLS (a `serve --tls-cert ...`)"
     g = p.add_argument_group(
-        "TLS", "dial --server over TLS (a `serve --tls-cert ...`); the bots started get them too"
+        "TLS", what + ("; the bots started get them too" if starts_bots else "")
     )
     g.add_argument("--tls-ca", metavar="FILE", help="CA (PEM) that signed the server's certificate")
     g.add_argument(

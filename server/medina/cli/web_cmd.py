@@ -80,7 +80,7 @@ def add_parser(sub: Any) -> None:
         default=os.environ.get("MEDINA_ORGANISER_TOKEN"),
         help="organiser token of --server, if it asks for one (env MEDINA_ORGANISER_TOKEN)",
     )
-    add_client_tls_options(p)
+    add_client_tls_options(p, starts_bots=False)
     p.set_defaults(run=run)
 
 
@@ -244,8 +244,10 @@ def _games_by_bot(results: list[GameRow]) -> dict[str, tuple[BotGame, ...]]:
     return {bot: tuple(games) for bot, games in out.items()}
 
 
-def add_http_options(p: argparse.ArgumentParser) -> None:
-    """``--http PORT`` and ``--http-host`` for commands that run a server."""
+def add_http_options(p: argparse.ArgumentParser, default_host: str = "--host") -> None:
+    """``--http PORT`` and ``--http-host`` for commands that run a server; ``default_host``
+    is what the help names as the viewer's address without ``--http-host`` (an option of the
+    command, or the address itself for a command without ``--host``)."""
     p.add_argument(
         "--http",
         type=int,
@@ -253,7 +255,7 @@ def add_http_options(p: argparse.ArgumentParser) -> None:
         help="also serve the web viewer (matches, live pages, replays, /metrics) on this "
         "port (0: any free port); read-only",
     )
-    p.add_argument("--http-host", help="listen address of the viewer (default: --host)")
+    p.add_argument("--http-host", help=f"listen address of the viewer (default: {default_host})")
 
 
 async def start_viewer(
