@@ -48,6 +48,10 @@ def test_one_server_plays_continuously_and_charges_faults(
         nodebot = bots.node(node, "node-1", server.address, keys["node-1"])
         bots.stdio("awk-1", server.address, keys["awk-1"])
         wait_until(lambda: finished(store) >= 12, 150, "12 finished ladder matches")
+        # A bot that names no version is rated on the version-less line, as the SDK's and
+        # the Node bot's are (the stdio bridge sent "0").
+        versions = {x.bot: x.version for x in store.lines()}
+        assert versions == {"py-1": "", "py-2": "v2", "node-1": "node-1", "awk-1": ""}
         kinds = {m.players for m in store.matches() if m.status == "finished"}
         assert kinds == {2, 4}, "the offer mix is kept"
         # Both clients print a line per match with the bot's rating after it.

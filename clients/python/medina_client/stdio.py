@@ -459,7 +459,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--name", help="bot name shown in results (default: the program's or script's name)"
     )
-    p.add_argument("--bot-version", default="0", help="bot version sent in the handshake")
+    p.add_argument(
+        "--bot-version",
+        default="",
+        help="bot version sent in the handshake; on a ladder, the version to rate (a new one "
+        "starts a new rating line; default: none, as the SDK's and the Node bot's)",
+    )
     p.add_argument("--no-legal-actions", action="store_true", help="ask the server to omit them")
     p.add_argument(
         "--updates",
