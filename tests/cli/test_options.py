@@ -56,3 +56,33 @@ def test_match_names_a_bad_player_count_before_the_bot_commands(
     err = capsys.readouterr().err
     assert "does not support 5 players: supported counts are 2, 3, 4" in err
     assert "--bot" not in err
+
+
+ORGANISER_COMMANDS = [
+    ["serve"],
+    ["match", "--bot", "x", "--bot", "y"],
+    ["web", "--records", "r"],
+    ["tournament", "run", "cup.toml"],
+    ["tournament", "worker", "--db", "w.db"],
+    ["ladder", "serve", "--db", "l.db"],
+]
+
+
+@pytest.mark.parametrize("argv", ORGANISER_COMMANDS, ids=lambda a: " ".join(a[:2]))
+def test_an_empty_organiser_token_is_refused_not_taken_for_none(
+    argv: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `--organiser-token "$MEDINA_ORGANISER_TOKEN"` with the variable unset: a token was meant.
+    monkeypatch.delenv("MEDINA_ORGANISER_TOKEN", raising=False)
+    with pytest.raises(SystemExit) as given:
+        main([*argv, "--organiser-token", ""])
+    assert given.value.code == 2
+    assert "the organiser token is empty" in capsys.readouterr().err
+    # The variable set to nothing is the same mistake; left out, there is no token.
+    monkeypatch.setenv("MEDINA_ORGANISER_TOKEN", "")
+    with pytest.raises(SystemExit) as from_env:
+        main(argv)
+    assert from_env.value.code == 2
+    assert "MEDINA_ORGANISER_TOKEN set to nothing" in capsys.readouterr().err
+    monkeypatch.delenv("MEDINA_ORGANISER_TOKEN")
+    assert build_parser().parse_args(argv).organiser_token is None

@@ -34,6 +34,7 @@ from medina.wire.shared.tls import ClientTls, TlsFileError, client_tls, names, n
 from . import event_loop, ladder_demo, open_files
 from .errors import CommandError
 from .options import (
+    add_organiser_token_option,
     add_records_reserve_option,
     add_server_tls_options,
     is_loopback,
@@ -91,11 +92,7 @@ def add_parser(sub: Any) -> None:
     serve.add_argument(
         "--arena-tls-key", metavar="FILE", help="with --arena: the key of --arena-tls-cert"
     )
-    serve.add_argument(
-        "--organiser-token",
-        default=os.environ.get("MEDINA_ORGANISER_TOKEN"),
-        help="bearer token for account calls and the arena (env MEDINA_ORGANISER_TOKEN)",
-    )
+    add_organiser_token_option(serve, "bearer token for account calls and the arena")
     serve.add_argument(
         "--offer",
         action="append",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import shlex
 import sys
 from collections.abc import Awaitable, Callable, Iterable
@@ -43,6 +42,7 @@ from .errors import CommandError
 from .options import (
     add_client_tls_options,
     add_match_options,
+    add_organiser_token_option,
     add_sandbox_options,
     check_players,
     client_tls_from_args,
@@ -83,11 +83,7 @@ def add_parser(sub: Any) -> None:
         f"ones (default {DEFAULT_CONNECT_TIMEOUT_MS}; give an open seat more)",
     )
     p.add_argument("--server", help="use a running server at HOST:PORT instead of starting one")
-    p.add_argument(
-        "--organiser-token",
-        default=os.environ.get("MEDINA_ORGANISER_TOKEN"),
-        help="organiser token of --server (env MEDINA_ORGANISER_TOKEN)",
-    )
+    add_organiser_token_option(p, "organiser token of --server")
     add_client_tls_options(p)
     p.add_argument(
         "--records",

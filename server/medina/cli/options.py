@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,6 +172,32 @@ def server_tls(args: argparse.Namespace) -> ServerTls:
     except TlsFileError as exc:
         raise CommandError(str(exc)) from None
     return ServerTls(cert, key, client_ca)
+
+
+#: The environment variable ``--organiser-token`` defaults to.
+TOKEN_ENV = "MEDINA_ORGANISER_TOKEN"
+
+
+def _token(value: str) -> str:
+    """An organiser token as given: an empty one is a mistake (``--organiser-token
+    "$MEDINA_ORGANISER_TOKEN"`` with the variable unset), never "no token"."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError(
+            f"the organiser token is empty (the option, or {TOKEN_ENV} set to nothing): give "
+            f"the token, or leave both out for none"
+        )
+    return value
+
+
+def add_organiser_token_option(p: argparse.ArgumentParser, text: str) -> None:
+    """``--organiser-token``, defaulting to ``MEDINA_ORGANISER_TOKEN``; absent (None) when
+    neither is given, refused when empty."""
+    p.add_argument(
+        "--organiser-token",
+        type=_token,
+        default=os.environ.get(TOKEN_ENV),
+        help=f"{text} (env {TOKEN_ENV})",
+    )
 
 
 def add_client_tls_options(p: argparse.ArgumentParser, starts_bots: bool = True) -> None:

@@ -21,6 +21,7 @@ from medina.rpc.single.server import RunningServer, serve_forever
 from . import event_loop, open_files
 from .errors import CommandError
 from .options import (
+    add_organiser_token_option,
     add_records_reserve_option,
     add_server_tls_options,
     is_loopback,
@@ -39,11 +40,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--port", type=int, default=50051, help="listen port (0: any free port)")
     p.add_argument("--records", default="records", help="directory for match records")
     add_records_reserve_option(p)
-    p.add_argument(
-        "--organiser-token",
-        default=os.environ.get("MEDINA_ORGANISER_TOKEN"),
-        help="require this bearer token for organiser calls (env MEDINA_ORGANISER_TOKEN)",
-    )
+    add_organiser_token_option(p, "require this bearer token for organiser calls")
     p.add_argument(
         "--open-admin",
         action="store_true",

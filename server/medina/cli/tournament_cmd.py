@@ -44,6 +44,7 @@ from medina.wire.shared.tls import ClientTls
 from .errors import CommandError
 from .options import (
     add_client_tls_options,
+    add_organiser_token_option,
     add_sandbox_options,
     client_tls_from_args,
     existing_database,
@@ -80,11 +81,7 @@ def add_parser(sub: Any) -> None:
         help="games at once (default: the cores, at most 4)",
     )
     run.add_argument("--server", help="play on a running server at HOST:PORT (default: its own)")
-    run.add_argument(
-        "--organiser-token",
-        default=os.environ.get("MEDINA_ORGANISER_TOKEN"),
-        help="organiser token of --server (env MEDINA_ORGANISER_TOKEN)",
-    )
+    add_organiser_token_option(run, "organiser token of --server")
     add_client_tls_options(run)
     run.add_argument(
         "--until-separated",
@@ -129,7 +126,7 @@ def add_parser(sub: Any) -> None:
     work.add_argument("--concurrency", type=int, default=min(4, os.cpu_count() or 1))
     work.add_argument("--records", default="records", help="where this worker's records go")
     work.add_argument("--server", help="play on a running server at HOST:PORT")
-    work.add_argument("--organiser-token", default=os.environ.get("MEDINA_ORGANISER_TOKEN"))
+    add_organiser_token_option(work, "organiser token of --server")
     add_client_tls_options(work)
     work.add_argument("--lease-s", type=float, default=DEFAULT_LEASE_S)
     work.add_argument(

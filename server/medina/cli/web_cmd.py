@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,12 @@ from medina.web.shelf import record_id_of
 from medina.wire.shared.tls import ClientTls
 
 from .errors import CommandError
-from .options import add_client_tls_options, client_tls_from_args, existing_database
+from .options import (
+    add_client_tls_options,
+    add_organiser_token_option,
+    client_tls_from_args,
+    existing_database,
+)
 from .reach import tls_mismatch
 
 DEFAULT_WEB_PORT = 8080
@@ -75,11 +79,7 @@ def add_parser(sub: Any) -> None:
         metavar="HOST:PORT",
         help="also list a running arena's matches and follow them live (as a spectator)",
     )
-    p.add_argument(
-        "--organiser-token",
-        default=os.environ.get("MEDINA_ORGANISER_TOKEN"),
-        help="organiser token of --server, if it asks for one (env MEDINA_ORGANISER_TOKEN)",
-    )
+    add_organiser_token_option(p, "organiser token of --server, if it asks for one")
     add_client_tls_options(p, starts_bots=False)
     p.set_defaults(run=run)
 
