@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 
 import grpc
@@ -49,10 +50,11 @@ class Connection:
         #: and the history index of the first.
         self.held: list[Event] = []
         self.held_from = 0
-        #: The first copy of a request this stream carries (its write starts the clock),
-        #: and that request's id.
-        self.timed: bytes | None = None
-        self.timed_request = 0
+        #: The first copies of requests queued on this stream and not yet written, oldest
+        #: first, with their ids: each one's write starts its clock. More than one when a
+        #: seat is asked again before gRPC has reported the last write (a bot that answers
+        #: at once, a seat with two decisions in a row): each is timed, none is lost.
+        self.timed: deque[tuple[bytes, int]] = deque()
         self.crashed = False  # the bot's side failed rather than closing cleanly
         #: Set to end the stream with this status (and ErrorInfo reason) instead of OK.
         self.status: tuple[grpc.StatusCode, Reason, str] | None = None
@@ -103,8 +105,7 @@ class GrpcSeat:
         conn.held.clear()  # the request's observation carries them
         message = play.request_bytes(request, with_legal=not conn.omit_legal)
         if first_copy:
-            conn.timed = message
-            conn.timed_request = request.request_id
+            conn.timed.append((message, request.request_id))
         conn.send(message)
         return first_copy
 
@@ -174,12 +175,13 @@ class GrpcSeat:
     def written(self, conn: Connection, message: arena_pb2.PlayResponse | bytes) -> None:
         """The stream wrote ``message`` to the bot: if it was the first copy of a request,
         the referee starts that request's clock now."""
-        if message is conn.timed:
-            conn.timed = None
+        timed = conn.timed
+        if timed and message is timed[0][0]:  # the stream writes in order
+            request_id = timed.popleft()[1]
             now = time.monotonic()
             if self.timing is not None:
                 self.timing.requested(now)
-            self.submit(RequestWrittenSignal(self.seat, conn.timed_request, now))
+            self.submit(RequestWrittenSignal(self.seat, request_id, now))
 
     def expects(self, request_id: int) -> bool:
         """Whether a reply with this id would be the awaited answer to the open request."""
