@@ -1,4 +1,4 @@
-"""``medina-arena ladder`` (serve, standings, export, recompute) and ``medina-arena bots``
+"""``medina-arena ladder`` (serve, standings, export, recompute, backup) and ``medina-arena bots``
 (add, list, revoke, rotate): a standing arena where bots with accounts are matched
 continuously and rated (docs/ladder.md)."""
 
@@ -31,7 +31,7 @@ from medina.storage.ladder import LadderStore, StoreError
 from medina.wire.shared.addresses import host_port
 from medina.wire.shared.tls import ClientTls, TlsFileError, client_tls, names, names_host
 
-from . import event_loop, ladder_demo, open_files
+from . import backup_cmd, event_loop, ladder_demo, open_files
 from .errors import CommandError
 from .options import (
     add_organiser_token_option,
@@ -195,6 +195,15 @@ def add_parser(sub: Any) -> None:
     )
     _db(recompute)
     recompute.set_defaults(run=_recompute)
+
+    backup = lsub.add_parser(
+        "backup",
+        help="copy the database while the ladder runs: one consistent snapshot, checked "
+        "(SQLite; PostgreSQL: pg_dump)",
+    )
+    _db(backup)
+    backup_cmd.add_arguments(backup)
+    backup.set_defaults(run=lambda args: backup_cmd.run(args.db, "ladder", args))
 
     bots: argparse.ArgumentParser = sub.add_parser("bots", help="ladder bot accounts")
     bsub = bots.add_subparsers(dest="bots_command", required=True)

@@ -41,6 +41,7 @@ from medina.tournament.sprt import SprtTracker
 from medina.tournament.standings import SeatResult, counted_ranks
 from medina.wire.shared.tls import ClientTls
 
+from . import backup_cmd
 from .errors import CommandError
 from .options import (
     add_client_tls_options,
@@ -171,6 +172,20 @@ def add_parser(sub: Any) -> None:
             q.add_argument("-o", "--output", help="file to write (default: stdout)")
         q.set_defaults(run=func)
 
+    backup = tsub.add_parser(
+        "backup",
+        help="copy a tournament's database while it runs: one consistent snapshot, checked "
+        "(SQLite; PostgreSQL: pg_dump)",
+    )
+    backup.add_argument("file", nargs="?", help="the tournament file (finds its database)")
+    backup.add_argument("--db", help=f"database URL or SQLite file (default: OUT/{DB_FILE})")
+    backup.add_argument(
+        "--out",
+        help="the tournament's output directory, where its database is (default: tournaments/NAME)",
+    )
+    backup_cmd.add_arguments(backup)
+    backup.set_defaults(run=_backup)
+
 
 def _validation(p: argparse.ArgumentParser) -> None:
     p.add_argument(
@@ -185,6 +200,13 @@ def _validation(p: argparse.ArgumentParser) -> None:
 def _where(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", help=f"database URL or SQLite file (default: OUT/{DB_FILE})")
     p.add_argument("--out", help="output directory (default: tournaments/NAME)")
+
+
+def _backup(args: argparse.Namespace) -> int:
+    """``tournament backup``: the database the other commands would read, copied."""
+    name = load_file(args.file).name if args.file else None
+    db = args.db or str(out_dir(args, name) / DB_FILE)
+    return backup_cmd.run(db, "tournament", args)
 
 
 def _reach(args: argparse.Namespace) -> ClientTls | None:
