@@ -7,13 +7,18 @@ aborted unrated, as after a SIGKILL; the bots connect with their keys and play o
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
+from medina.ladder import accounts
+from medina.ladder.recompute import compare
 from medina.storage.ladder import LadderStore
 from processes import stop_when
+from tournament.postgres import PostgresServer
 
 from .harness import Bots, LadderServer, add_bot, arena_cli, finished, running_with, wait_until
+from .test_store import add, finish, line, seats
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -95,3 +100,38 @@ def test_a_backup_mid_play_restores_the_ladder_as_it_was(tmp_path: Path) -> None
         bots.kill_all()
     checked = arena_cli("ladder", "recompute", "--db", str(copy))
     assert checked.returncode == 0 and "equal a recomputation" in checked.stdout, checked.stdout
+
+
+def test_a_postgresql_ladder_is_copied_with_the_documented_pg_dump_and_pg_restore(
+    pg: PostgresServer, tmp_path: Path
+) -> None:
+    url = pg.create_database()
+    store = LadderStore(url)
+    key = accounts.new_key()
+    store.add_bot("a", "ann", key.key_id, key.salt, key.digest)
+    a, b = store.account("a").id, add(store, "b")
+    la, lb = line(store, a), line(store, b)
+    for n in range(3):
+        mid = store.new_match("s", "medina-v2", 2, 1000, n, [la, lb])
+        store.started(mid, "s", f"m{n}")
+        finish(store, mid, "s", seats((20, 1, "normal"), (10, 2, "normal")))
+    told = arena_cli("ladder", "backup", str(tmp_path / "b.db"), "--db", url)
+    assert told.returncode == 2 and told.stdout == ""
+    assert "is a PostgreSQL database: back it up with pg_dump, e.g. pg_dump" in told.stderr
+    assert list(tmp_path.iterdir()) == []
+
+    # docs/operations.md, "Backups"
+    dump = tmp_path / "ladder.dump"
+    pg_dump = [str(pg.bindir / "pg_dump"), "--format=custom", f"--file={dump}", url]
+    subprocess.run(pg_dump, check=True, capture_output=True, timeout=60)
+    copy = pg.create_database()
+    pg_restore = [str(pg.bindir / "pg_restore"), "--no-owner", f"--dbname={copy}", str(dump)]
+    subprocess.run(pg_restore, check=True, capture_output=True, timeout=60)
+    restored = LadderStore(copy)
+    assert restored.accounts() == store.accounts() and restored.lines() == store.lines()
+    assert restored.matches() == store.matches() and compare(restored) == (3, [])
+    key_id, secret = accounts.parse_key(key.key)  # the bot's key still opens its account
+    found = restored.key_row(key_id)
+    assert found is not None and found[0].name == "a" and accounts.verify(secret, *found[1:])
+    add(restored, "c")  # the ids go on where they were (the sequences are copied)
+    assert [x.name for x in restored.accounts()] == ["a", "b", "c"]
