@@ -4,14 +4,18 @@ database is not copied as if whole."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from ladder.test_store import add
 from medina.cli import main
 from medina.storage import schema
+from medina.storage.ladder import LadderStore
 from tournament.cups import cup_file
 
 Make = Callable[[Path], str]
@@ -224,3 +228,23 @@ def test_a_damaged_database_is_not_copied_as_if_whole(
     assert "fails SQLite's integrity check (5 problem(s), the first: row 1 missing from " in err
     assert err.endswith(f"the database itself is damaged; {dest} was not written\n")
     assert not dest.exists() and not [p for p in tmp_path.iterdir() if p.suffix == ".part"]
+
+
+def test_the_backup_holds_what_is_still_in_the_write_ahead_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = ladder_db(tmp_path)
+    with contextlib.closing(sqlite3.connect(db)) as conn:  # alpha in the file itself
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    live = LadderStore(db)  # open, as a running ladder's is: its writes wait in ladder.db-wal
+    add(live, "beta")
+    assert Path(f"{db}-wal").stat().st_size > 0
+    shutil.copy(db, tmp_path / "cp.db")  # what an operator's cp would have kept
+    code, _, err = run(capsys, "ladder", "backup", str(tmp_path / "b.db"), "--db", db)
+    assert code == 0, err
+    names = "SELECT name FROM ladder_bots ORDER BY name"
+    with contextlib.closing(sqlite3.connect(tmp_path / "cp.db")) as conn:
+        assert conn.execute(names).fetchall() == [("alpha",)]
+    with contextlib.closing(sqlite3.connect(tmp_path / "b.db")) as conn:
+        assert conn.execute(names).fetchall() == [("alpha",), ("beta",)]
+    live.engine.dispose()
