@@ -16,7 +16,7 @@ from medina.records.space import DEFAULT_RESERVE_MB
 from medina.rpc.common.admission import AdmissionLimits
 from medina.rpc.common.config import BotListener, ServerConfig
 from medina.rpc.common.limits import Limits
-from medina.rpc.common.serving import OWN_PORT, add_port
+from medina.rpc.common.serving import add_port, server_options
 from medina.rpc.organiser import open_channel
 from medina.rpc.single.server import RunningServer, start_server
 from medina.storage.ladder import LadderStore
@@ -114,20 +114,23 @@ async def start_ladder(config: LadderServerConfig) -> RunningLadder:
     # The lobby's port first, before anything that would need stopping: a port another
     # process listens on is refused (gRPC's SO_REUSEPORT would share it), so the lobby's
     # host and port name one live server, its default id in the database.
-    server = grpc.aio.server(options=[OWN_PORT])
     lobby = ServerConfig(
         host=config.host,
         port=config.port,
         tls_cert=config.tls_cert,
         tls_key=config.tls_key,
         tls_client_ca=config.tls_client_ca,
+        limits=config.limits,
     )
+    # The arena's transport limits (the handshake deadline, streams per connection, new
+    # calls taken up, keepalive): the lobby's port is as public as the arena's.
+    server = grpc.aio.server(options=server_options(lobby))
     local_server: grpc.aio.Server | None = None
     local_port = 0
     try:
         port = add_port(server, lobby)
         if config.tls:
-            local_server = grpc.aio.server(options=[OWN_PORT])
+            local_server = grpc.aio.server(options=server_options(lobby))
             local_port = add_port(local_server, ServerConfig(host="127.0.0.1", port=0))
     except OSError:
         store.engine.dispose()
