@@ -296,6 +296,39 @@ def test_streams_opened_together_with_one_key_are_one_session(db: str, tmp_path:
     assert run(scenario) == ["BOT_CONNECTED_ELSEWHERE"] * 7 + ["welcome"]
 
 
+def test_a_key_holds_one_stream_waiting_for_its_lobby_hello(db: str, tmp_path: Path) -> None:
+    # Every stream opened with a valid key waited for its LobbyHello on its own: one key
+    # held thousands of streams (each a handler and its buffers) for the hello timeout,
+    # again and again. Now all but one are refused at once, as while a stream is open.
+    async def scenario() -> tuple[list[tuple[grpc.StatusCode, str]], int]:
+        config = replace(CONFIG, hello_timeout_s=120.0)
+        async with serving(db, tmp_path, config) as (_ladder, _address, stub):
+            key = await add(stub, "hoarder")
+            release = asyncio.Event()
+
+            async def silent() -> AsyncIterator[ladder_pb2.LobbyRequest]:
+                await release.wait()  # the stream stays open, with nothing sent
+                return
+                yield
+
+            calls = [stub.Lobby(silent(), metadata=auth(key)) for _ in range(11)]
+            tasks = [asyncio.create_task(refusal(call)) for call in calls]
+            try:
+                async with asyncio.timeout(60):  # well within the hello timeout
+                    ended = asyncio.as_completed(tasks)
+                    refused = [await next(ended) for _ in range(10)]
+                return refused, sum(not t.done() for t in tasks)
+            finally:
+                release.set()
+                for call in calls:
+                    call.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+    refused, waiting = run(scenario)
+    assert refused == [(grpc.StatusCode.ALREADY_EXISTS, "BOT_CONNECTED_ELSEWHERE")] * 10
+    assert waiting == 1
+
+
 async def until(check: Callable[[], bool], timeout_s: float = 30) -> None:
     async with asyncio.timeout(timeout_s):
         while not check():

@@ -63,7 +63,8 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
                 key = v
         try:
             account = await self.ladder.authenticate(key)
-            hello = await self._hello(request_iterator)
+            with self.ladder.awaiting_hello(account):
+                hello = await self._hello(request_iterator)
             session = await self.ladder.open_session(
                 account, hello, key_id=accounts.parse_key(key)[0], local=self.local
             )

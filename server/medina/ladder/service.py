@@ -15,7 +15,7 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
@@ -184,6 +184,9 @@ class Ladder:
         #: Bots whose lobby stream is being opened (between the check that none is open and
         #: its registration, which awaits the database): a second stream is refused then too.
         self._opening: set[int] = set()
+        #: Bots with a lobby stream waiting for its LobbyHello: a key opens one stream at a
+        #: time from its check on, so it cannot hold thousands waiting (``awaiting_hello``).
+        self._awaiting_hello: set[int] = set()
         self.running: dict[int, _Running] = {}
         self.rng = random.Random(config.seed)
         self.wake = asyncio.Event()
@@ -360,6 +363,28 @@ class Ladder:
                 bot=account.name,
             )
         return account
+
+    @contextlib.contextmanager
+    def awaiting_hello(self, account: AccountRow) -> Iterator[None]:
+        """Hold the bot's place while its new lobby stream waits for its LobbyHello: another
+        stream with its key is refused at once (BOT_CONNECTED_ELSEWHERE), as it is while a
+        stream of the bot is open. Before, each stream with a valid key waited for its
+        LobbyHello alone: one key held 6,400 streams waiting (150 MB of the ladder's
+        memory) for the hello timeout, over and over."""
+        busy = (self.sessions, self._opening, self._awaiting_hello)
+        if any(account.id in held for held in busy):
+            raise Refusal(
+                grpc.StatusCode.ALREADY_EXISTS,
+                Reason.BOT_CONNECTED_ELSEWHERE,
+                f"bot {account.name!r} has a lobby stream on this server (open, or waiting "
+                "for its LobbyHello)",
+                server=self.server_id,
+            )
+        self._awaiting_hello.add(account.id)
+        try:
+            yield
+        finally:
+            self._awaiting_hello.discard(account.id)
 
     def check_hello(self, hello: ladder_pb2.LobbyHello) -> int:
         """The match cap for a valid LobbyHello; Refusal naming the field otherwise."""
