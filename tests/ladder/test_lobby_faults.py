@@ -700,6 +700,17 @@ def test_a_refused_lobby_names_what_it_is_about(db: str, tmp_path: Path) -> None
                 "LOBBY_HELLO_INVALID",
                 {"field": "max_matches"},
             )
+            # A hello that accepts none of the offers (medina-v2:2:300 here) was welcomed and
+            # never matched, without a word.
+            for fields, named in (
+                ({"players": [3]}, "players"),
+                ({"min_decision_ms": 1000}, "min_decision_ms"),
+                ({"players": [2], "max_decision_ms": 100}, "players,max_decision_ms"),
+            ):
+                assert await info(lobby(iter([hello(**fields)]), metadata=auth(key))) == (
+                    "LOBBY_HELLO_INVALID",
+                    {"field": named},
+                ), fields
             long = hello(bot_version="v" * 129)
             assert await info(lobby(iter([long]), metadata=auth(key))) == (
                 "LOBBY_HELLO_INVALID",

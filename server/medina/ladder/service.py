@@ -429,6 +429,18 @@ class Ladder:
             raise bad(
                 "LobbyHello.max_matches is 0: a bot that wants no match sends Leave", "max_matches"
             )
+        # A bot that accepts none of the matches offered was welcomed and never matched,
+        # without a word (players [3] on a ladder of 2 and 4 players, say).
+        wants = _candidate_of(hello)
+        offers = [o for o in self.config.offers if o.weight > 0]
+        if not any(accepts(wants, o) for o in offers):
+            said = _constraints_said(hello)
+            listed = ", ".join(f"{o.ruleset}:{o.players}:{o.decision_ms}" for o in offers)
+            raise bad(
+                f"LobbyHello accepts none of the matches this ladder offers ({listed}, as "
+                f"ruleset:players:decision_ms): its {' and '.join(said)} rule out every one",
+                ",".join(said),
+            )
         wanted = hello.max_matches if hello.HasField("max_matches") else 1
         return min(wanted, self.config.max_matches_per_bot)
 
@@ -970,8 +982,8 @@ def _rating(mu: float, sigma: float, games: int) -> ladder_pb2.LadderRating:
 
 
 def _candidate(session: Session, seats: tuple[int, int, int, int]) -> Candidate:
-    hello = session.hello
-    return Candidate(
+    return replace(
+        _candidate_of(session.hello),
         bot_id=session.bot_id,
         name=session.account.name,
         owner=session.account.owner,
@@ -979,9 +991,28 @@ def _candidate(session: Session, seats: tuple[int, int, int, int]) -> Candidate:
         ordinal=ratings.ordinal(session.line.mu, session.line.sigma),
         free=session.cap - len(session.playing),
         idle_since=session.idle_since,
+        seat_counts=seats,
+    )
+
+
+def _candidate_of(hello: ladder_pb2.LobbyHello) -> Candidate:
+    """What a LobbyHello accepts, as a candidate of nobody (for ``accepts``)."""
+    return Candidate(
+        bot_id=0,
+        name="",
+        owner="",
+        line_id=0,
+        ordinal=0.0,
+        free=1,
+        idle_since=0.0,
         rulesets=frozenset(hello.rulesets),
         players=frozenset(hello.players),
         min_decision_ms=hello.min_decision_ms if hello.HasField("min_decision_ms") else None,
         max_decision_ms=hello.max_decision_ms if hello.HasField("max_decision_ms") else None,
-        seat_counts=seats,
     )
+
+
+def _constraints_said(hello: ladder_pb2.LobbyHello) -> list[str]:
+    """The LobbyHello fields that narrow the matches a bot accepts, as it set them."""
+    said = [name for name in ("rulesets", "players") if getattr(hello, name)]
+    return said + [n for n in ("min_decision_ms", "max_decision_ms") if hello.HasField(n)]
