@@ -1,11 +1,13 @@
 """The lobby's port holds the transport limits the arena's port holds (docs/operations.md,
 "Limits"): a connection that never finishes its handshake is closed at the handshake
-deadline, and a burst of new calls is taken up rather than cancelled."""
+deadline, and a burst of new calls is taken up rather than cancelled; an address opens at
+most its stream limit of lobby streams at once."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -102,3 +104,66 @@ def test_a_burst_of_lobby_calls_is_answered_not_cancelled(tmp_path: Path) -> Non
     answers = run(scenario)
     others = sorted({a for a in answers if a != "BOT_KEY_INVALID"})
     assert not others, f"{sum(a != 'BOT_KEY_INVALID' for a in answers)} of 2500: {others}"
+
+
+def test_an_address_opens_at_most_its_stream_limit_of_lobby_streams_at_once(
+    tmp_path: Path,
+) -> None:
+    # Every lobby stream waited for its key's check and its LobbyHello with no cap on how
+    # many one address had: 12,800 streams of made-up keys held 300 MB of the ladder.
+    # Streams not welcomed yet count against --max-streams-per-client (3 here).
+    async def scenario() -> tuple[list[tuple[str, str]], int]:
+        limits = Limits(max_streams_per_client=3, limit_loopback=True)
+        ladder = await start_ladder(
+            LadderServerConfig(
+                db=str(tmp_path / "ladder.db"),
+                port=0,
+                records_dir=tmp_path / "rec",
+                ladder=replace(CONFIG, hello_timeout_s=120.0),
+                limits=limits,
+                organiser_token="organiser",
+            )
+        )
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{ladder.port}")
+        stub = ladder_pb2_grpc.LadderServiceStub(channel)
+        organiser = (("authorization", "Bearer organiser"),)
+        release = asyncio.Event()
+
+        async def silent() -> AsyncIterator[ladder_pb2.LobbyRequest]:
+            await release.wait()  # no LobbyHello: the stream waits for it
+            return
+            yield
+
+        async def ended(call: AsyncIterable[object]) -> tuple[str, str]:
+            try:
+                async for _ in call:
+                    pass
+            except grpc.aio.AioRpcError as exc:
+                info = status_info(exc.trailing_metadata())
+                return info.reason, info.metadata.get("limit", "")
+            return "OK", ""
+
+        calls = []
+        try:
+            for n in range(5):
+                added = ladder_pb2.AddBotRequest(name=f"bot-{n}")
+                key = (await stub.AddBot(added, metadata=organiser)).key
+                calls.append(stub.Lobby(silent(), metadata=(("authorization", f"Bearer {key}"),)))
+            tasks = [asyncio.create_task(ended(call)) for call in calls]
+            async with asyncio.timeout(60):  # well within the hello timeout
+                finished = asyncio.as_completed(tasks)
+                refused = [await next(finished) for _ in range(2)]
+            waiting = sum(not t.done() for t in tasks)
+            release.set()
+            for call in calls:
+                call.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            return refused, waiting
+        finally:
+            release.set()
+            await channel.close()
+            await ladder.stop()
+
+    refused, waiting = run(scenario)
+    assert refused == [("TOO_MANY_STREAMS", "3")] * 2
+    assert waiting == 3

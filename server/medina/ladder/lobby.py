@@ -14,7 +14,16 @@ from google.protobuf.message import DecodeError
 
 from medina.rpc.common.auth import require_organiser
 from medina.rpc.common.hello import first_message
-from medina.rpc.common.limits import FloodGuard, FloodVerdict, Limits, Oversize, drain, sized
+from medina.rpc.common.limits import (
+    ClientSlots,
+    FloodGuard,
+    FloodVerdict,
+    Limits,
+    Oversize,
+    StreamSlotsExhausted,
+    drain,
+    sized,
+)
 from medina.rpc.common.status import Reason, Refused, abort
 from medina.storage.ladder import StoreError
 from medina.v1 import ladder_pb2, ladder_pb2_grpc
@@ -46,6 +55,11 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         self.ladder = ladder
         self.organiser_token = organiser_token
         self.limits = limits or Limits()
+        #: Lobby streams of each client address not yet welcomed (their key checked, their
+        #: LobbyHello awaited, the bot registered): ``max_streams_per_client`` at once, as
+        #: for Play and Watch streams. Without a cap one address held 12,800 streams waiting
+        #: for the database's check of made-up keys (300 MB of the ladder's memory).
+        self.opening = ClientSlots.for_limits(self.limits)
         #: The loopback lobby of a ladder that serves TLS (for its house bots).
         self.local = local
 
@@ -62,6 +76,17 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
             if k == "authorization" and isinstance(v, str):
                 key = v
         try:
+            client = self.opening.acquire(context.peer())
+        except StreamSlotsExhausted as exc:
+            refused = Refusal(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                Reason.TOO_MANY_STREAMS,
+                f"lobby streams not welcomed yet: {exc}",
+                limit=self.opening.limit,
+            )
+            refused.refused.set_on(context)
+            return
+        try:
             account = await self.ladder.authenticate(key)
             with self.ladder.awaiting_hello(account):
                 hello = await self._hello(request_iterator)
@@ -72,6 +97,8 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
             # Set, not raised: anyone may knock with a bad key, at any rate (status.Refused).
             refusal.refused.set_on(context)
             return
+        finally:
+            self.opening.release(client)
         # The reader is left to end with the call (cancelling a pending grpc.aio read leaks).
         reader = asyncio.create_task(self._read(request_iterator, session))
         try:
