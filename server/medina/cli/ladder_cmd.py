@@ -26,6 +26,7 @@ from medina.referee.config import MatchSettings
 from medina.referee.errors import ConfigError
 from medina.rpc.common.admission import AdmissionLimits, open_files_limit
 from medina.rpc.common.collector import Collector
+from medina.rpc.common.limits import Limits
 from medina.rpc.common.serving import signals_caught
 from medina.storage.ladder import LadderStore, StoreError
 from medina.wire.shared.addresses import host_port
@@ -152,6 +153,20 @@ def add_parser(sub: Any) -> None:
         type=float,
         default=d.hello_timeout_s,
         help=f"seconds a lobby stream has to send LobbyHello (default {d.hello_timeout_s:g})",
+    )
+    limits = Limits()
+    serve.add_argument(
+        "--max-streams-per-client",
+        type=int,
+        default=limits.max_streams_per_client,
+        help="open Play/Watch streams on the arena, and lobby streams not welcomed yet, per "
+        f"client address, 0 for no limit (default {limits.max_streams_per_client}); loopback "
+        "clients are not limited unless --limit-loopback",
+    )
+    serve.add_argument(
+        "--limit-loopback",
+        action="store_true",
+        help="count clients on this machine too (e.g. behind a local proxy that does not limit)",
     )
     serve.add_argument("--seed", type=int, help="seed of the matchmaker's randomness")
     serve.add_argument(
@@ -347,6 +362,10 @@ def _serve(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     if not args.records_reserve_mb >= 0:
         raise CommandError(f"--records-reserve-mb {args.records_reserve_mb}: must be 0 or more")
+    if args.max_streams_per_client < 0:
+        raise CommandError(
+            f"--max-streams-per-client {args.max_streams_per_client}: must be 0 (no limit) or more"
+        )
     server = LadderServerConfig(
         db=args.db,
         host=args.host,
@@ -359,6 +378,10 @@ def _serve(args: argparse.Namespace) -> int:
         records_reserve_mb=args.records_reserve_mb,
         organiser_token=args.organiser_token,
         ladder=config,
+        limits=Limits(
+            max_streams_per_client=args.max_streams_per_client,
+            limit_loopback=args.limit_loopback,
+        ),
         server_id=args.server_id,
         tls_cert=tls.cert,
         tls_key=tls.key,
