@@ -16,9 +16,12 @@ def test_a_new_key_verifies_and_another_secret_does_not() -> None:
     assert secret not in made.digest
 
 
-def test_bearer_prefix_is_accepted() -> None:
+@pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER"])
+def test_bearer_prefix_is_accepted(scheme: str) -> None:
+    # "bearer KEY" was refused as malformed, "a bot key starts with 'mdk_'", which the key
+    # the bot author looked at did.
     made = accounts.new_key()
-    assert accounts.parse_key(f"Bearer {made.key}") == accounts.parse_key(made.key)
+    assert accounts.parse_key(f"{scheme} {made.key}") == accounts.parse_key(made.key)
 
 
 @pytest.mark.parametrize(

@@ -59,7 +59,10 @@ def new_key() -> NewKey:
 
 def parse_key(key: str) -> tuple[str, str]:
     """A key's (key id, secret); BadKeyError when ``key`` has not a key's shape."""
-    body = key.strip().removeprefix("Bearer ").strip()
+    body = key.strip()
+    scheme, space, rest = body.partition(" ")
+    if space and scheme.lower() == "bearer":  # the scheme is case-insensitive (RFC 9110)
+        body = rest.strip()
     if not body.startswith(PREFIX):
         raise BadKeyError(f"a bot key starts with {PREFIX!r}")
     key_id, dot, secret = body[len(PREFIX) :].partition(".")
