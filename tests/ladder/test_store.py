@@ -91,6 +91,20 @@ def test_presence_is_one_place_at_a_time(db_url: str) -> None:
     assert store.claim_presence(bot, "s1", 30) is None
 
 
+def test_a_release_takes_away_only_its_own_claim(db_url: str) -> None:
+    # A lobby stream that ends as the bot's next stream is welcomed on the same server: its
+    # release, run after the next claim, deleted that claim (3 of 200 quick reconnections),
+    # and another server could then welcome the connected bot too.
+    store = LadderStore(db_url)
+    bot = add(store, "alpha")
+    assert store.claim_presence(bot, "s1", 30, connected_at=100.0) is None
+    assert store.claim_presence(bot, "s1", 30, connected_at=101.0) is None  # the next stream
+    store.release_presence(bot, "s1", connected_at=100.0)  # the first one's, late
+    assert store.claim_presence(bot, "s2", 30) == "s1"
+    store.release_presence(bot, "s1", connected_at=101.0)
+    assert store.claim_presence(bot, "s2", 30) is None
+
+
 def test_a_result_is_stored_and_rated_once_in_order(db_url: str) -> None:
     store = LadderStore(db_url)
     store.register_server("s1", "x", 30)

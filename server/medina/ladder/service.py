@@ -187,6 +187,8 @@ class Ladder:
         #: Bots with a lobby stream waiting for its LobbyHello: a key opens one stream at a
         #: time from its check on, so it cannot hold thousands waiting (``awaiting_hello``).
         self._awaiting_hello: set[int] = set()
+        #: The newest presence claim's stamp (each claim's is distinct and later).
+        self._presence_stamp = 0.0
         self.running: dict[int, _Running] = {}
         self.rng = random.Random(config.seed)
         self.wake = asyncio.Event()
@@ -479,6 +481,9 @@ class Ladder:
                 server=self.server_id,
             )
         self._opening.add(account.id)
+        # The claim's own stamp: the release of this stream removes this claim only.
+        self._presence_stamp = max(time.time(), self._presence_stamp + 1e-6)
+        connected_at = self._presence_stamp
         try:
             holder = await self._write(
                 "a bot joining the lobby",
@@ -486,6 +491,7 @@ class Ladder:
                 account.id,
                 self.server_id,
                 self.config.lease_s,
+                connected_at,
             )
             if holder is not None:
                 raise Refusal(
@@ -512,7 +518,9 @@ class Ladder:
             ) from None
         finally:
             self._opening.discard(account.id)
-        session = Session(account, line, hello, cap, key_id=key_id, local=local)
+        session = Session(
+            account, line, hello, cap, key_id=key_id, local=local, connected_at=connected_at
+        )
         self.sessions[account.id] = session
         session.send(
             wire_ladder.welcome(
@@ -559,6 +567,7 @@ class Ladder:
                     self.store.release_presence,
                     session.bot_id,
                     self.server_id,
+                    session.connected_at,
                 )
         log.info("bot %s left the lobby", session.account.name)
 

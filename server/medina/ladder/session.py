@@ -41,6 +41,8 @@ class Session:
     #: Opened on the loopback lobby of a ladder that serves TLS (its house bots): its
     #: matches are played at the arena's loopback address, in clear.
     local: bool = False
+    #: When its presence was claimed in the database (the stamp its release names).
+    connected_at: float = 0.0
 
     @property
     def bot_id(self) -> int:

@@ -410,9 +410,13 @@ class LadderStore(Database):
                     .values(lease_expires=expires)
                 )
 
-    def claim_presence(self, bot_id: int, server: str, lease_s: float) -> str | None:
-        """Record that ``bot_id`` is connected to ``server``; None when done, else the server
-        it is connected to now (a live lease elsewhere)."""
+    def claim_presence(
+        self, bot_id: int, server: str, lease_s: float, connected_at: float | None = None
+    ) -> str | None:
+        """Record that ``bot_id`` is connected to ``server`` since ``connected_at`` (now when
+        None; the stamp ``release_presence`` names the claim by); None when done, else the
+        server it is connected to now (a live lease elsewhere)."""
+        since = time.time() if connected_at is None else connected_at
         with self.engine.begin() as conn:
             expires = self._now() + literal(float(lease_s))
             taken = conn.execute(
@@ -424,7 +428,7 @@ class LadderStore(Database):
                         ladder_presence.c.server == server,
                     ),
                 )
-                .values(server=server, connected_at=time.time(), lease_expires=expires)
+                .values(server=server, connected_at=since, lease_expires=expires)
             )
             if taken.rowcount == 1:
                 return None
@@ -435,19 +439,22 @@ class LadderStore(Database):
                 return str(holder[0])
             conn.execute(
                 insert(ladder_presence).values(
-                    bot_id=bot_id, server=server, connected_at=time.time(), lease_expires=expires
+                    bot_id=bot_id, server=server, connected_at=since, lease_expires=expires
                 )
             )
             return None
 
-    def release_presence(self, bot_id: int, server: str) -> None:
-        """The bot's lobby stream on ``server`` ended."""
+    def release_presence(self, bot_id: int, server: str, connected_at: float | None = None) -> None:
+        """The bot's lobby stream on ``server`` ended: the claim made at ``connected_at``
+        (any claim when None). A stream that ends as the bot's next one is welcomed may have
+        its release run after the next one's claim: it must not take that claim away (3 of
+        200 quick reconnections left a connected bot with no presence, free to be welcomed
+        by another server too)."""
+        where = [ladder_presence.c.bot_id == bot_id, ladder_presence.c.server == server]
+        if connected_at is not None:
+            where.append(ladder_presence.c.connected_at == connected_at)
         with self.engine.begin() as conn:
-            conn.execute(
-                delete(ladder_presence).where(
-                    ladder_presence.c.bot_id == bot_id, ladder_presence.c.server == server
-                )
-            )
+            conn.execute(delete(ladder_presence).where(*where))
 
     def abort_orphans(self, server: str | None = None) -> list[int]:
         """Mark aborted the unfinished matches of servers whose lease has expired (and of
