@@ -22,6 +22,7 @@ from typing import TypeVar
 import grpc
 from sqlalchemy.exc import OperationalError
 
+from medina.boundary.terminal import printable
 from medina.referee.config import MatchSettings, TimeControl
 from medina.referee.outcome import MatchOutcome
 from medina.rpc.common.status import Reason, Refusal
@@ -41,6 +42,9 @@ from .session import Session
 __all__ = ["Ladder", "LadderConfig", "Refusal"]
 
 log = logging.getLogger("medina.ladder")
+
+#: How much of ``LobbyHello.client`` the log shows.
+CLIENT_SHOWN = 100
 
 T = TypeVar("T")
 
@@ -539,7 +543,13 @@ class Ladder:
                 if bot.bot_id == account.id and running.config is not None:
                     session.playing.add(running.mid)
                     session.send(self._assigned(running, seat, session))
-        log.info("bot %s (%s) joined the lobby", account.name, hello.bot_version or "-")
+        # What a bot says of itself is shown escaped: a log line is never written by a bot.
+        log.info(
+            "bot %s (%s) joined the lobby%s",
+            account.name,
+            printable(hello.bot_version) or "-",
+            f", client {printable(hello.client[:CLIENT_SHOWN])}" if hello.client else "",
+        )
         self.wake.set()
         return session
 
