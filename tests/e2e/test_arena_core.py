@@ -4,6 +4,7 @@ handshake errors and records."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -358,3 +359,28 @@ def test_a_taken_seat_needs_the_resume_token(tmp_path: Path) -> None:
             await running.stop(1)
 
     run(main())
+
+
+def test_a_bot_name_cannot_write_a_line_of_the_servers_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="medina.rpc")
+
+    async def main() -> None:
+        running = await serve(tmp_path)
+        try:
+            hosted = running.arena.create(MatchSettings("medina-v2", 2, 5))
+            names = ["evil\nERROR forged line\x1b[2J", "plain"]
+            bots = [
+                RawBot(running.address, t, name=n)
+                for t, n in zip(hosted.tokens, names, strict=True)
+            ]
+            await asyncio.gather(*(b.play() for b in bots))
+            await finish(running, hosted.task)
+        finally:
+            await running.stop(1)
+
+    run(main())
+    said = [r.getMessage() for r in caplog.records if r.getMessage().endswith(" connected")]
+    assert any("evil\\nERROR forged line\\x1b[2J connected" in m for m in said), said
+    assert not any("\n" in m or "\x1b" in m for m in said)

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 import grpc
 from google.protobuf.message import DecodeError
 
+from medina.boundary.terminal import printable
 from medina.engine import initial_supplies, observe
 from medina.referee.record import ErrorCode
 from medina.referee.seat import ConnectionSignal
@@ -85,7 +86,10 @@ class ArenaServicer:
                 initial_supplies=initial_supplies(now.state.rules),
             )
             log.info(
-                "match %s seat %d: %s connected", match.match_id, seat, hello.bot_name or "bot"
+                "match %s seat %d: %s connected",
+                match.match_id,
+                seat,
+                printable(hello.bot_name[:100]) or "bot",  # a bot never writes a log line
             )
             match.submit(
                 ConnectionSignal(
