@@ -35,6 +35,7 @@ from medina.wire.shared.tls import ClientTls, TlsFileError, client_tls, names, n
 from . import backup_cmd, event_loop, ladder_demo, open_files
 from .errors import CommandError
 from .options import (
+    add_client_limit_options,
     add_organiser_token_option,
     add_records_reserve_option,
     add_server_tls_options,
@@ -154,19 +155,8 @@ def add_parser(sub: Any) -> None:
         default=d.hello_timeout_s,
         help=f"seconds a lobby stream has to send LobbyHello (default {d.hello_timeout_s:g})",
     )
-    limits = Limits()
-    serve.add_argument(
-        "--max-streams-per-client",
-        type=int,
-        default=limits.max_streams_per_client,
-        help="open Play/Watch streams on the arena, and lobby streams not welcomed yet, per "
-        f"client address, 0 for no limit (default {limits.max_streams_per_client}); loopback "
-        "clients are not limited unless --limit-loopback",
-    )
-    serve.add_argument(
-        "--limit-loopback",
-        action="store_true",
-        help="count clients on this machine too (e.g. behind a local proxy that does not limit)",
+    add_client_limit_options(
+        serve, "open Play/Watch streams on the arena, and lobby streams not welcomed yet,"
     )
     serve.add_argument("--seed", type=int, help="seed of the matchmaker's randomness")
     serve.add_argument(

@@ -13,6 +13,7 @@ from medina.engine import RULESETS, EngineError, get_ruleset
 from medina.records.space import DEFAULT_RESERVE_MB
 from medina.referee.config import MatchSettings, Policies, TimeControl, TimeoutPolicy
 from medina.referee.errors import ConfigError
+from medina.rpc.common.limits import Limits
 from medina.sandbox import SandboxConfigError, SandboxError, SandboxLimits, check
 from medina.sandbox.limits import BOUNDS
 from medina.wire.shared.addresses import address_port_error, listening_port_error
@@ -197,6 +198,24 @@ def add_organiser_token_option(p: argparse.ArgumentParser, text: str) -> None:
         type=_token,
         default=os.environ.get(TOKEN_ENV),
         help=f"{text} (env {TOKEN_ENV})",
+    )
+
+
+def add_client_limit_options(p: argparse.ArgumentParser, streams: str) -> None:
+    """``--max-streams-per-client`` (``streams``: what it counts, for the help) and
+    ``--limit-loopback``, as ``serve`` and ``ladder serve`` take them."""
+    d = Limits()
+    p.add_argument(
+        "--max-streams-per-client",
+        type=int,
+        default=d.max_streams_per_client,
+        help=f"{streams} per client address, 0 for no limit (default "
+        f"{d.max_streams_per_client}); loopback clients are not limited unless --limit-loopback",
+    )
+    p.add_argument(
+        "--limit-loopback",
+        action="store_true",
+        help="count clients on this machine too (e.g. behind a local proxy that does not limit)",
     )
 
 

@@ -21,6 +21,7 @@ from medina.rpc.single.server import RunningServer, serve_forever
 from . import event_loop, open_files
 from .errors import CommandError
 from .options import (
+    add_client_limit_options,
     add_organiser_token_option,
     add_records_reserve_option,
     add_server_tls_options,
@@ -61,19 +62,7 @@ def add_parser(sub: Any) -> None:
         default=d.handshake_timeout_s,
         help=f"seconds a new stream has to send Hello (default {d.handshake_timeout_s:g})",
     )
-    p.add_argument(
-        "--max-streams-per-client",
-        type=int,
-        default=d.max_streams_per_client,
-        help="open Play/Watch streams per client address, 0 for no limit "
-        f"(default {d.max_streams_per_client}); loopback clients are not limited unless "
-        "--limit-loopback",
-    )
-    p.add_argument(
-        "--limit-loopback",
-        action="store_true",
-        help="count clients on this machine too (e.g. behind a local proxy that does not limit)",
-    )
+    add_client_limit_options(p, "open Play/Watch streams")
     p.add_argument(
         "--unsolicited-per-second",
         type=float,
