@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from medina.storage.tournaments import TournamentStore
+from processes import stop_when
 
 BOTS = Path(__file__).resolve().parent / "bots"
 
@@ -65,3 +70,34 @@ def kill_group(proc: subprocess.Popen[str]) -> None:
     """SIGKILL a process and everything it started (its bots)."""
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def held_mid_game(directory: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
+    """``tournament run cup.toml`` (``cup_file``'s, 2 at once) in ``directory``, held still
+    (SIGSTOP, with its bots) once two games are done and one is in play, so that the game
+    cannot end first; the process and its database. On leaving, the runner and its bots are
+    SIGKILLed."""
+    db = directory / "tournaments" / "cup" / "tournament.db"
+    proc = subprocess.Popen(
+        cli("tournament", "run", "cup.toml", "--concurrency", "2", "--quiet", cwd=directory),
+        cwd=directory,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+
+        def some_done_some_running() -> bool:
+            if not db.exists():
+                return False
+            counts = TournamentStore(str(db)).counts(1)
+            return counts.get("done", 0) >= 2 and counts.get("running", 0) >= 1
+
+        stop_when(proc.pid, some_done_some_running, 240, "two games done, one playing", group=True)
+        yield proc, db
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the runner and its bots
+        proc.wait(timeout=30)

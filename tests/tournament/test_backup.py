@@ -5,53 +5,27 @@ finishes the tournament."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import subprocess
 from pathlib import Path
 
 import pytest
 from medina.storage.tournaments import TournamentStore
-from processes import stop_when
 
-from .cups import cli, cup_file, run_cli, standings_json
+from .cups import cup_file, held_mid_game, run_cli, standings_json
 
 pytestmark = pytest.mark.timeout(600)
 
 
 def test_a_backup_mid_run_resumes_as_after_a_sigkill(tmp_path: Path) -> None:
     cup_file(tmp_path)
-    db = tmp_path / "tournaments" / "cup" / "tournament.db"
     copy = tmp_path / "backups" / "cup.db"
     copy.parent.mkdir()
-    proc = subprocess.Popen(
-        cli("tournament", "run", "cup.toml", "--concurrency", "2", "--quiet", cwd=tmp_path),
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-
-        def some_done_some_running() -> bool:
-            if not db.exists():
-                return False
-            counts = TournamentStore(str(db)).counts(1)
-            return counts.get("done", 0) >= 2 and counts.get("running", 0) >= 1
-
-        # Held still while a game runs, so that the original does not move past the copy.
-        stop_when(proc.pid, some_done_some_running, 240, "two games done, one playing", group=True)
+    # Held still while a game runs, so that the original does not move past the copy.
+    with held_mid_game(tmp_path) as (_proc, db):
         done = run_cli("tournament", "backup", "cup.toml", str(copy), cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         store = TournamentStore(str(db))
         counts = store.counts(1)
         expected = standings_json(tmp_path, "cup.toml"), store.results(1), counts
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)  # the runner and its bots
-        proc.wait(timeout=30)
     assert done.stdout.startswith(f"backed up tournaments/cup/tournament.db to {copy} (")
     assert (
         f"integrity ok): 1 tournament (cup), {counts['done']} of 8 games done "

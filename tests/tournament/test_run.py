@@ -20,9 +20,8 @@ import pytest
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.storage.tournaments import TournamentStore
-from processes import stop_when
 
-from .cups import cli, cup_file, run_cli, standings_json, wait_for
+from .cups import cli, cup_file, held_mid_game, run_cli, standings_json, wait_for
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -148,30 +147,9 @@ def test_sigkill_mid_run_then_resume_gives_the_same_standings(
     d, _ = uninterrupted
     expected = standings_json(d, "cup.toml")
     cup_file(tmp_path)
-    db = tmp_path / "tournaments" / "cup" / "tournament.db"
-    proc = subprocess.Popen(
-        cli("tournament", "run", "cup.toml", "--concurrency", "2", "--quiet", cwd=tmp_path),
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-
-        def some_done_some_running() -> bool:
-            if not db.exists():
-                return False
-            counts = TournamentStore(str(db)).counts(1)
-            return counts.get("done", 0) >= 2 and counts.get("running", 0) >= 1
-
-        # Stopped (with its bots) while a game runs, so that the game cannot end first.
-        stop_when(proc.pid, some_done_some_running, 240, "two games done, one playing", group=True)
+    with held_mid_game(tmp_path) as (proc, db):
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)  # its orphaned bots
     store = TournamentStore(str(db))
     before = store.counts(1)
     assert before.get("running", 0) >= 1 and before.get("done", 0) < 8
