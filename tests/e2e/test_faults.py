@@ -28,6 +28,7 @@ from medina.rpc.common.limits import Limits
 from medina.rpc.single.host import HostedMatch
 from medina.rpc.single.server import RunningServer, start_server
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, common_pb2, game_pb2, record_pb2
+from silent import silent_connections_closed
 
 from .rawbot import RawBot, first_legal, reason_of
 
@@ -647,18 +648,8 @@ def test_silent_tcp_connections_hold_nothing_and_are_closed(tmp_path: Path) -> N
     async def main(running: RunningServer, by: Bystander) -> None:
         host, port = running.address.rsplit(":", 1)
         # Many raw TCP connections that never speak HTTP/2: no stream, no slot, and the
-        # server closes each at the handshake deadline.
-        conns = [await asyncio.open_connection(host, int(port)) for _ in range(20)]
-        await by.task  # the bystander plays while they hang on
-
-        async def closed_by_server(reader: asyncio.StreamReader) -> None:
-            while await reader.read(4096):  # the server's SETTINGS frame, then EOF
-                pass
-
-        async with asyncio.timeout(15):
-            await asyncio.gather(*(closed_by_server(r) for r, _w in conns))
-        for _r, w in conns:
-            w.close()
+        # server closes each at the handshake deadline, while the bystander plays on.
+        await asyncio.gather(silent_connections_closed(host, int(port), 20), by.task)
 
     with_bystander(
         tmp_path, main, max_streams_per_client=3, limit_loopback=True, handshake_timeout_s=1

@@ -19,6 +19,7 @@ from medina.ladder.service import LadderConfig
 from medina.rpc.common.limits import Limits
 from medina.v1 import ladder_pb2, ladder_pb2_grpc
 from medina_client.status import status_info
+from silent import silent_connections_closed
 
 T = TypeVar("T")
 pytestmark = pytest.mark.timeout(120)
@@ -56,16 +57,7 @@ def test_silent_tcp_connections_to_the_lobby_are_closed_at_the_handshake_deadlin
     async def scenario() -> None:
         ladder = await ladder_on(tmp_path, Limits(handshake_timeout_s=1.0))
         try:
-            conns = [await asyncio.open_connection("127.0.0.1", ladder.port) for _ in range(20)]
-
-            async def closed_by_server(reader: asyncio.StreamReader) -> None:
-                while await reader.read(4096):  # the server's SETTINGS frame, then EOF
-                    pass
-
-            async with asyncio.timeout(15):
-                await asyncio.gather(*(closed_by_server(r) for r, _w in conns))
-            for _r, w in conns:
-                w.close()
+            await silent_connections_closed("127.0.0.1", ladder.port, 20)
         finally:
             await ladder.stop()
 
