@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from e2e.rawbot import RawBot
+from e2e.rawbot import Hook, RawBot
 from medina.referee.config import MatchSettings
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.common.limits import Limits
@@ -118,12 +118,16 @@ def choose_randomly(seed: int) -> Any:
     return choose
 
 
-async def play_bots(running: RunningServer, hosted: HostedMatch, seed: int) -> None:
-    """Play every seat of ``hosted`` with random RawBots over gRPC, to the end."""
+async def play_bots(
+    running: RunningServer, hosted: HostedMatch, seed: int, hook: Hook | None = None
+) -> None:
+    """Play every seat of ``hosted`` with random RawBots over gRPC, to the end (``hook``:
+    seat 0's, ``RawBot.hook``)."""
     bots = [
         RawBot(running.address, token, chooser=choose_randomly(seed + i), name=f"random-{i}")
         for i, token in enumerate(hosted.tokens)
     ]
+    bots[0].hook = hook
     await asyncio.gather(*(b.play() for b in bots))
     await hosted.match.wait_done()
 

@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from bounded import run
-from medina.referee.config import MatchSettings
+from e2e.rawbot import RawBot, first_legal
+from medina.referee.config import MatchSettings, TimeControl
 from medina.rpc.single.host import HostedMatch
+from medina.v1 import arena_pb2
 from medina.web import HttpServer, Viewer, build_app
 from medina.web.fanout import PACE_S, FanOut
 from medina.web.hosted import ArenaSource
@@ -101,15 +103,28 @@ def test_pages_of_one_match_share_one_subscription_and_a_late_page_catches_up(
 ) -> None:
     a = ArenaThread(tmp_path)
     try:
-        hosted = a.create(MatchSettings("medina-v2", 3, 21))
+        # A clock no held request runs out of: the match waits for the late page.
+        settings = MatchSettings("medina-v2", 3, 21, time=TimeControl(decision_ms=60_000))
+        hosted = a.create(settings)
         match = hosted.match
+        held: list[tuple[RawBot, arena_pb2.DecisionRequest]] = []
+
+        def hold_past_12(bot: RawBot, message: arena_pb2.PlayResponse) -> bool:
+            # Seat 0 holds its first request after 12 decisions, so that the match is still
+            # in play when the late page joins (on a loaded machine it had ended).
+            if held or message.WhichOneof("message") != "request":
+                return False
+            if message.request.request_id < 13:
+                return False
+            held.append((bot, message.request))
+            return True
 
         async def main() -> None:
             early = [await Stream.open(a.http.port, hosted.match_id) for _ in range(PAGES)]
             firsts = [await s.next() for s in early]
             assert {d["phase"] for _e, d in firsts} == {"waiting"}
             assert match.watchers == 1  # not one per page
-            bots = asyncio.ensure_future(play_bots(a.running, hosted, 21))
+            bots = asyncio.ensure_future(play_bots(a.running, hosted, 21, hold_past_12))
             seen = [firsts[0]]
             while seen[-1][1]["view"]["decisions"] < 12:
                 seen.append(await early[0].next())
@@ -123,6 +138,11 @@ def test_pages_of_one_match_share_one_subscription_and_a_late_page_catches_up(
             steps = [p["step"] for p in first["story"]]
             assert steps == list(range(first["view"]["decisions"] + 1))
             assert first["view"]["decisions"] >= 12
+            async with asyncio.timeout(60):
+                while not held:
+                    await asyncio.sleep(0.01)
+            holder, request = held[0]
+            holder.reply(request.request_id, first_legal(request, 0))
             ends = [[("update", first), *await late.to_the_end()]]
             ends.append(seen + await early[0].to_the_end())
             for page, (event, data) in zip(early[1:], firsts[1:], strict=True):
