@@ -54,7 +54,9 @@ class ArenaSource:
                 scores = list(result(m.state).totals)
             else:
                 scores = None
-            record = h.record_path.stem if h.record_path.exists() else None
+            # An ended match's record was just found there (forget_pruned): one stat each.
+            ended = m.outcome is not None
+            record = h.record_path.stem if ended or h.record_path.exists() else None
             rows.append(
                 MatchRow(
                     match_id=h.match_id,
