@@ -17,7 +17,11 @@ from .test_store import add, rater
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse refusing an option's value: exit 2, as a user sees
+        assert isinstance(exc.code, int)
+        code = exc.code
     out = capsys.readouterr()
     return code, out.out, out.err
 
@@ -84,8 +88,12 @@ def test_a_suspended_version_is_listed_and_lifted(
         (("--offer", "medina-v2:2"), "RULESET:PLAYERS:DECISION_MS"),
         (("--exploration", "1.5"), "exploration"),
         (("--max-matches-per-bot", "0"), "at least 1"),
-        (("--heartbeat-s", "0"), "heartbeat"),
-        (("--lease-s", "0"), "lease_s"),
+        (("--heartbeat-s", "0"), "argument --heartbeat-s: '0': must be 0.001 to 3600 seconds"),
+        (("--lease-s", "nan"), "argument --lease-s: 'nan': must be 0.001 to 3600 seconds"),
+        (("--hello-timeout-s", "-1"), "argument --hello-timeout-s: '-1': must be 0.001"),
+        (("--connect-timeout-s", "0"), "argument --connect-timeout-s: '0': must be 0.001"),
+        (("--connect-timeout-s", "inf"), "argument --connect-timeout-s: 'inf': must be"),
+        (("--connect-timeout-s", "soon"), "'soon' is not a number of seconds"),
         (("--host", "0.0.0.0"), "--arena-public"),
         (("--host", "192.0.2.1", "--arena-public", "x:1"), "--organiser-token"),
         (("--arena-public", "x:50062"), "give --arena-port the port that address reaches"),

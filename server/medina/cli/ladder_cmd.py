@@ -22,7 +22,7 @@ from medina.ladder.recompute import compare
 from medina.ladder.serve import LadderServerConfig, start_ladder
 from medina.ladder.service import LadderConfig
 from medina.ladder.standings import as_csv, as_json, as_table
-from medina.referee.config import MatchSettings
+from medina.referee.config import LIMIT_MS, MatchSettings
 from medina.referee.errors import ConfigError
 from medina.rpc.common.admission import AdmissionLimits, open_files_limit
 from medina.rpc.common.collector import Collector
@@ -41,12 +41,15 @@ from .options import (
     add_server_tls_options,
     is_loopback,
     records_directory,
+    seconds,
     server_tls,
 )
 from .reach import ARENA_FLAGS, tls_mismatch
 from .web_cmd import add_http_options, ladder_standings, start_viewer
 
 DEFAULT_DB = "ladder.db"
+#: The longest time a seconds option of `ladder serve` takes (an hour, as the arena's clocks).
+LIMIT_S = LIMIT_MS / 1000
 
 log = logging.getLogger("medina.cli")
 
@@ -137,23 +140,30 @@ def add_parser(sub: Any) -> None:
     )
     serve.add_argument(
         "--heartbeat-s",
-        type=float,
+        type=seconds(LIMIT_S),
         default=d.heartbeat_interval_s,
         help=f"seconds between lobby heartbeats (default {d.heartbeat_interval_s:g}; a bot "
         "that misses three is no longer matched)",
     )
     serve.add_argument(
         "--lease-s",
-        type=float,
+        type=seconds(LIMIT_S),
         default=d.lease_s,
         help=f"seconds a silent ladder server keeps its matches and bots (default {d.lease_s:g}); "
         "after that another server aborts its unfinished matches",
     )
     serve.add_argument(
         "--hello-timeout-s",
-        type=float,
+        type=seconds(LIMIT_S),
         default=d.hello_timeout_s,
         help=f"seconds a lobby stream has to send LobbyHello (default {d.hello_timeout_s:g})",
+    )
+    serve.add_argument(
+        "--connect-timeout-s",
+        type=seconds(LIMIT_S),
+        default=d.connect_timeout_s,
+        help=f"seconds a matched bot has to join its match before it forfeits as a no-show "
+        f"(a fault; default {d.connect_timeout_s:g})",
     )
     add_client_limit_options(
         serve, "open Play/Watch streams on the arena, and lobby streams not welcomed yet,"
@@ -346,6 +356,7 @@ def _serve(args: argparse.Namespace) -> int:
             heartbeat_timeout_s=3 * args.heartbeat_s,
             lease_s=args.lease_s,
             hello_timeout_s=args.hello_timeout_s,
+            connect_timeout_s=args.connect_timeout_s,
             seed=args.seed,
         )
     except ValueError as exc:

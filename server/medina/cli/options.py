@@ -6,6 +6,7 @@ import argparse
 import ipaddress
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -188,6 +189,28 @@ def _token(value: str) -> str:
             f"the token, or leave both out for none"
         )
     return value
+
+
+#: The shortest time a seconds option takes: below a millisecond nothing is timed.
+MIN_SECONDS = 0.001
+
+
+def seconds(maximum: float) -> Callable[[str], float]:
+    """An argparse ``type`` for a duration in seconds, ``MIN_SECONDS`` to ``maximum``:
+    argparse names the option and the value it refuses (0, a negative, ``nan``, ``inf``)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        if not MIN_SECONDS <= value <= maximum:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: must be {MIN_SECONDS:g} to {maximum:g} seconds"
+            )
+        return value
+
+    return parse
 
 
 def add_organiser_token_option(p: argparse.ArgumentParser, text: str) -> None:

@@ -23,7 +23,7 @@ import grpc
 from sqlalchemy.exc import OperationalError
 
 from medina.boundary.terminal import printable
-from medina.referee.config import MatchSettings, TimeControl
+from medina.referee.config import LIMIT_MS, MatchSettings, TimeControl
 from medina.referee.outcome import MatchOutcome
 from medina.rpc.common.status import Reason, Refusal
 from medina.rpc.organiser import create_match
@@ -79,6 +79,14 @@ class LadderConfig:
     patience_s: float = 3.0
     #: Seconds a lobby stream has to send its LobbyHello.
     hello_timeout_s: float = 10.0
+    #: Seconds a matched bot has to open its seat's Play stream, else it forfeits as a
+    #: no-show (a fault) and the others play on. Shorter than the arena's 30 s: a ladder bot
+    #: is a live process told of its match over its lobby stream, so it joins within a
+    #: second; every second more is a second its opponents wait, three times over before
+    #: a bot that never comes is suspended. Long enough for a lobby stream that broke just
+    #: then: it is told of the match again when it reconnects (the SDK's first retry is
+    #: after 0.5 s).
+    connect_timeout_s: float = 10.0
     seed: int | None = None
 
     def __post_init__(self) -> None:
@@ -94,8 +102,18 @@ class LadderConfig:
             raise ValueError("suspend_after must be >= 0 and suspend_window >= 1")
         if not 0 < self.heartbeat_interval_s < self.heartbeat_timeout_s:
             raise ValueError("the heartbeat interval must be positive and below its timeout")
-        if self.lease_s <= 0 or self.hello_timeout_s <= 0 or self.tick_s <= 0:
+        if not (self.lease_s > 0 and self.hello_timeout_s > 0 and self.tick_s > 0):
             raise ValueError("lease_s, hello_timeout_s and tick_s must be positive")
+        if not 0.001 <= self.connect_timeout_s <= LIMIT_MS / 1000:
+            raise ValueError(
+                f"the connect timeout must be 0.001..{LIMIT_MS // 1000} s, got "
+                f"{self.connect_timeout_s}"
+            )
+
+    @property
+    def connect_timeout_ms(self) -> int:
+        """``connect_timeout_s`` as the arena's match settings take it."""
+        return round(self.connect_timeout_s * 1000)
 
 
 def suspended_refusal(bot: str, version: str, why: str) -> Refusal:
@@ -814,6 +832,7 @@ class Ladder:
             seed=seed,
             time=TimeControl(decision_ms=p.offer.decision_ms),
             seat_names=tuple(b.name for b in p.seats),
+            connect_timeout_ms=self.config.connect_timeout_ms,
         )
         matches = admin_pb2_grpc.MatchServiceStub(self.arena)
         outcome: MatchOutcome | None = None
