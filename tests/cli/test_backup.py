@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import sqlite3
 from collections.abc import Callable
@@ -139,8 +140,11 @@ BAD: list[tuple[str, str, Make, Callable[[Path], str], str]] = [
      "{d}/ladder.db-wal is one of the database's own files: name another file"),
     ("no such directory", "ladder", ladder_db, lambda d: str(d / "nodir" / "b.db"),
      "no directory {d}/nodir to write the backup b.db in"),
-    ("a directory as the backup", "ladder", ladder_db, lambda d: str(d),
-     "{d} is a directory: name the backup file in it"),
+    ("a directory that does not exist", "ladder", ladder_db, lambda d: f"{d}/nodir/",
+     "no directory {d}/nodir/ to write the backup in"),
+    ("--keep with a file", "ladder", ladder_db, lambda d: f"{d}/b.db --keep 3",
+     "--keep 3: BACKUP must be a directory to keep backups in, and {d}/b.db is not; "
+     "nothing written"),
     ("an empty path", "ladder", ladder_db, lambda d: "", "BACKUP: the path is empty"),
     ("PostgreSQL", "ladder", lambda d: "postgresql://arena:s3cret@db.example/medina",
      lambda d: str(d / "b.db"),
@@ -164,7 +168,7 @@ def test_bad_inputs_are_named_and_nothing_is_written(
     db = make(tmp_path)
     capsys.readouterr()
     before = listing(tmp_path)
-    code, said, err = run(capsys, group, "backup", dest(tmp_path), "--db", db)
+    code, said, err = run(capsys, group, "backup", *dest(tmp_path).split(" "), "--db", db)
     assert (code, said) == (2, "")
     assert err == f"medina-arena {group}: {error.format(d=tmp_path)}\n"
     assert [p for p in listing(tmp_path) if not p.endswith(("-wal", "-shm"))] == [
@@ -248,3 +252,81 @@ def test_the_backup_holds_what_is_still_in_the_write_ahead_log(
     with contextlib.closing(sqlite3.connect(tmp_path / "b.db")) as conn:
         assert conn.execute(names).fetchall() == [("alpha",), ("beta",)]
     live.engine.dispose()
+
+
+def test_a_directory_gets_a_timestamped_backup_and_keeps_the_newest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = ladder_db(tmp_path)
+    out = tmp_path / "backups"
+    out.mkdir()
+    capsys.readouterr()
+    code, said, err = run(capsys, "ladder", "backup", str(out), "--db", db)
+    assert code == 0 and err == ""
+    (first,) = out.iterdir()
+    assert re.fullmatch(r"ladder-\d{8}T\d{6}Z\.db", first.name), first.name
+    assert said.startswith(f"backed up {db} to {first} (")
+    # Older backups of this database, and what rotation must never touch: another
+    # database's backup, a file named like a backup that is not SQLite, a link, notes.
+    first = first.rename(out / "ladder-20200104T000000Z.db")  # a second later, with no wait
+    older = [out / f"ladder-2020010{i}T000000Z.db" for i in (1, 2, 3)]
+    for path in older:
+        shutil.copy(first, path)
+    foreign = {
+        "cup-20200101T000000Z.db": first.read_bytes(),
+        "ladder-20190101T000000Z.db": b"not a database\n",
+        "ladder-20190101T000000Z.db.bak": first.read_bytes(),
+        "notes.txt": b"keep me\n",
+    }
+    for name, data in foreign.items():
+        (out / name).write_bytes(data)
+    (out / "ladder-20180101T000000Z.db").symlink_to(older[0])
+    capsys.readouterr()
+    code, said, err = run(capsys, "ladder", "backup", str(out), "--db", db, "--keep", "2")
+    assert code == 0 and err == ""
+    lines = said.splitlines()
+    assert len(lines) == 2 and lines[0].startswith(f"backed up {db} to {out}/ladder-")
+    newest = Path(lines[0].split(" to ", 1)[1].split(" (", 1)[0])
+    assert lines[1] == (
+        f"deleted 3 older backup(s) in {out} (--keep 2): ladder-20200101T000000Z.db, "
+        "ladder-20200102T000000Z.db, ladder-20200103T000000Z.db"
+    )
+    left = sorted(p.name for p in out.iterdir())
+    assert left == sorted([first.name, newest.name, *foreign, "ladder-20180101T000000Z.db"])
+    for name, data in foreign.items():
+        assert (out / name).read_bytes() == data
+
+
+@pytest.mark.parametrize(
+    ("keep", "error"),
+    [
+        ("0", "argument --keep: '0': keep at least 1 backup (the one just written)"),
+        ("-2", "argument --keep: '-2': keep at least 1 backup"),
+        ("all", "argument --keep: 'all' is not a whole number"),
+    ],
+)
+def test_a_keep_that_keeps_nothing_is_refused(
+    keep: str, error: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = ladder_db(tmp_path)
+    capsys.readouterr()
+    before = listing(tmp_path)
+    with pytest.raises(SystemExit) as exited:
+        main(["ladder", "backup", str(tmp_path), "--db", db, "--keep", keep])
+    assert exited.value.code == 2 and error in capsys.readouterr().err
+    assert [p for p in listing(tmp_path) if not p.endswith(("-wal", "-shm"))] == [
+        p for p in before if not p.endswith(("-wal", "-shm"))
+    ]
+
+
+def test_a_tournament_backup_into_a_directory_is_named_for_its_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tournament_db(tmp_path)
+    out = tmp_path / "backups"
+    out.mkdir()
+    capsys.readouterr()
+    code, _, err = run(capsys, "tournament", "backup", str(out), "--db", db, "--keep", "1")
+    assert code == 0 and err == ""
+    (made,) = out.iterdir()
+    assert re.fullmatch(r"cup-\d{8}T\d{6}Z\.db", made.name), made.name

@@ -10,11 +10,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import sqlite3
 import stat
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
@@ -24,7 +26,16 @@ from sqlalchemy.exc import ArgumentError
 from . import schema
 from .database import StoreError, database_url
 
-__all__ = ["Backup", "BackupExists", "Kind", "backup_sqlite", "sqlite_path"]
+__all__ = [
+    "Backup",
+    "BackupExists",
+    "Kind",
+    "Pruned",
+    "backup_sqlite",
+    "prune_backups",
+    "sqlite_path",
+    "stamped",
+]
 
 Kind = Literal["ladder", "tournament"]
 
@@ -111,6 +122,62 @@ def backup_sqlite(source: Path, dest: Path, kind: Kind, *, replace: bool = False
         finally:
             _remove(tmp)
     return Backup(dest, version, dest.stat().st_size, holds, in_play)
+
+
+#: A backup written into a directory is named for its database and the UTC second it was
+#: taken, ``ladder-20261129T031500Z.db``: the names sort as the times do, and rotation
+#: (``prune_backups``) knows its own files by them.
+STAMP = "%Y%m%dT%H%M%SZ"
+
+
+def _stem_and_suffix(source: Path) -> tuple[str, str]:
+    return source.stem, source.suffix or ".db"
+
+
+def stamped(directory: Path, source: Path, at: datetime) -> Path:
+    """The path of a backup of ``source`` taken at ``at`` (UTC) in ``directory``."""
+    stem, suffix = _stem_and_suffix(source)
+    return directory / f"{stem}-{at.strftime(STAMP)}{suffix}"
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """What ``prune_backups`` deleted, and what it could not (with why), oldest first."""
+
+    deleted: list[Path] = field(default_factory=list)
+    failed: list[tuple[Path, str]] = field(default_factory=list)
+
+
+def prune_backups(directory: Path, source: Path, keep: int) -> Pruned:
+    """Delete the oldest backups of ``source`` in ``directory`` so that the newest ``keep``
+    remain. Only files named as ``stamped`` names them count, and only regular files that
+    start as an SQLite database does: anything else there (other databases' backups, notes,
+    a link) is never touched nor counted."""
+    if keep < 1:
+        raise ValueError(f"keep must be at least 1, got {keep}")
+    stem, suffix = _stem_and_suffix(source)
+    named = re.compile(rf"{re.escape(stem)}-\d{{8}}T\d{{6}}Z{re.escape(suffix)}")
+    ours: list[Path] = []
+    for entry in os.scandir(directory):
+        if not named.fullmatch(entry.name) or not entry.is_file(follow_symlinks=False):
+            continue
+        try:
+            with open(entry.path, "rb") as f:
+                if f.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+                    continue
+        except OSError:
+            continue
+        ours.append(Path(entry.path))
+    ours.sort(key=lambda p: p.name)
+    pruned = Pruned()
+    for old in ours[: max(0, len(ours) - keep)]:
+        try:
+            old.unlink()
+        except OSError as exc:
+            pruned.failed.append((old, exc.strerror or str(exc)))
+        else:
+            pruned.deleted.append(old)
+    return pruned
 
 
 def _check_dest(source: Path, dest: Path, replace: bool) -> Path:
