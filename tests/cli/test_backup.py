@@ -9,13 +9,16 @@ import os
 import re
 import shutil
 import sqlite3
+import subprocess
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from ladder.test_store import add
 from medina.cli import main
 from medina.storage import schema
+from medina.storage.backup import stamped
 from medina.storage.ladder import LadderStore
 from tournament.cups import cup_file
 
@@ -142,6 +145,9 @@ BAD: list[tuple[str, str, Make, Callable[[Path], str], str]] = [
      "no directory {d}/nodir to write the backup b.db in"),
     ("a directory that does not exist", "ladder", ladder_db, lambda d: f"{d}/nodir/",
      "no directory {d}/nodir/ to write the backup in"),
+    ("--force with a directory", "ladder", ladder_db, lambda d: f"{d} --force",
+     "--force: {d} is a directory, and a backup written in it never replaces one; "
+     "nothing written"),
     ("--keep with a file", "ladder", ladder_db, lambda d: f"{d}/b.db --keep 3",
      "--keep 3: BACKUP must be a directory to keep backups in, and {d}/b.db is not; "
      "nothing written"),
@@ -267,14 +273,18 @@ def test_a_directory_gets_a_timestamped_backup_and_keeps_the_newest(
     assert re.fullmatch(r"ladder-\d{8}T\d{6}Z\.db", first.name), first.name
     assert said.startswith(f"backed up {db} to {first} (")
     # Older backups of this database, and what rotation must never touch: another
-    # database's backup, a file named like a backup that is not SQLite, a link, notes.
+    # database's backup, files named like a backup that are not SQLite or not a ladder's,
+    # a link, notes.
     first = first.rename(out / "ladder-20200104T000000Z.db")  # a second later, with no wait
     older = [out / f"ladder-2020010{i}T000000Z.db" for i in (1, 2, 3)]
     for path in older:
         shutil.copy(first, path)
+    cup = tmp_path / "cup-copy.db"
+    assert main(["tournament", "backup", str(cup), "--db", tournament_db(tmp_path)]) == 0
     foreign = {
         "cup-20200101T000000Z.db": first.read_bytes(),
         "ladder-20190101T000000Z.db": b"not a database\n",
+        "ladder-20190102T000000Z.db": cup.read_bytes(),
         "ladder-20190101T000000Z.db.bak": first.read_bytes(),
         "notes.txt": b"keep me\n",
     }
@@ -330,3 +340,56 @@ def test_a_tournament_backup_into_a_directory_is_named_for_its_database(
     assert code == 0 and err == ""
     (made,) = out.iterdir()
     assert re.fullmatch(r"cup-\d{8}T\d{6}Z\.db", made.name), made.name
+
+
+def test_a_backup_in_a_directory_never_replaces_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = ladder_db(tmp_path)
+    out = tmp_path / "backups"
+    out.mkdir()
+    # Every name this run could take (it ends well within a minute) is taken already.
+    now = datetime.now(UTC)
+    taken = [stamped(out, Path(db), now + timedelta(seconds=s)) for s in range(-1, 60)]
+    for path in taken:
+        path.write_bytes(b"an earlier backup\n")
+    capsys.readouterr()
+    code, said, err = run(capsys, "ladder", "backup", str(out), "--db", db, "--force")
+    assert (code, said) == (2, "") and "--force" in err
+    code, said, err = run(capsys, "ladder", "backup", str(out), "--db", db)
+    assert (code, said) == (2, "")
+    assert re.fullmatch(
+        rf"medina-arena ladder: {out}/ladder-\d{{8}}T\d{{6}}Z\.db exists: one backup a second; "
+        "nothing written\n",
+        err,
+    ), err
+    assert sorted(out.iterdir()) == sorted(taken)
+    assert all(p.read_bytes() == b"an earlier backup\n" for p in taken)
+
+
+def test_an_old_backup_that_cannot_be_deleted_is_named_and_the_new_one_stays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = ladder_db(tmp_path)
+    out = tmp_path / "backups"
+    out.mkdir()
+    capsys.readouterr()
+    assert run(capsys, "ladder", "backup", str(tmp_path / "b.db"), "--db", db)[0] == 0
+    stuck, old = out / "ladder-20200101T000000Z.db", out / "ladder-20200102T000000Z.db"
+    for path in (stuck, old):
+        shutil.copy(tmp_path / "b.db", path)
+    # An immutable file: not even root may delete it (permission bits do not stop root).
+    made = subprocess.run(["chattr", "+i", str(stuck)], capture_output=True, check=False)
+    if made.returncode != 0:
+        pytest.skip(f"chattr +i: {made.stderr.decode().strip()}")
+    try:
+        code, said, err = run(capsys, "ladder", "backup", str(out), "--db", db, "--keep", "1")
+    finally:
+        subprocess.run(["chattr", "-i", str(stuck)], check=True)
+    assert code == 1
+    lines = said.splitlines()
+    assert len(lines) == 2 and lines[0].startswith(f"backed up {db} to {out}/ladder-")
+    newest = Path(lines[0].split(" to ", 1)[1].split(" (", 1)[0])
+    assert lines[1] == f"deleted 1 older backup(s) in {out} (--keep 1): {old.name}"
+    assert err == f"could not delete the older backup {stuck}: Operation not permitted\n"
+    assert sorted(out.iterdir()) == [stuck, newest]

@@ -49,7 +49,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="the file to write (SQLite; refused if it exists), or a directory to write a "
         "new backup in, named for the database and the time (ladder-20261129T031500Z.db)",
     )
-    p.add_argument("--force", action="store_true", help="replace BACKUP if it exists")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the file BACKUP if it exists (not with "
+        "a directory: a backup in it is always a new file)",
+    )
     p.add_argument(
         "--keep",
         type=_keep,
@@ -68,6 +73,11 @@ def run(db: str, kind: Kind, args: argparse.Namespace) -> int:
     into = target.is_dir()
     if not into and args.backup.endswith(("/", os.sep)):  # meant as a directory: no file
         raise CommandError(f"no directory {args.backup} to write the backup in")
+    if args.force and into:  # a backup in a directory is a new file, never a replacement
+        raise CommandError(
+            f"--force: {args.backup} is a directory, and a backup written in it never "
+            "replaces one; nothing written"
+        )
     if args.keep is not None and not into:
         raise CommandError(
             f"--keep {args.keep}: BACKUP must be a directory to keep backups in, and "
@@ -78,6 +88,8 @@ def run(db: str, kind: Kind, args: argparse.Namespace) -> int:
         dest = stamped(target, source, datetime.now(UTC)) if into else target
         done = backup_sqlite(source, dest, kind, replace=args.force)
     except BackupExists as exc:
+        if into:  # a backup taken this second already: the next second's name is free
+            raise CommandError(f"{exc}: one backup a second; nothing written") from None
         raise CommandError(f"{exc} (--force replaces it); nothing written") from None
     except StoreError as exc:
         raise CommandError(str(exc)) from None
@@ -88,7 +100,7 @@ def run(db: str, kind: Kind, args: argparse.Namespace) -> int:
     )
     if args.keep is None:
         return 0
-    pruned = prune_backups(target, source, args.keep)
+    pruned = prune_backups(target, source, kind, args.keep)
     if pruned.deleted:
         names = ", ".join(p.name for p in pruned.deleted)
         count = len(pruned.deleted)

@@ -148,26 +148,22 @@ class Pruned:
     failed: list[tuple[Path, str]] = field(default_factory=list)
 
 
-def prune_backups(directory: Path, source: Path, keep: int) -> Pruned:
+def prune_backups(directory: Path, source: Path, kind: Kind, keep: int) -> Pruned:
     """Delete the oldest backups of ``source`` in ``directory`` so that the newest ``keep``
     remain. Only files named as ``stamped`` names them count, and only regular files that
-    start as an SQLite database does: anything else there (other databases' backups, notes,
-    a link) is never touched nor counted."""
+    open as a ``kind`` database: anything else there (other databases' backups, notes, a
+    link, a file of that name that is not such a backup) is never touched nor counted."""
     if keep < 1:
         raise ValueError(f"keep must be at least 1, got {keep}")
     stem, suffix = _stem_and_suffix(source)
     named = re.compile(rf"{re.escape(stem)}-\d{{8}}T\d{{6}}Z{re.escape(suffix)}")
-    ours: list[Path] = []
-    for entry in os.scandir(directory):
-        if not named.fullmatch(entry.name) or not entry.is_file(follow_symlinks=False):
-            continue
-        try:
-            with open(entry.path, "rb") as f:
-                if f.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
-                    continue
-        except OSError:
-            continue
-        ours.append(Path(entry.path))
+    ours = [
+        Path(entry.path)
+        for entry in os.scandir(directory)
+        if named.fullmatch(entry.name)
+        and entry.is_file(follow_symlinks=False)
+        and _is_backup(Path(entry.path), kind)
+    ]
     ours.sort(key=lambda p: p.name)
     pruned = Pruned()
     for old in ours[: max(0, len(ours) - keep)]:
@@ -178,6 +174,19 @@ def prune_backups(directory: Path, source: Path, keep: int) -> Pruned:
         else:
             pruned.deleted.append(old)
     return pruned
+
+
+def _is_backup(path: Path, kind: Kind) -> bool:
+    """Whether ``path`` is a ``kind`` database, as a backup is (opened read-only)."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+                return False  # not opened by SQLite at all: cheaper, and nothing to lock
+        with _connect(path, read_only=True) as conn:
+            _describe(conn, path, kind)
+    except (OSError, StoreError):
+        return False
+    return True
 
 
 def _check_dest(source: Path, dest: Path, replace: bool) -> Path:
