@@ -1,7 +1,8 @@
 """The ladder end to end, as its users run it: ``ladder serve`` and ``bots`` commands, bots
 of every kind the project ships (the SDK, the Node bot, a stdio program) connected with
-their keys, playing continuously; a revoked key, a killed bot, a killed server; the stored
-ratings against a recomputation. One server on SQLite; two servers on one PostgreSQL."""
+their keys, playing continuously; a revoked key, a killed bot, a no-show, a killed server;
+the stored ratings against a recomputation. One server on SQLite; two servers on one
+PostgreSQL."""
 
 from __future__ import annotations
 
@@ -20,10 +21,12 @@ from medina.storage.ladder import LadderStore
 from processes import stop_when
 
 from .harness import Bots, LadderServer, add_bot, arena_cli, finished, running_with, wait_until
+from .noshowbot import EXITED_WHEN_ASSIGNED
 
 pytestmark = pytest.mark.timeout(420)
 
 HANGBOT = Path(__file__).with_name("hangbot.py")
+NOSHOWBOT = Path(__file__).with_name("noshowbot.py")
 
 #: Fast matches: a short clock (the bots answer at once) and 2- and 4-player games.
 OFFERS = ("--offer", "medina-v2:2:300", "--offer", "medina-v2:4:300")
@@ -104,6 +107,64 @@ def test_one_server_plays_continuously_and_charges_faults(
     assert "Traceback" not in server.log.read_text()
     check = arena_cli("ladder", "recompute", "--db", db)
     assert check.returncode == 0 and "equal a recomputation" in check.stdout
+
+
+@pytest.mark.parametrize("exits", [False, True], ids=["holds-its-lobby", "exits-when-assigned"])
+def test_a_no_show_is_settled_at_the_ladders_connect_deadline(tmp_path: Path, exits: bool) -> None:
+    # A matched bot that never opens its seat's Play stream, holding its lobby stream or
+    # gone from it right after being told of the match: its opponent's match is settled at
+    # the ladder's connect deadline (--connect-timeout-s, 2 s here; 10 s by default), not
+    # the arena's 30 s, and the no-show is charged to its version until it is suspended.
+    db = str(tmp_path / "ladder.db")
+    keys = {name: add_bot(db, name) for name in ("honest", "absent")}
+    suspend_after = 1 if exits else 2
+    server = LadderServer.start(
+        db, tmp_path, "noshow", "--offer", "medina-v2:2:300", "--seed", "5",
+        "--connect-timeout-s", "2", "--suspend-after", str(suspend_after),
+    )  # fmt: skip
+    bots = Bots(tmp_path)
+    store = LadderStore(db)
+    try:
+        honest = bots.sdk("honest", server.address, keys["honest"])
+        absent = bots.start(
+            "absent",
+            [sys.executable, str(NOSHOWBOT), "--server", server.address, "--bot-key",
+             keys["absent"], *(["--exit-when-assigned"] if exits else [])],
+        )  # fmt: skip
+        # Suspended at its last fault, a bot still in the lobby is refused (BOT_SUSPENDED).
+        assert absent.proc.wait(120) == (EXITED_WHEN_ASSIGNED if exits else 1), absent.output()
+        wait_until(lambda: finished(store) >= suspend_after, 60, "the no-show's matches")
+        assert honest.stop() == 0, honest.output()
+    finally:
+        bots.kill_all()
+        server.stop()
+    # The bot was told the deadline with its match (MatchAssigned.config).
+    told = re.findall(r"^assigned match \S+, connect deadline (\d+) ms$", absent.output(), re.M)
+    assert told == ["2000"] * suspend_after, absent.output()
+    if not exits:
+        assert "BOT_SUSPENDED" in absent.output(), absent.output()
+    # A match formed while the last fault's result was being stored (the honest bot was
+    # free again) is aborted unrated as the suspension ends the no-show's lobby stream, or,
+    # formed a moment sooner, charged as a further no-show, or cut off by the stop.
+    matches = [m for m in store.matches() if m.status != "aborted"]
+    assert len(matches) >= suspend_after and {m.status for m in matches} == {"finished"}
+    for m in matches:
+        terminations = {bot: termination for _s, bot, _v, _t, _r, termination, _m in m.seats}
+        assert terminations == {"absent": "no_show", "honest": "normal"}, m
+        assert m.ending == "complete" and m.rated_seq is not None, m  # rated, as before
+        assert m.record_path is not None and m.finished_at is not None
+        record = Path(m.record_path).read_text(encoding="utf-8")
+        assert "its bot never connected (2 s connect deadline)" in record
+        # Formed, waited for the no-show, played out by the honest bot: within a few
+        # seconds of the deadline, far from the arena's 30 s.
+        assert 2 <= m.finished_at - m.created_at < 15, m.finished_at - m.created_at
+    faults = {x.bot: x.faults for x in store.lines()}
+    assert faults == {"absent": {"no_show": len(matches)}, "honest": {}}, faults
+    standings = arena_cli("ladder", "standings", "--db", db, "--all", "--format", "json")
+    rows = {r["bot"]: r for r in json.loads(standings.stdout)}
+    assert rows["absent"]["inactive"].startswith(f"suspended: {len(matches)} faults")
+    assert rows["honest"]["games"] == len(matches)
+    assert "Traceback" not in server.log.read_text()
 
 
 def test_two_servers_share_one_postgresql(
