@@ -439,7 +439,11 @@ def test_a_go_ladder_bot_is_matched_rated_reconnects_and_leaves(
     assert int(summary.group(1)) >= 3 and int(summary.group(2)) >= 1, out
     assert err.count("welcome: go ") == 2, err  # joined, then back after the ladder ended it
     assert "(SHUTTING_DOWN)" in err
-    assert games == int(summary.group(1))  # every match it was told the end of was rated
+    # Every match it was told the end of was rated; one more may have been: a match that
+    # ended while its lobby stream was down (the ladder ended it above) is not told again
+    # when it reconnects (docs/protocol.md, "Ladder").
+    told = int(summary.group(1))
+    assert told <= games <= told + 1, (games, out)
 
 
 def test_buf_generates_go_that_vets(go_cache: Path, tmp_path: Path) -> None:

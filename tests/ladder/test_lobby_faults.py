@@ -378,43 +378,6 @@ def test_a_bot_that_reconnects_its_lobby_is_told_of_its_match_again(
     run(scenario)
 
 
-def test_a_no_show_forfeits_at_the_ladders_connect_deadline(db: str, tmp_path: Path) -> None:
-    # A bot that holds its lobby stream (echoing heartbeats) but never joins the match it is
-    # told of: it forfeits as a no-show at the ladder's connect deadline (1 s here; the
-    # ladder's own default is 10 s, the arena's 30 s), charged as its fault, and the honest
-    # bot plays the match out.
-    config = replace(CONFIG, connect_timeout_s=1.0)
-
-    async def scenario() -> None:
-        async with serving(db, tmp_path, config) as (ladder, address, stub):
-            honest, absent = await add(stub, "honest"), await add(stub, "absent")
-            leave = asyncio.Event()
-            player = asyncio.create_task(
-                play_ladder(seat_player(lambda: RandomBot(1), None), address, honest, leave=leave)
-            )
-            holder = asyncio.create_task(echoing(stub, absent, lambda k: k, 10_000))
-            try:
-                await until_finished(ladder, 1)
-            finally:
-                leave.set()
-                holder.cancel()
-                await asyncio.gather(player, holder, return_exceptions=True)
-            match = next(m for m in ladder.store.matches() if m.status == "finished")
-            terminations = {
-                bot: termination for _s, bot, _v, _t, _r, termination, _m in match.seats
-            }
-            assert terminations == {"absent": "no_show", "honest": "normal"}, match
-            assert match.ending == "complete"
-            assert match.record_path is not None
-            record = Path(match.record_path).read_text(encoding="utf-8")
-            assert "its bot never connected (1 s connect deadline)" in record
-            faults = {line.bot: line.faults for line in ladder.store.lines()}
-            # (it may have been matched again, and forfeited again, by the time this looks)
-            assert set(faults["absent"]) == {"no_show"} and faults["honest"] == {}, faults
-
-    run(scenario)
-
-
 async def echoing(
     stub: ladder_pb2_grpc.LadderServiceAsyncStub,
     key: str,
