@@ -143,11 +143,12 @@ def test_a_no_show_is_settled_at_the_ladders_connect_deadline(tmp_path: Path, ex
     assert told == ["2000"] * suspend_after, absent.output()
     if not exits:
         assert "BOT_SUSPENDED" in absent.output(), absent.output()
-    # A match formed while the last fault's result was being stored (the honest bot was
-    # free again) is aborted unrated as the suspension ends the no-show's lobby stream, or,
-    # formed a moment sooner, charged as a further no-show, or cut off by the stop.
-    matches = [m for m in store.matches() if m.status != "aborted"]
-    assert len(matches) >= suspend_after and {m.status for m in matches} == {"finished"}
+    # Its bots are matched again only once a result is stored: the no-show is never matched
+    # after the fault that suspends it (a match formed while that result was being stored
+    # was aborted, or charged as a further no-show, its opponent waiting the deadline again).
+    matches = store.matches()
+    assert len(matches) == suspend_after, matches
+    assert {m.status for m in matches} == {"finished"}, matches
     for m in matches:
         terminations = {bot: termination for _s, bot, _v, _t, _r, termination, _m in m.seats}
         assert terminations == {"absent": "no_show", "honest": "normal"}, m

@@ -825,6 +825,12 @@ class Ladder:
     # -- one match ---------------------------------------------------------------------
 
     async def _play(self, running: _Running, seed: int) -> None:
+        try:
+            await self._play_and_store(running, seed)
+        finally:
+            self._free(running)
+
+    async def _play_and_store(self, running: _Running, seed: int) -> None:
         mid, p = running.mid, running.plan
         settings = MatchSettings(
             ruleset=p.offer.ruleset,
@@ -925,7 +931,13 @@ class Ladder:
             self._hold(_Held(running, aborted=detail), exc)
 
     def _release(self, running: _Running) -> None:
+        """The match is over in the arena: a bot that reconnects is no longer told of it."""
         self.running.pop(running.mid, None)
+
+    def _free(self, running: _Running) -> None:
+        """Its bots may be matched again: only once its result is stored (or it is called
+        off), so that a bot this result suspends is never matched meanwhile (a no-show's
+        opponent waited another connect deadline for it, or the new match was aborted)."""
         for bot in running.plan.seats:
             session = self.sessions.get(bot.bot_id)
             if session is None:
