@@ -47,6 +47,18 @@ def listing(d: Path) -> list[str]:
     return sorted(str(p.relative_to(d)) for p in d.rglob("*"))
 
 
+def backups(d: Path) -> Path:
+    """A directory to back up into."""
+    made = d / "backups"
+    made.mkdir()
+    return made
+
+
+def lasting(d: Path) -> list[str]:
+    """``listing`` without SQLite's -wal and -shm, which come and go with its connections."""
+    return [p for p in listing(d) if not p.endswith(("-wal", "-shm"))]
+
+
 def unwritable(d: Path) -> Path:
     """A directory this process cannot create a file in (root ignores permission bits)."""
     if os.geteuid() == 0:
@@ -173,13 +185,11 @@ def test_bad_inputs_are_named_and_nothing_is_written(
     (tmp_path / "x").mkdir()
     db = make(tmp_path)
     capsys.readouterr()
-    before = listing(tmp_path)
+    before = lasting(tmp_path)
     code, said, err = run(capsys, group, "backup", *dest(tmp_path).split(" "), "--db", db)
     assert (code, said) == (2, "")
     assert err == f"medina-arena {group}: {error.format(d=tmp_path)}\n"
-    assert [p for p in listing(tmp_path) if not p.endswith(("-wal", "-shm"))] == [
-        p for p in before if not p.endswith(("-wal", "-shm"))
-    ]
+    assert lasting(tmp_path) == before
 
 
 def test_an_unwritable_directory_is_named(
@@ -263,9 +273,7 @@ def test_the_backup_holds_what_is_still_in_the_write_ahead_log(
 def test_a_directory_gets_a_timestamped_backup_and_keeps_the_newest(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    db = ladder_db(tmp_path)
-    out = tmp_path / "backups"
-    out.mkdir()
+    db, out = ladder_db(tmp_path), backups(tmp_path)
     capsys.readouterr()
     code, said, err = run(capsys, "ladder", "backup", str(out), "--db", db)
     assert code == 0 and err == ""
@@ -320,21 +328,17 @@ def test_a_keep_that_keeps_nothing_is_refused(
 ) -> None:
     db = ladder_db(tmp_path)
     capsys.readouterr()
-    before = listing(tmp_path)
+    before = lasting(tmp_path)
     with pytest.raises(SystemExit) as exited:
         main(["ladder", "backup", str(tmp_path), "--db", db, "--keep", keep])
     assert exited.value.code == 2 and error in capsys.readouterr().err
-    assert [p for p in listing(tmp_path) if not p.endswith(("-wal", "-shm"))] == [
-        p for p in before if not p.endswith(("-wal", "-shm"))
-    ]
+    assert lasting(tmp_path) == before
 
 
 def test_a_tournament_backup_into_a_directory_is_named_for_its_database(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    db = tournament_db(tmp_path)
-    out = tmp_path / "backups"
-    out.mkdir()
+    db, out = tournament_db(tmp_path), backups(tmp_path)
     capsys.readouterr()
     code, _, err = run(capsys, "tournament", "backup", str(out), "--db", db, "--keep", "1")
     assert code == 0 and err == ""
@@ -345,9 +349,7 @@ def test_a_tournament_backup_into_a_directory_is_named_for_its_database(
 def test_a_backup_in_a_directory_never_replaces_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    db = ladder_db(tmp_path)
-    out = tmp_path / "backups"
-    out.mkdir()
+    db, out = ladder_db(tmp_path), backups(tmp_path)
     # Every name this run could take (it ends well within a minute) is taken already.
     now = datetime.now(UTC)
     taken = [stamped(out, Path(db), now + timedelta(seconds=s)) for s in range(-1, 60)]
@@ -370,9 +372,7 @@ def test_a_backup_in_a_directory_never_replaces_one(
 def test_an_old_backup_that_cannot_be_deleted_is_named_and_the_new_one_stays(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    db = ladder_db(tmp_path)
-    out = tmp_path / "backups"
-    out.mkdir()
+    db, out = ladder_db(tmp_path), backups(tmp_path)
     capsys.readouterr()
     assert run(capsys, "ladder", "backup", str(tmp_path / "b.db"), "--db", db)[0] == 0
     stuck, old = out / "ladder-20200101T000000Z.db", out / "ladder-20200102T000000Z.db"
