@@ -104,7 +104,8 @@ class LadderConfig:
             raise ValueError("the heartbeat interval must be positive and below its timeout")
         if not (self.lease_s > 0 and self.hello_timeout_s > 0 and self.tick_s > 0):
             raise ValueError("lease_s, hello_timeout_s and tick_s must be positive")
-        if not 0.001 <= self.connect_timeout_s <= LIMIT_MS / 1000:
+        # As the arena's match settings take it: whole milliseconds, 1 to LIMIT_MS.
+        if not (0 < self.connect_timeout_s <= LIMIT_MS / 1000 and self.connect_timeout_ms >= 1):
             raise ValueError(
                 f"the connect timeout must be 0.001..{LIMIT_MS // 1000} s, got "
                 f"{self.connect_timeout_s}"

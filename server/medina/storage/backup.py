@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import re
 import sqlite3
 import stat
 import tempfile
@@ -155,12 +154,10 @@ def prune_backups(directory: Path, source: Path, kind: Kind, keep: int) -> Prune
     link, a file of that name that is not such a backup) is never touched nor counted."""
     if keep < 1:
         raise ValueError(f"keep must be at least 1, got {keep}")
-    stem, suffix = _stem_and_suffix(source)
-    named = re.compile(rf"{re.escape(stem)}-\d{{8}}T\d{{6}}Z{re.escape(suffix)}")
     ours = [
         Path(entry.path)
         for entry in os.scandir(directory)
-        if named.fullmatch(entry.name)
+        if _is_stamped(entry.name, source)
         and entry.is_file(follow_symlinks=False)
         and _is_backup(Path(entry.path), kind)
     ]
@@ -174,6 +171,20 @@ def prune_backups(directory: Path, source: Path, kind: Kind, keep: int) -> Prune
         else:
             pruned.deleted.append(old)
     return pruned
+
+
+def _is_stamped(name: str, source: Path) -> bool:
+    """Whether ``name`` is one ``stamped`` gives a backup of ``source`` (read by ``STAMP``)."""
+    stem, suffix = _stem_and_suffix(source)
+    head, tail = f"{stem}-", suffix
+    if not (name.startswith(head) and name.endswith(tail)):
+        return False
+    stamp = name[len(head) : len(name) - len(tail)]
+    try:
+        # strptime takes unpadded fields too: only a stamp written back the same is ours
+        return datetime.strptime(stamp, STAMP).strftime(STAMP) == stamp
+    except ValueError:
+        return False
 
 
 def _is_backup(path: Path, kind: Kind) -> bool:
