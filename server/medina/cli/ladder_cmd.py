@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from medina.boundary.files import write_atomically
+from medina.boundary.spreadsheet import csv_rows
 from medina.boundary.terminal import printable
 from medina.ladder import accounts
 from medina.ladder.house import HouseBot, drain_house, parse_house, start_house
@@ -493,8 +494,6 @@ def _standings(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    import csv
-    import io
     import json
 
     store = _store(args)
@@ -539,19 +538,17 @@ def _export(args: argparse.Namespace) -> int:
             indent=2,
         )
     else:
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(
+        table = csv_rows(
             ["match", "status", "ending", "rated_seq", "ruleset", "players", "seat", "bot",
-             "version", "total", "rank", "termination", "mu_after", "record_path", "detail"]
+             "version", "total", "rank", "termination", "mu_after", "record_path", "detail"],
+            (
+                [m.id, m.status, m.ending, m.rated_seq, m.ruleset, m.players, *s[:7],
+                 m.record_path, m.detail]
+                for m in matches
+                for s in m.seats
+            ),
         )  # fmt: skip
-        for m in matches:
-            for s in m.seats:
-                w.writerow(
-                    [m.id, m.status, m.ending, m.rated_seq, m.ruleset, m.players, *s[:7],
-                     m.record_path, m.detail]
-                )  # fmt: skip
-        text = "# standings\n" + as_csv(lines) + "# matches\n" + buf.getvalue()
+        text = "# standings\n" + as_csv(lines) + "# matches\n" + table
     if args.out == "":
         raise CommandError("--out: the path is empty (leave the option out for stdout)")
     if args.out is not None:

@@ -3,11 +3,10 @@ protobuf rows (GetStandings), a table, CSV and JSON."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Sequence
 
+from medina.boundary.spreadsheet import csv_records
 from medina.boundary.terminal import printable
 from medina.storage.ladder import LineRow
 from medina.v1 import ladder_pb2
@@ -83,14 +82,12 @@ def as_json(lines: Sequence[LineRow], *, include_inactive: bool = True) -> str:
 
 def as_csv(lines: Sequence[LineRow], *, include_inactive: bool = True) -> str:
     """The standings as CSV (faults as ``kind:n;kind:n``)."""
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
+    records = []
     for r in _records(lines, include_inactive):
         faults = r["faults"]
         assert isinstance(faults, dict)
-        writer.writerow(r | {"faults": ";".join(f"{k}:{v}" for k, v in faults.items())})
-    return buf.getvalue()
+        records.append(r | {"faults": ";".join(f"{k}:{v}" for k, v in faults.items())})
+    return csv_records(COLUMNS, records)
 
 
 def as_table(lines: Sequence[LineRow], *, include_inactive: bool = False) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections.abc import Sequence
@@ -13,6 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from medina.boundary.spreadsheet import csv_records
 from medina.storage.tournaments import GameRow
 
 from .config import TournamentConfig
@@ -230,13 +229,9 @@ def head_to_head_rows(st: Standings) -> list[dict[str, Any]]:
 
 
 def to_csv(rows: Sequence[dict[str, Any]]) -> str:
-    """Rows as CSV text (header from the first row)."""
-    buf = io.StringIO()
-    if rows:
-        w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
-    return buf.getvalue()
+    """Rows as CSV text (header from the first row); text cells safe to open in a
+    spreadsheet (``boundary.spreadsheet``)."""
+    return csv_records(list(rows[0]), rows) if rows else ""
 
 
 def to_json(data: Any) -> str:
