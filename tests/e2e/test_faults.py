@@ -618,6 +618,56 @@ def test_open_streams_are_limited_per_client(tmp_path: Path) -> None:
     run(main())
 
 
+def test_the_organisers_own_watch_streams_hold_no_slot_of_its_address(tmp_path: Path) -> None:
+    # A ladder watches each of its matches from the arena's own machine: with
+    # --limit-loopback, a stranger there holding the address's streams had every new
+    # match's Watch refused, and the ladder aborted match after match. A Watch carrying
+    # the organiser token is the organiser's and counts against no client.
+    async def main() -> None:
+        running = await start_server(
+            ServerConfig(
+                host="127.0.0.1",
+                port=0,
+                records_dir=tmp_path,
+                organiser_token="organiser",
+                limits=Limits(
+                    max_streams_per_client=1, limit_loopback=True, handshake_timeout_s=60
+                ),
+            )
+        )
+        hold = asyncio.Event()
+        squatter = asyncio.create_task(raw_play(running.address, [], hold))
+        try:
+            hosted = running.arena.create(MatchSettings("medina-v2", 2, 5))
+            async with asyncio.timeout(30):
+                while running.slots.open.get("127.0.0.1", 0) < 1:
+                    assert not squatter.done(), squatter.result()
+                    await asyncio.sleep(0.01)
+            request = admin_pb2.WatchRequest(match_id=hosted.match.match_id)
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub = admin_pb2_grpc.SpectatorServiceStub(channel)
+                for token in ("", "Bearer guess"):  # a stranger, with or without a token
+                    metadata = (("authorization", token),) if token else ()
+                    with pytest.raises(grpc.aio.AioRpcError) as refused:
+                        async for _ in stub.Watch(request, metadata=metadata, timeout=10):
+                            pass
+                    assert refused.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+                organiser = (("authorization", "Bearer organiser"),)
+                watch = stub.Watch(request, metadata=organiser, timeout=10)
+                first = await anext(aiter(watch))
+                assert first.HasField("snapshot")
+                assert running.slots.open == {"127.0.0.1": 1}  # the squatter's alone
+                watch.cancel()
+            hold.set()
+            code, details, _ = await squatter
+            assert details.endswith("[HELLO_MISSING]"), (code, details)
+        finally:
+            hold.set()
+            await running.stop(1)
+
+    run(main())
+
+
 def test_a_burst_of_new_calls_is_taken_up_not_cancelled(tmp_path: Path) -> None:
     # gRPC holds at most 1,000 new calls waiting for the server by default and cancels some
     # beyond that: a tournament starting 512 four-player matches at once (over 2,000 streams)

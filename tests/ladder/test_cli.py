@@ -98,6 +98,7 @@ def test_a_suspended_version_is_listed_and_lifted(
         (("--host", "192.0.2.1", "--arena-public", "x:1"), "--organiser-token"),
         (("--arena-public", "x:50062"), "give --arena-port the port that address reaches"),
         (("--max-streams-per-client", "-1"), "--max-streams-per-client -1: must be 0"),
+        (("--limit-loopback",), "--limit-loopback needs --organiser-token"),
     ],
 )
 def test_serve_refuses_bad_options(

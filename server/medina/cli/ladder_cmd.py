@@ -309,6 +309,11 @@ def _serve(args: argparse.Namespace) -> int:
             "a ladder on a non-loopback address needs --organiser-token (its account calls "
             "hand out keys)"
         )
+    if args.limit_loopback and not args.organiser_token:
+        raise CommandError(
+            "--limit-loopback needs --organiser-token: the ladder's own streams to its arena "
+            "come from this machine too, and only the token tells them from a stranger's"
+        )
     if args.arena is None and args.arena_public and args.arena_port == 0:
         raise CommandError(
             f"--arena-public {args.arena_public} is where bots dial the arena, but its own port "

@@ -28,6 +28,7 @@ from medina.wire import play
 from medina.wire.shared.protocol import REDIRECT
 
 from ..common.admission import LoopLag
+from ..common.auth import carries_token
 from ..common.collector import Collector
 from ..common.config import ServerConfig
 from ..common.hello import first_message
@@ -48,13 +49,20 @@ class Forwarder:
     match."""
 
     def __init__(
-        self, pool: WorkerPool, routes: Routes, matches: WorkerMatches, limits: Limits
+        self,
+        pool: WorkerPool,
+        routes: Routes,
+        matches: WorkerMatches,
+        limits: Limits,
+        organiser_token: str | None = None,
     ) -> None:
         self.pool = pool
         self.routes = routes
         self.matches = matches
         self.limits = limits
         self.slots = ClientSlots.for_limits(limits)
+        #: Watch streams carrying it (a ladder's, a tournament runner's) hold no client slot.
+        self.organiser_token = organiser_token
         #: Streams forwarded to a worker so far (bots at an endpoint are not counted here).
         self.plays = 0
         #: Streams answered with a Redirect to the worker's own address.
@@ -190,7 +198,8 @@ class Forwarder:
         self, request: admin_pb2.WatchRequest, context: Context
     ) -> AsyncIterator[bytes]:
         """A spectator stream, forwarded."""
-        async with stream_slot(self.slots, context):
+        organiser = carries_token(context, self.organiser_token)
+        async with stream_slot(self.slots, context, exempt=organiser):
             worker = await self.matches.locate(request.match_id, context)
             call = worker.watch(request)
             self.watches += 1
@@ -324,7 +333,7 @@ async def _serve(
     admin_pb2_grpc.add_MatchServiceServicer_to_server(
         MatchService(matches, config.organiser_token, config.admission, lag), server
     )
-    forwarder = Forwarder(pool, routes, matches, config.limits)
+    forwarder = Forwarder(pool, routes, matches, config.limits, config.organiser_token)
     server.add_generic_rpc_handlers(forwarder.handlers())
     health_servicer, port = await start_serving(server, config)
     log.info(

@@ -222,9 +222,15 @@ def sized(parse: Callable[[bytes], T], limit: int) -> Callable[[bytes], T | Over
 
 
 @asynccontextmanager
-async def stream_slot(slots: ClientSlots, context: Context) -> AsyncIterator[None]:
+async def stream_slot(
+    slots: ClientSlots, context: Context, *, exempt: bool = False
+) -> AsyncIterator[None]:
     """Hold one of the calling client's stream slots for the body; a client at its limit
-    gets RESOURCE_EXHAUSTED instead."""
+    gets RESOURCE_EXHAUSTED instead. An ``exempt`` stream (the organiser's own) holds none:
+    strangers on its address must not lock the organiser out."""
+    if exempt:
+        yield
+        return
     try:
         client = slots.acquire(context.peer())
     except StreamSlotsExhausted as exc:

@@ -21,6 +21,7 @@ from medina.v1 import admin_pb2, admin_pb2_grpc
 from medina.wire import matches
 
 from ..common.admission import Load, ServerFullError, match_files, out_of_files
+from ..common.auth import carries_token
 from ..common.limits import ClientSlots, stream_slot
 from ..common.listing import Page, SortKey, paginate
 from ..common.match_service import (
@@ -215,15 +216,20 @@ class _Watcher:
 class SpectatorServicer(admin_pb2_grpc.SpectatorServiceServicer):
     """Live public events of a match; never a hidden supply."""
 
-    def __init__(self, arena: Arena, slots: ClientSlots | None = None) -> None:
+    def __init__(
+        self, arena: Arena, slots: ClientSlots | None = None, organiser_token: str | None = None
+    ) -> None:
         self.arena = arena
         self.slots = slots or ClientSlots(0)
+        #: Streams carrying it (a ladder's, a tournament runner's) hold no client slot.
+        self.organiser_token = organiser_token
 
     async def Watch(
         self, request: admin_pb2.WatchRequest, context: Context
     ) -> AsyncIterator[admin_pb2.WatchResponse]:
         """A public snapshot, then events as they happen, then the result."""
-        async with stream_slot(self.slots, context):
+        organiser = carries_token(context, self.organiser_token)
+        async with stream_slot(self.slots, context, exempt=organiser):
             async for message in self._watch(request, context):
                 yield message
 

@@ -79,7 +79,9 @@ async def start_server(config: ServerConfig) -> RunningServer:
     add_arena_service(ArenaServicer(arena, config.limits, slots), server)
     match_service = MatchService(LocalMatches(arena), config.organiser_token, config.admission, lag)
     admin_pb2_grpc.add_MatchServiceServicer_to_server(match_service, server)
-    admin_pb2_grpc.add_SpectatorServiceServicer_to_server(SpectatorServicer(arena, slots), server)
+    admin_pb2_grpc.add_SpectatorServiceServicer_to_server(
+        SpectatorServicer(arena, slots, config.organiser_token), server
+    )
     health_servicer, port = await start_serving(server, config)
     log.info("listening on %s:%d (records in %s)", config.host, port, config.records_dir)
     if arena.queue is not None:
