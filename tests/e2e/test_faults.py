@@ -7,6 +7,8 @@ and every record verifies.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import os
 import signal
 import sys
@@ -23,12 +25,21 @@ from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.referee.config import MatchSettings, Policies, TimeControl
 from medina.referee.outcome import MatchOutcome, Termination
+from medina.rpc.common import limits as limits_module
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.common.limits import Limits
 from medina.rpc.single.host import HostedMatch
 from medina.rpc.single.server import RunningServer, start_server
-from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, common_pb2, game_pb2, record_pb2
-from silent import silent_connections_closed
+from medina.v1 import (
+    admin_pb2,
+    admin_pb2_grpc,
+    arena_pb2,
+    arena_pb2_grpc,
+    common_pb2,
+    game_pb2,
+    record_pb2,
+)
+from silent import greeted_connections_closed, silent_connections_closed
 
 from .rawbot import RawBot, first_legal, reason_of
 
@@ -561,6 +572,87 @@ def test_a_stream_without_hello_meets_the_handshake_deadline(tmp_path: Path) -> 
     with_bystander(tmp_path, main, handshake_timeout_s=0.3)
 
 
+def test_a_stream_cut_for_flooding_and_taken_over_while_it_drains_ends_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A stream cut for flooding is read (and dropped) a while before its status goes out.
+    # Its seat taken over meanwhile (the bot resumed on a second stream), its handler ended
+    # the call under that read: the bot's writes failed with INTERNAL instead of the status,
+    # and the reader task died of gRPC's AbortError, logged as "Task exception was never
+    # retrieved" with a traceback, as often as a bot cared to repeat it.
+    monkeypatch.setattr(limits_module, "DRAIN_S", 60.0)  # the flood outlasts the takeover
+    caplog.set_level(logging.DEBUG, logger="medina.rpc")
+    Call = grpc.aio.StreamStreamCall[arena_pb2.PlayRequest, arena_pb2.PlayResponse]
+
+    async def main() -> None:
+        running = await serve(
+            tmp_path, unsolicited_burst=1, unsolicited_per_second=1, flood_disconnect_after=5
+        )
+        hosted = running.arena.create(MatchSettings("medina-v2", 2, 8))
+        seat = hosted.seats[0]
+
+        async def welcome(call: Call) -> arena_pb2.Welcome:
+            message = await call.read()
+            assert isinstance(message, arena_pb2.PlayResponse), message
+            assert message.HasField("welcome"), message
+            return message.welcome
+
+        async def flood_until_cut(call: Call) -> Callable[[], Awaitable[None]]:
+            """Flood on ``call`` until the server cuts it; returns how to stop."""
+            stop = asyncio.Event()
+
+            async def flood() -> None:
+                junk = arena_pb2.PlayRequest(reply=arena_pb2.Reply(request_id=999_999))
+                with contextlib.suppress(grpc.aio.AioRpcError, grpc.aio.UsageError):
+                    while not stop.is_set():
+                        await call.write(junk)
+
+            flooding = asyncio.create_task(flood())
+            async with asyncio.timeout(30):
+                while seat.connection is None or seat.connection.status is None:
+                    await asyncio.sleep(0.01)  # until the server has cut it
+
+            async def stopped() -> None:
+                stop.set()  # a pause ends the drain
+                await flooding
+                with pytest.raises(grpc.aio.AioRpcError) as ended:
+                    while await call.read() is not grpc.aio.EOF:
+                        pass  # notices; gRPC gives the status once they are read
+                assert ended.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+                assert "unsolicited" in (ended.value.details() or "")
+
+            return stopped
+
+        try:
+            async with grpc.aio.insecure_channel(running.address) as channel:
+                stub = arena_pb2_grpc.ArenaServiceStub(channel)
+                hello = arena_pb2.Hello(protocol_version=1, token=hosted.tokens[0])
+                first = stub.Play()
+                await first.write(arena_pb2.PlayRequest(hello=hello))
+                hello.resume_token = (await welcome(first)).resume_token
+                readers = {
+                    t for t in asyncio.all_tasks() if "ArenaServicer._read" in repr(t.get_coro())
+                }
+                assert len(readers) == 1
+                stop_first = await flood_until_cut(first)
+                second = stub.Play()
+                await second.write(arena_pb2.PlayRequest(hello=hello))
+                await welcome(second)
+                await stop_first()
+                done, _ = await asyncio.wait(readers, timeout=30)
+                assert done == readers
+                assert [t.exception() for t in readers] == [None]
+                # Cut again: logged, but as a warning only the first time in the match.
+                await (await flood_until_cut(second))()
+        finally:
+            await running.stop(1)
+        cuts = [r for r in caplog.records if "stream closed for flooding" in r.getMessage()]
+        assert [r.levelno for r in cuts] == [logging.WARNING, logging.DEBUG]
+        assert cuts[0].getMessage().startswith(f"match {hosted.match.match_id} seat 0: ")
+
+    run(main())
+
+
 def test_open_streams_are_limited_per_client(tmp_path: Path) -> None:
     async def main() -> None:
         # The bystander's first bot waits for its opponent, so its stream stays open and
@@ -692,6 +784,17 @@ def test_a_burst_of_new_calls_is_taken_up_not_cancelled(tmp_path: Path) -> None:
             await running.stop(1)
 
     run(main())
+
+
+def test_connections_that_open_no_stream_are_closed_when_idle(tmp_path: Path) -> None:
+    async def main(running: RunningServer, by: Bystander) -> None:
+        host, port = running.address.rsplit(":", 1)
+        # Connections that finish the HTTP/2 handshake and answer pings but open no stream
+        # held a file each for five minutes; now for the idle limit (1 s here, 30 s by
+        # default), while the bystander plays on.
+        await asyncio.gather(greeted_connections_closed(host, int(port), 20), by.task)
+
+    with_bystander(tmp_path, main, idle_connection_s=1)
 
 
 def test_silent_tcp_connections_hold_nothing_and_are_closed(tmp_path: Path) -> None:

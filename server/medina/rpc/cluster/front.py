@@ -237,7 +237,7 @@ async def _pump(requests: AsyncIterator[bytes], call: grpc.aio.StreamStreamCall[
         await call.done_writing()
     except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
         return  # the worker's side ended: the reading side reports how
-    except grpc.aio.UsageError:
+    except (grpc.aio.UsageError, grpc.aio.AbortError):
         return  # the bot's call is over: the session has already ended
 
 

@@ -49,6 +49,10 @@ class Limits:
     unsolicited_per_second: float = 10.0
     #: Unsolicited messages dropped in a row before the stream is closed.
     flood_disconnect_after: int = 200
+    #: Seconds a connection may stay open with no stream before it is closed (it holds no
+    #: seat; a client opens it again on its next call). A client that finished the HTTP/2
+    #: handshake and opens nothing holds a file until then, so it is short.
+    idle_connection_s: float = 30.0
     #: Count loopback clients too. By default they are not limited: a client on the server's
     #: own machine is the organiser's (a tournament runner, ``match``, a ladder's house bots),
     #: and the limit is against strangers. Behind a proxy on the same machine every client is
@@ -60,6 +64,8 @@ class Limits:
             raise ValueError(f"max_message_bytes {self.max_message_bytes} is below 1024")
         if self.handshake_timeout_s <= 0:
             raise ValueError(f"handshake_timeout_s {self.handshake_timeout_s} must be positive")
+        if not self.idle_connection_s > 0:
+            raise ValueError(f"idle_connection_s {self.idle_connection_s} must be positive")
         if self.max_streams_per_client < 0:
             raise ValueError("max_streams_per_client must be 0 (no limit) or more")
         if self.unsolicited_burst < 1 or self.unsolicited_per_second <= 0:
@@ -267,7 +273,13 @@ async def drain(request_iterator: AsyncIterator[object]) -> None:
         while loop.time() < end:
             async with asyncio.timeout(DRAIN_QUIET_S):
                 await anext(request_iterator)
-    except (TimeoutError, StopAsyncIteration, grpc.aio.AioRpcError, grpc.aio.UsageError):
+    except (
+        TimeoutError,
+        StopAsyncIteration,
+        grpc.aio.AioRpcError,
+        grpc.aio.UsageError,
+        grpc.aio.AbortError,  # the call was ended meanwhile
+    ):
         pass
     except DecodeError:
         pass  # garbage among the flood: dropped like the rest

@@ -44,8 +44,10 @@ def server_options(config: ServerConfig) -> list[tuple[str, int]]:
         # A TCP connection that has not finished its TLS/HTTP2 handshake by the Hello deadline
         # is closed: raw sockets that never speak hold nothing for long.
         "grpc.server_handshake_timeout_ms": int(config.limits.handshake_timeout_s * 1000),
-        # A connection with no open stream for five minutes is closed: it holds no seat.
-        "grpc.max_connection_idle_ms": 300_000,
+        # A connection with no open stream is closed soon (``Limits.idle_connection_s``): it
+        # holds no seat, but a client that completed the handshake and opens no stream
+        # would otherwise hold one of the process's files for as long as it answers pings.
+        "grpc.max_connection_idle_ms": max(1, round(config.limits.idle_connection_s * 1000)),
         # Streams per HTTP/2 connection; the per-client limit counts across connections.
         "grpc.max_concurrent_streams": 64,
         # New calls that wait for the server to take them up. gRPC's defaults (1,000, and

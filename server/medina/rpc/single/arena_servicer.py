@@ -97,7 +97,7 @@ class ArenaServicer:
                 )
             )
             reader = asyncio.get_running_loop().create_task(
-                self._read(request_iterator, grpc_seat, conn)
+                self._read(request_iterator, grpc_seat, conn, match.match_id)
             )
             self._readers.add(reader)  # a strong reference until it ends on its own
             reader.add_done_callback(self._readers.discard)
@@ -109,6 +109,10 @@ class ArenaServicer:
                 yield message
                 grpc_seat.written(conn, message)
             if conn.status is not None:
+                # Set by the reader, which may still be draining the stream (its seat taken
+                # over, or the match over, meanwhile): ending the call under that read would
+                # leave the bot's pending writes to fail with its library's INTERNAL.
+                await reader
                 code, reason, text = conn.status
                 await abort(context, code, reason, text, match_id=match.match_id, seat=seat)
         finally:
@@ -189,6 +193,7 @@ class ArenaServicer:
         request_iterator: AsyncIterator[arena_pb2.PlayRequest],
         grpc_seat: GrpcSeat,
         conn: Connection,
+        match_id: str,
     ) -> None:
         """Feed replies to the seat; when the bot's side ends, end the stream."""
         guard = FloodGuard(self.limits)
@@ -221,7 +226,16 @@ class ArenaServicer:
                         f"beyond the limit ({self.limits.unsolicited_per_second:g} per second, "
                         f"bursts of {self.limits.unsolicited_burst})",
                     )
-                    log.warning("seat %d: stream closed for flooding", grpc_seat.seat)
+                    grpc_seat.floods += 1
+                    # Once at WARNING: a bot that resumes and floods again, over and over,
+                    # must not fill the operator's log.
+                    log.log(
+                        logging.WARNING if grpc_seat.floods == 1 else logging.DEBUG,
+                        "match %s seat %d: stream closed for flooding (%d time(s) in this match)",
+                        match_id,
+                        grpc_seat.seat,
+                        grpc_seat.floods,
+                    )
                     await drain(request_iterator)
                     return
         except DecodeError as exc:
@@ -233,7 +247,7 @@ class ArenaServicer:
             )
         except grpc.aio.AioRpcError:
             conn.crashed = True
-        except grpc.aio.UsageError:
+        except (grpc.aio.UsageError, grpc.aio.AbortError):
             pass  # the call is over: this session has already ended
         except asyncio.CancelledError:
             conn.crashed = True

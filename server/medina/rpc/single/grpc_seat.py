@@ -89,6 +89,8 @@ class GrpcSeat:
         self.judging = False  # a reply to open_request is with the referee
         self.issued: set[int] = set()
         self.ended = False
+        #: Streams of this seat closed for flooding (the first is logged as a warning).
+        self.floods = 0
 
     # -- Seat protocol (called by the referee) ---------------------------------------
 
