@@ -101,7 +101,7 @@ def test_results_held_while_the_database_cannot_be_written_are_rated_in_order_on
                 formed = ladder.ladder.formed
                 # The matchmaker backs off (its wait doubling, up to 5 s) and forms
                 # nothing; a bot joining is refused with the problem named.
-                await until(lambda: ladder.ladder.outage.retry_s >= 4 * CONFIG.tick_s, 30)
+                await until(lambda: ladder.ladder.outage.backoff.wait_s >= 4 * CONFIG.tick_s, 30)
                 code, reason = await refusal(stub.Lobby(iter([hello()]), metadata=auth(keys[2])))
                 assert (code, reason) == (grpc.StatusCode.UNAVAILABLE, "LADDER_UNAVAILABLE")
                 assert ladder.ladder.formed == formed and len(ended) == told

@@ -20,7 +20,9 @@ from medina.engine import Action, ActionKind
 from medina.ladder.matchmaker import Offer
 from medina.ladder.serve import LadderServerConfig, RunningLadder, start_ladder
 from medina.ladder.service import LadderConfig
+from medina.rpc.common.config import ServerConfig
 from medina.rpc.common.limits import Limits
+from medina.rpc.single.server import start_server
 from medina.storage.ladder import MatchRow
 from medina.v1 import ladder_pb2, ladder_pb2_grpc
 from medina_client.bot import Turn
@@ -753,3 +755,57 @@ def test_what_a_bot_says_of_itself_is_logged_escaped(
     assert len(joined) == 1 and "\n" not in joined[0] and "\x1b" not in joined[0]
     assert joined[0].startswith("bot eve (1\\nINFO forged) joined the lobby, client evil-sdk 2")
     assert "\\x1b[2J" in joined[0] and len(joined[0]) < 250
+
+
+def test_matches_the_arena_refuses_are_aborted_once_each_and_the_matchmaker_backs_off(
+    db: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # An arena that refuses the ladder (here: another organiser token, a misconfiguration)
+    # had every match aborted and its bots freed for the next at once: hundreds of aborted
+    # matches and multi-line warnings a minute, each carrying gRPC's debug string.
+    caplog.set_level(logging.WARNING, logger="medina.ladder")
+
+    async def scenario() -> None:
+        arena = await start_server(
+            ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token="other")
+        )
+        ladder = await start_ladder(
+            LadderServerConfig(
+                db=db,
+                port=0,
+                records_dir=tmp_path / "rec",
+                organiser_token=TOKEN,
+                ladder=CONFIG,
+                arena=arena.address,
+            )
+        )
+        address = f"127.0.0.1:{ladder.port}"
+        leave = asyncio.Event()
+        try:
+            async with grpc.aio.insecure_channel(address) as channel:
+                stub = ladder_pb2_grpc.LadderServiceStub(channel)
+                keys = [await add(stub, name) for name in ("a", "b")]
+            players = [
+                asyncio.create_task(
+                    play_ladder(seat_player(lambda: RandomBot(1), None), address, k, leave=leave)
+                )
+                for k in keys
+            ]
+            backoff = ladder.ladder.arena_backoff
+            await until(lambda: backoff.wait_s >= 8 * CONFIG.tick_s, 60)
+            aborted = [m for m in ladder.store.matches() if m.status == "aborted"]
+            # one attempt per wait, tick*2, *4, *8 (the third may still be being stored)
+            assert 2 <= len(aborted) <= 3, aborted
+            for m in aborted:
+                assert m.detail.startswith("the match could not be played: UNAUTHENTICATED: ")
+                assert "\n" not in m.detail and "debug_error_string" not in m.detail
+            warned = [r.getMessage() for r in caplog.records if r.name == "medina.ladder"]
+            assert warned and all("\n" not in w for w in warned), warned
+            leave.set()
+            await asyncio.gather(*players)
+        finally:
+            leave.set()
+            await ladder.stop()
+            await arena.stop(1)
+
+    run(scenario)

@@ -12,7 +12,7 @@ from sqlalchemy.exc import OperationalError
 
 from medina.storage.database import one_line
 
-__all__ = ["STORAGE_RETRY_MAX_S", "STORAGE_RETRY_MS", "Outage", "StorageDown"]
+__all__ = ["STORAGE_RETRY_MAX_S", "STORAGE_RETRY_MS", "Backoff", "Outage", "StorageDown"]
 
 log = logging.getLogger("medina.ladder")
 
@@ -22,6 +22,24 @@ log = logging.getLogger("medina.ladder")
 STORAGE_RETRY_MAX_S = 5.0
 #: The retry hint of a lobby stream refused while the database cannot be written.
 STORAGE_RETRY_MS = 10_000
+
+
+class Backoff:
+    """The matchmaker's wait after failures: twice the last one (the first ``first_s``), at
+    most ``most_s``; none after a success."""
+
+    def __init__(self, most_s: float) -> None:
+        self.most_s = most_s
+        #: The wait before the next attempt (0: none, the ordinary tick).
+        self.wait_s = 0.0
+
+    def failed(self, first_s: float) -> None:
+        """One more failure: wait twice as long (``first_s`` doubled at first)."""
+        self.wait_s = min(self.most_s, max(self.wait_s, first_s) * 2)
+
+    def succeeded(self) -> None:
+        """It works again: no wait."""
+        self.wait_s = 0.0
 
 
 class StorageDown(Exception):
@@ -38,7 +56,7 @@ class Outage:
         #: Database calls failed since the outage began.
         self.failures = 0
         #: The matchmaker's wait before its next attempt (0: its ordinary tick).
-        self.retry_s = 0.0
+        self.backoff = Backoff(STORAGE_RETRY_MAX_S)
         self._since = 0.0
 
     def failed(self, what: str, exc: OperationalError) -> StorageDown:
@@ -73,9 +91,9 @@ class Outage:
         )
         self.problem = None
         self.failures = 0
-        self.retry_s = 0.0
+        self.backoff.succeeded()
 
     def back_off(self, tick_s: float) -> None:
         """A matchmaking round failed on the database: wait twice as long before the next,
         ``tick_s`` at first, ``STORAGE_RETRY_MAX_S`` at most."""
-        self.retry_s = min(STORAGE_RETRY_MAX_S, max(self.retry_s, tick_s) * 2)
+        self.backoff.failed(tick_s)

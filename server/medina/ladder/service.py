@@ -27,6 +27,7 @@ from medina.referee.config import LIMIT_MS, MatchSettings, TimeControl
 from medina.referee.outcome import MatchOutcome
 from medina.rpc.common.status import Reason, Refusal
 from medina.rpc.organiser import create_match
+from medina.storage.database import one_line
 from medina.storage.ladder import AccountRow, LadderStore, RatedSeat, StoredSeat
 from medina.tournament.standings import FAULTS, SeatResult, counted_ranks
 from medina.v1 import admin_pb2_grpc, ladder_pb2, match_pb2
@@ -36,12 +37,15 @@ from medina.wire import matches as wire_matches
 
 from . import accounts, ratings
 from .matchmaker import Candidate, MatchPlan, Offer, accepts, plan
-from .outage import STORAGE_RETRY_MS, Outage, StorageDown
+from .outage import STORAGE_RETRY_MS, Backoff, Outage, StorageDown
 from .session import Session
 
 __all__ = ["Ladder", "LadderConfig", "Refusal"]
 
 log = logging.getLogger("medina.ladder")
+
+#: The longest wait between matchmaking rounds while matches fail in the arena.
+ARENA_RETRY_MAX_S = 30.0
 
 #: How much of ``LobbyHello.client`` the log shows.
 CLIENT_SHOWN = 100
@@ -225,6 +229,10 @@ class Ladder:
         self.offered: dict[Offer, int] = {}
         #: Whether the database fails now (it holds the matchmaker's backoff).
         self.outage = Outage()
+        #: The matchmaker's wait while matches fail in the arena (refused, unreachable):
+        #: without it, every failure freed its bots for another match at once, each stored
+        #: aborted and logged, hundreds a minute.
+        self.arena_backoff = Backoff(ARENA_RETRY_MAX_S)
         #: Ends of matches the database could not take, oldest first (``_Held``).
         self.held: list[_Held] = []
         #: One storer of the held at a time (the matchmaker, ``stop``, a test's round).
@@ -707,14 +715,17 @@ class Ladder:
 
     async def _matchmaking(self) -> None:
         while True:
-            if self.outage.problem is None and not self.held:
+            if self.outage.problem is not None or self.held:
+                # Backing off while the database fails (a bot joining or a match ending
+                # does not hurry it): a retry period, not a synchronisation.
+                await asyncio.sleep(self.outage.backoff.wait_s or self.config.tick_s)
+            elif self.arena_backoff.wait_s:
+                # Backing off while the arena fails to play matches (the same).
+                await asyncio.sleep(self.arena_backoff.wait_s)
+            else:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(self.config.tick_s):
                         await self.wake.wait()
-            else:
-                # Backing off while the database fails (a bot joining or a match ending
-                # does not hurry it): a retry period, not a synchronisation.
-                await asyncio.sleep(self.outage.retry_s or self.config.tick_s)
             self.wake.clear()
             try:
                 await self.round()
@@ -868,6 +879,7 @@ class Ladder:
                     if session is not None:
                         session.send(self._assigned(running, seat, session))
                 async for message in watch:
+                    self.arena_backoff.succeeded()  # the arena plays this match
                     if message.HasField("result"):
                         outcome = convert.outcome_from_proto(message.result)
             if running.voided is None:
@@ -879,8 +891,15 @@ class Ladder:
             await self._abort(running, "the ladder server stopped")
             raise
         except Exception as exc:
-            log.warning("ladder match %d: %s", mid, exc)
-            await self._abort(running, f"the match could not be played: {exc}")
+            problem = _problem(exc)
+            self.arena_backoff.failed(self.config.tick_s)
+            log.warning(
+                "ladder match %d: %s (the next match is formed in %g s at the earliest)",
+                mid,
+                problem,
+                self.arena_backoff.wait_s,
+            )
+            await self._abort(running, f"the match could not be played: {problem}")
             return
         finally:
             self._release(running)
@@ -1067,3 +1086,11 @@ def _constraints_said(hello: ladder_pb2.LobbyHello) -> list[str]:
     """The LobbyHello fields that narrow the matches a bot accepts, as it set them."""
     said = [name for name in ("rulesets", "players") if getattr(hello, name)]
     return said + [n for n in ("min_decision_ms", "max_decision_ms") if hello.HasField(n)]
+
+
+def _problem(exc: Exception) -> str:
+    """An error in one line: an RPC's status and details (its str spans lines, with gRPC's
+    debug string), else the message."""
+    if isinstance(exc, grpc.aio.AioRpcError):
+        return f"{exc.code().name}: {exc.details() or 'no details'}"
+    return one_line(str(exc)) or exc.__class__.__name__
