@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Engine, create_engine, event, func, insert, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError
 
 from . import schema
 
@@ -79,7 +79,13 @@ class Database:
         if self.dialect not in ("sqlite", "postgresql"):
             raise StoreError(f"{url!r}: only SQLite and PostgreSQL are supported")
         if self.dialect == "sqlite" and parsed.database:
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot open the database {parsed.database}: {exc.strerror} "
+                    f"({exc.filename})"
+                ) from None
         try:
             self.engine: Engine = create_engine(
                 self.url,
@@ -106,7 +112,13 @@ class Database:
         if self.dialect != "sqlite" or not database or database == ":memory:":
             yield
             return
-        with open(f"{database}.lock", "a") as f:
+        try:
+            f = open(f"{database}.lock", "a")  # noqa: SIM115 (closed by the with below)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot open the database {database}: {exc.strerror} ({exc.filename})"
+            ) from None
+        with f:
             fcntl.flock(f, fcntl.LOCK_EX)
             try:
                 yield
@@ -132,7 +144,7 @@ class Database:
                         insert(schema.schema_version).values(version=n, applied_at=time.time())
                     )
                 return schema.LATEST
-        except OperationalError as exc:
+        except DatabaseError as exc:  # unreachable, unwritable, or not a database at all
             raise StoreError(
                 f"cannot open the database {self.safe_url}: {one_line(str(exc.orig))}"
             ) from None
