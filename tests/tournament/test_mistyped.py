@@ -44,3 +44,17 @@ def test_run_with_a_server_nobody_answers_at_says_so_and_stores_nothing(tmp_path
     assert done.returncode == 2
     assert "cannot reach a server at 127.0.0.1:1 within 10 s" in done.stderr
     assert not (tmp_path / "tournaments").exists()
+
+
+def test_a_records_directory_that_cannot_be_made_is_named_before_any_game(tmp_path: Path) -> None:
+    # It was a FileNotFoundError traceback out of entry validation.
+    cup = cup_file(tmp_path, extra='records = "/proc/none/records"')
+    cup.write_text(cup.read_text().replace('validation = "off"', 'validation = "stop"'))
+    for command in ("run", "create"):
+        done = run_cli("tournament", command, "cup.toml", cwd=tmp_path, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == (
+            "medina-arena tournament: cup.toml: records: cannot use /proc/none: "
+            "No such file or directory\n"
+        )
+    assert not (tmp_path / "tournaments").exists()

@@ -297,8 +297,18 @@ def _validate(
     return cfg.without(list(failed.items()))
 
 
-def _records(cfg: tconfig.TournamentConfig, out: Path) -> Path:
-    return Path(cfg.base_dir) / cfg.records if cfg.records else out / "records"
+def _records(cfg: tconfig.TournamentConfig, out: Path, file: str) -> Path:
+    """The records directory, made now: one that cannot be is the file's ``records`` key's
+    fault (or ``--out``'s), said before any bot is started."""
+    records = Path(cfg.base_dir) / cfg.records if cfg.records else out / "records"
+    try:
+        records.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        where = f"{file}: records" if cfg.records else "--out"
+        raise CommandError(
+            f"{where}: cannot use {exc.filename or records}: {exc.strerror}"
+        ) from None
+    return records
 
 
 def _configured(args: argparse.Namespace) -> tconfig.TournamentConfig:
@@ -329,7 +339,7 @@ def create_cmd(args: argparse.Namespace) -> int:
     cfg = _configured(args)
     out = out_dir(args, cfg.name)
     try:
-        store, row, created, games, cfg = _create(args, cfg, out, _records(cfg, out))
+        store, row, created, games, cfg = _create(args, cfg, out, _records(cfg, out, args.file))
     except EntryFailed as exc:
         print(f"medina-arena tournament create: {exc}", file=sys.stderr)
         return 1
@@ -350,7 +360,7 @@ def run_cmd(args: argparse.Namespace) -> int:
         raise CommandError(f"--lease-s must be positive, got {args.lease_s}")
     tls = _reach(args)
     out = out_dir(args, cfg.name)
-    records = _records(cfg, out)
+    records = _records(cfg, out, args.file)
     try:
         store, row, created, games, cfg = _create(args, cfg, out, records)
     except EntryFailed as exc:
