@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ARENA = [sys.executable, "-m", "medina.cli"]
@@ -218,3 +221,38 @@ def test_open_seats_and_the_connect_timeout_are_checked(tmp_path: Path) -> None:
     )  # fmt: skip
     assert boxed.returncode == 2
     assert "an open seat ('-') has none" in boxed.stderr
+
+
+def test_ctrl_c_aborts_the_match_before_its_bots_are_stopped(tmp_path: Path) -> None:
+    # Interrupted, `match` stopped its bots first: the match played on without them and its
+    # record read as a finished game the started bots had lost by crashing (15 s later).
+    proc = subprocess.Popen(
+        [*ARENA, "match", "--ruleset", "medina-v2", "--players", "2", "--seed", "1",
+         "--decision-ms", "60000",
+         "--bot", "python -m medina_client --bot greedy",
+         "--bot", "python -m medina_client stdio -- sh -c 'cat >/dev/null'",  # never answers
+         "--records", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a terminal's
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # its first line, once the bots are started
+            if line.startswith("match "):
+                break
+        (record,) = tmp_path.glob("*.jsonl")
+        deadline = time.monotonic() + 30
+        # Both bots connected: the match is in play (it waits for the silent one).
+        while record.read_text().count("INCIDENT_KIND_CONNECTED") < 2:
+            assert time.monotonic() < deadline and proc.poll() is None
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(0.05)  # polling a file another process writes
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 130
+    finally:
+        proc.kill()
+    listed = subprocess.run(
+        [*ARENA, "replay", "list", str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
+    assert "aborted: interrupted: the match command was stopped (Ctrl-C)" in listed.stdout
+    assert "finished" not in listed.stdout

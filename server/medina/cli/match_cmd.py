@@ -187,6 +187,10 @@ async def _linger(seconds: float | None) -> None:
         await asyncio.wait_for(wait_for_signal(ready), seconds)
 
 
+#: The reason an interrupted ``match`` gives its match (kept in the record).
+INTERRUPTED = "interrupted: the match command was stopped (Ctrl-C)"
+
+
 async def _play(
     args: argparse.Namespace,
     settings: MatchSettings,
@@ -258,6 +262,18 @@ async def _play(
         try:
             async for message in watch:
                 view.message(message)
+        except asyncio.CancelledError:  # Ctrl-C: the operator ends the match
+            if view.result is None:
+                # Aborted before its bots are stopped: stopping them first had the match
+                # play on without them and its record read as a finished game that every
+                # started bot lost by crashing.
+                with contextlib.suppress(grpc.aio.AioRpcError):
+                    await matches.AbortMatch(
+                        wire_matches.abort_request(match_id, INTERRUPTED),
+                        metadata=metadata,
+                        timeout=5,
+                    )
+            raise
         finally:
             for watcher in watchers:
                 watcher.cancel()
