@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from medina.launch.botproc import SETPRIV
+from medina.boundary.children import SETPRIV
 from medina_client.stdio_process import child_environment
 
 pytestmark = pytest.mark.skipif(SETPRIV is None, reason="needs Linux's setpriv (util-linux)")
@@ -83,3 +83,30 @@ def test_a_stdio_program_dies_with_its_bridge(tmp_path: Path) -> None:
 def test_the_bridges_program_gets_no_token_and_no_account_key() -> None:
     env = {"PATH": "/bin", "MEDINA_TOKEN": "seat", "MEDINA_BOT_KEY": "mdk_", "MEDINA_SERVER": "h:1"}
     assert child_environment(env) == {"PATH": "/bin", "MEDINA_SERVER": "h:1"}
+
+
+def test_a_ladders_house_bots_die_with_it(tmp_path: Path) -> None:
+    # A SIGKILLed ladder left its house bots running under init, retrying its lobby.
+    ladder = subprocess.Popen(
+        [sys.executable, "-m", "medina.cli", "--log-level", "INFO", "ladder", "serve",
+         "--db", str(tmp_path / "l.db"), "--port", "0", "--records", str(tmp_path / "rec"),
+         "--house", "greedy"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert ladder.stderr is not None
+        for line in ladder.stderr:
+            if "house bot house-greedy started (pid " in line:
+                bot = int(line.rsplit("(pid ", 1)[1].rstrip(")\n"))
+                break
+        else:
+            raise AssertionError("the ladder ended without starting its house bot")
+        handle = os.pidfd_open(bot)
+    finally:
+        ladder.send_signal(signal.SIGKILL)
+        ladder.wait(30)
+    try:
+        ready, _, _ = select.select([handle], [], [], 30)  # readable once the bot has exited
+        assert ready, f"the house bot {bot} outlived its ladder by 30 s"
+    finally:
+        os.close(handle)

@@ -15,6 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from medina.boundary.children import dying_with_parent
 from medina.boundary.environment import for_others
 from medina.storage.ladder import LadderStore
 from medina.strategies.search import SearchLevelError, level_config
@@ -116,14 +117,16 @@ async def start_house(
                 store.add_bot, bot.name, bot.owner, made.key_id, made.salt, made.digest
             )
         out = (logs / f"bot-{bot.name}.log").open("ab")
+        # The key travels in the environment, never on a command line `ps` shows.
+        env = {**_environ(), "MEDINA_BOT_KEY": made.key}
+        argv = [sys.executable, "-m", "medina_client", "--server", address]
+        argv += ["--name", bot.name, "--quiet", *bot.options]
         procs.append(
             await asyncio.create_subprocess_exec(
-                *(sys.executable, "-m", "medina_client", "--server", address),
-                *("--name", bot.name, "--quiet", *bot.options),
+                *dying_with_parent(argv, env, None),  # a SIGKILLed ladder leaves none behind
                 stdout=out,
                 stderr=out,
-                # The key travels in the environment, never on a command line `ps` shows.
-                env={**_environ(), "MEDINA_BOT_KEY": made.key},
+                env=env,
                 start_new_session=True,
             )
         )
