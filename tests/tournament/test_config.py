@@ -97,7 +97,11 @@ def test_the_digest_ignores_where_records_go(tmp_path: Path) -> None:
         ),
         (
             ("decision_ms = 2000", "decision_ms = 0"),
-            r"\[clock\]: time_control.decision_ms must be positive",
+            r"\[clock\]: time_control.decision_ms must be 1..3600000 ms, got 0",
+        ),
+        (  # the same bound said for a negative one (it said 0..3600000 then)
+            ("decision_ms = 2000", "decision_ms = -5"),
+            r"\[clock\]: time_control.decision_ms must be 1..3600000 ms, got -5",
         ),
         (
             ("decision_ms = 2000", "decision = 2000"),

@@ -44,7 +44,7 @@ def test_zero_is_sent_as_zero_and_absent_takes_the_default() -> None:
         (
             match_pb2.TimeControl(decision_ms=0),
             match_pb2.Policies(),
-            "decision_ms must be positive",
+            "decision_ms must be 1..3600000 ms, got 0",
         ),
         (match_pb2.TimeControl(), match_pb2.Policies(max_strikes=0), "max_strikes must be 1..1000"),
     ],

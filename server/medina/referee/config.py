@@ -40,16 +40,9 @@ class TimeControl:
     grace_ms: int = DEFAULT_GRACE_MS
 
     def __post_init__(self) -> None:
-        for name in (
-            "decision_ms",
-            "bank_ms",
-            "increment_ms",
-            "first_decision_extra_ms",
-            "grace_ms",
-        ):
+        _check_ms("time_control.decision_ms", self.decision_ms, least=1)  # 0 would be no time
+        for name in ("bank_ms", "increment_ms", "first_decision_extra_ms", "grace_ms"):
             _check_ms(f"time_control.{name}", getattr(self, name))
-        if self.decision_ms <= 0:
-            raise ConfigError(f"time_control.decision_ms must be positive, got {self.decision_ms}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +144,6 @@ def seat_label(seat: int, configured: str, bot_name: str) -> str:
     return configured or bot_name or f"seat {seat}"
 
 
-def _check_ms(name: str, value: int) -> None:
-    if not isinstance(value, int) or not 0 <= value <= LIMIT_MS:
-        raise ConfigError(f"{name} must be 0..{LIMIT_MS} ms, got {value!r}")
+def _check_ms(name: str, value: int, least: int = 0) -> None:
+    if not isinstance(value, int) or not least <= value <= LIMIT_MS:
+        raise ConfigError(f"{name} must be {least}..{LIMIT_MS} ms, got {value!r}")

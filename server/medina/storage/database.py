@@ -83,8 +83,7 @@ class Database:
                 Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(
-                    f"cannot open the database {parsed.database}: {exc.strerror} "
-                    f"({exc.filename})"
+                    f"cannot open the database {parsed.database}: {exc.strerror} ({exc.filename})"
                 ) from None
         try:
             self.engine: Engine = create_engine(
