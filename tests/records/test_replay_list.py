@@ -35,5 +35,14 @@ def test_a_missing_directory_is_a_usage_error(
 ) -> None:
     assert main(["replay", "list", str(tmp_path / "nope")]) == 2
     assert "no such records directory" in capsys.readouterr().err
+    # The other kind of path than asked for is named as such, not as missing.
+    record = tmp_path / "one.jsonl"
+    record.write_text("{}\n")
+    assert main(["replay", "list", str(record)]) == 2
+    assert "one.jsonl is a file, not a records directory" in capsys.readouterr().err
+    for command in ("verify", "show"):
+        assert main(["replay", command, str(tmp_path)]) == 2
+        assert "is a directory, not a record file" in capsys.readouterr().err
+    record.unlink()
     assert main(["replay", "list", str(tmp_path)]) == 0
     assert "no records" in capsys.readouterr().out

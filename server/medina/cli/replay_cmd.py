@@ -91,6 +91,10 @@ def add_prune_parser(rsub: Any) -> None:
 def _parse(path: str) -> Record:
     """The record at ``path``; CommandError when there is no file to read, RecordError
     (naming the line) when its content is not a record."""
+    if Path(path).is_dir():
+        raise CommandError(
+            f"{path} is a directory, not a record file (replay list {path} lists its records)"
+        )
     if not Path(path).is_file():
         raise CommandError(f"no such record file: {path}")
     try:
@@ -132,6 +136,11 @@ def run_show(args: argparse.Namespace) -> int:
 def run_list(args: argparse.Namespace) -> int:
     """One line per record, oldest first; exit 1 if any is interrupted or unreadable."""
     directory = Path(args.directory)
+    if directory.exists() and not directory.is_dir():
+        raise CommandError(
+            f"{directory} is a file, not a records directory (replay verify {directory} "
+            "checks one record)"
+        )
     if not directory.is_dir():
         raise CommandError(f"no such records directory: {directory}")
     found = catalog.scan(directory)
