@@ -69,6 +69,10 @@ def test_dropped_bots_are_left_out_with_a_warning_and_stay_out(tmp_path: Path) -
     assert again.returncode == 0, again.stderr
     assert "continuing, 2 games (2 done)" in again.stdout
     assert "entry validation" not in again.stdout
+    assert "(left out at entry: typo)" in again.stdout
+    # and `standings` names them too, as the run's last table does
+    shown = run_cli("tournament", "standings", "trio.toml", cwd=tmp_path)
+    assert shown.returncode == 0 and "(left out at entry: typo)" in shown.stdout, shown.stdout
 
 
 def test_validation_off_on_the_command_line_plays_the_typo(tmp_path: Path) -> None:

@@ -406,8 +406,7 @@ def run_cmd(args: argparse.Namespace) -> int:
         title += f" (stopped early: the standings separated after block {final.stop_block})"
     if final.status.startswith("sprt-"):
         title += f" (stopped early: the SPRT reached its verdict at block {final.stop_block})"
-    if cfg.dropped:
-        title += f" (left out at entry: {', '.join(name for name, _ in cfg.dropped)})"
+    title += report.left_out_note(cfg.dropped)
     report.print_standings(st, title)
     if cfg.format == "sprt":
         print(sprt_status(store, row.id, cfg).line(), flush=True)

@@ -73,8 +73,9 @@ def standings_cmd(args: argparse.Namespace) -> int:
     st = standings(store, tid)
     counts = store.counts(tid)
     status = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-    report.print_standings(st, f"{name}: {st.games} games counted ({status})")
     cfg = tconfig.TournamentConfig.from_json(store.tournament(name).config)
+    title = f"{name}: {st.games} games counted ({status}){report.left_out_note(cfg.dropped)}"
+    report.print_standings(st, title)
     if cfg.format == "sprt":
         print(sprt_status(store, tid, cfg).line())
     return 0

@@ -228,6 +228,11 @@ def head_to_head_rows(st: Standings) -> list[dict[str, Any]]:
     ]
 
 
+def left_out_note(dropped: Sequence[tuple[str, str]]) -> str:
+    """The standings' title's note of the bots entry validation left out ("" for none)."""
+    return f" (left out at entry: {', '.join(name for name, _ in dropped)})" if dropped else ""
+
+
 def to_csv(rows: Sequence[dict[str, Any]]) -> str:
     """Rows as CSV text (header from the first row); text cells safe to open in a
     spreadsheet (``boundary.spreadsheet``)."""
