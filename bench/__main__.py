@@ -21,6 +21,7 @@ from bench import (
     decision_path,
     engine,
     envs,
+    handshakes,
     ladder,
     listing,
     referee,
@@ -39,6 +40,7 @@ SECTIONS: list[tuple[str, Callable[[], None]]] = [
     ("decision", decision_path.main),  # the referee's own work per decision, in process
     ("capacity", capacity.main),  # many matches on one server: dec/s, CPU, latency vs raw
     ("streams", stream_ends.main),  # what a stream leaves in bare grpc.aio, by how it ends
+    ("handshakes", handshakes.main),  # what strangers' streams that never play leave in serve
     ("tournament", tournament.main),  # games per minute at concurrency 1..8 vs one match
     ("workers", workers.main),  # decisions/s with serve --workers 1 vs 2, instant bots
     ("ladder", ladder.main),  # ladder serve: matches formed/s, decisions/s vs the arena alone
