@@ -10,6 +10,7 @@ import select
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -57,11 +58,17 @@ def dies_with_its_starter(script: str, log: Path) -> None:
     starter = subprocess.Popen(
         [sys.executable, "-c", script, STUBBORN, str(log)], stdout=subprocess.PIPE, text=True
     )
+    out = starter.stdout
+    assert out is not None
+    dies_when_killed(starter, lambda: int(out.readline().strip().strip("b'\\n")))
+
+
+def dies_when_killed(starter: subprocess.Popen[str], bot_pid: Callable[[], int]) -> None:
+    """SIGKILL ``starter`` once ``bot_pid`` has said which process it started; that process
+    must be gone within 30 s."""
     try:
-        assert starter.stdout is not None
-        line = starter.stdout.readline()
-        bot = int(line.strip().strip("b'\\n"))
-        handle = os.pidfd_open(bot)
+        bot = bot_pid()
+        handle = os.pidfd_open(bot)  # the bot itself, whatever pid is reused later
     finally:
         starter.send_signal(signal.SIGKILL)
         starter.wait(30)
@@ -93,20 +100,12 @@ def test_a_ladders_house_bots_die_with_it(tmp_path: Path) -> None:
          "--house", "greedy"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    try:
+
+    def house_bot() -> int:
         assert ladder.stderr is not None
         for line in ladder.stderr:
             if "house bot house-greedy started (pid " in line:
-                bot = int(line.rsplit("(pid ", 1)[1].rstrip(")\n"))
-                break
-        else:
-            raise AssertionError("the ladder ended without starting its house bot")
-        handle = os.pidfd_open(bot)
-    finally:
-        ladder.send_signal(signal.SIGKILL)
-        ladder.wait(30)
-    try:
-        ready, _, _ = select.select([handle], [], [], 30)  # readable once the bot has exited
-        assert ready, f"the house bot {bot} outlived its ladder by 30 s"
-    finally:
-        os.close(handle)
+                return int(line.rsplit("(pid ", 1)[1].rstrip(")\n"))
+        raise AssertionError("the ladder ended without starting its house bot")
+
+    dies_when_killed(ladder, house_bot)

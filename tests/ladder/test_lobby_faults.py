@@ -96,12 +96,18 @@ async def lobby_raw(
 
 @contextlib.asynccontextmanager
 async def serving(
-    db: str, tmp_path: Path, config: LadderConfig = CONFIG
+    db: str, tmp_path: Path, config: LadderConfig = CONFIG, arena: str | None = None
 ) -> AsyncIterator[tuple[RunningLadder, str, ladder_pb2_grpc.LadderServiceAsyncStub]]:
-    """A ladder on ``config``, its lobby's address, and a stub on it."""
+    """A ladder on ``config`` (driving the arena at ``arena``, else its own), its lobby's
+    address, and a stub on it."""
     ladder = await start_ladder(
         LadderServerConfig(
-            db=db, port=0, records_dir=tmp_path / "rec", organiser_token=TOKEN, ladder=config
+            db=db,
+            port=0,
+            records_dir=tmp_path / "rec",
+            organiser_token=TOKEN,
+            ladder=config,
+            arena=arena,
         )
     )
     address = f"127.0.0.1:{ladder.port}"
@@ -769,43 +775,32 @@ def test_matches_the_arena_refuses_are_aborted_once_each_and_the_matchmaker_back
         arena = await start_server(
             ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, organiser_token="other")
         )
-        ladder = await start_ladder(
-            LadderServerConfig(
-                db=db,
-                port=0,
-                records_dir=tmp_path / "rec",
-                organiser_token=TOKEN,
-                ladder=CONFIG,
-                arena=arena.address,
-            )
-        )
-        address = f"127.0.0.1:{ladder.port}"
         leave = asyncio.Event()
         try:
-            async with grpc.aio.insecure_channel(address) as channel:
-                stub = ladder_pb2_grpc.LadderServiceStub(channel)
+            async with serving(db, tmp_path, arena=arena.address) as (ladder, address, stub):
                 keys = [await add(stub, name) for name in ("a", "b")]
-            players = [
-                asyncio.create_task(
-                    play_ladder(seat_player(lambda: RandomBot(1), None), address, k, leave=leave)
-                )
-                for k in keys
-            ]
-            backoff = ladder.ladder.arena_backoff
-            await until(lambda: backoff.wait_s >= 8 * CONFIG.tick_s, 60)
-            aborted = [m for m in ladder.store.matches() if m.status == "aborted"]
-            # one attempt per wait, tick*2, *4, *8 (the third may still be being stored)
-            assert 2 <= len(aborted) <= 3, aborted
-            for m in aborted:
-                assert m.detail.startswith("the match could not be played: UNAUTHENTICATED: ")
-                assert "\n" not in m.detail and "debug_error_string" not in m.detail
-            warned = [r.getMessage() for r in caplog.records if r.name == "medina.ladder"]
-            assert warned and all("\n" not in w for w in warned), warned
-            leave.set()
-            await asyncio.gather(*players)
+                players = [
+                    asyncio.create_task(
+                        play_ladder(
+                            seat_player(lambda: RandomBot(1), None), address, k, leave=leave
+                        )
+                    )
+                    for k in keys
+                ]
+                backoff = ladder.ladder.arena_backoff
+                await until(lambda: backoff.wait_s >= 8 * CONFIG.tick_s, 60)
+                aborted = [m for m in ladder.store.matches() if m.status == "aborted"]
+                # one attempt per wait, tick*2, *4, *8 (the third may still be being stored)
+                assert 2 <= len(aborted) <= 3, aborted
+                for m in aborted:
+                    assert m.detail.startswith("the match could not be played: UNAUTHENTICATED: ")
+                    assert "\n" not in m.detail and "debug_error_string" not in m.detail
+                warned = [r.getMessage() for r in caplog.records if r.name == "medina.ladder"]
+                assert warned and all("\n" not in w for w in warned), warned
+                leave.set()
+                await asyncio.gather(*players)
         finally:
             leave.set()
-            await ladder.stop()
             await arena.stop(1)
 
     run(scenario)
