@@ -30,7 +30,7 @@ from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.rpc.cluster.front import start_front
 from medina.rpc.common.config import ServerConfig
-from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, match_pb2
+from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, arena_pb2_grpc, match_pb2
 
 from .forfeits import check_forfeit_seat
 from .rawbot import RawBot, collect_tasks, first_legal, reason_of
@@ -566,3 +566,46 @@ def test_forfeit_seat_reaches_the_worker_holding_the_match(tmp_path: Path) -> No
             await check_forfeit_seat(front.address, AUTH)
 
     asyncio.run(asyncio.wait_for(main(), 180))
+
+
+def test_the_organisers_watch_through_the_front_holds_no_client_slot(tmp_path: Path) -> None:
+    # As on the single server (test_faults): a stranger on the organiser's machine holding
+    # its address's streams must not have the organiser's Watch refused.
+    async def main() -> None:
+        extra = ("--limit-loopback", "--max-streams-per-client", "1", "--handshake-timeout-s", "60")
+        async with (
+            front_process(tmp_path, *extra) as front,
+            grpc.aio.insecure_channel(front.address) as channel,
+        ):
+            created = await admin_pb2_grpc.MatchServiceStub(channel).CreateMatch(
+                config(7), metadata=AUTH
+            )
+            request = admin_pb2.WatchRequest(match_id=created.match_id)
+            spectators = admin_pb2_grpc.SpectatorServiceStub(channel)
+            hold = asyncio.Event()
+
+            async def silent() -> AsyncIterator[arena_pb2.PlayRequest]:
+                await hold.wait()  # no Hello: the stream holds the address's one slot
+                return
+                yield
+
+            squatter = arena_pb2_grpc.ArenaServiceStub(channel).Play(silent())
+            refused = False
+            async with asyncio.timeout(30):
+                while not refused:  # until the squatter's stream is counted
+                    stranger = spectators.Watch(request, timeout=10)
+                    try:
+                        await anext(aiter(stranger))
+                        stranger.cancel()
+                        await asyncio.sleep(0.05)  # polling the front's count
+                    except grpc.aio.AioRpcError as exc:
+                        assert exc.code() is grpc.StatusCode.RESOURCE_EXHAUSTED, exc
+                        refused = True
+            call = spectators.Watch(request, metadata=AUTH, timeout=10)
+            first = await anext(aiter(call))
+            assert first.HasField("snapshot")
+            call.cancel()
+            hold.set()
+            squatter.cancel()
+
+    asyncio.run(main())
