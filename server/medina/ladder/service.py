@@ -892,13 +892,16 @@ class Ladder:
             raise
         except Exception as exc:
             problem = _problem(exc)
-            self.arena_backoff.failed(self.config.tick_s)
-            log.warning(
-                "ladder match %d: %s (the next match is formed in %g s at the earliest)",
-                mid,
-                problem,
-                self.arena_backoff.wait_s,
-            )
+            if isinstance(exc, StorageDown):  # the database's outage holds the matchmaker
+                log.warning("ladder match %d: %s", mid, problem)
+            else:
+                self.arena_backoff.failed(self.config.tick_s)
+                log.warning(
+                    "ladder match %d: %s (the next match is formed in %g s at the earliest)",
+                    mid,
+                    problem,
+                    self.arena_backoff.wait_s,
+                )
             await self._abort(running, f"the match could not be played: {problem}")
             return
         finally:
