@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tracemalloc
@@ -12,6 +13,7 @@ from medina.engine import apply_action, new_game, result
 from medina.records.catalog import Catalog, StoredState, inspect, peek_state, scan
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
+from medina.rpc.single.host import Arena
 from medina.v1 import match_pb2
 from medina.wire.records import decision_from_proto
 
@@ -259,3 +261,21 @@ def test_the_catalog_keeps_no_python_object_per_record(tmp_path: Path) -> None:
         before_key = (page[-1].mtime, page[-1].match_id)
     expected = [f"m{i:06d}" for i in range(20_000) if i % len(states) == 0]
     assert seen == sorted(expected, key=lambda m: (1_000_000 + int(m[1:]) // 3, m), reverse=True)
+
+
+def test_a_server_start_warns_once_of_its_interrupted_records(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Every start read the same old records again and warned once per interrupted one.
+    for seed in (1, 2, 3):
+        _cut_outcome(engine_record(tmp_path, "medina-v2", 2, seed, stop_after=10))
+    engine_record(tmp_path, "medina-v2", 2, 4)  # finished
+    caplog.set_level(logging.INFO, logger="medina.rpc")
+    Arena(tmp_path).load_records()
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warned == [
+        f"3 match record(s) in {tmp_path} were interrupted (a server stopped during the "
+        f"match): `medina-arena replay list {tmp_path}` lists them"
+    ]
+    each = [r for r in caplog.records if "was interrupted (record" in r.getMessage()]
+    assert len(each) == 3 and all(r.levelno == logging.INFO for r in each)

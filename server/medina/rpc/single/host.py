@@ -188,7 +188,16 @@ class Arena:
         inspected = self.stored.load()
         interrupted = [m for m in inspected if m.state is StoredState.INTERRUPTED]
         for m in interrupted:
-            log.warning("match %s was interrupted (record %s): %s", m.match_id, m.path, m.note)
+            log.info("match %s was interrupted (record %s): %s", m.match_id, m.path, m.note)
+        if interrupted:
+            # One warning, not one per record: every start reads the same old records again.
+            log.warning(
+                "%d match record(s) in %s were interrupted (a server stopped during the "
+                "match): `medina-arena replay list %s` lists them",
+                len(interrupted),
+                self.records_dir,
+                self.records_dir,
+            )
         if len(self.stored):
             log.info(
                 "%d earlier match record(s) in %s, %d interrupted",
