@@ -10,6 +10,7 @@ import select
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -105,7 +106,15 @@ def test_a_ladders_house_bots_die_with_it(tmp_path: Path) -> None:
         assert ladder.stderr is not None
         for line in ladder.stderr:
             if "house bot house-greedy started (pid " in line:
-                return int(line.rsplit("(pid ", 1)[1].rstrip(")\n"))
+                bot = int(line.rsplit("(pid ", 1)[1].rstrip(")\n"))
+                # setpriv asks for the parent-death signal, then becomes the bot: a parent
+                # killed before that leaves nothing to signal (the log line comes first).
+                cmdline = Path(f"/proc/{bot}/cmdline")
+                deadline = time.monotonic() + 30
+                while b"setpriv" in cmdline.read_bytes().split(b"\0")[0]:
+                    assert time.monotonic() < deadline, "setpriv never ran the house bot"
+                    time.sleep(0.01)  # polling another process's state
+                return bot
         raise AssertionError("the ladder ended without starting its house bot")
 
     dies_when_killed(ladder, house_bot)
