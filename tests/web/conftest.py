@@ -167,8 +167,8 @@ class ArenaThread:
 
         return self.call(create())
 
-    def play(self, hosted: HostedMatch, seed: int) -> Future[None]:
-        return self.submit(play_bots(self.running, hosted, seed))
+    def play(self, hosted: HostedMatch, seed: int, hook: Hook | None = None) -> Future[None]:
+        return self.submit(play_bots(self.running, hosted, seed, hook))
 
     def close(self) -> None:
         self.call(self.http.stop())
