@@ -52,7 +52,7 @@ def test_a_seat_asked_again_before_its_last_write_is_reported_times_both_request
         assert [s.request_id for s in written] == [1, 2]
         assert timing.started is not None
         # Request 1 started the match; request 2 followed the reply: one turnaround.
-        assert len(meter._samples) == 1
+        assert len(meter._seconds) == 1
 
     asyncio.run(main())
 
