@@ -96,10 +96,14 @@ async def lobby_raw(
 
 @contextlib.asynccontextmanager
 async def serving(
-    db: str, tmp_path: Path, config: LadderConfig = CONFIG, arena: str | None = None
+    db: str,
+    tmp_path: Path,
+    config: LadderConfig = CONFIG,
+    arena: str | None = None,
+    limits: Limits | None = None,
 ) -> AsyncIterator[tuple[RunningLadder, str, ladder_pb2_grpc.LadderServiceAsyncStub]]:
-    """A ladder on ``config`` (driving the arena at ``arena``, else its own), its lobby's
-    address, and a stub on it."""
+    """A ladder on ``config`` (driving the arena at ``arena``, else its own, on ``limits``),
+    its lobby's address, and a stub on it."""
     ladder = await start_ladder(
         LadderServerConfig(
             db=db,
@@ -108,6 +112,7 @@ async def serving(
             organiser_token=TOKEN,
             ladder=config,
             arena=arena,
+            limits=limits or Limits(),
         )
     )
     address = f"127.0.0.1:{ladder.port}"
@@ -804,3 +809,63 @@ def test_matches_the_arena_refuses_are_aborted_once_each_and_the_matchmaker_back
             await arena.stop(1)
 
     run(scenario)
+
+
+def test_a_stranger_holding_the_ladders_address_streams_does_not_stop_its_matches(
+    db: str, tmp_path: Path
+) -> None:
+    # With --limit-loopback (a proxy on the same machine), the ladder's own Watch of each
+    # match came from the loopback address too: a stranger there holding the streams left
+    # had every match's Watch refused, and the ladder aborted match after match (or, its
+    # Watch opened first, took a slot a bot then lacked: a no-show). Here the two bots' Play
+    # streams and the stranger's fill the address's 3.
+    limits = Limits(max_streams_per_client=3, limit_loopback=True, handshake_timeout_s=120)
+
+    async def scenario() -> None:
+        async with serving(db, tmp_path, limits=limits) as (ladder, address, stub):
+            assert ladder.arena is not None
+            slots = ladder.arena.slots
+            keys = [await add(stub, name) for name in ("a", "b")]
+            arena_address = ladder.arena_address
+            stranger = asyncio.create_task(squat(arena_address))
+            await until(lambda: slots.open.get("127.0.0.1", 0) == 1)
+            leave = asyncio.Event()
+            players = [
+                asyncio.create_task(
+                    play_ladder(seat_player(lambda: RandomBot(1), None), address, k, leave=leave)
+                )
+                for k in keys
+            ]
+            try:
+                await until_finished(ladder, 2)
+                assert not stranger.done(), "the stranger's stream was let go"
+                stored = await asyncio.to_thread(ladder.store.matches)
+                assert [m.status for m in stored if m.status == "aborted"] == []
+                # Nobody was charged: a refused Play stream is a bot's no-show.
+                for line in await asyncio.to_thread(ladder.store.lines):
+                    assert line.faults == {}, line
+            finally:
+                leave.set()
+                await asyncio.gather(*players)
+                stranger.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await stranger
+
+    run(scenario)
+
+
+async def squat(address: str) -> None:
+    """Hold a Play stream that never says Hello."""
+
+    async def nothing() -> AsyncIterator[bytes]:
+        await asyncio.Event().wait()
+        yield b""  # never reached
+
+    async with grpc.aio.insecure_channel(address) as channel:
+        play = channel.stream_stream(
+            "/medina.v1.ArenaService/Play",
+            request_serializer=lambda b: b,
+            response_deserializer=lambda b: b,
+        )
+        async for _ in play(nothing()):
+            pass
