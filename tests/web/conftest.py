@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from e2e.rawbot import Hook, RawBot
+from e2e.rawbot import Hook, RawBot, first_legal
 from medina.referee.config import MatchSettings
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.common.limits import Limits
@@ -116,6 +116,31 @@ def choose_randomly(seed: int) -> Any:
         return rng.choice(options)
 
     return choose
+
+
+class HoldOne:
+    """A RawBot hook that holds the first request whose id is ``first_id`` or more (the bot
+    does not answer it) until ``release``: the match stays in play, at a known point."""
+
+    def __init__(self, first_id: int) -> None:
+        self.first_id = first_id
+        self.held: list[tuple[RawBot, arena_pb2.DecisionRequest]] = []
+        #: Set once a request is held (for a test on another thread than the bot's).
+        self.taken = threading.Event()
+
+    def __call__(self, bot: RawBot, message: arena_pb2.PlayResponse) -> bool:
+        if self.held or message.WhichOneof("message") != "request":
+            return False
+        if message.request.request_id < self.first_id:
+            return False
+        self.held.append((bot, message.request))
+        self.taken.set()
+        return True
+
+    def release(self) -> None:
+        """Answer the held request (first legal action); on the bot's event loop."""
+        holder, request = self.held[0]
+        holder.reply(request.request_id, first_legal(request, 0))
 
 
 async def play_bots(

@@ -15,10 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from bounded import run
-from e2e.rawbot import RawBot, first_legal
 from medina.referee.config import MatchSettings, TimeControl
 from medina.rpc.single.host import HostedMatch
-from medina.v1 import arena_pb2
 from medina.web import HttpServer, Viewer, build_app
 from medina.web.fanout import PACE_S, FanOut
 from medina.web.hosted import ArenaSource
@@ -27,7 +25,7 @@ from medina.web.shelf import RecordShelf
 from medina.web.source import Feed
 from medina.web.view import JSON
 
-from .conftest import ArenaThread, play_bots
+from .conftest import ArenaThread, HoldOne, play_bots
 from .sse import get, never_reading, parse_events, read_out
 
 #: Pages opened on one match.
@@ -107,24 +105,16 @@ def test_pages_of_one_match_share_one_subscription_and_a_late_page_catches_up(
         settings = MatchSettings("medina-v2", 3, 21, time=TimeControl(decision_ms=60_000))
         hosted = a.create(settings)
         match = hosted.match
-        held: list[tuple[RawBot, arena_pb2.DecisionRequest]] = []
-
-        def hold_past_12(bot: RawBot, message: arena_pb2.PlayResponse) -> bool:
-            # Seat 0 holds its first request after 12 decisions, so that the match is still
-            # in play when the late page joins (on a loaded machine it had ended).
-            if held or message.WhichOneof("message") != "request":
-                return False
-            if message.request.request_id < 13:
-                return False
-            held.append((bot, message.request))
-            return True
+        # Seat 0 holds its first request after 12 decisions, so that the match is still in
+        # play when the late page joins (on a loaded machine it had ended).
+        hold = HoldOne(13)
 
         async def main() -> None:
             early = [await Stream.open(a.http.port, hosted.match_id) for _ in range(PAGES)]
             firsts = [await s.next() for s in early]
             assert {d["phase"] for _e, d in firsts} == {"waiting"}
             assert match.watchers == 1  # not one per page
-            bots = asyncio.ensure_future(play_bots(a.running, hosted, 21, hold_past_12))
+            bots = asyncio.ensure_future(play_bots(a.running, hosted, 21, hold))
             seen = [firsts[0]]
             while seen[-1][1]["view"]["decisions"] < 12:
                 seen.append(await early[0].next())
@@ -139,10 +129,9 @@ def test_pages_of_one_match_share_one_subscription_and_a_late_page_catches_up(
             assert steps == list(range(first["view"]["decisions"] + 1))
             assert first["view"]["decisions"] >= 12
             async with asyncio.timeout(60):
-                while not held:
+                while not hold.held:
                     await asyncio.sleep(0.01)
-            holder, request = held[0]
-            holder.reply(request.request_id, first_legal(request, 0))
+            hold.release()
             ends = [[("update", first), *await late.to_the_end()]]
             ends.append(seen + await early[0].to_the_end())
             for page, (event, data) in zip(early[1:], firsts[1:], strict=True):

@@ -8,17 +8,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from e2e.rawbot import RawBot, first_legal
 from medina.engine import GameState, result
 from medina.records.reader import read_record
 from medina.records.replay import replay, start_state
 from medina.referee.config import MatchSettings, TimeControl
-from medina.v1 import arena_pb2
 from playwright.sync_api import Browser, Page
 
 from .conftest import (
     STANDINGS,
     ArenaThread,
+    HoldOne,
     PageErrors,
     distinct_colours,
     finished_id,
@@ -76,27 +75,17 @@ def test_the_live_page_follows_a_match_to_its_final_scores(
     # bots play (on a loaded machine the whole match once came in one).
     settings = MatchSettings("medina-v2", 3, 11, time=TimeControl(decision_ms=60_000))
     hosted = arena.create(settings)
-    held: list[tuple[RawBot, arena_pb2.DecisionRequest]] = []
-
-    def hold_after_3(bot: RawBot, message: arena_pb2.PlayResponse) -> bool:
-        if held or message.WhichOneof("message") != "request":
-            return False
-        if message.request.request_id < 4:
-            return False
-        held.append((bot, message.request))
-        return True
-
+    hold = HoldOne(4)
     page.goto(f"{arena.url}/live/{hosted.match_id}")
     # A function, not an expression: Playwright polls an expression with eval, which the
     # page's Content-Security-Policy refuses once the first check comes back false.
     page.wait_for_function("() => Number(document.body.dataset.updates) >= 1")
     assert "waiting for the bots" in page.locator("#status").inner_text()
     page.evaluate("window.loadedOnce = 'yes'")
-    played = arena.play(hosted, 70, hold_after_3)
+    played = arena.play(hosted, 70, hold)
     page.wait_for_function("() => Number(document.body.dataset.decisions) >= 3")
-    assert held, "the page showed 3 decisions, so seat 0 was asked for a later one"
-    holder, request = held[0]
-    arena.loop.call_soon_threadsafe(holder.reply, request.request_id, first_legal(request, 0))
+    assert hold.taken.wait(60), "seat 0 was never asked after the first 3 decisions"
+    arena.loop.call_soon_threadsafe(hold.release)
     page.wait_for_selector('body[data-state="over"]', timeout=90_000)
     played.result(60)
     outcome = hosted.match.outcome
