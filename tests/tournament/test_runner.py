@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -16,11 +17,16 @@ from .cups import BOTS
 pytestmark = pytest.mark.timeout(120)
 
 
-def lingering_cup(tmp_path: Path, think_s: float = 0) -> tuple[TournamentStore, int]:
+def lingering_cup(
+    tmp_path: Path, think_s: float = 0, pids: Path | None = None
+) -> tuple[TournamentStore, int]:
     """Two 2-player games of two bots that stay 5 s after each match (and take ``think_s``
-    over each decision), stored."""
+    over each decision; write their process ids to ``pids`` as they begin to linger),
+    stored."""
     command = ("python", str(BOTS / "lingering.py"))
-    env = (("LINGER_S", "5"), ("THINK_S", str(think_s)))
+    env: tuple[tuple[str, str], ...] = (("LINGER_S", "5"), ("THINK_S", str(think_s)))
+    if pids is not None:
+        env += (("PID_DIR", str(pids)),)
     cfg = TournamentConfig(
         name="linger",
         bots=(BotSpec("a", command, env=env), BotSpec("b", command, env=env)),
@@ -56,6 +62,45 @@ def test_a_stop_after_the_match_ended_stores_the_game(tmp_path: Path) -> None:
     assert store.incidents(tid) == []
     (game,) = store.results(tid)
     assert Path(game.record_path).name in {p.name for p in records.glob("*.jsonl")}
+
+
+def test_a_finished_game_is_stored_before_its_bots_are_given_their_time_to_exit(
+    tmp_path: Path,
+) -> None:
+    # The result was stored only once the bots had exited (up to 10 s after the end): a
+    # runner killed meanwhile lost a finished game, played it again, and left a complete
+    # record that no result names.
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    store, tid = lingering_cup(tmp_path, pids=pids)
+    records = tmp_path / "records"
+
+    async def main() -> None:
+        runner = Runner(store, RunOptions(concurrency=1, records=records, tournament_id=tid))
+        task = asyncio.create_task(runner.run())
+        async with asyncio.timeout(60):
+            while store.counts(tid).get("done", 0) < 1:
+                await asyncio.sleep(0.05)  # polling a database the runner writes
+            while len(list(pids.iterdir())) < 2:  # both bots have begun to linger
+                await asyncio.sleep(0.05)
+        lingering = [alive(int(p.name)) for p in pids.iterdir()]
+        runner.stop("runner stopped (SIGTERM)")
+        tally = await asyncio.wait_for(task, 60)
+        assert lingering == [True, True], "the result was stored once the bots had exited"
+        assert (tally.played, tally.given_back) == (1, 0)
+
+    run(main(), timeout=110)
+    assert store.counts(tid) == {"done": 1, "pending": 1}
+    assert store.incidents(tid) == []
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (a stopped bot is reaped by the runner)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def test_a_stop_mid_game_aborts_it_and_gives_it_back(tmp_path: Path) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
@@ -86,6 +86,7 @@ async def play_game(
     say: Callable[[str], None] | None = None,
     stop: asyncio.Event | None = None,
     tls: ClientTls | None = None,
+    on_result: Callable[[PlayedGame], Awaitable[None]] | None = None,
 ) -> PlayedGame:
     """Create the match, start one process per seat, and wait for the result.
 
@@ -97,7 +98,9 @@ async def play_game(
     A bot with sandbox limits runs sandboxed in its directory, with ``hide`` (records,
     database, other bots) out of its sight. ``tls``: the server is dialled over TLS, and the
     bots are given the same files (``spawn_bot``). Cancelling aborts the match and stops the
-    bots.
+    bots. ``on_result`` is given the result as soon as it is known, before the bots of a
+    complete game are given their time to exit: a caller that stores it there loses no
+    finished game to a kill during those seconds.
     """
     if any(b.sandbox is not None for b in bots):
         try:
@@ -169,7 +172,11 @@ async def play_game(
         summary = await matches.GetMatch(
             wire_matches.get_request(match_id), metadata=metadata, timeout=30
         )
-        played = PlayedGame(match_id, summary.match.record_path, result)
+        # A bot stopped at a sandbox limit has exited by the end: its note is known now.
+        notes = {seat: hit for seat, p in seat_procs.items() if (hit := p.limit_hit()) is not None}
+        played = PlayedGame(match_id, summary.match.record_path, result, notes)
+        if on_result is not None:
+            await on_result(played)
     except grpc.aio.AioRpcError as exc:
         raise GameError(f"match {match_id}: {exc.code().name}: {exc.details()}") from None
     finally:
@@ -187,8 +194,7 @@ async def play_game(
         linger = 10.0 if complete else 0.0
         await asyncio.shield(_stop_all(procs, linger))
     assert played is not None
-    notes = {seat: hit for seat, p in seat_procs.items() if (hit := p.limit_hit()) is not None}
-    return replace(played, notes=notes)
+    return played
 
 
 async def _abort(

@@ -247,6 +247,14 @@ class Runner:
                 on_note(claim, text)
 
         stop_game = asyncio.Event()
+        #: The result, once stored: before the bots of a complete game are given their time
+        #: to exit, so a runner killed meanwhile has not lost a finished game.
+        kept: list[PlayedGame] = []
+
+        async def keep(played: PlayedGame) -> None:
+            if played.ending != "aborted" and await self._store(claim, played):
+                kept.append(played)
+
         game = asyncio.create_task(
             play_game(
                 channel,
@@ -264,6 +272,7 @@ class Runner:
                 say=None if on_note is None else say,
                 stop=stop_game,
                 tls=self.options.tls,
+                on_result=keep,
             )
         )
         lost = asyncio.Event()
@@ -278,14 +287,18 @@ class Runner:
             lost_wait.cancel()
         if not game.done() and not lost.is_set():
             # Stopped: the match is aborted and its result read. One that had ended first
-            # (its record complete on disk, the runner not told yet, or its bots still
-            # exiting) is stored, not thrown away and played again.
-            stop_game.set()
+            # (its record complete on disk, the runner not told yet) is stored, not thrown
+            # away and played again; one stored already has its bots given their time.
+            if not kept:
+                stop_game.set()
             await asyncio.wait({game}, timeout=STOP_GAME_S)
         if not game.done():
             game.cancel()
             with contextlib.suppress(asyncio.CancelledError, GameError):
                 await game
+            if kept:  # stored; only its bots' exit was cut short
+                await self._after_stored(claim, kept[0])
+                return
             why = (
                 f"interrupted: {self.stopping}; replayed from scratch"
                 if not lost.is_set()
@@ -321,6 +334,17 @@ class Runner:
             await asyncio.to_thread(self.store.release, claim, why)
             self.tally.given_back += 1
             return
+        if kept:  # else the lease ran out before the result could be stored (_store said so)
+            await self._after_stored(claim, played)
+
+    async def _after_stored(self, claim: Claim, played: PlayedGame) -> None:
+        await asyncio.to_thread(self._after_game, claim.tournament_id)
+        if self.on_game is not None:
+            self.on_game(claim, played)
+
+    async def _store(self, claim: Claim, played: PlayedGame) -> bool:
+        """Store a game's result under its lease; False (counted, logged) when the lease
+        ran out first: another worker plays the game again."""
         seats = [
             SeatRow(
                 seat=s.seat,
@@ -349,11 +373,9 @@ class Runner:
                 claim.number + 1,
                 claim.tournament,
             )
-            return
+            return False
         self.tally.played += 1
-        await asyncio.to_thread(self._after_game, claim.tournament_id)
-        if self.on_game is not None:
-            self.on_game(claim, played)
+        return True
 
     async def _heartbeat(self, claim: Claim, lost: asyncio.Event) -> None:
         while True:

@@ -1,6 +1,7 @@
 """A random bot (Python SDK) whose process stays a while after its match ended (LINGER_S
 seconds), as a bot that flushes logs or saves state on the way out does; THINK_S: seconds
-it takes over each decision (none by default)."""
+it takes over each decision (none by default); PID_DIR: where it writes a file named for
+its process id once its match has ended (it lingers from then on)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import asyncio
 import os
 import random
 import time
+from pathlib import Path
 
 from medina.engine import Action
 from medina_client import Bot, Turn, play
@@ -33,4 +35,6 @@ if __name__ == "__main__":
     p.add_argument("--server", required=True)
     args = p.parse_args()
     asyncio.run(play(Random(), args.server, os.environ["MEDINA_TOKEN"]))
+    if "PID_DIR" in os.environ:
+        (Path(os.environ["PID_DIR"]) / str(os.getpid())).touch()
     time.sleep(float(os.environ.get("LINGER_S", "5")))
