@@ -598,6 +598,44 @@ class SlowBot(RandomBot):
         return super().choose(turn)
 
 
+def test_a_bot_whose_key_is_rotated_mid_match_plays_that_match_to_its_end(
+    db: str, tmp_path: Path
+) -> None:
+    # The lobby stream ends when the key is rotated (its holder may be a thief); the SDK
+    # then quit at once, cancelling its Play streams: the match was charged to it as a
+    # crash and rated. A seat's token still opens its seat: the SDK finishes the match,
+    # then reports the refusal.
+    async def scenario() -> None:
+        async with serving(db, tmp_path) as (ladder, address, stub):
+            keys = {name: await add(stub, name) for name in ("steady", "rotated")}
+            leave = asyncio.Event()
+            players = [
+                asyncio.create_task(
+                    play_ladder(seat_player(lambda: SlowBot(1)), address, key, leave=leave)
+                )
+                for key in keys.values()
+            ]
+            try:
+                await until(lambda: any(r.arena_match_id for r in ladder.ladder.running.values()))
+                (mid,) = ladder.ladder.running
+                await stub.RotateBot(
+                    ladder_pb2.RotateBotRequest(name="rotated"), metadata=auth(TOKEN)
+                )
+                with pytest.raises(LadderError) as refused:
+                    await players[1]
+                assert refused.value.reason == "BOT_KEY_INVALID"
+                await until(lambda: ladder.ladder.finished >= 1)
+                (match,) = [m for m in ladder.store.matches() if m.id == mid]
+                assert match.status == "finished", match
+                for line in await asyncio.to_thread(ladder.store.lines):
+                    assert (line.games, line.faults) == (1, {}), line
+            finally:
+                leave.set()
+                await asyncio.gather(*players, return_exceptions=True)
+
+    run(scenario)
+
+
 @pytest.mark.parametrize("where", ["here", "elsewhere"])
 def test_a_bot_revoked_mid_match_has_the_match_called_off_unrated(
     db: str, tmp_path: Path, where: str

@@ -127,6 +127,15 @@ async def play_ladder(
                     backoff,
                 ):  # fmt: skip
                     break
+            except (LadderError, TlsError) as exc:
+                # Refused for good (a rotated key, a suspension): the matches in play are
+                # still ours, their seats opened by their own tokens. Quitting them at once
+                # was a crash on the record, rated.
+                playing = [t for t in games.values() if not t.done()]
+                if playing:
+                    log.warning("lobby: %s; finishing %d match(es) in play", exc, len(playing))
+                    await asyncio.gather(*playing, return_exceptions=True)
+                raise
             except _Retry as exc:
                 backoff.broke()
                 if leave.is_set() or time.monotonic() + backoff.delay > backoff.give_up_at:
