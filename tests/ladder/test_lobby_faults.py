@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
@@ -596,6 +597,66 @@ class SlowBot(RandomBot):
     def choose(self, turn: Turn) -> Action:
         time.sleep(0.02)  # think time, not synchronisation
         return super().choose(turn)
+
+
+class Said(logging.Handler):
+    """Keeps what is logged as text only (caplog keeps the records, and with them the
+    exceptions' frames, which would keep alive what the test wants collected)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{record.name}: {record.getMessage()}")
+
+
+def test_an_sdk_bot_that_reconnects_its_lobby_leaves_nothing_for_asyncio_to_report(
+    db: str, tmp_path: Path
+) -> None:
+    # Each lobby stream's request generator was left waiting when the stream broke, and
+    # destroyed later with gRPC's task still running it: asyncio logged "Task was destroyed
+    # but it is pending!" and "aclose(): asynchronous generator is already running" at every
+    # reconnect (a ladder restarted under an SDK bot).
+    config = LadderServerConfig(
+        db=db, port=0, records_dir=tmp_path / "rec", organiser_token=TOKEN, ladder=CONFIG
+    )
+    said = Said()
+    loggers = [logging.getLogger(name) for name in ("asyncio", "medina_client")]
+    for logger in loggers:
+        logger.addHandler(said)
+        logger.propagate = False  # pytest's own handlers keep the records
+
+    async def scenario() -> None:
+        first = await start_ladder(config)
+        address = f"127.0.0.1:{first.port}"
+        async with grpc.aio.insecure_channel(address) as channel:
+            key = await add(ladder_pb2_grpc.LadderServiceStub(channel), "alone")
+        leave = asyncio.Event()
+        player = asyncio.create_task(
+            play_ladder(seat_player(lambda: RandomBot(1)), address, key, leave=leave)
+        )
+        await until(lambda: bool(first.ladder.sessions))
+        await first.stop()
+        # a stream that found no server, as well as the one cut
+        await until(lambda: any("Connection refused" in line for line in said.lines))
+        second = await start_ladder(replace(config, port=first.port))
+        try:
+            await until(lambda: bool(second.ladder.sessions), 60)
+            gc.collect()  # what the first streams left is collected now
+            await asyncio.sleep(0.1)  # and what its finalizers scheduled runs
+        finally:
+            leave.set()
+            await player
+            await second.stop()
+
+    try:
+        run(scenario)
+    finally:
+        for logger in loggers:
+            logger.removeHandler(said)
+            logger.propagate = True
+    assert [line for line in said.lines if line.startswith("asyncio")] == []
 
 
 def test_a_bot_whose_key_is_rotated_mid_match_plays_that_match_to_its_end(

@@ -194,12 +194,14 @@ async def _session(
     backoff: _Backoff,
 ) -> bool:
     """One lobby stream; True when the session is over (the ladder closed it after Leave)."""
-    outgoing: asyncio.Queue[ladder_pb2.LobbyRequest] = asyncio.Queue()
+    outgoing: asyncio.Queue[ladder_pb2.LobbyRequest | None] = asyncio.Queue()
     outgoing.put_nowait(_hello(options))
 
     async def requests() -> AsyncIterator[ladder_pb2.LobbyRequest]:
-        while True:
-            yield await outgoing.get()
+        # Ends (None) with the stream: a generator left waiting was destroyed with gRPC's
+        # task still running it, which asyncio reported as errors at every reconnect.
+        while (message := await outgoing.get()) is not None:
+            yield message
 
     channel = (
         grpc.aio.secure_channel(address, credentials)
@@ -262,6 +264,7 @@ async def _session(
             leaver.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await leaver
+            outgoing.put_nowait(None)
         if leave.is_set():
             return True
         raise _Retry("the ladder closed the lobby stream")
