@@ -734,6 +734,9 @@ def test_a_bot_revoked_mid_match_has_the_match_called_off_unrated(
 
                 await until(lambda: stored().status == "aborted")
                 assert "'banned' was revoked during the match" in stored().detail
+                # ladder export links the record of a match called off as of a finished one
+                record = stored().record_path
+                assert record is not None and Path(record).is_file(), record
                 for line in await asyncio.to_thread(ladder.store.lines):
                     assert (line.games, line.faults, line.aborted) == (0, {}, 1), line
             finally:

@@ -150,6 +150,8 @@ class _Running:
     task: asyncio.Task[None] | None = None
     #: Why the match is called off unrated (a bot in it was revoked); None: it plays on.
     voided: str | None = None
+    #: The arena's record of the match, once asked for ("": not known).
+    record_path: str = ""
 
 
 @dataclass(eq=False)
@@ -294,6 +296,7 @@ class Ladder:
                     held.running.mid,
                     self.server_id,
                     held.aborted or "",
+                    held.running.record_path or None,
                 )
                 self.held.pop(0)
             else:
@@ -886,7 +889,7 @@ class Ladder:
                 summary = await matches.GetMatch(
                     wire_matches.get_request(created.match_id), metadata=self.metadata, timeout=30
                 )
-                record_path = summary.match.record_path
+                record_path = running.record_path = summary.match.record_path
         except asyncio.CancelledError:
             await self._abort(running, "the ladder server stopped")
             raise
@@ -941,14 +944,32 @@ class Ladder:
 
     async def _abort(self, running: _Running, detail: str) -> None:
         await self._stop_in_arena(running, detail)
+        await self._find_record(running)
         await asyncio.shield(self._store_abort(running, detail))
         self._tell_end(running, None, rated=False, after={})
+
+    async def _find_record(self, running: _Running) -> None:
+        """Ask the arena for the record of a match called off, so that ``ladder export``
+        links it as it does a finished one's (none when the arena cannot say)."""
+        if running.arena_match_id and not running.record_path:
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                summary = await admin_pb2_grpc.MatchServiceStub(self.arena).GetMatch(
+                    wire_matches.get_request(running.arena_match_id),
+                    metadata=self.metadata,
+                    timeout=10,
+                )
+                running.record_path = summary.match.record_path
 
     async def _store_abort(self, running: _Running, detail: str) -> None:
         """Mark the match aborted (never rated); held when the database fails."""
         try:
             await self._write(
-                "storing an aborted match", self.store.abort, running.mid, self.server_id, detail
+                "storing an aborted match",
+                self.store.abort,
+                running.mid,
+                self.server_id,
+                detail,
+                running.record_path or None,
             )
         except StorageDown as exc:
             self._hold(_Held(running, aborted=detail), exc)

@@ -525,8 +525,11 @@ class LadderStore(Database):
             )
             return done.rowcount == 1
 
-    def abort(self, match_id: int, server: str, detail: str) -> bool:
-        """Mark this server's match aborted (not rated); False if it was not unfinished."""
+    def abort(
+        self, match_id: int, server: str, detail: str, record_path: str | None = None
+    ) -> bool:
+        """Mark this server's match aborted (not rated), with its record when the arena had
+        made one; False if it was not unfinished."""
         with self.engine.begin() as conn:
             mine = conn.execute(
                 select(ladder_matches.c.id).where(
@@ -537,17 +540,25 @@ class LadderStore(Database):
             ).first()
             if mine is None:
                 return False
-            self._abort(conn, match_id, detail)
+            self._abort(conn, match_id, detail, record_path)
             return True
 
-    def _abort(self, conn: Connection, match_id: int, detail: str) -> None:
+    def _abort(
+        self, conn: Connection, match_id: int, detail: str, record_path: str | None = None
+    ) -> None:
         done = conn.execute(
             update(ladder_matches)
             .where(
                 ladder_matches.c.id == match_id,
                 ladder_matches.c.status.in_(("starting", "running")),
             )
-            .values(status="aborted", ending="aborted", detail=detail, finished_at=time.time())
+            .values(
+                status="aborted",
+                ending="aborted",
+                detail=detail,
+                finished_at=time.time(),
+                record_path=record_path,
+            )
         )
         if done.rowcount == 1:
             lines = select(ladder_seats.c.line_id).where(ladder_seats.c.match_id == match_id)
