@@ -548,6 +548,9 @@ def test_token_misuse_is_refused_with_clear_statuses(tmp_path: Path) -> None:
         thief = RawBot(running.address, hosted.tokens[0], resume_token="guess", keep_status=True)
         await thief.play()
         assert thief.status is grpc.StatusCode.ALREADY_EXISTS and thief.reason == "SEAT_TAKEN"
+        assert "the resume token sent is not this seat's" in thief.details
+        assert "guess" not in thief.details  # never echoed
+        assert "is not this seat's" not in loser.details  # it sent none
         rest = [RawBot(running.address, t) for t in hosted.tokens[1:]]
         await asyncio.gather(*(b.play() for b in rest), *(t for t in tasks if not t.done()))
         outcome = await outcome_of(hosted)

@@ -178,12 +178,19 @@ class ArenaServicer:
         if grpc_seat.connection is not None and not same_token(
             hello.resume_token, hosted.resume_tokens[seat]
         ):
+            # A resume token that was sent and is wrong is said so: the bot would otherwise
+            # be told to send the token it just sent.
+            wrong = (
+                "the resume token sent is not this seat's (from another match, or mistyped); "
+                if hello.resume_token
+                else ""
+            )
             return Refused(
                 grpc.StatusCode.ALREADY_EXISTS,
                 Reason.SEAT_TAKEN,
-                f"seat {seat} is held by another live stream; to take it over (a connection "
-                "that broke without the server noticing), send the resume token from that "
-                "stream's Welcome, or connect again once that stream has ended",
+                f"seat {seat} is held by another live stream; {wrong}to take it over (a "
+                "connection that broke without the server noticing), send the resume token "
+                "from that stream's Welcome, or connect again once that stream has ended",
                 about,
             )
         return hosted, seat, hello
