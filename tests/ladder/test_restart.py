@@ -85,6 +85,8 @@ def test_a_ladder_restarted_after_a_crash_takes_its_bots_back_at_once(tmp_path: 
             )  # fmt: skip
             assert second.returncode != 0
             assert f"could not listen on 127.0.0.1:{port}: the port is in use" in second.stderr
+            # gRPC's own error line ("add_port.cc ... Failed to add port") came first
+            assert "add_port" not in second.stderr, second.stderr
             first.send_signal(signal.SIGKILL)
             first.wait(30)
     finally:

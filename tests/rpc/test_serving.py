@@ -34,3 +34,14 @@ def test_a_port_another_server_listens_on_is_refused(tmp_path: Path) -> None:
 
     said = asyncio.run(main())
     assert said.startswith("could not listen on 127.0.0.1:") and "the port is in use" in said
+
+
+def test_an_address_that_is_not_this_machines_is_refused_in_one_line(tmp_path: Path) -> None:
+    async def main() -> str:
+        with pytest.raises(OSError) as refused:
+            # TEST-NET-1 (RFC 5737): never an address of this machine
+            await start_server(ServerConfig(host="192.0.2.1", port=50999, records_dir=tmp_path))
+        return str(refused.value)
+
+    said = asyncio.run(main())
+    assert said == "could not listen on 192.0.2.1:50999: the address is not this machine's"

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import signal
+import socket
 from collections.abc import Callable, Iterator
 
 import grpc
@@ -69,6 +71,9 @@ def add_port(server: grpc.aio.Server, config: ServerConfig | BotListener) -> int
     if why is not None:
         raise ValueError(why)
     address = f"{config.host}:{config.port}"
+    taken = _port_taken(config.host, config.port)
+    if taken is not None:
+        raise OSError(f"could not listen on {address}: {taken}")
     try:
         if config.tls_cert is not None and config.tls_key is not None:
             credentials = grpc.ssl_server_credentials(
@@ -87,6 +92,38 @@ def add_port(server: grpc.aio.Server, config: ServerConfig | BotListener) -> int
             "address is not this machine's"
         )
     return port
+
+
+def _port_taken(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on, found by binding it first (None: it can, as
+    far as a plain socket tells). gRPC finds the same but logs its own error line to stderr
+    first, which an operator read as a crash beside the one-line refusal."""
+    if port == 0:
+        return None
+    try:
+        found = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except OSError:
+        return None  # gRPC says what is wrong with the name
+    # In use on any of the host's addresses is refused (bots dialling that one would reach
+    # the other server); not this machine's is refused only when none is (gRPC listens on
+    # those it can: "localhost" may name an IPv6 address a machine lacks).
+    missing = 0
+    for family, kind, proto, _name, sockaddr in found:
+        with socket.socket(family, kind, proto) as probe:
+            # As gRPC does: a port left in TIME_WAIT by a server just stopped is free.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(sockaddr)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    return "the port is in use (another server?)"
+                if exc.errno == errno.EADDRNOTAVAIL:
+                    missing += 1
+    if found and missing == len(found):
+        return "the address is not this machine's"
+    return None
 
 
 def service_names() -> tuple[str, ...]:
