@@ -10,7 +10,7 @@ import contextlib
 import gc
 import logging
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
@@ -28,7 +28,13 @@ from medina.storage.ladder import MatchRow
 from medina.v1 import ladder_pb2, ladder_pb2_grpc
 from medina_client.bot import Turn
 from medina_client.bots import RandomBot
-from medina_client.ladder import LadderError, LadderOptions, play_ladder, seat_player
+from medina_client.ladder import (
+    LadderError,
+    LadderOptions,
+    LadderSummary,
+    play_ladder,
+    seat_player,
+)
 from medina_client.status import status_info
 
 T = TypeVar("T")
@@ -152,12 +158,7 @@ def test_only_the_offender_suffers(db: str, tmp_path: Path) -> None:
         good = [await add(stub, f"good-{i}") for i in range(2)]
         bad = await add(stub, "bad")
         leave = asyncio.Event()
-        players = [
-            asyncio.create_task(
-                play_ladder(seat_player(lambda: RandomBot(1), None), address, key, leave=leave)
-            )
-            for key in good
-        ]
+        players = ladder_players(address, good, leave)
         try:
             await until_finished(ladder, 2)
 
@@ -352,6 +353,26 @@ async def until(check: Callable[[], bool], timeout_s: float = 30) -> None:
 
 async def until_finished(ladder: RunningLadder, n: int) -> None:
     await until(lambda: ladder.ladder.finished >= n, 60)
+
+
+def ladder_players(
+    address: str,
+    keys: Iterable[str],
+    leave: asyncio.Event,
+    make_bot: Callable[[], RandomBot] = lambda: RandomBot(1),
+) -> list[asyncio.Task[LadderSummary]]:
+    """An SDK bot on the ladder at ``address`` for each key, until ``leave``."""
+    return [
+        asyncio.create_task(play_ladder(seat_player(make_bot), address, key, leave=leave))
+        for key in keys
+    ]
+
+
+async def match_in_play(ladder: RunningLadder) -> int:
+    """The ladder's one match, once the arena plays it."""
+    await until(lambda: any(r.arena_match_id for r in ladder.ladder.running.values()))
+    (mid,) = ladder.ladder.running
+    return mid
 
 
 def test_a_bot_that_reconnects_its_lobby_is_told_of_its_match_again(
@@ -670,15 +691,9 @@ def test_a_bot_whose_key_is_rotated_mid_match_plays_that_match_to_its_end(
         async with serving(db, tmp_path) as (ladder, address, stub):
             keys = {name: await add(stub, name) for name in ("steady", "rotated")}
             leave = asyncio.Event()
-            players = [
-                asyncio.create_task(
-                    play_ladder(seat_player(lambda: SlowBot(1)), address, key, leave=leave)
-                )
-                for key in keys.values()
-            ]
+            players = ladder_players(address, keys.values(), leave, SlowBot)
             try:
-                await until(lambda: any(r.arena_match_id for r in ladder.ladder.running.values()))
-                (mid,) = ladder.ladder.running
+                mid = await match_in_play(ladder)
                 await stub.RotateBot(
                     ladder_pb2.RotateBotRequest(name="rotated"), metadata=auth(TOKEN)
                 )
@@ -709,15 +724,9 @@ def test_a_bot_revoked_mid_match_has_the_match_called_off_unrated(
         async with serving(db, tmp_path) as (ladder, address, stub):
             keys = {name: await add(stub, name) for name in ("good", "banned")}
             leave = asyncio.Event()
-            players = [
-                asyncio.create_task(
-                    play_ladder(seat_player(lambda: SlowBot(1)), address, key, leave=leave)
-                )
-                for key in keys.values()
-            ]
+            players = ladder_players(address, keys.values(), leave, SlowBot)
             try:
-                await until(lambda: any(r.arena_match_id for r in ladder.ladder.running.values()))
-                (mid,) = ladder.ladder.running
+                mid = await match_in_play(ladder)
                 if where == "here":
                     await stub.RevokeBot(
                         ladder_pb2.RevokeBotRequest(name="banned"), metadata=auth(TOKEN)
@@ -932,12 +941,7 @@ def test_a_stranger_holding_the_ladders_address_streams_does_not_stop_its_matche
             stranger = asyncio.create_task(squat(arena_address))
             await until(lambda: slots.open.get("127.0.0.1", 0) == 1)
             leave = asyncio.Event()
-            players = [
-                asyncio.create_task(
-                    play_ladder(seat_player(lambda: RandomBot(1), None), address, k, leave=leave)
-                )
-                for k in keys
-            ]
+            players = ladder_players(address, keys, leave)
             try:
                 await until_finished(ladder, 2)
                 assert not stranger.done(), "the stranger's stream was let go"
