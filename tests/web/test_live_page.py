@@ -22,7 +22,7 @@ from medina.engine import EventKind, result, square_name
 from medina.referee.config import MatchSettings
 from medina.rpc.common.limits import Limits
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2, game_pb2, match_pb2
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, Page, Request
 from stall import NoRoom
 
 from .conftest import (
@@ -308,3 +308,100 @@ def test_a_match_held_in_the_start_queue_says_so_then_plays(
         page.close()
     finally:
         a.close()
+
+
+#: Makes a page's document hidden, as a browser does for a background tab (or shown again).
+SET_VISIBILITY = """(state) => {
+  Object.defineProperty(document, "visibilityState", { value: state, configurable: true });
+  document.dispatchEvent(new Event("visibilitychange"));
+}"""
+
+#: Live pages open at once in one browser: as many HTTP/1.1 connections as it keeps to a host.
+PER_HOST = 6
+
+
+def wait_for_streams(a: ArenaThread, match_id: str, pages: int) -> None:
+    """Wait (10 s at most) until the viewer sends ``match_id``'s messages to ``pages`` pages
+    (its fan-out's count) and follows the match for them with one spectator subscription
+    (none for no page)."""
+    viewer = a.http.app.state.viewer
+    hosted = a.running.arena.get(match_id)
+    assert hosted is not None
+
+    def held() -> tuple[int, int]:
+        return viewer.fanout.pages(match_id), hosted.match.watchers
+
+    async def until() -> None:
+        async with asyncio.timeout(10):
+            while held() != (pages, min(pages, 1)):
+                await asyncio.sleep(0.02)
+
+    async def now() -> tuple[int, int]:
+        return held()
+
+    try:
+        a.call(until())
+    except TimeoutError:
+        raise AssertionError(
+            f"(pages, subscriptions) of the match are {a.call(now())}, not {(pages, min(pages, 1))}"
+        ) from None
+
+
+def requested(page: Page) -> list[str]:
+    """The URLs ``page`` asks for from now on (the list grows as it does)."""
+    urls: list[str] = []
+
+    def add(request: Request) -> None:
+        urls.append(request.url)
+
+    page.on("request", add)
+    return urls
+
+
+def test_hidden_live_tabs_close_their_streams_so_a_7th_page_loads_and_reopen_when_shown(
+    arena: ArenaThread, browser: Browser
+) -> None:
+    hosted = arena.create(MatchSettings("medina-v2", 3, 43))
+    url = f"{arena.url}/live/{hosted.match_id}"
+    context = browser.new_context()
+    context.set_default_timeout(30_000)
+    try:
+        tabs = [context.new_page() for _ in range(PER_HOST)]
+        errors = [PageErrors(tab) for tab in tabs]
+        asked = [requested(tab) for tab in tabs]
+        for tab in tabs:
+            tab.goto(url)
+            tab.wait_for_selector('body[data-connection="open"]')
+        wait_for_streams(arena, hosted.match_id, PER_HOST)
+        for tab in tabs:
+            tab.evaluate(SET_VISIBILITY, "hidden")
+        wait_for_streams(arena, hosted.match_id, 0)
+        for tab in tabs:
+            assert tab.locator("body").get_attribute("data-connection") == "paused"
+        # Every connection the browser keeps to the viewer is free: another page loads.
+        seventh = context.new_page()
+        seventh.goto(f"{arena.url}/", timeout=10_000)
+        assert seventh.locator("#listing").is_visible()
+        # Shown again, a tab opens its stream again and follows the match to its end.
+        shown = tabs[0]
+        shown.evaluate(SET_VISIBILITY, "visible")
+        shown.wait_for_selector('body[data-connection="open"]')
+        wait_for_streams(arena, hosted.match_id, 1)
+        played = arena.play(hosted, 90)
+        shown.wait_for_selector('body[data-state="over"]', timeout=90_000)
+        played.result(60)
+        assert shown.locator("body").get_attribute("data-decisions") == str(
+            hosted.match.state.decisions
+        )
+        # Hidden and shown again, the ended match's page stays as it is, with no stream.
+        said = shown.locator("#status").inner_text()
+        shown.evaluate(SET_VISIBILITY, "hidden")
+        shown.evaluate(SET_VISIBILITY, "visible")
+        assert shown.locator("#status").inner_text() == said
+        assert shown.locator("body").get_attribute("data-state") == "over"
+        # The hidden tabs asked for no stream since (no retries while hidden).
+        streams = [sum(u.endswith("/events") for u in urls) for urls in asked]
+        assert streams == [2] + [1] * (PER_HOST - 1), streams
+        assert all(unexpected(e) == [] for e in errors)
+    finally:
+        context.close()

@@ -4,6 +4,11 @@
 // apart from a lost connection: a 404 says why the match is not played here (finished,
 // interrupted by a server restart...) and links its replay; a 429 (too many streams from
 // this address) and a lost or unreachable server are retried with a growing wait.
+//
+// A hidden tab closes its stream and opens it again when it is shown: a browser keeps at
+// most 6 HTTP/1.1 connections to a host, and each open stream holds one, so 6 live tabs
+// would leave none for a 7th page of the viewer. Nothing is lost: a stream's first message
+// carries everything so far.
 "use strict";
 
 (() => {
@@ -16,6 +21,8 @@
   const RETRY_FIRST_MS = 1000;
   const RETRY_MAX_MS = 4000;
   let retryMs = RETRY_FIRST_MS;
+  let retryTimer = null;
+  let stream = null;  // the open stream's AbortController
   let clock = null;  // {seat, allowed, bank, at}
   let over = false;
   let story = [];
@@ -86,11 +93,26 @@
   }
 
   function retry(reason) {
+    if (hidden()) { pause(); return; }  // tried again when the tab is shown
     const wait = retryMs;
     retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
     clock = null;
     say(`${reason}; retrying in ${wait / 1000} s…`, "retrying");
-    setTimeout(connect, wait);
+    retryTimer = setTimeout(connect, wait);
+  }
+
+  function hidden() {
+    return document.visibilityState === "hidden";
+  }
+
+  // The tab is hidden: its stream and any retry stop until it is shown again.
+  function pause() {
+    clearTimeout(retryTimer);
+    retryTimer = null;
+    if (stream) stream.abort();
+    stream = null;
+    clock = null;
+    say("paused while the tab is hidden", "paused");
   }
 
   function frame(text, first) {
@@ -112,17 +134,33 @@
   }
 
   async function connect() {
+    retryTimer = null;
+    if (over) return;
+    if (hidden()) { pause(); return; }
+    const controller = new AbortController();
+    stream = controller;
+    try {
+      await follow(controller.signal);
+    } finally {
+      if (stream === controller) stream = null;
+    }
+  }
+
+  // One stream, read until it ends; a stream closed because the tab was hidden is not
+  // retried (it is opened again when the tab is shown).
+  async function follow(signal) {
     let response;
     try {
       response = await fetch(`/api/live/${encodeURIComponent(matchId)}/events`,
-        { cache: "no-store", headers: { Accept: "text/event-stream" } });
+        { cache: "no-store", headers: { Accept: "text/event-stream" }, signal });
     } catch (err) {
-      retry("the server cannot be reached");
+      if (!signal.aborted) retry("the server cannot be reached");
       return;
     }
-    if (response.status === 404) { gone(await answer(response)); return; }
+    const body = response.ok ? null : await answer(response);
+    if (signal.aborted) return;
+    if (response.status === 404) { gone(body); return; }
     if (response.status === 429) {
-      const body = await answer(response);
       retry(`too many live streams from this address (${body.error || "429"})`);
       return;
     }
@@ -133,7 +171,7 @@
     try {
       for (;;) {
         const { value, done } = await reader.read();
-        if (done) break;
+        if (done || signal.aborted) break;
         buffer += value;
         let cut;
         while ((cut = buffer.indexOf("\n\n")) >= 0) {
@@ -143,11 +181,16 @@
         }
       }
     } catch (err) {
-      // the connection broke: retried below
+      // the connection broke (or the tab was hidden): retried below
     }
-    if (!over) retry("the connection to the server was lost");
+    if (!over && !signal.aborted) retry("the connection to the server was lost");
   }
 
+  document.addEventListener("visibilitychange", () => {
+    if (over) return;
+    if (hidden()) pause();
+    else if (!stream && retryTimer === null) connect();
+  });
   connect();
   setInterval(tick, 200);
 })();
