@@ -3,10 +3,12 @@ table, and each bot's rating over its games, as the CLI and the export give them
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from medina.cli.web_cmd import tournament_standings
 from medina.storage.tournaments import NewGame, SeatRow, TournamentStore
+from medina.tournament.config import BotSpec, TournamentConfig, Variant
 from medina.web.pages import bot_page, standings_page
 
 BOTS: list[tuple[str, list[str], str | None, list[tuple[str, str]]]] = [
@@ -16,13 +18,15 @@ BOTS: list[tuple[str, list[str], str | None, list[tuple[str, str]]]] = [
 ]
 
 
-def played_store(tmp_path: Path) -> str:
-    """Six 2-player games, stored as a runner stores them: good beats bad, crashy forfeits."""
+def played_store(tmp_path: Path, config: str = "{}") -> str:
+    """Six 2-player games, stored as a runner stores them: good beats bad, crashy forfeits.
+    ``config``: the tournament's stored configuration (one this version cannot read by
+    default: the standings come from the results)."""
     db = str(tmp_path / "t.db")
     store = TournamentStore(db)
     pairs = [("good", "bad"), ("bad", "good"), ("good", "crashy")] * 2
     schedule = [NewGame(i, i, "medina-v2", 2, 1, 0, seats) for i, seats in enumerate(pairs)]
-    store.ensure_tournament("cup", "d", "{}", BOTS, schedule)
+    store.ensure_tournament("cup", "d", config, BOTS, schedule)
     while (claim := store.claim("w", 60)) is not None:
         winner = "crashy" if "crashy" in claim.seats else "good"  # crashy's play-out "won"
         rows = [
@@ -73,3 +77,22 @@ def test_a_bot_page_plots_its_rating_over_its_games(tmp_path: Path) -> None:
     assert "game 1</text>" in html and "game 6</text>" in html
     crashy = bot_page("crashy", st.title, st.games["crashy"], set(), st.history["crashy"])
     assert "Rating over 2 games" in crashy
+
+
+def test_the_standings_title_names_the_bots_left_out_at_entry_as_the_cli_does(
+    tmp_path: Path,
+) -> None:
+    cfg = TournamentConfig(
+        name="cup",
+        bots=tuple(BotSpec(name, (name,)) for name, *_ in BOTS),
+        variants=(Variant("medina-v2", 2),),
+        validation="drop",
+        dropped=(("late", "it did not connect"), ("typo", "it exited with code 2")),
+    )
+    st = tournament_standings(played_store(tmp_path, cfg.to_json()), "cup")()
+    assert st.title == "Tournament cup (left out at entry: late, typo)"
+    assert "<h2>Tournament cup (left out at entry: late, typo)</h2>" in standings_page(st)
+    # none left out: the title as it was
+    (tmp_path / "none").mkdir()
+    none = played_store(tmp_path / "none", replace(cfg, dropped=()).to_json())
+    assert tournament_standings(none, "cup")().title == "Tournament cup"

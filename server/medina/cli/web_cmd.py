@@ -14,7 +14,7 @@ from medina.rpc.single.server import RunningServer
 from medina.storage.ladder import LadderStore
 from medina.storage.tournaments import GameRow, StoreError, TournamentStore
 from medina.tournament.config import TournamentConfig
-from medina.tournament.report import game_counted_ranks, game_number
+from medina.tournament.report import game_counted_ranks, game_number, left_out_note
 from medina.tournament.runner import sprt_status, standings
 from medina.tournament.standings import Z95
 from medina.web import (
@@ -98,8 +98,10 @@ def tournament_standings(db: str, name: str | None) -> StandingsProvider:
         row = store.tournament(name)
         st = standings(store, row.id)
         counts = ", ".join(f"{n} {s}" for s, n in sorted(store.counts(row.id).items()))
+        cfg = _stored_config(row.config)
         return Standings(
-            title=f"Tournament {row.name}",
+            title=f"Tournament {row.name}"
+            + (left_out_note(cfg.dropped) if cfg is not None else ""),
             rows=tuple(
                 StandingRow(
                     bot=r.bot,
@@ -117,7 +119,7 @@ def tournament_standings(db: str, name: str | None) -> StandingsProvider:
             ),
             note=f"{st.games} games counted ({counts}); status {row.status}. Rating: openskill "
             "Plackett-Luce mu, interval mu -/+ 1.96 sigma; sorted by mu - 3 sigma."
-            + _sprt_note(store, row.id, row.config),
+            + _sprt_note(store, row.id, cfg),
             games=_games_by_bot(store.results(row.id)),
             head_to_head=st.head_to_head,
             history={
@@ -214,14 +216,20 @@ def ladder_standings(db: str) -> StandingsProvider:
     return provide
 
 
-def _sprt_note(store: TournamentStore, tid: int, config: str) -> str:
-    """The SPRT's line for an SPRT tournament ('' otherwise, and for a stored configuration
-    this version cannot read: the standings themselves come from the results)."""
+def _stored_config(config: str) -> TournamentConfig | None:
+    """A tournament's stored configuration; None when this version cannot read it (the
+    standings themselves come from the results)."""
     try:
-        cfg = TournamentConfig.from_json(config)
+        return TournamentConfig.from_json(config)
     except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _sprt_note(store: TournamentStore, tid: int, cfg: TournamentConfig | None) -> str:
+    """The SPRT's line for an SPRT tournament ('' otherwise)."""
+    if cfg is None or cfg.format != "sprt":
         return ""
-    return f" {sprt_status(store, tid, cfg).line()}." if cfg.format == "sprt" else ""
+    return f" {sprt_status(store, tid, cfg).line()}."
 
 
 def _games_by_bot(results: list[GameRow]) -> dict[str, tuple[BotGame, ...]]:
