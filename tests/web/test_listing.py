@@ -4,8 +4,10 @@ shows, and answering 304 to a client that has the page already."""
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import os
+import re
 import urllib.error
 import urllib.request
 from collections.abc import Iterable
@@ -14,6 +16,7 @@ from pathlib import Path
 import pytest
 from medina.web import records_viewer
 from medina.web.listing import BadQueryError, Listing, Query
+from medina.web.pages import listing_block
 
 from .conftest import ArenaThread
 from .test_view import write_match
@@ -50,6 +53,29 @@ def test_pages_are_newest_first_and_read_only_their_records(directory: Path) -> 
     assert not last.more and last.first == 101
     beyond = asyncio.run(viewer.listing(Query(page=4, per=50)))
     assert beyond.rows == [] and not beyond.more
+
+
+def test_a_page_past_the_end_links_the_last_page_that_has_matches(
+    directory: Path, tmp_path: Path
+) -> None:
+    viewer = records_viewer(directory)
+
+    def newer(query: Query, shelf: Path = directory) -> str:
+        shown = listing_block(asyncio.run(records_viewer(shelf).listing(query)))
+        found = re.search(r'<a rel="prev" href="([^"]*)"', shown)
+        assert found, "no newer link"
+        return html.unescape(found.group(1))
+
+    assert newer(Query(page=999_999, per=50)) == "/?page=3"  # 120 records: 101 to 120
+    assert newer(Query(page=4, per=40)) == "/?page=3&per=40"
+    interrupted = frozenset({"interrupted"})  # 12 of them
+    assert (
+        newer(Query(page=999_999, per=5, states=interrupted)) == "/?state=interrupted&page=3&per=5"
+    )
+    assert newer(Query(page=3, per=50)) == "/?page=2"  # a page with rows: the one before
+    assert 'rel="prev"' not in listing_block(asyncio.run(viewer.listing(Query(page=1))))
+    # No match at all: page 1.
+    assert newer(Query(page=7), tmp_path) == "/"
 
 
 def test_a_state_filter_lists_only_that_state(directory: Path) -> None:
@@ -126,6 +152,10 @@ def test_the_json_list_is_paged_with_links_and_a_total(arena: ArenaThread) -> No
     assert total >= 1
     if total > 1:
         assert headers["link"] == '</api/matches?page=2&per=1>; rel="next"'
+    status, headers, body = get(f"{arena.url}/api/matches?page=999999&per=1")
+    assert status == 200 and json.loads(body) == []
+    last = Query(page=total, per=1).link("/api/matches")  # the last page, with a match
+    assert headers["link"] == f'<{last}>; rel="prev"'
     status, _h, body = get(f"{arena.url}/api/matches?page=0")
     assert status == 400 and "page must be a whole number" in json.loads(body)["error"]
 

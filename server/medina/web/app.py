@@ -223,10 +223,8 @@ async def matches_json(request: Request) -> Response:
         links.append(
             f'<{listing.query.link("/api/matches", page=listing.query.page + 1)}>; rel="next"'
         )
-    if listing.query.page > 1:
-        links.append(
-            f'<{listing.query.link("/api/matches", page=listing.query.page - 1)}>; rel="prev"'
-        )
+    if listing.newer is not None:
+        links.append(f'<{listing.query.link("/api/matches", page=listing.newer)}>; rel="prev"')
     if links:
         headers["Link"] = ", ".join(links)
     if listing.total is not None:

@@ -104,6 +104,17 @@ class Listing:
     more: bool
 
     @property
+    def newer(self) -> int | None:
+        """The page the "newer" link goes to (None on page 1): the one before, or for a
+        page past the end of the list the last page that has rows (page 1 when none has)."""
+        page = self.query.page
+        if page == 1:
+            return None
+        if not self.rows and self.total is not None:
+            return min(page - 1, max(1, -(-self.total // self.query.per)))
+        return page - 1
+
+    @property
     def first(self) -> int:
         """The number of this page's first row (from 1)."""
         return self.query.skip + 1

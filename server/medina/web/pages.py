@@ -95,9 +95,9 @@ def _pager(listing: Listing) -> str:
     of = f" of {listing.total}" if listing.total is not None else ""
     shown = f"{listing.first} to {last}{of}" if listing.rows else f"none{of}"
     parts = [f'<span class="shown">{shown}</span>']
-    if query.page > 1:
+    if listing.newer is not None:
         parts.insert(
-            0, f'<a rel="prev" href="{escape(query.link("/", page=query.page - 1))}">« newer</a>'
+            0, f'<a rel="prev" href="{escape(query.link("/", page=listing.newer))}">« newer</a>'
         )
     if listing.more:
         parts.append(
