@@ -102,6 +102,35 @@ def test_a_page_opened_after_the_end_has_the_whole_story(arena: ArenaThread, pag
     assert shown_scores(page) == list(result(hosted.match.state).totals)
 
 
+#: The live page's last moves: each line's number (its ``value``; 0 when unnumbered), text
+#: and whether it is shown unnumbered.
+LIVE_MOVES = """() => [...document.querySelectorAll("#moves li")].map(
+  (li) => [li.value, li.textContent, getComputedStyle(li).listStyleType === "none"])"""
+
+
+def test_the_last_moves_are_numbered_by_step_as_the_replay_numbers_them(
+    arena: ArenaThread, page: Page
+) -> None:
+    match_id = finished_id(arena)
+    hosted = arena.running.arena.get(match_id)
+    assert hosted is not None
+    page.goto(f"{arena.url}/live/{match_id}")
+    page.wait_for_selector('body[data-state="over"]')
+    lines: list[tuple[int, str, bool]] = page.evaluate(LIVE_MOVES)
+    numbered = [(n, text) for n, text, unnumbered in lines if not unnumbered]
+    # Passes and the game's end are listed unnumbered (no decision); the newest decision is
+    # the match's last step.
+    assert all(text == "game over" or text.endswith(": passes") for n, text, u in lines if u)
+    assert numbered[-1][0] == hosted.match.state.decisions
+    assert [n for n, _text in numbered] == list(
+        range(numbered[-1][0] - len(numbered) + 1, numbered[-1][0] + 1)
+    )
+    page.goto(f"{arena.url}/replay/{match_id}")
+    page.wait_for_selector('body[data-ready="yes"]')
+    replayed = page.locator("#movelist li").all_inner_texts()  # step N is item N
+    assert numbered == [(n, replayed[n - 1]) for n, _text in numbered]
+
+
 def test_a_match_waiting_for_its_bots_shows_no_clock(arena: ArenaThread, page: Page) -> None:
     hosted = arena.create(MatchSettings("medina-v2", 2, 31))
     try:

@@ -82,7 +82,13 @@ def test_the_view_names_seats_and_lists_the_last_moves() -> None:
     view = board_view(s, names=["ann", "", "cy"], history=5)
     assert [seat["name"] for seat in view["seats"]] == ["ann", "seat 1", "cy"]
     assert len(view["last_moves"]) == 5
-    assert all(line.startswith(("seat ", "game over")) for line in view["last_moves"])
+    assert all(line["text"].startswith(("seat ", "game over")) for line in view["last_moves"])
+    # Numbered by step as the replay numbers them: the newest is the 20th decision.
+    steps = [line["step"] for line in view["last_moves"] if line["step"] is not None]
+    assert steps == list(range(21 - len(steps), 21))
+    # After a scripted opening of 15 decisions, step 0 is the position it leaves.
+    opened = board_view(s, history=5, start=15)["last_moves"]
+    assert [line["step"] for line in opened if line["step"] is not None][-1] == 5
     assert view["decisions"] == 20 and view["cols"] * view["rows"] == s.rules.geometry.size
 
 
@@ -178,7 +184,7 @@ def test_moves_the_referee_chose_are_marked_in_the_last_moves() -> None:
     s = apply_action(s, legal_moves(s).nth(0))
     s = apply_action(s, legal_moves(s).nth(0), by_referee=True)
     lines = board_view(s)["last_moves"]
-    assert not lines[0].endswith(BY_REFEREE) and lines[1].endswith(BY_REFEREE)
+    assert not lines[0]["text"].endswith(BY_REFEREE) and lines[1]["text"].endswith(BY_REFEREE)
     assert board_view(s)["last"]["by_referee"] is True
 
 

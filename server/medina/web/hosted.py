@@ -135,7 +135,7 @@ class LiveWatch:
     def _view(view: MatchView, state: GameState) -> JSON:
         # Seat labels (``Match.seat_label``): the organiser's seat name when one was given,
         # else the bot's own name once it connected, else ``seat N``.
-        return board_view(state, names=view.labels)
+        return board_view(state, names=view.labels, start=len(view.settings.opening))
 
     async def messages(
         self, keepalive_s: float = KEEPALIVE_S, waiting_look_s: float = WAITING_LOOK_S

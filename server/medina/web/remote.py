@@ -165,7 +165,7 @@ class RemoteArena:
                     "phase": "finished" if kind == "result" else phase,
                     "note": note,
                     "watch": [proto_json(message)],
-                    "view": board_view(follower.state, names=names),
+                    "view": board_view(follower.state, names=names, start=story.base),
                     "clock": clock,
                     "story": points,
                 }

@@ -323,8 +323,8 @@ def replay_json(record_id: str, record: Record) -> JSON:
         opening=len(settings.opening),
     )
     times = {d.index: (d.time_ms, int(d.source)) for _n, d in record.decisions}
-    frames = [board_view(state, names=names, full=ended)]
     story = Story(state)
+    frames = [board_view(state, names=names, full=ended, start=story.base)]
     points = [story.point(state)]
     moves = []
     try:
@@ -341,7 +341,7 @@ def replay_json(record_id: str, record: Record) -> JSON:
                     .lower(),
                 }
             )
-            frames.append(board_view(step.after, names=names, full=ended))
+            frames.append(board_view(step.after, names=names, full=ended, start=story.base))
             points.append(story.step(step.before, step.after))
     except ReplayError as exc:
         out["error"] = str(exc)

@@ -57,15 +57,23 @@ def describe_event(g: Geometry, event: Event) -> str | None:
     return f"seat {event.seat}: {text}" + (BY_REFEREE if event.by_referee else "")
 
 
-def last_moves(g: Geometry, events: Sequence[Event], limit: int = LAST_MOVES) -> list[str]:
-    """The newest ``limit`` lines of the history, oldest first."""
-    lines: list[str] = []
+def last_moves(
+    g: Geometry, events: Sequence[Event], steps: int, limit: int = LAST_MOVES
+) -> list[JSON]:
+    """The newest ``limit`` lines of the history, oldest first: ``{"step", "text"}``, the
+    step of a decision numbered as the replay numbers it (``steps``: the step of the
+    history's last decision), None for a line that is no decision (a pass, the end)."""
+    lines: list[JSON] = []
+    step = steps
     for event in reversed(events):
+        decision = event.kind is EventKind.PLACED or event.kind is EventKind.TEA_SPENT
         text = describe_event(g, event)
         if text is not None:
-            lines.append(text)
+            lines.append({"step": step if decision else None, "text": text})
             if len(lines) == limit:
                 break
+        if decision:
+            step -= 1
     return lines[::-1]
 
 
@@ -118,9 +126,11 @@ def board_view(
     names: Sequence[str] = (),
     full: bool = False,
     history: int = LAST_MOVES,
+    start: int = 0,
 ) -> JSON:
     """The JSON the pages draw: the public view of ``state`` (``full``: every supply, for a
-    match that has ended)."""
+    match that has ended; ``start``: the decisions of the game's step 0, a scripted
+    opening's, which the steps of the last moves do not count)."""
     obs = observe(state, None, full=full)
     rules = state.rules
     g = rules.geometry
@@ -221,6 +231,6 @@ def board_view(
         "exhausted": _colours(obs.exhausted),
         "pieces": pieces,
         "seats": seats,
-        "last_moves": last_moves(g, obs.events, history),
+        "last_moves": last_moves(g, obs.events, state.decisions - start, history),
         "last": last_move(g, obs.events),
     }

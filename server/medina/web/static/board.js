@@ -280,15 +280,18 @@ const MedinaBoard = (() => {
     box.appendChild(list);
   }
 
+  // Each line numbered by its decision's step, as the replay numbers it; a pass and the
+  // game's end are no decision: listed, unnumbered.
   function moves(list, lines) {
     list.textContent = "";
     for (const line of lines) {
-      const li = list.appendChild(text("li", line));
-      if (line.endsWith(" (by the referee)")) li.classList.add("by-referee");
+      const li = list.appendChild(text("li", line.text));
+      if (line.step === null) li.classList.add("no-step");
+      else li.value = line.step;
+      if (line.text.endsWith(" (by the referee)")) li.classList.add("by-referee");
     }
     // The newest move: passes and the game's end are listed, but are no one's move.
-    const newest = [...list.children].reverse()
-      .find((li) => li.textContent !== "game over" && !li.textContent.endsWith(": passes"));
+    const newest = [...list.children].reverse().find((li) => !li.classList.contains("no-step"));
     if (newest) {
       newest.classList.add("current");
       keepInView(list, newest);
