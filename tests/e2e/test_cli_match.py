@@ -133,6 +133,67 @@ def test_with_a_server_elsewhere_a_bot_that_exits_is_forfeited_at_once(tmp_path:
             server.wait(timeout=30)
 
 
+def test_a_server_elsewhere_killed_mid_match_is_said_in_one_line(tmp_path: Path) -> None:
+    # `match --server` printed gRPC's traceback (UNAVAILABLE: Stream removed) when its
+    # server died, then gave its bots 10 s each to exit.
+    tests = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), *sys.path])}
+    served = tmp_path / "served"
+    server = subprocess.Popen(
+        [*ARENA, "serve", "--port", "0", "--records", str(served)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        assert "listening on" in line, line
+        address = line.split()[-1]
+        match = subprocess.Popen(
+            [*ARENA, "match", "--ruleset", "medina-v2", "--players", "2", "--seed", "1",
+             "--decision-ms", "600000", "--server", address,
+             "--bot", "python -m medina_client --bot greedy",
+             "--bot", "python -m e2e.broken_bots.silent",  # never answers: the match waits
+             "--records", str(tmp_path / "logs"), "--quiet"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 30
+            # Both bots connected: the match is in play (it waits for the silent one).
+            while sum(r.read_text().count("KIND_CONNECTED") for r in served.glob("*.jsonl")) < 2:
+                assert time.monotonic() < deadline and match.poll() is None
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    match.wait(0.05)  # polling a file another process writes
+            server.kill()
+            out, err = match.communicate(timeout=30)
+        finally:
+            match.kill()
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+    assert match.returncode == 2, out + err
+    assert "Traceback" not in err
+    (said,) = err.splitlines()
+    assert re.fullmatch(
+        rf"medina-arena match: match \w+: the server at {re.escape(address)} went away "
+        r"\(UNAVAILABLE: .+\)",
+        said,
+    ), said
+    # Its bots were stopped: none is left playing for the server that is gone.
+    assert not [
+        pid
+        for pid in os.listdir("/proc")
+        if pid.isdigit() and _reads(Path("/proc", pid, "cmdline")).count(address.encode())
+    ]
+
+
+def _reads(path: Path) -> bytes:
+    """A file's bytes; none when it is gone (a process that ended meanwhile)."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
 def test_the_progress_lines_show_the_start_seats_first_turn(tmp_path: Path) -> None:
     # medina-v2's first turn (one placement) starts at setup: its TurnStarted is in the
     # spectator's snapshot, not in an update.

@@ -259,9 +259,13 @@ async def _play(
                 asyncio.create_task(report_queued(matches, match_id, _say, metadata=metadata))
             )
         view = Spectator(settings.new_game(), quiet=args.quiet)
+        grace_s = 10.0  # a played match's bots get this long to exit as they please
         try:
             async for message in watch:
                 view.message(message)
+        except grpc.aio.AioRpcError as exc:
+            grace_s = 0.0  # no server left to play on: the bots are stopped at once
+            raise CommandError(_server_lost(match_id, address, exc)) from None
         except asyncio.CancelledError:  # Ctrl-C: the operator ends the match
             if view.result is None:
                 # Aborted before its bots are stopped: stopping them first had the match
@@ -277,7 +281,7 @@ async def _play(
         finally:
             for watcher in watchers:
                 watcher.cancel()
-            await reap(list(procs.values()))
+            await reap(list(procs.values()), grace_s)
         view.progress.flush()
         state = view.game.state
         result = view.result
@@ -285,9 +289,12 @@ async def _play(
         if result is None:
             raise CommandError("the spectator stream ended without a result")
         print(scoreboard(state, result))
-        summary = await matches.GetMatch(
-            wire_matches.get_request(match_id), metadata=metadata, timeout=10
-        )
+        try:
+            summary = await matches.GetMatch(
+                wire_matches.get_request(match_id), metadata=metadata, timeout=10
+            )
+        except grpc.aio.AioRpcError as exc:
+            raise CommandError(_server_lost(match_id, address, exc)) from None
         if viewer_url is not None:
             print(f"replay: {viewer_url}/replay/{match_id}")
         print(f"record: {summary.match.record_path}", flush=True)
@@ -330,6 +337,15 @@ class Spectator:
             )
             self.progress.state = self.game.state
             self.next_index = event.index + 1
+
+
+def _server_lost(match_id: str, address: str, exc: grpc.aio.AioRpcError) -> str:
+    """What ``match`` says when the server stops answering mid-match, in one line (the
+    error's own text spans lines, with gRPC's debug string)."""
+    problem = f"{exc.code().name}: {exc.details() or 'no details'}"
+    if exc.code() is grpc.StatusCode.UNAVAILABLE:
+        return f"match {match_id}: the server at {address} went away ({problem})"
+    return f"match {match_id}: the server at {address} answered {problem}"
 
 
 #: A ``--bot`` that starts nothing: the seat is left for a bot the user connects.
