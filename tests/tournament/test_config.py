@@ -97,11 +97,19 @@ def test_the_digest_ignores_where_records_go(tmp_path: Path) -> None:
         ),
         (
             ("decision_ms = 2000", "decision_ms = 0"),
-            r"\[clock\]: time_control.decision_ms must be 1..3600000 ms, got 0",
+            r"cup.toml:7: \[clock\] decision_ms: must be 1..3600000 ms, got 0$",
         ),
         (  # the same bound said for a negative one (it said 0..3600000 then)
             ("decision_ms = 2000", "decision_ms = -5"),
-            r"\[clock\]: time_control.decision_ms must be 1..3600000 ms, got -5",
+            r"cup.toml:7: \[clock\] decision_ms: must be 1..3600000 ms, got -5$",
+        ),
+        (  # the file's own key at its own line, not the referee's name at the table's
+            ("bank_ms = 0", "first_extra_ms = -1"),
+            r"cup.toml:8: \[clock\] first_extra_ms: must be 0..3600000 ms, got -1$",
+        ),
+        (
+            ("max_strikes = 2", "max_strikes = 0"),
+            r"cup.toml:12: \[policies\] max_strikes: must be 1..1000, got 0$",
         ),
         (
             ("decision_ms = 2000", "decision = 2000"),

@@ -56,11 +56,14 @@ class Policies:
 
     def __post_init__(self) -> None:
         if not isinstance(self.on_timeout, TimeoutPolicy):
-            raise ConfigError(f"policies.on_timeout: unknown policy {self.on_timeout!r}")
+            problem = f"unknown policy {self.on_timeout!r}"
+            raise ConfigError(f"policies.on_timeout: {problem}", "policies.on_timeout", problem)
         if not 1 <= self.max_strikes <= 1000:  # 0 would forfeit before any timeout
-            raise ConfigError(f"policies.max_strikes must be 1..1000, got {self.max_strikes}")
+            raise ConfigError.of("policies.max_strikes", f"must be 1..1000, got {self.max_strikes}")
         if not 0 <= self.max_rejections <= 1000:
-            raise ConfigError(f"policies.max_rejections must be 0..1000, got {self.max_rejections}")
+            raise ConfigError.of(
+                "policies.max_rejections", f"must be 0..1000, got {self.max_rejections}"
+            )
         _check_ms("policies.reconnect_grace_ms", self.reconnect_grace_ms)
 
 
@@ -146,4 +149,4 @@ def seat_label(seat: int, configured: str, bot_name: str) -> str:
 
 def _check_ms(name: str, value: int, least: int = 0) -> None:
     if not isinstance(value, int) or not least <= value <= LIMIT_MS:
-        raise ConfigError(f"{name} must be {least}..{LIMIT_MS} ms, got {value!r}")
+        raise ConfigError.of(name, f"must be {least}..{LIMIT_MS} ms, got {value!r}")

@@ -479,7 +479,7 @@ def _clock(w: _Where, raw: Any) -> TimeControl:
     try:
         return TimeControl(**kwargs)
     except ConfigError as exc:
-        raise w.error(str(exc), table="clock") from None
+        raise _refused(w, exc, "clock", _CLOCK_KEYS) from None
 
 
 def _policies(w: _Where, raw: Any) -> Policies:
@@ -509,4 +509,16 @@ def _policies(w: _Where, raw: Any) -> Policies:
     try:
         return Policies(**kwargs)
     except ConfigError as exc:
-        raise w.error(str(exc), table="policies") from None
+        raise _refused(w, exc, "policies", {key: key for key in _POLICY_KEYS}) from None
+
+
+def _refused(
+    w: _Where, exc: ConfigError, table: str, keys: dict[str, str]
+) -> TournamentConfigError:
+    """The referee's refusal of a setting of ``table``, named by the file's own key (``keys``:
+    the file's key of each setting) at its line, as the file's other errors are."""
+    setting = exc.field.rpartition(".")[2]
+    key = next((k for k, name in keys.items() if name == setting), None)
+    if key is None:  # not one setting's fault
+        return w.error(str(exc), table=table)
+    return w.error(exc.problem, key, table=table)
