@@ -108,7 +108,10 @@ def test_serve_refuses_bad_options(
     assert code == 2 and message in err, err
 
 
-def test_standings_export_and_recompute(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_standings_export_and_recompute(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # where a file named '-' would be written
     db = str(tmp_path / "l.db")
     store = LadderStore(db)
     lines = []
@@ -134,6 +137,10 @@ def test_standings_export_and_recompute(tmp_path: Path, capsys: pytest.CaptureFi
     assert not list(tmp_path.glob("*.tmp"))
     code, out, _ = run(capsys, "ladder", "export", "--db", db, "--format", "csv")
     assert out.startswith("# standings\n") and "# matches\n" in out
+    # '-' is stdout, as leaving the option out is, not a file named '-'
+    code, dash, _ = run(capsys, "ladder", "export", "--db", db, "--format", "csv", "--out", "-")
+    assert (code, dash) == (0, out)
+    assert not (tmp_path / "-").exists()
     code, out, _ = run(capsys, "ladder", "recompute", "--db", db)
     assert code == 0 and "from 1 rated matches" in out
     store.engine.dispose()

@@ -92,6 +92,10 @@ def test_standings_games_and_export(
     assert lines[0].startswith("place,bot,games,mean_rank") and len(lines) == 5
     everything = run_cli("tournament", "export", "cup.toml", "--format", "json", cwd=d)
     data = json.loads(everything.stdout)
+    # '-' is stdout, as leaving the option out is (it wrote a file named '-')
+    dash = run_cli("tournament", "export", "cup.toml", "--format", "json", "-o", "-", cwd=d)
+    assert (dash.returncode, dash.stdout) == (0, everything.stdout), dash.stderr
+    assert not (d / "-").exists()
     assert {"standings", "head_to_head", "games", "rating_history"} <= set(data)
     assert len(data["games"]) == 8
     # what decided the games travels with them; the bots' commands and environments do not

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from medina.boundary.files import write_atomically
 from medina.boundary.spreadsheet import csv_rows
 from medina.boundary.terminal import printable
 from medina.ladder import accounts
@@ -45,6 +44,7 @@ from .options import (
     seconds,
     server_tls,
 )
+from .output import STDOUT, write_output
 from .reach import ARENA_FLAGS, tls_mismatch
 from .web_cmd import add_http_options, ladder_standings, start_viewer
 
@@ -201,7 +201,7 @@ def add_parser(sub: Any) -> None:
     export = lsub.add_parser("export", help="the standings and every match, as CSV or JSON")
     _db(export)
     export.add_argument("--format", choices=("csv", "json"), default="json", help="format")
-    export.add_argument("--out", help="file to write (default stdout)")
+    export.add_argument("--out", help=f"file to write ('{STDOUT}' or left out: stdout)")
     export.set_defaults(run=_export)
 
     ladder_demo.add_parser(lsub)
@@ -554,15 +554,7 @@ def _export(args: argparse.Namespace) -> int:
             ),
         )  # fmt: skip
         text = "# standings\n" + as_csv(lines) + "# matches\n" + table
-    if args.out == "":
-        raise CommandError("--out: the path is empty (leave the option out for stdout)")
-    if args.out is not None:
-        try:  # never a half-written export, and a device (/dev/stdout) is not replaced
-            write_atomically(Path(args.out), text + "\n")
-        except OSError as exc:
-            raise CommandError(f"cannot write {args.out}: {exc.strerror}") from None
-    else:
-        sys.stdout.write(text + "\n")
+    write_output(text + "\n", args.out, "--out")
     return 0
 
 

@@ -52,6 +52,7 @@ from .options import (
     sandbox_changes,
     sandbox_limits,
 )
+from .output import STDOUT
 from .reach import unreachable
 from .tournament_show import (
     DB_FILE,
@@ -169,7 +170,7 @@ def add_parser(sub: Any) -> None:
                 default=None,
                 help="what to export (csv default standings; json default all)",
             )
-            q.add_argument("-o", "--output", help="file to write (default: stdout)")
+            q.add_argument("-o", "--output", help=f"file to write ('{STDOUT}' or left out: stdout)")
         q.set_defaults(run=func)
 
     backup = tsub.add_parser(

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from medina.boundary.files import write_atomically
 from medina.storage.tournaments import StoreError, TournamentStore
 from medina.tournament import config as tconfig
 from medina.tournament import report
@@ -22,6 +20,7 @@ from medina.tournament.runner import sprt_status, standings
 
 from .errors import CommandError
 from .options import existing_database
+from .output import write_output
 
 DB_FILE = "tournament.db"
 
@@ -186,15 +185,7 @@ def export_cmd(args: argparse.Namespace) -> int:
         )
     else:
         text = report.to_json(parts[table]())
-    if args.output == "":
-        raise CommandError("-o/--output: the path is empty (leave the option out for stdout)")
-    if args.output is not None:
-        try:
-            write_atomically(Path(args.output), text)
-        except OSError as exc:
-            raise CommandError(f"cannot write {args.output}: {exc.strerror}") from None
-    else:
-        sys.stdout.write(text)
+    write_output(text, args.output, "-o/--output")
     return 0
 
 
