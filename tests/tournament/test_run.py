@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -20,8 +21,9 @@ import pytest
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.storage.tournaments import TournamentStore
+from processes import stop_when
 
-from .cups import cli, cup_file, held_mid_game, run_cli, standings_json, wait_for
+from .cups import cli, cup_file, held_mid_game, run_cli, standings_json
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -173,6 +175,9 @@ def test_sigkill_mid_run_then_resume_gives_the_same_standings(
         "interrupted: its runner is gone; replayed from scratch"
     }
     assert standings_json(tmp_path, "cup.toml") == expected
+    checked = run_cli("tournament", "verify", "cup.toml", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "record(s) of attempts given back; their games were replayed\n" in checked.stdout
 
 
 def test_sigterm_gives_games_back(tmp_path: Path) -> None:
@@ -186,13 +191,19 @@ def test_sigterm_gives_games_back(tmp_path: Path) -> None:
         text=True,
         start_new_session=True,
     )
+    records = db.parent / "records"
+
+    def one_done_one_in_play() -> bool:  # a record more than the results: a game in play
+        if not db.exists():
+            return False
+        done = TournamentStore(str(db)).counts(1).get("done", 0)
+        return done >= 1 and len(list(records.glob("*.jsonl"))) > done
+
     try:
-        wait_for(
-            lambda: db.exists() and TournamentStore(str(db)).counts(1).get("running", 0) >= 1,
-            240,
-            "a game being played",
-        )
+        # held still (with its bots) until SIGTERM is sent, so that the game cannot end first
+        stop_when(proc.pid, one_done_one_in_play, 240, "a game done, one in play", group=True)
         proc.send_signal(signal.SIGTERM)
+        os.killpg(proc.pid, signal.SIGCONT)
         _out, err = proc.communicate(timeout=60)
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -203,6 +214,12 @@ def test_sigterm_gives_games_back(tmp_path: Path) -> None:
     assert counts.get("running", 0) == 0  # nothing left leased
     whats: set[Any] = {i.what for i in TournamentStore(str(db)).incidents(1)}
     assert whats == {"interrupted: runner stopped (SIGTERM); replayed from scratch"}
+    # the aborted attempts' games wait to be played: verify said they "were replayed"
+    checked = run_cli("tournament", "verify", "cup.toml", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    said = "aborted record(s) of attempts given back; their games are pending or were replayed"
+    assert re.search(rf"^note: {re.escape(str(records))}: [12] {re.escape(said)}$",
+                     checked.stdout, re.M), checked.stdout  # fmt: skip
 
 
 def test_the_viewer_shows_a_tournament_database(

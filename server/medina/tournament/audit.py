@@ -5,7 +5,7 @@ the record replaying through the engine to exactly that result."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,7 +77,7 @@ def audit(store: TournamentStore, tid: int, records: Path | None = None) -> Audi
     for game in results:
         findings.extend(Finding(game.number + 1, text) for text in game_findings(game, records))
     counts = Counter(s.status for s in stored)
-    notes = orphan_notes(results, records)
+    notes = orphan_notes(results, records, counts)
     return Audit(len(results), dict(counts), tuple(findings), tuple(notes))
 
 
@@ -168,10 +168,14 @@ def game_findings(g: GameRow, records: Path | None = None) -> list[str]:
     return out
 
 
-def orphan_notes(results: Sequence[GameRow], records: Path | None = None) -> list[str]:
-    """Records in the results' directories that no result names: attempts that were
-    interrupted or aborted and replayed. A finished one is named on its own line: a game
-    played to its end whose result was not kept (its runner lost its lease) or was removed."""
+def orphan_notes(
+    results: Sequence[GameRow], records: Path | None, counts: Mapping[str, int]
+) -> list[str]:
+    """Records in the results' directories (``records``, when given) that no result names:
+    attempts that were interrupted or aborted and given back, their games replayed since
+    or, while some are pending or running, maybe not yet (``counts``: the schedule's games
+    by status). A finished one is named on its own line: a game played to its end whose
+    result was not kept (its runner lost its lease) or was removed."""
     named = {Path(g.record_path).name for g in results if g.record_path}
     directories = (
         [records]
@@ -190,5 +194,16 @@ def orphan_notes(results: Sequence[GameRow], records: Path | None = None) -> lis
         if len(others) > len(finished):
             states = Counter(m.state.value for m in others if m not in finished)
             listed = ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
-            out.append(f"{directory}: {listed} record(s) of attempts that were replayed")
+            # The store does not say which game an attempt was: while some are still to be
+            # played, a given-back game may be one of them.
+            fate = (
+                "are pending or were replayed"
+                if counts.get("pending") or counts.get("running")
+                else "were replayed or cancelled"
+                if counts.get("cancelled")
+                else "were replayed"
+            )
+            out.append(
+                f"{directory}: {listed} record(s) of attempts given back; their games {fate}"
+            )
     return out
