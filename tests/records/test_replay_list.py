@@ -10,24 +10,29 @@ from medina.cli import main
 from .test_verify import engine_record
 
 
-def test_lists_each_record_and_fails_on_interrupted_ones(
+def test_lists_each_record_and_fails_on_unfinished_ones(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     done = engine_record(tmp_path, "medina-v2", 3, 1)
     assert main(["replay", "list", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert done.stem in out and "finished" in out and "medina-v2 3p" in out
-    assert "1 record(s), 0 interrupted or unreadable" in out
+    assert "1 record(s), 0 unfinished or unreadable" in out
     cut = engine_record(tmp_path, "medina-v1-2p", 2, 2, stop_after=9)
     lines = cut.read_text().splitlines(keepends=True)
-    cut.write_text("".join(lines[:-2]))  # no ABORTED incident, no outcome: a crash
+    cut.write_text("".join(lines[:-2]))  # no ABORTED incident, no outcome: a crash, or in play
     (tmp_path / "junk.jsonl").write_text("not json\n")
     assert main(["replay", "list", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith(cut.stem))
-    assert "interrupted" in row and "9 decisions" in row
+    # the file does not tell a crash from a match in play: it said "the server stopped"
+    assert row.split()[1] == "unfinished" and "9 decisions" in row
+    assert row.endswith(
+        "(unfinished: no outcome line yet (still being played, or its server stopped during "
+        "the match); the record is readable up to its last complete entry (9 decisions))"
+    ), row
     assert "junk" in out and "unreadable" in out
-    assert "3 record(s), 2 interrupted or unreadable" in out
+    assert "3 record(s), 2 unfinished or unreadable" in out
 
 
 def test_a_missing_directory_is_a_usage_error(

@@ -41,9 +41,18 @@ def add_parser(sub: Any) -> None:
     )
     s.set_defaults(run=run_show)
     ls = rsub.add_parser(
-        "list", help="every record in a directory: finished, aborted, interrupted, unreadable"
+        "list",
+        help="every record in a directory: finished, aborted, abandoned, unfinished, unreadable",
+        description="One line per record of DIR, oldest first: its state, rule set, "
+        "decisions and scores. 'unfinished': the record has no outcome line yet, its match "
+        "still being played (by a server writing to DIR) or its server stopped during the "
+        "match; it is readable up to its last complete entry. Exit 1 when a record is "
+        "unfinished or unreadable (on a running server's directory: also while a match is "
+        "played), 0 when every record has its outcome.",
     )
-    ls.add_argument("directory", nargs="?", default="records", help="default: records")
+    ls.add_argument(
+        "directory", nargs="?", default="records", metavar="DIR", help="default: records"
+    )
     ls.set_defaults(run=run_list)
     add_prune_parser(rsub)
 
@@ -134,7 +143,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    """One line per record, oldest first; exit 1 if any is interrupted or unreadable."""
+    """One line per record, oldest first; exit 1 if any is unfinished (no outcome line) or
+    unreadable."""
     directory = Path(args.directory)
     if directory.exists() and not directory.is_dir():
         raise CommandError(
@@ -153,18 +163,21 @@ def run_list(args: argparse.Namespace) -> int:
         if config is not None and m.header is not None:
             what = f"{RULESET_NAMES.get(config.ruleset, '?')} {what}"
         decisions = f"{m.decisions} decisions" if m.decisions >= 0 else ""
-        line = f"{m.match_id:<18} {m.state.value:<11} {what:<15} {decisions:<14}"
+        state = _SHOWN.get(m.state, m.state.value)
+        line = f"{m.match_id:<18} {state:<11} {what:<15} {decisions:<14}"
         if m.result is not None and m.result.seats:
             line += " scores " + "/".join(f"{s.total}" for s in m.result.seats)
         if m.note and m.state is not catalog.StoredState.FINISHED:
             line += f"  ({m.note})"
         print(line.rstrip())
     trouble = [m for m in found if m.state in _TROUBLE]
-    print(f"{len(found)} record(s), {len(trouble)} interrupted or unreadable")
+    print(f"{len(found)} record(s), {len(trouble)} unfinished or unreadable")
     return 1 if trouble else 0
 
 
 _TROUBLE = (catalog.StoredState.INTERRUPTED, catalog.StoredState.UNREADABLE)
+#: A record without an outcome line may be a match still being played: not "interrupted".
+_SHOWN = {catalog.StoredState.INTERRUPTED: "unfinished"}
 
 
 def _non_negative(text: str) -> float:

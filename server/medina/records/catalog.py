@@ -45,8 +45,16 @@ class StoredState(enum.Enum):
     FINISHED = "finished"
     ABORTED = "aborted"  # by the organiser, a shutdown, or a seat problem; outcome written
     ABANDONED = "abandoned"  # no seat's bot ever connected; nothing was played
-    INTERRUPTED = "interrupted"  # no outcome: the server stopped mid-match (a crash)
+    # No outcome: the server stopped mid-match (a crash), or the match is still being played.
+    INTERRUPTED = "interrupted"
     UNREADABLE = "unreadable"  # not a record this server can read
+
+
+#: What a record without an outcome line is: the file alone does not tell a match still
+#: being played (by a server writing to this directory) from one whose server stopped.
+UNFINISHED = (
+    "unfinished: no outcome line yet (still being played, or its server stopped during the match)"
+)
 
 
 @dataclass(frozen=True)
@@ -145,8 +153,8 @@ def _inspect_slowly(path: Path, match_id: str, mtime: float) -> StoredMatch:
         )
     decisions, res, problem = _score_where_it_stopped(record)
     note = (
-        f"interrupted: the server stopped during the match; the record is readable up to "
-        f"its last complete entry ({decisions} decisions)"
+        f"{UNFINISHED}; the record is readable up to its last complete entry "
+        f"({decisions} decisions)"
     )
     if record.truncated:
         note += "; its last line was cut off mid-write"
@@ -203,7 +211,7 @@ def _score_where_it_stopped(record: Record) -> tuple[int, match_pb2.MatchResult 
                 rank=ranks[seat],
                 breakdown=engine.breakdowns[seat],
                 termination=Termination.ABORTED,
-                detail="interrupted: the server stopped during the match",
+                detail=UNFINISHED,
                 strikes=0,
             )
             for seat in range(players)
