@@ -58,7 +58,7 @@ def test_a_bot_that_dies_at_start_up_is_reported_and_forfeited_at_once(tmp_path:
     done = subprocess.run(
         [*ARENA, "match", "--ruleset", "medina-v2", "--players", "2", "--seed", "3",
          "--bot", "python nonexistent_bot.py", "--bot", "python -m medina_client --bot random",
-         "--records", str(tmp_path), "--quiet"],
+         "--records", str(tmp_path)],
         capture_output=True, text=True, timeout=25, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -66,6 +66,16 @@ def test_a_bot_that_dies_at_start_up_is_reported_and_forfeited_at_once(tmp_path:
     assert first.startswith("seat 0's bot exited with code 2 before connecting; its log: ")
     assert "nonexistent_bot.py" in first  # the log's last line: the interpreter's complaint
     assert "crashed (its bot exited with code 2 before connecting)" in done.stdout
+    # The referee plays the forfeited seat on: its moves are marked as on every page and in
+    # `replay show` (the console wrote them as the bot's own).
+    moves: dict[str, list[str]] = {"seat 0": [], "seat 1": []}
+    for line in done.stdout.splitlines():
+        if line.startswith("turn "):  # turn   1  seat 0: MOVE, MOVE     score   0   0
+            who, played = line.rsplit(" score ", 1)[0].split(": ", 1)
+            moves[who[-6:]] += played.strip().split(", ")
+    assert moves["seat 0"] and moves["seat 1"]
+    assert all(m.endswith(" (by the referee)") for m in moves["seat 0"]), moves["seat 0"]
+    assert not [m for m in moves["seat 1"] if "referee" in m]
 
 
 def test_a_match_whose_bots_all_die_is_abandoned(tmp_path: Path) -> None:

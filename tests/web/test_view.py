@@ -20,7 +20,7 @@ from medina.engine import (
     new_game,
     result,
 )
-from medina.engine.notation import describe_move
+from medina.engine.notation import BY_REFEREE, describe_move
 from medina.records.reader import read_record
 from medina.records.replay import replay, start_state
 from medina.records.writer import RecordWriter
@@ -28,7 +28,7 @@ from medina.referee.config import MatchSettings
 from medina.referee.local import local_match, random_policy
 from medina.web.shelf import RecordShelf, UnknownRecordError
 from medina.web.story import Stories, Story
-from medina.web.view import BY_REFEREE, board_view
+from medina.web.view import board_view
 
 
 def playout(ruleset: str, players: int, seed: int, decisions: int | None = None) -> list[GameState]:

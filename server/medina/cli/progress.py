@@ -4,21 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from medina.engine import (
-    ROOFTOP_COLOURS,
-    Event,
-    EventKind,
-    GameState,
-    notation,
-    result,
-)
+from medina.engine import ROOFTOP_COLOURS, Event, EventKind, GameState, result
+from medina.engine.notation import describe_move
 from medina.referee.outcome import MatchOutcome, Termination
-
-
-def describe_placement(state: GameState, event: Event) -> str:
-    """``brown building F7``, ``rooftop on grey G8`` ... (the engine's notation, as the
-    viewer's pages write it)."""
-    return notation.describe_placement(state.rules.geometry, event)
 
 
 class Progress:
@@ -43,14 +31,15 @@ class Progress:
             self.flush()
             self.seat = event.seat
             self.in_turn = event.kind is EventKind.TURN_STARTED
-        elif event.kind is EventKind.PLACED:
+        elif event.kind is EventKind.PLACED or event.kind is EventKind.TEA_SPENT:
             if event.seat != self.seat:  # a decision outside a turn: the v1 start merchant
                 self.flush()
                 self.seat = event.seat
                 self.in_turn = False
-            self.parts.append(describe_placement(self.state, event))
-        elif event.kind is EventKind.TEA_SPENT:
-            self.parts.append("tea break")
+            # As the viewer's pages and `replay show` write it, the referee's moves marked.
+            move = describe_move(self.state.rules.geometry, event, marked=True)
+            assert move is not None  # a placement or a tea break
+            self.parts.append(move)
         elif event.kind is EventKind.PASSED:
             self._print(f"        seat {event.seat} passes")
 

@@ -106,16 +106,24 @@ def describe_placement(g: Geometry, event: Event) -> str:
     return f"{what} {where}"
 
 
-def describe_move(g: Geometry, event: Event) -> str | None:
+#: Added to a move the referee chose for the seat (a timeout, a forfeited seat played on).
+BY_REFEREE = " (by the referee)"
+
+
+def describe_move(g: Geometry, event: Event, *, marked: bool = False) -> str | None:
     """A seat's move in the history: a placement (``describe_placement``), ``tea break`` or
-    ``passes``; None for the entries the game derives (tiles, turns, the end)."""
+    ``passes``; None for the entries the game derives (tiles, turns, the end). ``marked``:
+    followed by `` (by the referee)`` when the referee chose it for the seat, as every
+    list of moves writes it (a page that marks it its own way asks for the bare move)."""
     if event.kind is EventKind.PLACED:
-        return describe_placement(g, event)
-    if event.kind is EventKind.TEA_SPENT:
-        return "tea break"
-    if event.kind is EventKind.PASSED:
-        return "passes"
-    return None
+        text = describe_placement(g, event)
+    elif event.kind is EventKind.TEA_SPENT:
+        text = "tea break"
+    elif event.kind is EventKind.PASSED:
+        text = "passes"
+    else:
+        return None
+    return text + (BY_REFEREE if marked and event.by_referee else "")
 
 
 def names(g: Geometry, sqs: list[Square]) -> str:

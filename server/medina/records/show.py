@@ -21,9 +21,9 @@ def move_text(step: Step) -> str:
     for event in step.after.events_since(step.before.n_events):
         if event.seat != step.seat:
             continue
-        text = describe_move(g, event)
+        text = describe_move(g, event, marked=True)
         if text is not None and event.kind is not EventKind.PASSED:
-            return text + (" (by the referee)" if event.by_referee else "")
+            return text
     return "?"
 
 

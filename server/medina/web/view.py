@@ -37,9 +37,6 @@ _ROOF_NAMES = {
     int(ActionKind.BLOCKING_ROOFTOP): "blocking rooftop",
 }
 
-#: Added to a move the referee chose for the seat (a timeout, a forfeited seat played on).
-BY_REFEREE = " (by the referee)"
-
 
 def _colours(mask: int) -> list[str]:
     return [PALACE_COLOURS[c] for c in range(4) if (mask >> c) & 1]
@@ -51,10 +48,10 @@ def describe_event(g: Geometry, event: Event) -> str | None:
     when the referee chose it."""
     if event.kind is EventKind.GAME_OVER:
         return "game over"
-    text = describe_move(g, event)
+    text = describe_move(g, event, marked=True)
     if text is None:
         return None
-    return f"seat {event.seat}: {text}" + (BY_REFEREE if event.by_referee else "")
+    return f"seat {event.seat}: {text}"
 
 
 def last_moves(
