@@ -11,15 +11,18 @@ from typing import Any, TypeVar
 import bounded
 import numpy as np
 import pytest
+from medina.engine import legal_moves, new_game, observe
 from medina.referee.config import MatchSettings
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.single.server import RunningServer, start_server
-from medina.v1 import match_pb2
-from medina_client import PolicyError, play, play_policy
+from medina.v1 import arena_pb2, match_pb2
+from medina.wire.convert import legal_to_proto, observation_to_proto
+from medina_client import PolicyBot, PolicyError, Turn, play, play_policy
 from medina_client.__main__ import main
 from medina_client.bots import RandomBot
 from medina_client.encoding import PolicyInput
 from medina_client.policy import load_policy
+from medina_envs import IllegalIndexError, aec_env
 
 T = TypeVar("T")
 
@@ -72,6 +75,62 @@ def test_an_index_outside_the_mask_is_a_policy_error(tmp_path: Path) -> None:
             await running.stop(1)
 
     run(main_())
+
+
+def test_a_policy_returning_a_0d_array_plays_as_in_the_environments(tmp_path: Path) -> None:
+    """``np.asarray`` of an index is an index in the environments' ``step``, and so in the
+    arena (one check, ``encoding.checked_index``)."""
+
+    def as_array(obs: PolicyInput) -> Any:
+        return np.asarray(last_legal(obs))
+
+    async def main_() -> match_pb2.MatchResult:
+        running = await server(tmp_path)
+        try:
+            hosted = running.arena.create(MatchSettings("medina-v2", 2, 5))
+            result, _ = await asyncio.gather(
+                play_policy(as_array, running.address, hosted.tokens[0]),
+                play(RandomBot(1), running.address, hosted.tokens[1]),
+            )
+            return result
+        finally:
+            await running.stop(1)
+
+    result = run(main_())
+    assert result.ending == match_pb2.MATCH_ENDING_COMPLETE
+    assert {s.termination for s in result.seats} == {match_pb2.TERMINATION_NORMAL}
+
+
+@pytest.mark.parametrize(
+    ("chosen", "message"),
+    [
+        (True, "True is not an action index"),
+        (19.0, "19.0 is not an action index"),
+        (np.array([19]), r"array\(\[19\]\) is not an action index"),
+        ("19", "'19' is not an action index"),
+        (None, "None is not an action index"),
+        (2575, "action index 2575 is outside 0..2574"),
+    ],
+)
+def test_what_is_not_an_index_is_a_policy_error_as_in_the_environments(
+    chosen: object, message: str
+) -> None:
+    s = new_game("medina-v2", 2, 5)
+    turn = Turn(
+        arena_pb2.DecisionRequest(
+            request_id=7,
+            observation=observation_to_proto(observe(s, s.to_move)),
+            legal=legal_to_proto(legal_moves(s)),
+        ),
+        s.to_move,
+        lambda: s,
+    )
+    with pytest.raises(PolicyError, match=f"request 7: {message}"):
+        PolicyBot(lambda obs: chosen).choose(turn)
+    env = aec_env("medina-v2", 2)
+    env.reset(seed=5)
+    with pytest.raises(IllegalIndexError, match=f"seat_0 is to move: {message}"):
+        env.step(chosen)  # type: ignore[arg-type]
 
 
 def test_play_policy_needs_the_legal_actions() -> None:

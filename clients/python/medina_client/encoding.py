@@ -207,6 +207,32 @@ def action_index(action: Action, cols: int, rows: int) -> int:
     return slot * CELLS + int(canvas_of_squares(cols, rows)[action.square])
 
 
+#: What an action index may be (a bool is an int to Python, but never an index).
+_INDEX_TYPES = (int, np.integer)
+
+
+def checked_index(value: object) -> int:
+    """The action index ``value`` is, as ``Discrete(ACTION_COUNT)`` holds one: an int, a
+    numpy integer or a 0-d numpy integer array (``np.asarray`` of one) in
+    0..ACTION_COUNT-1. EncodingError for anything else (a bool, a float, an array of another
+    shape, a string, None, an index off the space), naming it. The environments' ``step``
+    and ``play_policy`` take an index through this one check.
+
+    >>> checked_index(np.array(19))
+    19
+    """
+    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
+        value = value[()]
+    if not isinstance(value, _INDEX_TYPES) or isinstance(value, bool):
+        raise EncodingError(
+            f"{value!r} is not an action index (an int, a numpy integer or a 0-d numpy "
+            "integer array; never a bool)"
+        )
+    if not 0 <= value < ACTION_COUNT:
+        raise EncodingError(f"action index {value} is outside 0..{ACTION_COUNT - 1}")
+    return int(value)
+
+
 def action_of_index(index: int, cols: int, rows: int) -> Action:
     """The engine action of a flat index on a ``cols`` x ``rows`` grid (EncodingError for an
     index outside the action space or on a cell off this grid)."""

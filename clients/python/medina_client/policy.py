@@ -19,18 +19,25 @@ import importlib
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
-import numpy as np
 from medina.engine import Action
 from medina.v1 import match_pb2
 
 from .bot import Bot, Turn
-from .encoding import ACTION_COUNT, PolicyInput, action_of_index, describe_action, encode
+from .encoding import (
+    EncodingError,
+    PolicyInput,
+    action_of_index,
+    checked_index,
+    describe_action,
+    encode,
+)
 from .errors import MedinaClientError
 from .runner import play
 
 __all__ = ["Policy", "PolicyBot", "PolicyError", "load_policy", "play_policy"]
 
-#: A policy: the observation -> an action index (an int or a numpy integer).
+#: A policy: the observation -> an action index (``encoding.checked_index``: an int, a numpy
+#: integer or a 0-d numpy integer array).
 Policy: TypeAlias = Callable[[PolicyInput], Any]
 
 
@@ -62,10 +69,11 @@ class PolicyBot(Bot):
             )
         enc = encode(request.observation, request.legal, turn.excluded)
         chosen = self.policy(enc.policy_input())
-        if not isinstance(chosen, int | np.integer) or isinstance(chosen, bool):
-            raise PolicyError(f"the policy returned {chosen!r}, not an action index")
-        index = int(chosen)
-        if not (0 <= index < ACTION_COUNT and enc.mask[index]):
+        try:
+            index = checked_index(chosen)
+        except EncodingError as exc:
+            raise PolicyError(f"the policy's answer to request {turn.request_id}: {exc}") from None
+        if not enc.mask[index]:
             raise PolicyError(
                 f"the policy chose action {index} ({describe_action(index)}), which its mask "
                 f"does not allow (request {turn.request_id}; {int(enc.mask.sum())} legal)"

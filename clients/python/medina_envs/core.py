@@ -37,6 +37,7 @@ from medina_client.encoding import (
     EncodingError,
     action_of_index,
     actions_of_indices,
+    checked_index,
     describe_action,
     encode,
 )
@@ -113,46 +114,34 @@ def encoder(name: ObserverName) -> Encoder:
     raise ValueError(f"observer must be 'fast' or 'wire', not {name!r}")
 
 
-#: What an action index may be (a bool is an int to Python, but never an index).
-_INDEX_TYPES = (int, np.integer)
-
-
 def action_index(action: object, who: str) -> int:
-    """The index an environment's ``step`` was given, as ``Discrete(ACTION_COUNT)`` holds
-    it: an int, a numpy integer or a 0-d numpy integer array (``np.asarray`` of one) in
-    0..ACTION_COUNT-1; IllegalIndexError for anything else (a bool, a float, an array of
-    another shape, an index off the space), naming it."""
-    if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
-        action = action[()]
-    if not isinstance(action, _INDEX_TYPES) or isinstance(action, bool):
-        raise IllegalIndexError(f"{who} is to move: {action!r} is not an action index")
-    if not 0 <= action < ACTION_COUNT:
-        raise IllegalIndexError(f"{who}: action index {action} is outside 0..{ACTION_COUNT - 1}")
-    return int(action)
+    """The index an environment's ``step`` was given (``encoding.checked_index``: an int, a
+    numpy integer or a 0-d numpy integer array in 0..ACTION_COUNT-1); IllegalIndexError for
+    anything else, naming ``who`` and the value."""
+    try:
+        return checked_index(action)
+    except EncodingError as exc:
+        raise IllegalIndexError(f"{who} is to move: {exc}") from None
 
 
-def chosen_action(s: GameState, index: object, who: str) -> Action:
-    """The engine action of ``index`` for the seat to move; IllegalIndexError unless its
-    action mask allows it (an integer index of one of its legal actions; a bool is not one,
-    as for ``medina_client.PolicyBot``)."""
-    if not isinstance(index, _INDEX_TYPES) or isinstance(index, bool):
-        raise IllegalIndexError(f"{who} is to move: {index!r} is not an action index")
+def chosen_action(s: GameState, index: int, who: str) -> Action:
+    """The engine action of ``index`` (from ``action_index``) for the seat to move;
+    IllegalIndexError unless its action mask allows it."""
     g = s.rules.geometry
     moves = legal_moves(s)
-    i = int(index)
-    known = actions_of_indices(g.cols, g.rows)[i] if 0 <= i < ACTION_COUNT else None
+    known = actions_of_indices(g.cols, g.rows)[index]
     try:
-        # An index off the space or off this grid: action_of_index raises, naming which.
-        action = known or action_of_index(i, g.cols, g.rows)
+        # An index off this grid: action_of_index raises, naming the cell.
+        action = known or action_of_index(index, g.cols, g.rows)
     except EncodingError as exc:
         raise IllegalIndexError(f"{who}: {exc}") from None
-    if i == TEA_INDEX:
+    if index == TEA_INDEX:
         legal = moves.tea
     else:  # the index's slot (ACTION_SLOTS) and the action's square on this grid
-        legal = bool(slot_masks(moves)[i // CELLS] >> action.square & 1)
+        legal = bool(slot_masks(moves)[index // CELLS] >> action.square & 1)
     if not legal:
         raise IllegalIndexError(
-            f"action {int(index)} ({describe_action(int(index))}) is not legal for {who} now; "
+            f"action {index} ({describe_action(index)}) is not legal for {who} now; "
             f"{len(moves)} actions are (the observation's action_mask)"
         )
     return action

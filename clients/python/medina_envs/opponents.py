@@ -52,7 +52,9 @@ def opponent(spec: OpponentSpec, seed: int) -> Opponent:
 
     def play(s: GameState) -> Action:
         seat = s.to_move
-        index = policy(encode_state(s, seat).policy_input())
-        return core.chosen_action(s, index, f"the opponent policy in seat {seat}")
+        who = f"the opponent policy in seat {seat}"
+        chosen = policy(encode_state(s, seat).policy_input())
+        index = core.action_index(chosen, who)
+        return core.chosen_action(s, index, who)
 
     return play
