@@ -3,6 +3,7 @@ and refusals."""
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import gymnasium
@@ -184,3 +185,20 @@ def test_human_mode_shows_the_board_as_the_episode_goes(capsys: pytest.CaptureFi
     obs, _ = quiet.reset(seed=3)
     quiet.step(first_legal(obs))
     assert capsys.readouterr().out == ""
+
+
+def test_a_pickled_env_plays_on_the_same_game() -> None:
+    """After reset the opponents pickle (named strategies with their generators, a module
+    level policy), and the restored env continues the original's trajectory."""
+    env = MedinaEnv("medina-v2", 4, seat=None, opponents=["random", "greedy", first_legal])
+    obs, _ = env.reset(seed=4)
+    for _ in range(5):
+        obs, *_ = env.step(first_legal(obs))
+    twin: MedinaEnv = pickle.loads(pickle.dumps(env))
+    games = []
+    for e in (env, twin):
+        o, terminated = obs, False
+        while not terminated:
+            o, reward, terminated, *_ = e.step(first_legal(o))
+        games.append((e.state_of_game.events, reward))
+    assert games[0] == games[1]

@@ -32,29 +32,44 @@ Opponent: TypeAlias = Callable[[GameState], Action]
 NAMES = tuple(sorted(POLICIES))
 
 
+class _Strategy:
+    """An SDK strategy by name with its own generator: a class, not a closure, so an
+    environment holding it pickles (the strategy is looked up by name, the generator's
+    state travels with it, and a restored environment plays on the same game)."""
+
+    def __init__(self, name: str, seed: int) -> None:
+        self.name = name
+        self.rng = random.Random(seed)
+
+    def __call__(self, s: GameState) -> Action:
+        return POLICIES[self.name](s, self.rng)
+
+
+class _PolicyOpponent:
+    """A policy over the encoding playing the seat to move (it pickles if the policy does)."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+
+    def __call__(self, s: GameState) -> Action:
+        seat = s.to_move
+        who = f"the opponent policy in seat {seat}"
+        chosen = self.policy(encode_state(s, seat).policy_input())
+        return core.chosen_action(s, core.action_index(chosen, who), who)
+
+
 def opponent(spec: OpponentSpec, seed: int) -> Opponent:
     """The opponent ``spec`` names, with its own randomness seeded by ``seed``.
 
     A name plays the SDK strategy on the engine state (the strategies see what the table
     could deduce, as the example bots do over the wire); a policy is given the encoding of
     the seat to move's view, like a learning agent, and must return an index its mask
-    allows (IllegalIndexError otherwise).
+    allows (IllegalIndexError otherwise). Either pickles (a policy if it pickles itself).
     """
     if isinstance(spec, str):
-        strategy = POLICIES.get(spec)
-        if strategy is None:
+        if spec not in POLICIES:
             raise ValueError(f"unknown opponent {spec!r}: expected one of {', '.join(NAMES)}")
-        rng = random.Random(seed)
-        return lambda s: strategy(s, rng)
+        return _Strategy(spec, seed)
     if not callable(spec):
         raise TypeError(f"an opponent is a strategy name or a policy function, not {spec!r}")
-    policy = spec
-
-    def play(s: GameState) -> Action:
-        seat = s.to_move
-        who = f"the opponent policy in seat {seat}"
-        chosen = policy(encode_state(s, seat).policy_input())
-        index = core.action_index(chosen, who)
-        return core.chosen_action(s, index, who)
-
-    return play
+    return _PolicyOpponent(spec)
