@@ -6,8 +6,18 @@ from __future__ import annotations
 import numpy as np
 import pyspiel
 import pytest
-from medina.engine import CONFIGURATIONS, PlayerCountError, get_ruleset, new_game
+from medina.engine import (
+    CONFIGURATIONS,
+    Action,
+    ActionKind,
+    IllegalActionError,
+    PlayerCountError,
+    get_ruleset,
+    is_legal,
+    new_game,
+)
 from medina.engine.geometry import squares
+from medina_client.encoding import action_index
 from medina_envs.examples.spiel_mcts import play_game
 from medina_envs.observer import encode_state
 from medina_envs.spiel import OBSERVATION_SIZE, MedinaState, load
@@ -143,3 +153,32 @@ def test_the_public_observation_holds_the_supplies_shown_after_running_low() -> 
     assert [line for line in text.splitlines() if "supply" in line] == [
         f"seat {k}: supply {s.supply_of(k)} (shown)" for k in shown
     ]
+
+
+def test_an_action_id_off_legal_actions_is_refused_though_the_engine_takes_it() -> None:
+    """A palace's rooftop has one id (at the building square the list names); another of its
+    building squares reaches the same position, so OpenSpiel must refuse it."""
+    state = load("medina-v2", 2).new_initial_state()
+    rng = np.random.default_rng(1)
+    while True:
+        if state.is_chance_node():
+            state.apply_action(state.chance_outcomes()[0][0])
+            continue
+        s = state.engine_state
+        assert s is not None and not s.over, "no palace of several buildings to claim"
+        g = s.rules.geometry
+        listed = state.legal_actions()
+        roofs = [Action(ActionKind.ROOFTOP, sq) for sq in range(g.cols * g.rows)]
+        aliases = [
+            i
+            for a in roofs
+            if is_legal(s, a) and (i := action_index(a, g.cols, g.rows)) not in listed
+        ]
+        if aliases:
+            break
+        state.apply_action(int(rng.choice(listed)))
+    history = state.history()
+    with pytest.raises(IllegalActionError, match=f"action {aliases[0]} .* legal_actions") as info:
+        state.apply_action(aliases[0])
+    assert info.value.rule == "illegal"
+    assert state.history() == history and state.engine_state is s

@@ -27,7 +27,9 @@ import numpy as np
 import pyspiel
 from medina.engine import (
     CONFIGURATIONS,
+    Action,
     GameState,
+    IllegalActionError,
     apply_action,
     get_ruleset,
     new_game,
@@ -44,6 +46,7 @@ from medina_client.encoding import (
     TEA_INDEX,
     VECTOR_SIZE,
     action_of_index,
+    actions_of_indices,
 )
 
 from . import core
@@ -198,8 +201,7 @@ class MedinaState(pyspiel.State):  # type: ignore[misc]
                     new_game(self.ruleset, self.players, 0, well=self.well, start_merchant=action)
                 )
             return
-        g = s.rules.geometry
-        self.held = _Shared(apply_action(s, action_of_index(int(action), g.cols, g.rows)))
+        self.held = _Shared(apply_action(s, _listed_action(s, action)))
 
     def _action_to_string(self, player: int, action: int) -> str:
         g = get_ruleset(self.ruleset, self.players).geometry
@@ -231,6 +233,27 @@ class MedinaState(pyspiel.State):  # type: ignore[misc]
         if s is None:
             return f"setup: drawing the {'well' if self.well < 0 else 'start merchant'}"
         return render(s)
+
+
+def _listed_action(s: GameState, action: int) -> Action:
+    """The engine action of ``action`` if legal_actions() lists it, else IllegalActionError.
+
+    OpenSpiel wants one action id per move, so an id off the list is refused even where the
+    engine would take its action (a palace's rooftop is listed on one of its building
+    squares; the engine, like the arena, takes any of them). The engine names the rule an
+    action breaks where there is one ("illegal" otherwise).
+    """
+    who = f"player {s.to_move}"
+    index = core.action_index(action, who)
+    try:
+        return core.chosen_action(s, index, who)
+    except core.IllegalIndexError as exc:
+        refused = exc
+    g = s.rules.geometry
+    known = actions_of_indices(g.cols, g.rows)[index]
+    if known is not None:
+        apply_action(s, known)  # the engine's IllegalActionError, naming the rule it breaks
+    raise IllegalActionError("illegal", f"{refused}: each move has one id, in legal_actions()")
 
 
 class MedinaObserver:
