@@ -182,3 +182,17 @@ def test_an_action_id_off_legal_actions_is_refused_though_the_engine_takes_it() 
         state.apply_action(aliases[0])
     assert info.value.rule == "illegal"
     assert state.history() == history and state.engine_state is s
+
+
+def test_an_action_off_the_space_is_an_illegal_action_naming_the_range() -> None:
+    state = load("medina-v1", 3).new_initial_state()
+    for action in (2575, -2):
+        with pytest.raises(
+            IllegalActionError, match=f"action index {action} is outside 0..2574"
+        ) as off:
+            state.apply_action(action)
+        assert off.value.rule == "bad-action"
+    assert state.history() == []
+    with pytest.raises(IllegalActionError, match="start merchant") as info:
+        state.apply_action(0)  # a building, not the start merchant: the engine names the rule
+    assert info.value.rule == "start-merchant"

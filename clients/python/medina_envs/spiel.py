@@ -241,10 +241,13 @@ def _listed_action(s: GameState, action: int) -> Action:
     OpenSpiel wants one action id per move, so an id off the list is refused even where the
     engine would take its action (a palace's rooftop is listed on one of its building
     squares; the engine, like the arena, takes any of them). The engine names the rule an
-    action breaks where there is one ("illegal" otherwise).
+    action breaks where there is one ("illegal" otherwise, "bad-action" off the space).
     """
     who = f"player {s.to_move}"
-    index = core.action_index(action, who)
+    try:
+        index = core.action_index(action, who)
+    except core.IllegalIndexError as exc:
+        raise IllegalActionError("bad-action", f"{exc} (the action space)") from None
     try:
         return core.chosen_action(s, index, who)
     except core.IllegalIndexError as exc:
