@@ -12,6 +12,7 @@ from medina_envs.core import encoder
 from pettingzoo.test.api_test import api_test
 from pettingzoo.test.render_test import render_test
 from pettingzoo.test.seed_test import seed_test
+from pettingzoo.utils.conversions import aec_to_parallel
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -54,7 +55,8 @@ def play_out(env: MedinaAECEnv, seed: int) -> dict[str, float]:
             np.testing.assert_array_equal(seen["observation"]["planes"], sent.planes)
             np.testing.assert_array_equal(seen["observation"]["vector"], sent.vector)
             np.testing.assert_array_equal(seen["action_mask"], sent.mask)
-        if terminated or truncated:
+        assert not truncated  # games end by themselves (docs/envs.md): never truncated
+        if terminated:
             env.step(None)
             continue
         env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
@@ -162,3 +164,10 @@ def test_human_mode_shows_the_board_as_the_game_goes(capsys: pytest.CaptureFixtu
     assert obs is not None
     env.step(int(np.flatnonzero(obs["action_mask"])[0]))
     assert capsys.readouterr().out.count("\n") >= 10
+
+
+def test_there_is_no_parallel_api_the_game_is_sequential() -> None:
+    env = aec_env("medina-v2", 2)
+    assert env.metadata["is_parallelizable"] is False
+    with pytest.raises(AssertionError, match="is_parallelizable"):
+        aec_to_parallel(env)

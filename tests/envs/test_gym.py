@@ -41,7 +41,8 @@ def play(env: MedinaEnv, seed: int) -> tuple[float, int]:
         action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
         obs, reward, terminated, truncated, _ = env.step(action)
         steps += 1
-        if terminated or truncated:
+        assert not truncated  # games end by themselves (docs/envs.md): never truncated
+        if terminated:
             return float(reward), steps
 
 
