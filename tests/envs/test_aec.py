@@ -3,12 +3,16 @@ configuration, hidden information, rewards and refusals."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pytest
 from medina.engine import CONFIGURATIONS, PlayerCountError, UnknownRulesetError
 from medina_client.encoding import SEAT_OFFSET, VECTOR_OFFSET
-from medina_envs import IllegalIndexError, MedinaAECEnv, aec_env
+from medina_envs import IllegalIndexError, MedinaAECEnv, MedinaEnv, aec_env
 from medina_envs.core import encoder
+from medina_envs.spiel import MedinaGame
 from pettingzoo.test.api_test import api_test
 from pettingzoo.test.render_test import render_test
 from pettingzoo.test.seed_test import seed_test
@@ -164,6 +168,21 @@ def test_human_mode_shows_the_board_as_the_game_goes(capsys: pytest.CaptureFixtu
     assert obs is not None
     env.step(int(np.flatnonzero(obs["action_mask"])[0]))
     assert capsys.readouterr().out.count("\n") >= 10
+
+
+@pytest.mark.parametrize("players", ["2", 2.0, True])
+def test_a_player_count_that_is_not_an_int_is_refused_by_every_env(players: Any) -> None:
+    """One check (``core.check_configuration``) for the AEC, Gymnasium and OpenSpiel
+    constructors: the count's type is named, not taken for an unsupported count."""
+    name = type(players).__name__
+    makers: list[Callable[[str, Any], object]] = [
+        aec_env,
+        MedinaEnv,
+        lambda ruleset, n: MedinaGame({"ruleset": ruleset, "players": n}),
+    ]
+    for make in makers:
+        with pytest.raises(TypeError, match=f"players must be an int, not {name} {players!r}"):
+            make("medina-v2", players)
 
 
 def test_there_is_no_parallel_api_the_game_is_sequential() -> None:

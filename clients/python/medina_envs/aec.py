@@ -55,7 +55,7 @@ class MedinaAECEnv(AECEnv[str, PolicyInput, int]):
         observer: core.ObserverName = "fast",
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
-        core.check_configuration(ruleset, players)
+        players = core.check_configuration(ruleset, players)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be one of {self.metadata['render_modes']} or None, "

@@ -169,6 +169,14 @@ def new_state(ruleset: str, players: int, seeds: random.Random) -> GameState:
     return new_game(ruleset, players, seeds.randint(0, MAX_GAME_SEED))
 
 
-def check_configuration(ruleset: str, players: int) -> None:
-    """Raise the engine's typed error for an unknown ruleset or player count."""
-    get_ruleset(ruleset, players)
+def check_configuration(ruleset: str, players: object) -> int:
+    """``players`` as an int, once checked: TypeError for a count that is not an int (a
+    str, a float, a bool; a numpy integer is one), the engine's typed error for an unknown
+    ruleset or a count it does not support."""
+    if not isinstance(players, int | np.integer) or isinstance(players, bool):
+        raise TypeError(
+            f"players must be an int, not {type(players).__name__} {players!r} "
+            f"(for ruleset {ruleset!r})"
+        )
+    get_ruleset(ruleset, int(players))
+    return int(players)

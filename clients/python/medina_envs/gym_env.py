@@ -53,7 +53,7 @@ class MedinaEnv(gymnasium.Env[PolicyInput, np.int64]):
         observer: core.ObserverName = "fast",
         illegal: Literal["lose", "raise"] = "lose",
     ) -> None:
-        core.check_configuration(ruleset, players)
+        players = core.check_configuration(ruleset, players)
         if seat is not None and not 0 <= seat < players:
             raise ValueError(f"seat {seat} is not a seat of a {players}-player game")
         specs = (

@@ -26,7 +26,6 @@ from typing import Any, Final
 import numpy as np
 import pyspiel
 from medina.engine import (
-    CONFIGURATIONS,
     Action,
     GameState,
     IllegalActionError,
@@ -90,9 +89,8 @@ class MedinaGame(pyspiel.Game):  # type: ignore[misc]
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         given = {**_DEFAULTS, **(params or {})}
-        ruleset, players = str(given["ruleset"]), int(given["players"])
-        if (ruleset, players) not in CONFIGURATIONS:
-            core.check_configuration(ruleset, players)  # raises the engine's typed error
+        ruleset = str(given["ruleset"])
+        players = core.check_configuration(ruleset, given["players"])
         self.ruleset, self.players = ruleset, players
         self.setup_chance = get_ruleset(ruleset, players).well
         info = pyspiel.GameInfo(
