@@ -137,7 +137,29 @@ def test_leaving_after_match_ended_lets_the_server_end_the_stream() -> None:
     assert run(main()).final_status is grpc.StatusCode.OK
 
 
-def test_leaving_on_an_error_cancels_the_stream() -> None:
+def test_leaving_on_an_error_half_closes_and_lets_the_server_end_the_stream() -> None:
+    """A bot's error (a policy's bug) leaves as after MatchEnded: the server sees a clean
+    half-close, so the seat always counts as disconnected (a cancelled stream reads as
+    crashed or disconnected, as the server's timing falls)."""
+    s = new_game("medina-v2", 2, 3)
+
+    async def end_after_the_half_close(stream: FakeStream) -> None:
+        await stream.hello()
+        stream.send(welcome(s, 0))
+        assert await stream.inbox.get() is None  # half-closed, not cancelled
+
+    async def main() -> Connection:
+        async with fake_server([end_after_the_half_close]) as (_, address):
+            with pytest.raises(RuntimeError, match="the bot gave up"):
+                async with Connection(address) as conn:
+                    await conn.handshake(hello("tok", "b", "1"))
+                    raise RuntimeError("the bot gave up")
+            return conn
+
+    assert run(main()).final_status is grpc.StatusCode.OK
+
+
+def test_leaving_when_cancelled_cancels_the_stream() -> None:
     s = new_game("medina-v2", 2, 3)
     never = asyncio.Event()
 
@@ -148,10 +170,10 @@ def test_leaving_on_an_error_cancels_the_stream() -> None:
 
     async def main() -> Connection:
         async with fake_server([hold]) as (_, address):
-            with pytest.raises(RuntimeError, match="the bot gave up"):
+            with pytest.raises(asyncio.CancelledError):
                 async with Connection(address) as conn:
                     await conn.handshake(hello("tok", "b", "1"))
-                    raise RuntimeError("the bot gave up")
+                    raise asyncio.CancelledError
             return conn
 
     assert run(main()).final_status is grpc.StatusCode.CANCELLED

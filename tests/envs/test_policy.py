@@ -12,7 +12,7 @@ import bounded
 import numpy as np
 import pytest
 from medina.engine import legal_moves, new_game, observe
-from medina.referee.config import MatchSettings
+from medina.referee.config import MatchSettings, Policies
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.single.server import RunningServer, start_server
 from medina.v1 import arena_pb2, match_pb2
@@ -63,18 +63,23 @@ def test_an_index_outside_the_mask_is_a_policy_error(tmp_path: Path) -> None:
     def illegal(obs: PolicyInput) -> int:
         return int(np.flatnonzero(obs["action_mask"] == 0)[0])
 
-    async def main_() -> None:
+    async def main_() -> match_pb2.MatchResult:
         running = await server(tmp_path)
         try:
-            hosted = running.arena.create(MatchSettings("medina-v2", 2, 1))
+            policies = Policies(reconnect_grace_ms=100)
+            hosted = running.arena.create(MatchSettings("medina-v2", 2, 1, policies=policies))
             other = asyncio.ensure_future(play(RandomBot(1), running.address, hosted.tokens[1]))
             with pytest.raises(PolicyError, match="which its mask does not allow"):
                 await play_policy(illegal, running.address, hosted.tokens[0])
-            other.cancel()
+            return await other
         finally:
             await running.stop(1)
 
-    run(main_())
+    # The SDK half-closes on the error, so the seat is disconnected, never crashed (which a
+    # cancelled stream reads as, or not, as the server's timing falls).
+    seat = run(main_()).seats[0]
+    assert seat.termination == match_pb2.TERMINATION_DISCONNECTED
+    assert seat.detail == "did not reconnect in time"
 
 
 def test_a_policy_returning_a_0d_array_plays_as_in_the_environments(tmp_path: Path) -> None:

@@ -92,10 +92,12 @@ class Connection:
         self.address = address
         self.credentials = credentials
         self.handshake_timeout_s = handshake_timeout_s
-        #: How long leaving the block normally waits for the server to end the stream.
+        #: How long leaving the block (unless cancelled) waits for the server to end the stream.
         self.end_timeout_s = end_timeout_s
         #: The stream's status once the block is left: OK when the server ended it (after
-        #: MatchEnded), CANCELLED when this side closed it first; None before.
+        #: MatchEnded, or after this side half-closed on an error), CANCELLED when this side
+        #: closed it first (cancelled, interrupted, or no status within ``end_timeout_s``);
+        #: None before.
         self.final_status: grpc.StatusCode | None = None
         self._outgoing: asyncio.Queue[arena_pb2.PlayRequest | None] = asyncio.Queue()
         self._channel: grpc.aio.Channel | None = None
@@ -121,13 +123,16 @@ class Connection:
         self._outgoing.put_nowait(None)  # half-close: this side sends nothing more
         call = self._call
         if call is not None:
-            if exc is not None:
-                call.cancel()
+            if exc is not None and not isinstance(exc, Exception):
+                call.cancel()  # cancelled or interrupted: leave at once
             else:
-                # Left after MatchEnded: the server ends the stream right after it. Waiting
+                # Left after MatchEnded, or on an error (a bot's or policy's bug, a protocol
+                # error): the server ends the stream once this side has half-closed. Waiting
                 # for that status instead of closing the connection under the stream spares
                 # the server: gRPC keeps about 50 bytes for good of every stream cancelled
-                # before its status is sent (docs/operations.md, "Memory and clocks").
+                # before its status is sent (docs/operations.md, "Memory and clocks"). And a
+                # seat left on an error always counts as disconnected: the server reads a
+                # cancelled stream as crashed or disconnected, as its own timing falls.
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(self.end_timeout_s):
                         await call.code()
