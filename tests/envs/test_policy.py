@@ -12,6 +12,8 @@ import bounded
 import numpy as np
 import pytest
 from medina.engine import legal_moves, new_game, observe
+from medina.records.reader import read_record
+from medina.records.replay import replay
 from medina.referee.config import MatchSettings, Policies
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.single.server import RunningServer, start_server
@@ -23,6 +25,7 @@ from medina_client.bots import RandomBot
 from medina_client.encoding import PolicyInput
 from medina_client.policy import load_policy
 from medina_envs import IllegalIndexError, aec_env
+from medina_envs.observer import encode_state
 
 T = TypeVar("T")
 
@@ -136,6 +139,39 @@ def test_what_is_not_an_index_is_a_policy_error_as_in_the_environments(
     env.reset(seed=5)
     with pytest.raises(IllegalIndexError, match=f"seat_0 is to move: {message}"):
         env.step(chosen)  # type: ignore[arg-type]
+
+
+def test_a_match_record_gives_back_what_the_policy_saw(tmp_path: Path) -> None:
+    """docs/envs.md: no environment starts from an arena match, but its record replayed
+    through the engine (``medina.records.replay``) and ``observer.encode_state`` gives the
+    policy's input at each of its seat's decisions, as play_policy built it."""
+    seen: list[PolicyInput] = []
+
+    def remembering(obs: PolicyInput) -> int:
+        seen.append(obs)
+        return last_legal(obs)
+
+    async def main_() -> Path:
+        running = await server(tmp_path)
+        try:
+            hosted = running.arena.create(MatchSettings("medina-v2", 2, 12))
+            await asyncio.gather(
+                play_policy(remembering, running.address, hosted.tokens[0]),
+                play(RandomBot(1), running.address, hosted.tokens[1]),
+            )
+            assert hosted.task is not None
+            await hosted.task
+            return hosted.record_path
+        finally:
+            await running.stop(1)
+
+    steps = [step for step in replay(read_record(run(main_()))) if step.seat == 0]
+    assert len(steps) == len(seen) > 10
+    for step, obs in zip(steps, seen, strict=True):
+        again = encode_state(step.before, 0).policy_input()
+        for part in ("planes", "vector"):
+            np.testing.assert_array_equal(again["observation"][part], obs["observation"][part])
+        np.testing.assert_array_equal(again["action_mask"], obs["action_mask"])
 
 
 def test_play_policy_needs_the_legal_actions() -> None:
