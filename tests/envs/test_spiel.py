@@ -12,6 +12,7 @@ from medina.engine import (
     ActionKind,
     IllegalActionError,
     PlayerCountError,
+    describe_supply,
     get_ruleset,
     is_legal,
     new_game,
@@ -128,9 +129,11 @@ def test_each_observation_kind_holds_only_what_it_allows() -> None:
     assert "supply" not in text and text.startswith(str(state))
     for seat in (0, 1):
         private = kind(False, single).string_from(state, seat)  # type: ignore[attr-defined]
-        assert private == f"seat {seat}: supply {s.supply_of(seat)}"
+        assert private == f"seat {seat}: supply {describe_supply(s.supply_of(seat))}"
+        # in words, the rooftops by the colours they can claim (once a bare bit mask)
+        assert "Supply(" not in private and "; rooftops " in private
     both = kind(True, every).string_from(state, 0)  # type: ignore[attr-defined]
-    assert f"seat 1: supply {s.supply_of(1)}" in both
+    assert f"seat 1: supply {describe_supply(s.supply_of(1))}" in both
     default = kind(True, single)
     assert default.tensor is not None and len(default.tensor) == OBSERVATION_SIZE  # type: ignore[attr-defined]
     assert kind(False, none, recall=True).string_from(state, 0) == ""  # type: ignore[attr-defined]
@@ -151,7 +154,7 @@ def test_the_public_observation_holds_the_supplies_shown_after_running_low() -> 
     text = make_observation(game, iig).string_from(state, 0)
     shown = [k for k in range(2) if (s.revealed >> k) & 1]
     assert [line for line in text.splitlines() if "supply" in line] == [
-        f"seat {k}: supply {s.supply_of(k)} (shown)" for k in shown
+        f"seat {k}: supply {describe_supply(s.supply_of(k))} (shown)" for k in shown
     ]
 
 

@@ -30,6 +30,7 @@ from medina.engine import (
     GameState,
     IllegalActionError,
     apply_action,
+    describe_supply,
     get_ruleset,
     new_game,
     render,
@@ -291,7 +292,7 @@ class MedinaObserver:
         s = state.engine_state
         if s is None:
             return str(state)
-        supply = s.supply_of(player)
+        supply = describe_supply(s.supply_of(player))
         return f"{render(s)}\nseat {player}: turn {s.turn}, supply {supply}"
 
 
@@ -318,14 +319,16 @@ class FactoredObserver:
         if self.public:
             parts.append(f"{render(s)}\nturn {s.turn}")
             parts += [
-                f"seat {k}: supply {s.supply_of(k)} (shown)"
+                f"seat {k}: supply {describe_supply(s.supply_of(k))} (shown)"
                 for k in range(s.players)
                 if (s.revealed >> k) & 1
             ]
         if self.private == pyspiel.PrivateInfoType.SINGLE_PLAYER:
-            parts.append(f"seat {player}: supply {s.supply_of(player)}")
+            parts.append(f"seat {player}: supply {describe_supply(s.supply_of(player))}")
         elif self.private == pyspiel.PrivateInfoType.ALL_PLAYERS:
-            parts += [f"seat {k}: supply {s.supply_of(k)}" for k in range(s.players)]
+            parts += [
+                f"seat {k}: supply {describe_supply(s.supply_of(k))}" for k in range(s.players)
+            ]
         return "\n".join(parts)
 
 

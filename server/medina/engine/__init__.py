@@ -20,7 +20,7 @@ from .errors import (
 from .follow import FollowError, GameFollower
 from .geometry import Geometry, Mask, Square, squares
 from .movegen import LegalMoves, legal_actions, legal_moves
-from .notation import parse_square, render, square_name, squares_named
+from .notation import describe_supply, parse_square, render, square_name, squares_named
 from .observe import Observation, PalaceView, PlayerView, observe
 from .position import from_picture
 from .scoring import Breakdown, PalaceScore, Result, ranks, result
@@ -73,6 +73,7 @@ __all__ = [
     "Supply",
     "UnknownRulesetError",
     "apply_action",
+    "describe_supply",
     "from_picture",
     "get_ruleset",
     "initial_supplies",

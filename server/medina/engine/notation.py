@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from .errors import NotationError
 from .geometry import Geometry, Square, squares
-from .types import NEUTRAL, UNCLAIMED, ActionKind, Event, EventKind
+from .types import NEUTRAL, UNCLAIMED, ActionKind, Event, EventKind, Supply
 from .variants import PALACE_COLOURS
 
 if TYPE_CHECKING:
@@ -124,6 +124,23 @@ def describe_move(g: Geometry, event: Event, *, marked: bool = False) -> str | N
     else:
         return None
     return text + (BY_REFEREE if marked and event.by_referee else "")
+
+
+def describe_supply(supply: Supply) -> str:
+    """A supply in words: "buildings grey 5, purple 6, brown 7, orange 8; rooftops 2
+    (purple, orange); neutral 1; blocking 0; stables 2; merchants 6; walls 4" (the
+    rooftops are the palace colours each can still claim; a mask is no one's reading)."""
+    buildings = ", ".join(f"{c} {n}" for c, n in zip(PALACE_COLOURS, supply.buildings, strict=True))
+
+    def roofs(mask: int) -> str:
+        colours = [c for i, c in enumerate(PALACE_COLOURS) if (mask >> i) & 1]
+        return f"{len(colours)} ({', '.join(colours)})" if colours else "0"
+
+    return (
+        f"buildings {buildings}; rooftops {roofs(supply.rooftops)}; neutral {supply.neutral}; "
+        f"blocking {roofs(supply.blocking)}; stables {supply.stables}; "
+        f"merchants {supply.merchants}; walls {supply.walls}"
+    )
 
 
 def names(g: Geometry, sqs: list[Square]) -> str:
