@@ -25,7 +25,7 @@ from medina.rpc.common.config import ServerConfig
 from medina.rpc.common.limits import Limits
 from medina.rpc.single.server import start_server
 from medina.storage.ladder import MatchRow
-from medina.v1 import ladder_pb2, ladder_pb2_grpc
+from medina.v1 import ladder_pb2, ladder_pb2_grpc, match_pb2
 from medina_client.bot import Turn
 from medina_client.bots import RandomBot
 from medina_client.ladder import (
@@ -360,10 +360,15 @@ def ladder_players(
     keys: Iterable[str],
     leave: asyncio.Event,
     make_bot: Callable[[], RandomBot] = lambda: RandomBot(1),
+    ended: list[ladder_pb2.LadderMatchEnded] | None = None,
 ) -> list[asyncio.Task[LadderSummary]]:
-    """An SDK bot on the ladder at ``address`` for each key, until ``leave``."""
+    """An SDK bot on the ladder at ``address`` for each key, until ``leave``; the
+    LadderMatchEnded messages they get are added to ``ended``."""
+    on_result = None if ended is None else ended.append
     return [
-        asyncio.create_task(play_ladder(seat_player(make_bot), address, key, leave=leave))
+        asyncio.create_task(
+            play_ladder(seat_player(make_bot), address, key, leave=leave, on_result=on_result)
+        )
         for key in keys
     ]
 
@@ -723,8 +728,9 @@ def test_a_bot_revoked_mid_match_has_the_match_called_off_unrated(
     async def scenario() -> None:
         async with serving(db, tmp_path) as (ladder, address, stub):
             keys = {name: await add(stub, name) for name in ("good", "banned")}
+            ended: list[ladder_pb2.LadderMatchEnded] = []
             leave = asyncio.Event()
-            players = ladder_players(address, keys.values(), leave, SlowBot)
+            players = ladder_players(address, keys.values(), leave, SlowBot, ended)
             try:
                 mid = await match_in_play(ladder)
                 if where == "here":
@@ -748,6 +754,10 @@ def test_a_bot_revoked_mid_match_has_the_match_called_off_unrated(
                 assert record is not None and Path(record).is_file(), record
                 for line in await asyncio.to_thread(ladder.store.lines):
                     assert (line.games, line.faults, line.aborted) == (0, {}, 1), line
+                # The good bot is told the arena's result, as its Play stream was: aborted.
+                await until(lambda: bool(ended))
+                (told,) = ended
+                assert not told.rated and told.result.ending == match_pb2.MATCH_ENDING_ABORTED
             finally:
                 leave.set()
                 await asyncio.gather(*players, return_exceptions=True)

@@ -910,7 +910,9 @@ class Ladder:
         finally:
             self._release(running)
         if running.voided is not None:
-            await self._abort(running, running.voided)
+            # The arena's result (aborted, the board where it stopped) is told as the Play
+            # stream's MatchEnded told it: unrated.
+            await self._abort(running, running.voided, outcome)
             return
         if outcome is None:
             await self._abort(running, "the arena's spectator stream ended without a result")
@@ -942,11 +944,13 @@ class Ladder:
                     timeout=10,
                 )
 
-    async def _abort(self, running: _Running, detail: str) -> None:
+    async def _abort(
+        self, running: _Running, detail: str, outcome: MatchOutcome | None = None
+    ) -> None:
         await self._stop_in_arena(running, detail)
         await self._find_record(running)
         await asyncio.shield(self._store_abort(running, detail))
-        self._tell_end(running, None, rated=False, after={})
+        self._tell_end(running, outcome, rated=False, after={})
 
     async def _find_record(self, running: _Running) -> None:
         """Ask the arena for the record of a match called off, so that ``ladder export``
