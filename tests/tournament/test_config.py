@@ -90,7 +90,15 @@ def test_the_digest_ignores_where_records_go(tmp_path: Path) -> None:
             r"cup.toml:3: seed: must be 0..9223372036854775799 \(2\*\*63-1 less the games",
         ),
         (("games = 8", 'games = "8"'), r"cup.toml:2: games: must be a whole number, got '8'"),
-        (("seed = 5", "sede = 5"), r"cup.toml:3: unknown key\(s\) sede"),
+        (
+            ("seed = 5", "sede = 5"),
+            r"cup.toml:3: unknown key\(s\) 'sede' \(did you mean 'seed'\?\); known: ",
+        ),
+        # several: in the file's order, each at its own line with its near miss
+        (
+            ("seed = 5", "zzz = 1\nsede = 5"),
+            r"cup.toml:3: unknown key\(s\) 'zzz'; line 4: 'sede' \(did you mean 'seed'\?\); known",
+        ),
         (
             ('format = "round-robin"', 'format = "swiss"'),
             r"cup.toml:4: format: unknown format 'swiss'",
@@ -145,7 +153,10 @@ def test_the_digest_ignores_where_records_go(tmp_path: Path) -> None:
         ),
         (('name = "cup"', 'name = ""'), r"cup.toml:1: name: '' is not a valid name"),
         # a misspelt table, a key typo inside a table: the line of the typo itself
-        (('[[bots]]\nname = "c"', '[[bot]]\nname = "c"'), r"cup.toml:31: unknown key\(s\) bot "),
+        (
+            ('[[bots]]\nname = "c"', '[[bot]]\nname = "c"'),
+            r"cup.toml:31: unknown key\(s\) 'bot' \(did you mean 'bots'\?\)",
+        ),
         (
             ('command = "python c.py"', 'comand = "python c.py"'),
             r"cup.toml:33: \[\[bots\]\] #3 comand: unknown key\(s\) comand \(did you mean "

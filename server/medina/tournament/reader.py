@@ -152,12 +152,22 @@ def _typed(w: _Where, value: Any, kind: type, what: str, key: str, **where: Any)
 
 def parse(data: dict[str, Any], w: _Where, base_dir: Path) -> TournamentConfig:
     """Validate parsed TOML (see ``load``)."""
-    unknown = sorted(set(data) - _TOP_KEYS)
+    unknown = set(data) - _TOP_KEYS
     if unknown:
-        line = w.key_line(unknown[0]) or w.table_line(unknown[0]) or w.table_line(unknown[0], 0)
-        hint = _did_you_mean(unknown[0], _TOP_KEYS)
+
+        def line_of(key: str) -> int:
+            return w.key_line(key) or w.table_line(key) or w.table_line(key, 0) or 0
+
+        # In the file's order, each with its near miss: the first one named is the first
+        # one found reading the file, and the line given is its own.
+        ordered = sorted(unknown, key=lambda k: (line_of(k), k))
+        line = line_of(ordered[0])
+        said = "; ".join(
+            f"{'' if k == ordered[0] else f'line {line_of(k)}: '}{k!r}{_did_you_mean(k, _TOP_KEYS)}"
+            for k in ordered
+        )
         raise TournamentConfigError(
-            f"{w.path}{f':{line}' if line else ''}: unknown key(s) {', '.join(unknown)}{hint}; "
+            f"{w.path}{f':{line}' if line else ''}: unknown key(s) {said}; "
             f"known: {', '.join(sorted(_TOP_KEYS))}"
         )
     if "name" not in data:
