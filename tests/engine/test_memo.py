@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import sys
+import threading
 import weakref
 
 import pytest
@@ -58,3 +60,34 @@ def test_an_entry_keeps_the_objects_its_key_names_alive() -> None:
 def test_a_memo_keeps_at_least_one_entry() -> None:
     with pytest.raises(ValueError, match="at least 1 entry, not 0"):
         IdentityMemo(kept=0)
+
+
+def test_threads_sharing_a_memo_lose_no_pin_and_raise_nothing() -> None:
+    # The viewer builds replays on worker threads while the referee observes its games on
+    # the event loop, through the same module-level memos: two threads dropping the older
+    # half at once raised KeyError (a 500 for the replay, and the referee could hit it
+    # too), and a value could outlive its pin.
+    memo: IdentityMemo[int] = IdentityMemo(kept=8)
+    errors: list[BaseException] = []
+
+    def work(thread: int) -> None:
+        pins = [object() for _ in range(64)]
+        try:
+            for i in range(20_000):
+                pin = pins[i % 64]
+                memo.put((thread, id(pin)), pin, i)
+        except Exception as exc:  # reported by the test, not lost in the thread
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    try:
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []
+    assert memo._values.keys() == memo._pins.keys()
