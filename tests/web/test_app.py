@@ -262,7 +262,9 @@ def test_live_streams_count_against_the_clients_stream_limit(tmp_path: Path) -> 
 
         async def two_streams() -> tuple[int, str]:
             reader, writer = await asyncio.open_connection("127.0.0.1", a.http.port)
-            writer.write(f"GET {path} HTTP/1.0\r\n\r\n".encode())
+            # A header naming another client changes nothing: a client is its address
+            # (trusted, the header let anyone escape the limit, or fill another's).
+            writer.write(f"GET {path} HTTP/1.0\r\nX-Forwarded-For: 192.0.2.7\r\n\r\n".encode())
             await writer.drain()
             assert b"200" in await reader.readline()  # the first stream is open
             status, _headers, body = await get("127.0.0.1", a.http.port, path)

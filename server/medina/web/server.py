@@ -237,6 +237,11 @@ class HttpServer:
             log_level="warning",
             access_log=False,
             lifespan="off",
+            # A client is its peer address: uvicorn trusts X-Forwarded-For from loopback
+            # by default, so through a proxy on the same machine that passes the header on
+            # a visitor could name any address, escaping the per-client stream limit or
+            # filling another's (a bot author's, whose Play streams count there too).
+            proxy_headers=False,
             timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
             http=deadlines(
                 self.request_head_s, self.write_stall_s, self.max_connections, self._open
