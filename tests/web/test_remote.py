@@ -26,6 +26,7 @@ def test_web_follows_a_remote_match_to_its_end(tmp_path: Path) -> None:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "medina.cli", "web", "--records", str(tmp_path),
             "--server", running.address, "--http", "0",
+            "--max-streams-per-client", "1", "--limit-loopback",
             stdout=asyncio.subprocess.PIPE,
         )  # fmt: skip
         try:
@@ -40,9 +41,24 @@ def test_web_follows_a_remote_match_to_its_end(tmp_path: Path) -> None:
             assert f"/live/{hosted.match_id}".encode() in page
             status, _, live = await get(host, port, f"/live/{hosted.match_id}")
             assert status == 200 and hosted.match_id.encode() in live
-            events = asyncio.create_task(
-                read_events(host, port, f"/api/live/{hosted.match_id}/events")
-            )
+            # Each address's live streams are counted, as beside a server (`web` had no
+            # limit: one client could open streams until the process ran out of files).
+            path = f"/api/live/{hosted.match_id}/events"
+            reader, writer = await asyncio.open_connection(host, port)
+            writer.write(f"GET {path} HTTP/1.0\r\n\r\n".encode())
+            await writer.drain()
+            assert b"200" in await reader.readline()  # one stream is open
+            status, _, body = await get(host, port, path)
+            assert status == 429 and b"already has 1 open streams" in body, body
+            writer.close()
+            await writer.wait_closed()
+            async with asyncio.timeout(30):  # until the viewer has seen it close
+                while (
+                    b"medina_http_event_streams_open 0.0"
+                    not in (await get(host, port, "/metrics"))[2]
+                ):
+                    await asyncio.sleep(0.05)
+            events = asyncio.create_task(read_events(host, port, path))
             await play_bots(running, hosted, 3)
             frames = await asyncio.wait_for(events, 60)
             outcome = hosted.match.outcome

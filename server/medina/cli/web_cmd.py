@@ -9,6 +9,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from medina.rpc.common.admission import open_files_limit
+from medina.rpc.common.limits import ClientSlots
 from medina.rpc.common.serving import wait_for_signal
 from medina.rpc.single.server import RunningServer
 from medina.storage.ladder import LadderStore
@@ -35,6 +37,7 @@ from medina.wire.shared.tls import ClientTls
 
 from .errors import CommandError
 from .options import (
+    add_client_limit_options,
     add_client_tls_options,
     add_organiser_token_option,
     client_tls_from_args,
@@ -43,6 +46,8 @@ from .options import (
 from .reach import tls_mismatch
 
 DEFAULT_WEB_PORT = 8080
+#: Open files the viewer keeps free of connections (records read, logs, the gRPC channel).
+WEB_FILES_KEPT = 64
 
 
 def add_parser(sub: Any) -> None:
@@ -81,6 +86,7 @@ def add_parser(sub: Any) -> None:
     )
     add_organiser_token_option(p, "organiser token of --server, if it asks for one")
     add_client_tls_options(p, starts_bots=False)
+    add_client_limit_options(p, "open live-page event streams")
     p.set_defaults(run=run)
 
 
@@ -288,6 +294,11 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--records {records} is neither a directory nor a record file")
     if args.db and args.ladder_db:
         raise CommandError("--db (a tournament) and --ladder-db: /standings shows one; give one")
+    if args.max_streams_per_client < 0:
+        raise CommandError(
+            f"--max-streams-per-client {args.max_streams_per_client}: must be 0 (no limit) or more"
+        )
+    slots = ClientSlots(args.max_streams_per_client, loopback=args.limit_loopback)
     provider = (
         ladder_standings(args.ladder_db)
         if args.ladder_db
@@ -297,7 +308,9 @@ def run(args: argparse.Namespace) -> int:
     )
     tls = client_tls_from_args(args)
     return asyncio.run(
-        _serve(records, args.host, args.http, provider, args.server, args.organiser_token, tls)
+        _serve(
+            records, args.host, args.http, provider, args.server, args.organiser_token, tls, slots
+        )
     )
 
 
@@ -309,6 +322,7 @@ async def _serve(
     server: str | None = None,
     organiser_token: str | None = None,
     tls: ClientTls | None = None,
+    slots: ClientSlots | None = None,
 ) -> int:
     # A server that is down may come up later (its matches are listed then); one that is
     # dialled the wrong way (TLS or not, a certificate refused) never would.
@@ -316,8 +330,15 @@ async def _serve(
     if why is not None:
         raise CommandError(why)
     remote = RemoteArena(server, organiser_token, tls) if server else None
+    # The open-files limit bounds the connections (past it, a 503 rather than a process
+    # that cannot accept and logs so at every turn of its loop); what is kept below it is
+    # for the records a page reads, the logs and the channel to --server.
+    limit = open_files_limit()
     http = HttpServer(
-        build_app(records_viewer(records, standings=provider, remote=remote)), host, port
+        build_app(records_viewer(records, standings=provider, remote=remote, slots=slots)),
+        host,
+        port,
+        max_connections=None if limit is None else max(1, limit - WEB_FILES_KEPT),
     )
     try:
         await http.start()

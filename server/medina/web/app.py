@@ -478,8 +478,10 @@ def records_viewer(
     records_dir: Path,
     standings: StandingsProvider | None = None,
     remote: MatchSource | None = None,
+    slots: ClientSlots | None = None,
 ) -> Viewer:
     """A viewer of a records directory, or of one record file (``medina-arena web``), and
-    of another server's matches when ``remote`` (a ``remote.RemoteArena``) is given."""
+    of another server's matches when ``remote`` (a ``remote.RemoteArena``) is given; its
+    live streams are counted per client in ``slots`` (None: not limited)."""
     sources = (remote,) if remote is not None else ()
-    return Viewer(RecordShelf.at(records_dir), sources=sources, standings=standings)
+    return Viewer(RecordShelf.at(records_dir), sources=sources, standings=standings, slots=slots)

@@ -8,7 +8,9 @@ import contextlib
 import logging
 import socket
 import struct
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -39,6 +41,43 @@ REQUEST_HEAD_S = 10.0
 #: a large download) and never reads would hold its connection, one of the viewer's
 #: ``viewer_connections``, and what is queued for it for good.
 WRITE_STALL_S = 30.0
+
+
+#: What asyncio says when accept() finds the process out of files; it says it for every
+#: connection waiting in the listen queue (up to the backlog, 2,048) at once.
+ACCEPT_FAILED = "socket.accept() out of system resource"
+#: Seconds between two log lines of failed accepts.
+ACCEPT_FAILED_EVERY_S = 10.0
+
+
+def quiet_accept_failures(loop: asyncio.AbstractEventLoop) -> None:
+    """Log accept() failures for want of files once every ``ACCEPT_FAILED_EVERY_S`` with a
+    count, instead of asyncio's traceback per connection waiting (2,016 of them for one
+    burst past the open-files limit); other errors go to the handler there was."""
+    previous = loop.get_exception_handler()
+    last = -ACCEPT_FAILED_EVERY_S
+    unsaid = 0
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        nonlocal last, unsaid
+        if context.get("message") != ACCEPT_FAILED:
+            if previous is not None:
+                previous(loop, context)
+            else:
+                loop.default_exception_handler(context)
+            return
+        unsaid += 1
+        now = time.monotonic()
+        if now - last >= ACCEPT_FAILED_EVERY_S:
+            log.warning(
+                "the viewer could not accept %d connection(s): %s (the process's open-files "
+                "limit; see docs/operations.md)",
+                unsaid,
+                context.get("exception"),
+            )
+            last, unsaid = now, 0
+
+    loop.set_exception_handler(handler)
 
 
 class _Uvicorn(uvicorn.Server):
@@ -248,7 +287,9 @@ class HttpServer:
             ),
         )
         self._server = _Uvicorn(config)
-        self._task = asyncio.get_running_loop().create_task(self._server.serve(sockets=[sock]))
+        loop = asyncio.get_running_loop()
+        quiet_accept_failures(loop)
+        self._task = loop.create_task(self._server.serve(sockets=[sock]))
         log.info("viewer on %s", self.url)
 
     async def stop(self) -> None:
