@@ -51,10 +51,12 @@ log = logging.getLogger("medina.web")
 
 STATIC = Path(__file__).resolve().parent / "static"
 
-#: Sent with every response: scripts and styles only from this server, nothing framed.
+#: Sent with every response: scripts and styles only from this server, nothing framed, no
+#: base URL or form target an injected tag could set (default-src covers neither).
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
-    "style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+    "style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; "
+    "base-uri 'none'; form-action 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }

@@ -273,7 +273,9 @@ class HttpServer:
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(
             self.app,
-            log_level="warning",
+            # uvicorn's warnings are about clients (a malformed request, an upgrade it
+            # cannot do), one line each: a client could fill the log with them.
+            log_level="error",
             access_log=False,
             lifespan="off",
             # A client is its peer address: uvicorn trusts X-Forwarded-For from loopback
