@@ -15,9 +15,10 @@ import pytest
 from bounded import run
 from medina.rpc.common.admission import AdmissionLimits
 from medina.rpc.common.config import ServerConfig
+from medina.rpc.common.limits import Limits
 from medina.rpc.single.server import start_server
 from medina.web import HttpServer, serve_viewer
-from medina.web.server import viewer_connections
+from medina.web.server import BROWSER_CONNECTIONS, viewer_connections
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
@@ -185,6 +186,45 @@ def test_connections_past_the_viewers_share_of_open_files_are_answered_503(
                 b"\r\n\r\nthe viewer has its most open connections (64: its share of the "
                 b"server's open-files limit); try again in a few seconds\n"
             )
+            kept.pop()[1].close()  # one leaves: a new one gets in
+            async with asyncio.timeout(CLOSE_WITHIN_S):
+                while True:
+                    head, again = await served(http.port)
+                    again.close()
+                    if head.startswith(b"HTTP/1.1 200"):
+                        break
+            for _head, w in kept:
+                w.close()
+        finally:
+            await http.stop()
+            await running.stop(1)
+
+    run(main())
+
+
+def test_one_address_keeps_at_most_its_share_of_the_viewers_connections(tmp_path: Path) -> None:
+    # The viewer's connections were limited only in all: one address opening 1,400 of them
+    # (a header byte now and then, reconnecting when closed) kept every other visitor out,
+    # /metrics included. An address keeps two connections per stream it may open, and a
+    # browser's (BROWSER_CONNECTIONS) besides.
+    async def main() -> None:
+        config = ServerConfig(
+            host="127.0.0.1",
+            port=0,
+            records_dir=tmp_path,
+            limits=Limits(max_streams_per_client=2, limit_loopback=True),
+        )
+        running = await start_server(config)
+        http = await serve_viewer(running, "127.0.0.1", 0)
+        try:
+            assert http.per_client == 4 + BROWSER_CONNECTIONS == 12
+            kept = [await served(http.port) for _ in range(12)]
+            assert {head.split(b"\r\n")[0] for head, _w in kept} == {b"HTTP/1.1 200 OK"}
+            reader, writer = await asyncio.open_connection("127.0.0.1", http.port)
+            answer = await closed(reader)
+            writer.close()
+            assert answer.startswith(b"HTTP/1.1 429 Too Many Requests\r\n"), answer
+            assert b"client 127.0.0.1 already has 12 open connections to the viewer" in answer
             kept.pop()[1].close()  # one leaves: a new one gets in
             async with asyncio.timeout(CLOSE_WITHIN_S):
                 while True:

@@ -32,6 +32,7 @@ from medina.web import (
     serve_viewer,
 )
 from medina.web.remote import RemoteArena
+from medina.web.server import connections_per_client
 from medina.web.shelf import record_id_of
 from medina.wire.shared.tls import ClientTls
 
@@ -339,6 +340,8 @@ async def _serve(
         host,
         port,
         max_connections=None if limit is None else max(1, limit - WEB_FILES_KEPT),
+        per_client=0 if slots is None else connections_per_client(slots.limit),
+        loopback_too=slots is not None and slots.loopback,
     )
     try:
         await http.start()

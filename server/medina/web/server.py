@@ -18,6 +18,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from medina.referee.view import MatchPhase
 from medina.rpc.common.admission import files_reserve
+from medina.rpc.common.limits import is_loopback
 from medina.rpc.single.server import RunningServer
 
 from .app import Viewer, build_app
@@ -104,6 +105,17 @@ def viewer_connections(max_open_files: int | None) -> int | None:
     return max(1, files_reserve(max_open_files) - RESERVE_KEPT)
 
 
+#: Connections a browser opens to one host at once (6 over HTTP/1.1), and then some.
+BROWSER_CONNECTIONS = 8
+
+
+def connections_per_client(streams: int) -> int:
+    """The HTTP connections a client address may keep open to the viewer when it may hold
+    ``streams`` open streams (0: no limit): a live page's stream and a page load beside
+    each, and what one browser opens to load a page."""
+    return 0 if streams == 0 else 2 * streams + BROWSER_CONNECTIONS
+
+
 def refusal(limit: int) -> bytes:
     """What a connection past the viewer's ``limit`` is answered before it is closed."""
     body = (
@@ -117,11 +129,26 @@ def refusal(limit: int) -> bytes:
     return head.encode() + body
 
 
+def client_refusal(client: str, limit: int) -> bytes:
+    """What a connection past its address's ``limit`` is answered before it is closed."""
+    body = (
+        f"client {client} already has {limit} open connections to the viewer (the limit "
+        f"is {limit}); close some before opening more\n"
+    ).encode()
+    head = (
+        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        f"retry-after: 5\r\nconnection: close\r\ncontent-length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
 def deadlines(
     head_s: float,
     write_s: float = WRITE_STALL_S,
     max_connections: int | None = None,
     open_now: set[H11Protocol] | None = None,
+    per_client: int = 0,
+    loopback_too: bool = False,
 ) -> type[H11Protocol]:
     """uvicorn's h11 protocol closing a connection that has not sent a whole request head
     within ``head_s`` seconds of opening or of its last response (a response being written,
@@ -129,12 +156,17 @@ def deadlines(
     unsent is dropped) a connection whose writes stay paused ``write_s`` seconds on end
     (the client reads nothing), and answering a connection past ``max_connections`` open
     ones with a 503 (``refusal``) and closing it. The connections open now are kept in
-    ``open_now`` (a set of its own when None)."""
+    ``open_now`` (a set of its own when None). A client address past ``per_client`` open
+    connections (0: no limit; loopback ones only with ``loopback_too``) is answered 429 and
+    closed: the shared limit alone let one address, reconnecting as it was closed, keep
+    every other visitor out (``/metrics`` included)."""
     tracked: set[H11Protocol] = open_now if open_now is not None else set()
+    held: dict[str, int] = {}
 
     class DeadlineH11Protocol(H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
         _stalled: asyncio.TimerHandle | None = None
+        _client = ""
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -143,6 +175,20 @@ def deadlines(
                 transport.write(refusal(max_connections))
                 transport.close()
                 return
+            peer = transport.get_extra_info("peername")
+            client = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+            if (
+                per_client
+                and client
+                and held.get(client, 0) >= per_client
+                and (loopback_too or not is_loopback(client))
+            ):
+                log.debug("refused an HTTP connection of %s past its %d", client, per_client)
+                transport.write(client_refusal(client, per_client))
+                transport.close()
+                return
+            self._client = client
+            held[client] = held.get(client, 0) + 1
             tracked.add(self)
             self._arm()
 
@@ -170,7 +216,13 @@ def deadlines(
                 self._stalled = None
 
         def connection_lost(self, exc: Exception | None) -> None:
-            tracked.discard(self)
+            if self in tracked:
+                tracked.discard(self)
+                left = held.get(self._client, 0) - 1
+                if left > 0:
+                    held[self._client] = left
+                else:
+                    held.pop(self._client, None)
             self._disarm()
             if self._stalled is not None:
                 self._stalled.cancel()
@@ -242,8 +294,14 @@ class HttpServer:
         request_head_s: float = REQUEST_HEAD_S,
         max_connections: int | None = None,
         write_stall_s: float = WRITE_STALL_S,
+        per_client: int = 0,
+        loopback_too: bool = False,
     ) -> None:
         self.app = app
+        #: Connections one client address keeps open at most (0: no limit; loopback
+        #: addresses only with ``loopback_too``); the next are answered 429.
+        self.per_client = per_client
+        self.loopback_too = loopback_too
         self.request_head_s = request_head_s
         #: Seconds a connection's writes may stay paused before it is closed.
         self.write_stall_s = write_stall_s
@@ -285,7 +343,12 @@ class HttpServer:
             proxy_headers=False,
             timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
             http=deadlines(
-                self.request_head_s, self.write_stall_s, self.max_connections, self._open
+                self.request_head_s,
+                self.write_stall_s,
+                self.max_connections,
+                self._open,
+                self.per_client,
+                self.loopback_too,
             ),
         )
         self._server = _Uvicorn(config)
@@ -348,8 +411,14 @@ async def serve_viewer(
     """Start the viewer of ``running`` on ``host:port``, keeping open at most the
     connections its share of the open-files limit holds (``viewer_connections``)."""
     limit = viewer_connections(running.config.admission.max_open_files)
+    slots = running.slots
     http = HttpServer(
-        build_app(arena_viewer(running, standings)), host, port, max_connections=limit
+        build_app(arena_viewer(running, standings)),
+        host,
+        port,
+        max_connections=limit,
+        per_client=connections_per_client(slots.limit),
+        loopback_too=slots.loopback,
     )
     await http.start()
     return http

@@ -144,7 +144,8 @@ def client_of(peer: str) -> str:
     return peer
 
 
-def _is_loopback(client: str) -> bool:
+def is_loopback(client: str) -> bool:
+    """Whether a client address is this machine's loopback (a name or a unix socket: no)."""
     try:
         return ipaddress.ip_address(client).is_loopback
     except ValueError:
@@ -177,7 +178,7 @@ class ClientSlots:
     def take(self, client: str) -> str:
         """Take a slot for a client address (the web viewer's streams count here too)."""
         held = self.open.get(client, 0)
-        if self.limit and held >= self.limit and (self.loopback or not _is_loopback(client)):
+        if self.limit and held >= self.limit and (self.loopback or not is_loopback(client)):
             raise StreamSlotsExhausted(
                 f"client {client} already has {held} open streams (the limit is {self.limit}); "
                 "close some before opening more"
