@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ARENA = [sys.executable, "-m", "medina.cli"]
@@ -103,22 +104,35 @@ def test_a_bot_that_exits_mid_match_is_reported_and_forfeited_then(tmp_path: Pat
     assert "crashed (its bot exited with code 3 during the match)" in done.stdout
 
 
-def test_with_a_server_elsewhere_a_bot_that_exits_is_forfeited_at_once(tmp_path: Path) -> None:
-    # `match --server`: the server is another process. A reconnect grace and clocks far
-    # longer than the bounded waits, and a 30 s connect deadline beyond them: only the
-    # forfeit sent when a bot's process exits (ForfeitSeat) ends these matches in time.
-    tests = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), *sys.path])}
+@contextlib.contextmanager
+def serve_elsewhere(tmp_path: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``medina-arena serve`` as its own process (records in ``tmp_path/served``): the
+    process and its address; stopped (killed if it will not) at the end."""
     server = subprocess.Popen(
-        [*ARENA, "serve", "--port", "0", "--records", str(tmp_path / "served"),
-         "--organiser-token", "s3cret"],
+        [*ARENA, "serve", "--port", "0", "--records", str(tmp_path / "served"), *extra],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path,
     )  # fmt: skip
     try:
         assert server.stdout is not None
         line = server.stdout.readline()
         assert "listening on" in line, line
-        address = line.split()[-1]
+        yield server, line.split()[-1]
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=30)
+
+
+def test_with_a_server_elsewhere_a_bot_that_exits_is_forfeited_at_once(tmp_path: Path) -> None:
+    # `match --server`: the server is another process. A reconnect grace and clocks far
+    # longer than the bounded waits, and a 30 s connect deadline beyond them: only the
+    # forfeit sent when a bot's process exits (ForfeitSeat) ends these matches in time.
+    tests = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), *sys.path])}
+    with serve_elsewhere(tmp_path, "--organiser-token", "s3cret") as (_server, address):
         slow = ["--reconnect-grace-ms", "3600000", "--decision-ms", "600000", "--bank-ms", "0"]
         for bot, timeout, said in (
             ("python -m e2e.broken_bots.quits", 60, "exited with code 3 during the match"),
@@ -134,13 +148,6 @@ def test_with_a_server_elsewhere_a_bot_that_exits_is_forfeited_at_once(tmp_path:
             assert done.returncode == 0, done.stderr
             assert f"seat 0's bot {said}; its log: " in done.stderr
             assert f"crashed (its bot {said})" in done.stdout
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=30)
 
 
 def test_a_server_elsewhere_killed_mid_match_is_said_in_one_line(tmp_path: Path) -> None:
@@ -149,15 +156,7 @@ def test_a_server_elsewhere_killed_mid_match_is_said_in_one_line(tmp_path: Path)
     tests = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), *sys.path])}
     served = tmp_path / "served"
-    server = subprocess.Popen(
-        [*ARENA, "serve", "--port", "0", "--records", str(served)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path,
-    )  # fmt: skip
-    try:
-        assert server.stdout is not None
-        line = server.stdout.readline()
-        assert "listening on" in line, line
-        address = line.split()[-1]
+    with serve_elsewhere(tmp_path) as (server, address):
         match = subprocess.Popen(
             [*ARENA, "match", "--ruleset", "medina-v2", "--players", "2", "--seed", "1",
              "--decision-ms", "600000", "--server", address,
@@ -177,9 +176,6 @@ def test_a_server_elsewhere_killed_mid_match_is_said_in_one_line(tmp_path: Path)
             out, err = match.communicate(timeout=30)
         finally:
             match.kill()
-    finally:
-        server.kill()
-        server.wait(timeout=30)
     assert match.returncode == 2, out + err
     assert "Traceback" not in err
     (said,) = err.splitlines()

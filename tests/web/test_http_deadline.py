@@ -159,6 +159,28 @@ async def served(port: int) -> tuple[bytes, asyncio.StreamWriter]:
     return head, writer
 
 
+async def one_past(port: int, limit: int) -> bytes:
+    """Open ``limit`` connections, each served; what the next is answered (to its close).
+    Then one leaves, and a new connection is served (bounded: once the server has seen it
+    close); all are closed at the end."""
+    kept = [await served(port) for _ in range(limit)]
+    try:
+        assert {head.split(b"\r\n")[0] for head, _w in kept} == {b"HTTP/1.1 200 OK"}
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        answer = await closed(reader)
+        writer.close()
+        kept.pop()[1].close()  # one leaves: a new one gets in
+        async with asyncio.timeout(CLOSE_WITHIN_S):
+            while True:
+                head, again = await served(port)
+                again.close()
+                if head.startswith(b"HTTP/1.1 200"):
+                    return answer
+    finally:
+        for _head, w in kept:
+            w.close()
+
+
 def test_connections_past_the_viewers_share_of_open_files_are_answered_503(
     tmp_path: Path,
 ) -> None:
@@ -176,25 +198,12 @@ def test_connections_past_the_viewers_share_of_open_files_are_answered_503(
         http = await serve_viewer(running, "127.0.0.1", 0)
         try:
             assert http.max_connections == 64
-            kept = [await served(http.port) for _ in range(64)]
-            assert {head.split(b"\r\n")[0] for head, _w in kept} == {b"HTTP/1.1 200 OK"}
-            reader, writer = await asyncio.open_connection("127.0.0.1", http.port)
-            answer = await closed(reader)
-            writer.close()
+            answer = await one_past(http.port, 64)
             assert answer.startswith(b"HTTP/1.1 503 Service Unavailable\r\n"), answer
             assert answer.endswith(
                 b"\r\n\r\nthe viewer has its most open connections (64: its share of the "
                 b"server's open-files limit); try again in a few seconds\n"
             )
-            kept.pop()[1].close()  # one leaves: a new one gets in
-            async with asyncio.timeout(CLOSE_WITHIN_S):
-                while True:
-                    head, again = await served(http.port)
-                    again.close()
-                    if head.startswith(b"HTTP/1.1 200"):
-                        break
-            for _head, w in kept:
-                w.close()
         finally:
             await http.stop()
             await running.stop(1)
@@ -218,22 +227,9 @@ def test_one_address_keeps_at_most_its_share_of_the_viewers_connections(tmp_path
         http = await serve_viewer(running, "127.0.0.1", 0)
         try:
             assert http.per_client == 4 + BROWSER_CONNECTIONS == 12
-            kept = [await served(http.port) for _ in range(12)]
-            assert {head.split(b"\r\n")[0] for head, _w in kept} == {b"HTTP/1.1 200 OK"}
-            reader, writer = await asyncio.open_connection("127.0.0.1", http.port)
-            answer = await closed(reader)
-            writer.close()
+            answer = await one_past(http.port, 12)
             assert answer.startswith(b"HTTP/1.1 429 Too Many Requests\r\n"), answer
             assert b"client 127.0.0.1 already has 12 open connections to the viewer" in answer
-            kept.pop()[1].close()  # one leaves: a new one gets in
-            async with asyncio.timeout(CLOSE_WITHIN_S):
-                while True:
-                    head, again = await served(http.port)
-                    again.close()
-                    if head.startswith(b"HTTP/1.1 200"):
-                        break
-            for _head, w in kept:
-                w.close()
         finally:
             await http.stop()
             await running.stop(1)
