@@ -32,11 +32,13 @@ from medina.engine import (
     apply_action,
     describe_supply,
     get_ruleset,
+    is_legal,
     new_game,
     render,
     square_name,
 )
 from medina.engine.geometry import squares
+from medina.engine.turn import explain
 from medina_client.encoding import (
     ACTION_COUNT,
     CELLS,
@@ -253,8 +255,8 @@ def _listed_action(s: GameState, action: int) -> Action:
         refused = exc
     g = s.rules.geometry
     known = actions_of_indices(g.cols, g.rows)[index]
-    if known is not None:
-        apply_action(s, known)  # the engine's IllegalActionError, naming the rule it breaks
+    if known is not None and not is_legal(s, known):
+        raise explain(s, known)  # the engine's words, naming the rule the action breaks
     raise IllegalActionError("illegal", f"{refused}: each move has one id, in legal_actions()")
 
 
