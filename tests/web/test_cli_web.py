@@ -224,6 +224,10 @@ def test_match_http_prints_the_live_page_and_stays_for_the_replay(tmp_path: Path
     [
         (["web", "--records", "no-such-dir"], "no records directory no-such-dir"),
         (["web", "--records", ".", "--http", "70000"], "--http must be a port from 0 to 65535"),
+        (
+            ["web", "--records", ".", "--max-streams-per-client", "-1"],
+            "--max-streams-per-client -1: must be 0 (no limit) or more",
+        ),
         (["serve", "--port", "0", "--http", "-1"], "--http must be a port from 0 to 65535"),
         # Refused before the server starts, not at its first CreateMatch.
         (["serve", "--records", "/proc/medina"], "--records /proc/medina: cannot write match"),

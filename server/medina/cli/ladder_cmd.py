@@ -26,7 +26,6 @@ from medina.referee.config import LIMIT_MS, MatchSettings
 from medina.referee.errors import ConfigError
 from medina.rpc.common.admission import AdmissionLimits, open_files_limit
 from medina.rpc.common.collector import Collector
-from medina.rpc.common.limits import Limits
 from medina.rpc.common.serving import signals_caught
 from medina.storage.ladder import LadderStore, StoreError
 from medina.wire.shared.addresses import host_port
@@ -39,6 +38,7 @@ from .options import (
     add_organiser_token_option,
     add_records_reserve_option,
     add_server_tls_options,
+    client_limits,
     is_loopback,
     records_directory,
     seconds,
@@ -369,10 +369,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     if not args.records_reserve_mb >= 0:
         raise CommandError(f"--records-reserve-mb {args.records_reserve_mb}: must be 0 or more")
-    if args.max_streams_per_client < 0:
-        raise CommandError(
-            f"--max-streams-per-client {args.max_streams_per_client}: must be 0 (no limit) or more"
-        )
+    limits = client_limits(args)
     server = LadderServerConfig(
         db=args.db,
         host=args.host,
@@ -385,10 +382,7 @@ def _serve(args: argparse.Namespace) -> int:
         records_reserve_mb=args.records_reserve_mb,
         organiser_token=args.organiser_token,
         ladder=config,
-        limits=Limits(
-            max_streams_per_client=args.max_streams_per_client,
-            limit_loopback=args.limit_loopback,
-        ),
+        limits=limits,
         server_id=args.server_id,
         tls_cert=tls.cert,
         tls_key=tls.key,

@@ -242,6 +242,18 @@ def add_client_limit_options(p: argparse.ArgumentParser, streams: str) -> None:
     )
 
 
+def client_limits(args: argparse.Namespace) -> Limits:
+    """The per-client limits ``add_client_limit_options`` read; CommandError for a negative
+    ``--max-streams-per-client`` (0 is a value: no limit)."""
+    if args.max_streams_per_client < 0:
+        raise CommandError(
+            f"--max-streams-per-client {args.max_streams_per_client}: must be 0 (no limit) or more"
+        )
+    return Limits(
+        max_streams_per_client=args.max_streams_per_client, limit_loopback=args.limit_loopback
+    )
+
+
 def add_client_tls_options(p: argparse.ArgumentParser, starts_bots: bool = True) -> None:
     """--tls-ca, --tls-cert and --tls-key of an organiser's command that dials ``--server``
     (``match``, ``tournament run``/``worker``, ``web``): the SDK's options, the same meaning.

@@ -41,6 +41,7 @@ from .options import (
     add_client_limit_options,
     add_client_tls_options,
     add_organiser_token_option,
+    client_limits,
     client_tls_from_args,
     existing_database,
 )
@@ -295,11 +296,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--records {records} is neither a directory nor a record file")
     if args.db and args.ladder_db:
         raise CommandError("--db (a tournament) and --ladder-db: /standings shows one; give one")
-    if args.max_streams_per_client < 0:
-        raise CommandError(
-            f"--max-streams-per-client {args.max_streams_per_client}: must be 0 (no limit) or more"
-        )
-    slots = ClientSlots(args.max_streams_per_client, loopback=args.limit_loopback)
+    slots = ClientSlots.for_limits(client_limits(args))
     provider = (
         ladder_standings(args.ladder_db)
         if args.ladder_db
