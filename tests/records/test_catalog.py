@@ -80,11 +80,15 @@ def test_a_line_cut_mid_write_is_noted_and_the_rest_is_kept(tmp_path: Path) -> N
     assert report.ok and report.decisions == 11, report.summary()
 
 
-def test_an_empty_record_is_a_match_that_never_started(tmp_path: Path) -> None:
+def test_an_empty_record_is_a_match_that_has_not_started(tmp_path: Path) -> None:
+    # A server writes the header when the match starts: the match may be waiting for its bots.
     (tmp_path / "abc.jsonl").write_bytes(b"")
     m = inspect(tmp_path / "abc.jsonl")
     assert m.state is StoredState.INTERRUPTED and m.header is None and m.result is None
-    assert "before the match started" in m.note
+    assert (
+        m.note
+        == f"{UNFINISHED}; the record is empty (no header: the match has not started, or never did)"
+    )
 
 
 def test_garbage_is_listed_as_unreadable_not_raised(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from medina.cli import main
+from medina.records.catalog import UNFINISHED
 from medina.storage.tournaments import NewGame, SeatRow, TournamentStore
 
 from .test_verify import engine_record
@@ -142,7 +143,7 @@ def test_records_in_play_unreadable_or_named_by_a_tournament_are_kept(
     assert (records / f"{named.stem}.seat0.log").exists()
     assert main(["replay", "prune", str(records), "--max-mb", "0", "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert f"would keep {cut}: no outcome line" in out
+    assert f"would keep {cut}: {UNFINISHED}" in out
     assert f"would delete {named}" in out  # no --keep-for: nothing names it
 
 

@@ -35,6 +35,29 @@ def test_lists_each_record_and_fails_on_unfinished_ones(
     assert "3 record(s), 2 unfinished or unreadable" in out
 
 
+def test_verify_calls_a_record_without_an_outcome_unfinished_as_list_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Run on a live directory, a record with no outcome line may be a match being played:
+    ``verify`` says so in ``list``'s words, not that it was interrupted."""
+    cut = engine_record(tmp_path, "medina-v1-2p", 2, 2, stop_after=9)
+    lines = cut.read_text().splitlines(keepends=True)
+    cut.write_text("".join(lines[:-2]))  # no ABORTED incident, no outcome: in play, or a crash
+    assert main(["replay", "verify", str(cut)]) == 0
+    assert capsys.readouterr().out == (
+        f"{cut}: OK, 9 decisions replayed; unfinished: no outcome line yet (still being "
+        "played, or its server stopped during the match); verified up to the last complete "
+        "entry\n"
+    )
+    cut.write_text("".join(lines[:-2]) + lines[-2][:7])  # a line cut mid-write
+    assert main(["replay", "verify", str(cut)]) == 0
+    out = capsys.readouterr().out
+    assert "interrupted" not in out
+    assert out.rstrip().endswith(
+        "; verified up to the last complete entry; its last line was cut off mid-write"
+    ), out
+
+
 def test_a_missing_directory_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -64,8 +64,9 @@ def add_prune_parser(rsub: Any) -> None:
         help="delete old records (and their bot logs) by age or by the directory's size",
         description="Delete finished and aborted records of DIR (its own *.jsonl files, with "
         "their MATCH.seatN.log bot logs) older than N days or beyond the newest M MB. Never "
-        "deleted: a record without an outcome line (a match in play, or interrupted), an "
-        "unreadable one, or one a --keep-for tournament database names.",
+        "deleted: a record without an outcome line (unfinished: a match still being played, "
+        "or whose server stopped during it), an unreadable one, or one a --keep-for "
+        "tournament database names.",
     )
     pr.add_argument("directory", metavar="DIR", help="records directory")
     pr.add_argument(

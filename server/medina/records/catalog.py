@@ -55,6 +55,9 @@ class StoredState(enum.Enum):
 UNFINISHED = (
     "unfinished: no outcome line yet (still being played, or its server stopped during the match)"
 )
+#: Said besides of such a record whose last line is incomplete (a crash mid-write, or a
+#: reader that came while the line was being written).
+CUT_OFF = "its last line was cut off mid-write"
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,9 @@ def inspect(path: Path) -> StoredMatch:
             None,
             0,
             None,
-            "interrupted before the match started: the record is empty (no header)",
+            # Written at the match's start: an empty record's match may be waiting for its bots.
+            f"{UNFINISHED}; the record is empty (no header: the match has not started, or "
+            "never did)",
             stat.st_mtime,
         )
     last = _last_complete_line(data)
@@ -157,7 +162,7 @@ def _inspect_slowly(path: Path, match_id: str, mtime: float) -> StoredMatch:
         f"({decisions} decisions)"
     )
     if record.truncated:
-        note += "; its last line was cut off mid-write"
+        note += f"; {CUT_OFF}"
     if problem:
         note += f"; replay stopped: {problem}"
     return StoredMatch(

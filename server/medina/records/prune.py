@@ -128,8 +128,8 @@ def _regular(fd: int, name: str) -> os.stat_result | None:
 def plan(directory: Path, policy: Policy, now: float, keep: Set[str] = frozenset()) -> Plan:
     """What pruning ``directory`` under ``policy`` at time ``now`` would delete. Only the
     directory's own ``*.jsonl`` files are records (no subdirectory is looked into, no
-    symlink followed). Never chosen: a record without an outcome line (a match in play, or
-    interrupted by a crash), an unreadable one, or one whose file name is in ``keep``."""
+    symlink followed). Never chosen: a record without an outcome line (``catalog.UNFINISHED``),
+    an unreadable one, or one whose file name is in ``keep``."""
     records: list[Stored] = []
     protected: dict[str, str] = {}
     unreadable: dict[str, str] = {}
@@ -198,7 +198,7 @@ def _guard(path: Path, keep: Set[str]) -> str | None:
     except OSError as exc:
         return f"unreadable: {exc.strerror or exc}"
     if state is StoredState.INTERRUPTED:
-        return "no outcome line: a match in play, or interrupted"
+        return catalog.UNFINISHED
     if state is StoredState.UNREADABLE:
         return "unreadable: not a record this version can read"
     return None

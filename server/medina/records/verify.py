@@ -11,6 +11,7 @@ from medina.v1 import match_pb2, record_pb2
 from medina.wire.settings import settings_from_proto
 from medina.wire.shared.scores import breakdown_to_proto
 
+from .catalog import CUT_OFF, UNFINISHED
 from .reader import Record
 from .replay import replay_to_end
 
@@ -30,7 +31,7 @@ class VerifyReport:
     decisions: int  # decisions replayed successfully
     complete: bool  # the game was played to its end
     problem: str = ""  # the first problem, naming its line
-    note: str = ""  # e.g. "aborted" or "interrupted"
+    note: str = ""  # e.g. "aborted: ..." or ``catalog.UNFINISHED``
     line: int = 0
     decision: int = -1
     #: What replays but is not what this arena writes: the header's setup is not the one its
@@ -52,8 +53,9 @@ def verify_record(record: Record) -> VerifyReport:
 
     Every decision must be by the seat to move and legal; at the end the totals
     and breakdowns must be the engine's and the ranks the referee's rule (seats
-    that forfeited rank last). An aborted or interrupted record verifies up to
-    its last complete entry, and the report says so. A setup that is not the one the
+    that forfeited rank last). An aborted or unfinished record (no outcome line: a
+    match still being played, or whose server stopped) verifies up to its last
+    complete entry, and the report says so. A setup that is not the one the
     header's seed draws replays from the record's squares, with a ``warning``.
     """
     report = _verify(record)
@@ -101,13 +103,13 @@ def _verify(record: Record) -> VerifyReport:
         return VerifyReport(record.path, False, count, False, problem, line=line, decision=decision)
     outcome = record.outcome
     if outcome is None:
-        how = " (last line truncated)" if record.truncated else ""
+        note = f"{UNFINISHED}; verified up to the last complete entry"
         return VerifyReport(
             record.path,
             True,
             count,
             False,
-            note=f"interrupted: no outcome{how}; verified up to the last complete entry",
+            note=f"{note}; {CUT_OFF}" if record.truncated else note,
         )
     problem = _check_outcome(record, state, outcome)
     if problem:
@@ -153,7 +155,7 @@ def _check_timeouts(record: Record) -> tuple[str, int, int]:
             )
     for (seat, at), n in struck.items():
         if at not in decisions:
-            continue  # the record stops before the move (interrupted)
+            continue  # the record stops before the move (unfinished)
         line, d = decisions[at]
         if d.seat != seat or d.source not in _REFEREE_MOVES:
             return (
