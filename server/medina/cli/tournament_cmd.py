@@ -301,7 +301,7 @@ def _validate(
 def _records(cfg: tconfig.TournamentConfig, out: Path, file: str) -> Path:
     """The records directory, made now: one that cannot be is the file's ``records`` key's
     fault (or ``--out``'s), said before any bot is started."""
-    records = Path(cfg.base_dir) / cfg.records if cfg.records else out / "records"
+    records = cfg.records_dir(out)
     try:
         records.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

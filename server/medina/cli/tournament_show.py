@@ -198,7 +198,7 @@ def verify_cmd(args: argparse.Namespace) -> int:
         records = Path(args.records)
         if not records.is_dir():
             raise CommandError(f"--records: no such directory: {args.records}")
-    found = audit(store, tid, records)
+    found = audit(store, tid, records, out_dir(args, name))
     for finding in found.findings:
         print(finding.line())
     for note in found.notes:

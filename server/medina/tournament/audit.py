@@ -57,9 +57,14 @@ class Audit:
         return not self.findings
 
 
-def audit(store: TournamentStore, tid: int, records: Path | None = None) -> Audit:
+def audit(
+    store: TournamentStore, tid: int, records: Path | None = None, out: Path | None = None
+) -> Audit:
     """Check tournament ``tid`` of ``store``: its schedule against its configuration, and
-    each finished game against its record (in ``records``, when given, by file name)."""
+    each finished game against its record (in ``records``, when given, by file name).
+    ``out``: the tournament's output directory, whose records directory (the configuration's
+    own, when it names one) is looked into for records no result names besides the results'
+    directories."""
     row = next(t for t in store.tournaments() if t.id == tid)
     cfg = TournamentConfig.from_json(row.config)
     stored = store.schedule(tid)
@@ -77,7 +82,8 @@ def audit(store: TournamentStore, tid: int, records: Path | None = None) -> Audi
     for game in results:
         findings.extend(Finding(game.number + 1, text) for text in game_findings(game, records))
     counts = Counter(s.status for s in stored)
-    notes = orphan_notes(results, records, counts)
+    own = cfg.records_dir(out) if out is not None else None
+    notes = orphan_notes(results, records, counts, own)
     return Audit(len(results), dict(counts), tuple(findings), tuple(notes))
 
 
@@ -169,19 +175,26 @@ def game_findings(g: GameRow, records: Path | None = None) -> list[str]:
 
 
 def orphan_notes(
-    results: Sequence[GameRow], records: Path | None, counts: Mapping[str, int]
+    results: Sequence[GameRow],
+    records: Path | None,
+    counts: Mapping[str, int],
+    own: Path | None = None,
 ) -> list[str]:
-    """Records in the results' directories (``records``, when given) that no result names:
-    attempts that were interrupted or aborted and given back, their games replayed since
-    or, while some are pending or running, maybe not yet (``counts``: the schedule's games
-    by status). A finished one is named on its own line: a game played to its end whose
-    result was not kept (its runner lost its lease) or was removed."""
+    """Records in the results' directories and the tournament's ``own`` records directory
+    (``records`` alone, when given) that no result names: attempts that were interrupted or
+    aborted and given back, their games replayed since or, while some are pending or
+    running, maybe not yet (``counts``: the schedule's games by status). A finished one is
+    named on its own line: a game played to its end whose result was not kept (its runner
+    lost its lease) or was removed.
+
+    ``own`` matters when no result points there: a tournament stopped before its first
+    result was stored, or games whose every attempt was given back."""
     named = {Path(g.record_path).name for g in results if g.record_path}
-    directories = (
-        [records]
-        if records is not None
-        else sorted({Path(g.record_path).parent for g in results if g.record_path})
-    )
+    if records is not None:
+        directories = [records]
+    else:
+        found = sorted({Path(g.record_path).parent for g in results if g.record_path})
+        directories = _each_once([*found, *([own] if own is not None else [])])
     out = []
     for directory in directories:
         others = [m for m in catalog.scan(directory) if f"{m.match_id}.jsonl" not in named]
@@ -206,4 +219,17 @@ def orphan_notes(
             out.append(
                 f"{directory}: {listed} record(s) of attempts given back; their games {fate}"
             )
+    return out
+
+
+def _each_once(directories: Sequence[Path]) -> list[Path]:
+    """``directories`` without a second name of one already there (a result's absolute
+    path, the configuration's relative one), in order."""
+    seen: set[Path] = set()
+    out = []
+    for d in directories:
+        key = d.resolve()
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
     return out

@@ -81,6 +81,12 @@ class TournamentConfig:
     baseline: str = ""
     sprt: SprtBounds | None = None
 
+    def records_dir(self, out: Path) -> Path:
+        """Where ``tournament run`` writes this tournament's records: the file's ``records``
+        key (from the file's directory), else ``out/records`` (``out``: the output
+        directory)."""
+        return Path(self.base_dir) / self.records if self.records else out / "records"
+
     def to_json(self) -> str:
         """The configuration as canonical JSON (stored with the tournament; its hash tells a
         changed file from the one the tournament started with)."""
