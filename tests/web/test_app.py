@@ -171,9 +171,9 @@ def test_the_live_stream_of_a_match_not_played_here_says_how_its_record_ended(
         "replay": "/replay/ended",
     }
     assert json.loads(answers["cut"][2]) == {
-        "error": "match 'cut' is not being played here any more: it was interrupted: the "
-        "server stopped during the match",
-        "state": "interrupted",
+        "error": "match 'cut' is not hosted here; its record is unfinished: no outcome line "
+        "yet (still being played, or its server stopped during the match)",
+        "state": "interrupted",  # the JSON's name, kept for programs that read it
         "replay": "/replay/cut",
     }
 

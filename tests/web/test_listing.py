@@ -68,10 +68,8 @@ def test_a_page_past_the_end_links_the_last_page_that_has_matches(
 
     assert newer(Query(page=999_999, per=50)) == "/?page=3"  # 120 records: 101 to 120
     assert newer(Query(page=4, per=40)) == "/?page=3&per=40"
-    interrupted = frozenset({"interrupted"})  # 12 of them
-    assert (
-        newer(Query(page=999_999, per=5, states=interrupted)) == "/?state=interrupted&page=3&per=5"
-    )
+    unfinished = frozenset({"interrupted"})  # 12 of them
+    assert newer(Query(page=999_999, per=5, states=unfinished)) == "/?state=unfinished&page=3&per=5"
     assert newer(Query(page=3, per=50)) == "/?page=2"  # a page with rows: the one before
     assert 'rel="prev"' not in listing_block(asyncio.run(viewer.listing(Query(page=1))))
     # No match at all: page 1.
@@ -118,7 +116,11 @@ def test_a_state_filter_keeps_states_not_every_record_it_read(
         ({"page": "0"}, "page must be a whole number from 1 to 1000000, got '0'"),
         ({"per": "x"}, "per must be a whole number from 1 to 500, got 'x'"),
         ({"per": "501"}, "per must be a whole number from 1 to 500, got '501'"),
-        ({"state": "done"}, "state done is not one of waiting, running, finished"),
+        (
+            {"state": "done"},
+            "state done is not one of waiting, running, finished, aborted, abandoned, "
+            "unfinished, unreadable$",
+        ),
     ],
 )
 def test_bad_queries_are_named(params: dict[str, str], says: str) -> None:
@@ -130,6 +132,49 @@ def test_links_keep_the_query_and_leave_out_defaults() -> None:
     q = Query.parse({"page": "2", "per": "20", "state": "running,waiting"})
     assert q.link("/api/matches", page=3) == "/api/matches?state=waiting,running&page=3&per=20"
     assert Query().link("/") == "/"
+
+
+def test_a_record_without_its_outcome_is_shown_unfinished(directory: Path) -> None:
+    # The file alone cannot tell a match still being played (by a server writing to this
+    # directory) from one whose server stopped: the page says neither "interrupted" nor
+    # anything else it cannot know. Its rows keep the JSON's state.
+    query = Query.parse({"state": "unfinished", "per": "5"})
+    listing = asyncio.run(records_viewer(directory).listing(query))
+    assert {r.state for r in listing.rows} == {"interrupted"} and len(listing.rows) == 5
+    shown = listing_block(listing)
+    assert "interrupted" not in shown
+    assert shown.count('<td class="state unfinished" title="unfinished: no outcome line yet') == 5
+    assert shown.count('data-state="unfinished"') == 5
+    on = '<a href="/?state=unfinished&amp;per=5" data-filter="unfinished" class="on">unfinished</a>'
+    assert on in shown
+
+
+def test_old_links_to_interrupted_matches_still_work() -> None:
+    old = Query.parse({"state": "interrupted,finished"})
+    assert old == Query.parse({"state": "unfinished,finished"})
+    assert old.states == {"interrupted", "finished"}
+    assert old.link("/") == "/?state=finished,unfinished"
+
+
+def test_the_unfinished_filter_answers_old_links_and_keeps_the_json_state(
+    arena: ArenaThread,
+) -> None:
+    records = arena.running.arena.records_dir
+    source = next(records.glob("*.jsonl")).read_bytes()
+    cut = records / "cut-short.jsonl"
+    cut.write_bytes(b"".join(source.splitlines(keepends=True)[:-1]))  # no outcome line
+    try:
+        pages = {q: get(f"{arena.url}/?state={q}") for q in ("unfinished", "interrupted")}
+        api = {q: get(f"{arena.url}/api/matches?state={q}") for q in ("unfinished", "interrupted")}
+    finally:
+        cut.unlink()
+    for status, _h, body in pages.values():
+        assert status == 200
+        assert b'<td class="state unfinished"' in body and b"<code>cut-short</code>" in body
+    for status, _h, body in api.values():
+        rows = json.loads(body)
+        assert status == 200 and [r["match_id"] for r in rows] == ["cut-short"]
+        assert rows[0]["state"] == "interrupted"  # programs read it as before
 
 
 def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:

@@ -245,8 +245,8 @@ def test_a_server_restart_that_interrupted_the_match_is_said_within_5_s_with_the
         page.wait_for_selector('body[data-state="interrupted"]', timeout=SAYS_WHY_MS)
         said = page.locator("#status").inner_text()
         assert said == (
-            f"match '{match_id}' is not being played here any more: it was interrupted: "
-            "the server stopped during the match"
+            f"match '{match_id}' is not hosted here; its record is unfinished: no outcome "
+            "line yet (still being played, or its server stopped during the match)"
         )
         link = page.locator("#replay-link")
         assert link.is_visible() and link.get_attribute("href") == f"/replay/{match_id}"

@@ -305,5 +305,5 @@ def test_a_record_that_stops_short_says_where_and_why(
     assert steps < len(states) - 1
     assert (
         f"the record stops after {steps} decisions, its last line cut off mid-write "
-        "(interrupted: the server stopped during the match, or it is still being played)"
+        "(unfinished: still being played, or its server stopped during the match)"
     ) in shown

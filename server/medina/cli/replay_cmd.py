@@ -164,7 +164,7 @@ def run_list(args: argparse.Namespace) -> int:
         if config is not None and m.header is not None:
             what = f"{RULESET_NAMES.get(config.ruleset, '?')} {what}"
         decisions = f"{m.decisions} decisions" if m.decisions >= 0 else ""
-        state = _SHOWN.get(m.state, m.state.value)
+        state = m.state.shown
         line = f"{m.match_id:<18} {state:<11} {what:<15} {decisions:<14}"
         if m.result is not None and m.result.seats:
             line += " scores " + "/".join(f"{s.total}" for s in m.result.seats)
@@ -177,8 +177,6 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 _TROUBLE = (catalog.StoredState.INTERRUPTED, catalog.StoredState.UNREADABLE)
-#: A record without an outcome line may be a match still being played: not "interrupted".
-_SHOWN = {catalog.StoredState.INTERRUPTED: "unfinished"}
 
 
 def _non_negative(text: str) -> float:

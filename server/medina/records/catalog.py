@@ -49,6 +49,14 @@ class StoredState(enum.Enum):
     INTERRUPTED = "interrupted"
     UNREADABLE = "unreadable"  # not a record this server can read
 
+    @property
+    def shown(self) -> str:
+        """The state's name where people read it (``replay list``, the viewer's pages):
+        INTERRUPTED is "unfinished", since the file alone cannot tell a match still being
+        played from one whose server stopped. The value stays "interrupted" where programs
+        read it (gRPC error details, the viewer's JSON), so they keep working."""
+        return "unfinished" if self is StoredState.INTERRUPTED else self.value
+
 
 #: What a record without an outcome line is: the file alone does not tell a match still
 #: being played (by a server writing to this directory) from one whose server stopped.

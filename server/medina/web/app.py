@@ -32,7 +32,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from medina.records import catalog
-from medina.records.catalog import StoredMatch
+from medina.records.catalog import StoredMatch, StoredState
 from medina.rpc.common.limits import ClientSlots, StreamSlotsExhausted
 from medina.wire.shared.enums import RULESET_NAMES
 
@@ -304,18 +304,24 @@ async def _gone(viewer: Viewer, match_id: str) -> JSON:
     stored = await asyncio.to_thread(viewer.records.stored, match_id)
     if stored is None:
         return out
-    state = stored.state.value
-    why = {
-        "interrupted": "it was interrupted: the server stopped during the match",
-        "finished": "it has finished",
-        "aborted": "it was aborted",
-        "abandoned": "it was abandoned: no bot ever connected",
-        "unreadable": "its record cannot be read",
-    }[state]
+    state = stored.state
+    ended = {
+        StoredState.FINISHED: "it has finished",
+        StoredState.ABORTED: "it was aborted",
+        StoredState.ABANDONED: "it was abandoned: no bot ever connected",
+        StoredState.UNREADABLE: "its record cannot be read",
+    }
+    # A record with no outcome line may be a match another server is playing into this
+    # directory: not "interrupted", which the file alone cannot tell.
+    error = (
+        f"match {match_id!r} is not hosted here; its record is {catalog.UNFINISHED}"
+        if state is StoredState.INTERRUPTED
+        else f"match {match_id!r} is not being played here any more: {ended[state]}"
+    )
     out.update(
-        error=f"match {match_id!r} is not being played here any more: {why}",
-        state=state,
-        replay=f"/replay/{match_id}" if state != "unreadable" else None,
+        error=error,
+        state=state.value,  # "interrupted" as before: programs read it
+        replay=f"/replay/{match_id}" if state is not StoredState.UNREADABLE else None,
     )
     return out
 

@@ -15,8 +15,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from urllib.parse import urlencode
 
-#: Every state a row may have, in the order the filter offers them.
+from medina.records.catalog import StoredState
+
+#: Every state a row may have (its ``state``, as the JSON says it), in the order the filter
+#: offers them.
 STATES = ("waiting", "running", "finished", "aborted", "abandoned", "interrupted", "unreadable")
+#: A state's name on the pages and in ``?state=`` when it is not the JSON's: a record with no
+#: outcome line is "unfinished" (still being played, or its server stopped during the match).
+_SHOWN = {s.value: s.shown for s in StoredState if s.shown != s.value}
+#: ``?state=`` names to states: the shown names, and the JSON's (``interrupted``, the name
+#: older links have).
+_ASKED = {**{s: s for s in STATES}, **{name: s for s, name in _SHOWN.items()}}
 #: Rows per page unless the query says (``per``), and the most it may ask for.
 PER_PAGE = 50
 MAX_PER_PAGE = 500
@@ -38,6 +47,11 @@ class MatchRow:
     note: str = ""
 
 
+def state_name(state: str) -> str:
+    """A row's state as the pages name it (the JSON keeps ``state``)."""
+    return _SHOWN.get(state, state)
+
+
 class BadQueryError(ValueError):
     """A query parameter out of range; the message names it and its value."""
 
@@ -45,7 +59,7 @@ class BadQueryError(ValueError):
 @dataclass(frozen=True)
 class Query:
     """Which page of the list: ``page`` (from 1), ``per`` rows, only ``states`` (all when
-    empty)."""
+    empty; as rows and the JSON say them)."""
 
     page: int = 1
     per: int = PER_PAGE
@@ -53,14 +67,17 @@ class Query:
 
     @classmethod
     def parse(cls, params: Mapping[str, str]) -> Query:
-        """The query of ``?page=N&per=N&state=a,b``; BadQueryError names a bad parameter."""
+        """The query of ``?page=N&per=N&state=a,b`` (states by their shown names, or as the
+        JSON says them: ``interrupted`` is ``unfinished``); BadQueryError names a bad
+        parameter."""
         page = _number(params, "page", 1, 1, 1_000_000)
         per = _number(params, "per", PER_PAGE, 1, MAX_PER_PAGE)
-        states = frozenset(s for s in params.get("state", "").split(",") if s)
-        unknown = sorted(states - set(STATES))
+        asked = {s for s in params.get("state", "").split(",") if s}
+        unknown = sorted(asked - _ASKED.keys())
         if unknown:
-            raise BadQueryError(f"state {', '.join(unknown)} is not one of {', '.join(STATES)}")
-        return cls(page, per, states)
+            names = ", ".join(state_name(s) for s in STATES)
+            raise BadQueryError(f"state {', '.join(unknown)} is not one of {names}")
+        return cls(page, per, frozenset(_ASKED[s] for s in asked))
 
     @property
     def skip(self) -> int:
@@ -75,7 +92,7 @@ class Query:
         page = self.page if page is None else page
         states = self.states if states is None else states
         if states:
-            params["state"] = ",".join(s for s in STATES if s in states)
+            params["state"] = ",".join(state_name(s) for s in STATES if s in states)
         if page != 1:
             params["page"] = str(page)
         if self.per != PER_PAGE:

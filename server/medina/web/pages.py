@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from html import escape
 from urllib.parse import quote
 
-from .listing import STATES, Listing, MatchRow
+from .listing import STATES, Listing, MatchRow, state_name
 from .names import isolated, name_html
 from .plot import rating_plot
 from .standings import BotGame, RatingStep, Standings
@@ -76,7 +76,8 @@ def listing_block(listing: Listing) -> str:
     for state in STATES:
         href = escape(query.link("/", page=1, states=frozenset({state})))
         on = _ON if query.states == {state} else ""
-        links.append(f'<a href="{href}" data-filter="{state}"{on}>{state}</a>')
+        name = state_name(state)
+        links.append(f'<a href="{href}" data-filter="{name}"{on}>{name}</a>')
     filters = f'<p class="filters">show: {" ".join(links)}</p>'
     if not listing.rows:
         if query.states or query.page > 1:
@@ -117,12 +118,13 @@ def _table(rows: Sequence[MatchRow]) -> str:
         scores = " / ".join(str(s) for s in r.scores) if r.scores is not None else ""
         bots = ", ".join(name_html(b) for b in r.bots)
         note = f' title="{escape(r.note)}"' if r.note else ""
+        state = escape(state_name(r.state))
         lines.append(
-            f'<tr data-match="{escape(r.match_id)}" data-state="{escape(r.state)}">'
+            f'<tr data-match="{escape(r.match_id)}" data-state="{state}">'
             f"<td><code>{escape(r.match_id)}</code></td><td>{escape(r.ruleset)}</td>"
             f'<td>{r.players}</td><td class="names">{bots}</td>'
-            f'<td class="state {escape(r.state)}"{note}>'
-            f"{escape(r.state)}</td><td>{r.decisions}</td><td>{scores}</td>"
+            f'<td class="state {state}"{note}>'
+            f"{state}</td><td>{r.decisions}</td><td>{scores}</td>"
             f"<td>{' '.join(links)}</td></tr>"
         )
     return scrolling(

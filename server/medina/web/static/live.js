@@ -2,7 +2,7 @@
 //
 // The stream is read with fetch() rather than EventSource, so that a refusal can be told
 // apart from a lost connection: a 404 says why the match is not played here (finished,
-// interrupted by a server restart...) and links its replay; a 429 (too many streams from
+// unfinished: its server restarted...) and links its replay; a 429 (too many streams from
 // this address) and a lost or unreachable server are retried with a growing wait.
 //
 // A hidden tab closes its stream and opens it again when it is shown: a browser keeps at

@@ -109,11 +109,11 @@
     const notes = [`${d.ruleset}, ${d.players} players, seed ${d.seed}`];
     notes.push(d.full ? "all supplies shown (the match is over)" : "supplies hidden (no outcome recorded)");
     if (!d.complete) {
-      // Where the record stops, and why it may: a crash of the server (interrupted) or a
-      // match still being played; a last line cut mid-write is a crash's.
+      // Where the record stops, and why it may: the file alone cannot tell a match still
+      // being played from one whose server stopped; a last line cut mid-write is a crash's.
       const cut = d.truncated ? ", its last line cut off mid-write" : "";
       notes.push(`the record stops after ${d.moves.length} decisions${cut} ` +
-        "(interrupted: the server stopped during the match, or it is still being played)");
+        "(unfinished: still being played, or its server stopped during the match)");
     }
     if (d.error) notes.push(`replay stopped: ${d.error}`);
     status.textContent = notes.join(" · ");
