@@ -5,7 +5,9 @@
 const MedinaBoard = (() => {
   const SVG = "http://www.w3.org/2000/svg";
   const CELL = 36;
-  const MARGIN = 22;
+  // Room for the coordinates: at a phone's width the board is drawn at half its size and
+  // they are drawn larger in its units (keepTextSize), so they need more than a desktop's.
+  const MARGIN = 30;
   const PALACE = { grey: "#9a9a9a", purple: "#7e4fa3", brown: "#8a5a2e", orange: "#ee8a25" };
   const ROOF = { red: "#d23b2f", yellow: "#f2c12e", blue: "#2f6fd2", green: "#3a9a45" };
   const LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
@@ -88,19 +90,40 @@ const MedinaBoard = (() => {
     return s ? `${isolate(s.name)} (${s.colour})` : `seat ${seat}`;
   }
 
+  // An SVG scaled down by its viewBox (a phone's board is half the size it is drawn at)
+  // scales its text down with it: the stylesheet keeps some text at least a readable size
+  // in CSS pixels with --unit, the SVG's units per CSS pixel, kept true as it is resized
+  // (viewer.css: .label).
+  function keepTextSize(svg) {
+    const set = () => {
+      const box = svg.viewBox.baseVal;
+      const shown = svg.clientWidth;
+      // Rounded up: text a hair larger than asked, never smaller.
+      if (box && box.width && shown) {
+        svg.style.setProperty("--unit", String(Math.ceil(box.width / shown * 1000) / 1000));
+      }
+    };
+    set();
+    if (!svg.dataset.sized) {
+      svg.dataset.sized = "yes";
+      new ResizeObserver(set).observe(svg);
+    }
+  }
+
   function draw(svg, view) {
     while (svg.firstChild) svg.removeChild(svg.firstChild);
     const width = MARGIN * 2 + view.cols * CELL;
     const height = MARGIN * 2 + view.rows * CELL;
     svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    keepTextSize(svg);
     svg.setAttribute("data-decisions", view.decisions);
     const ground = el("g", { class: "ground" }, svg);
     el("rect", { x: 0, y: 0, width, height, class: "backdrop" }, ground);
     for (let c = 0; c < view.cols; c++) {
-      el("text", { x: MARGIN + c * CELL + CELL / 2, y: MARGIN - 6, class: "label" }, ground, LETTERS[c]);
+      el("text", { x: MARGIN + c * CELL + CELL / 2, y: MARGIN / 2, class: "label" }, ground, LETTERS[c]);
     }
     for (let r = 0; r < view.rows; r++) {
-      el("text", { x: MARGIN / 2, y: MARGIN + r * CELL + CELL / 2 + 4, class: "label" }, ground, r + 1);
+      el("text", { x: MARGIN / 2, y: MARGIN + r * CELL + CELL / 2, class: "label" }, ground, r + 1);
     }
     const ring = new Set(view.wall_spaces);
     const towers = new Set(view.towers);

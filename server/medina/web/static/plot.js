@@ -5,7 +5,22 @@
 
 const MedinaPlot = (() => {
   const SVG = "http://www.w3.org/2000/svg";
-  const W = 680, H = 220, LEFT = 34, RIGHT = 12, TOP = 26, BOTTOM = 24;
+  // The plot is drawn at the width the page gives it, one unit a CSS pixel, and drawn again
+  // when that changes: its text keeps its size (viewer.css: .plot-label, .plot-legend) on a
+  // phone as on a desktop, where a fixed viewBox scaled it down to half.
+  const H = 226, LEFT = 34, RIGHT = 12, BOTTOM = 30;
+  const WIDEST = 680;  // its width before the page is laid out (or while it is hidden)
+  const ENTRY = 130;  // the least width of a legend entry: narrower, the legend takes more rows
+  const ROW = 16;  // a legend row's height
+
+  // The width the plot is shown at, in CSS pixels (its box less its border).
+  function shownWidth(svg) {
+    const style = getComputedStyle(svg);
+    const width = svg.getBoundingClientRect().width -
+      parseFloat(style.borderLeftWidth) - parseFloat(style.borderRightWidth);
+    // Rounded down: drawn a hair larger than its units, never smaller.
+    return width > 0 ? Math.floor(width * 100) / 100 : WIDEST;
+  }
 
   function el(name, attrs, parent, text) {
     const node = document.createElementNS(SVG, name);
@@ -27,6 +42,12 @@ const MedinaPlot = (() => {
   // opts.onPick(step): called with the step under a click.
   function draw(svg, story, seats, opts) {
     opts = opts || {};
+    svg.drawn = { story, seats, opts };
+    const W = shownWidth(svg);
+    // The legend shares the width out between the seats, in as many rows as it takes for
+    // each entry to have ENTRY units.
+    const perRow = Math.max(1, Math.min(seats.length, Math.floor((W - LEFT - RIGHT) / ENTRY)));
+    const TOP = 26 + (Math.ceil(seats.length / perRow) - 1) * ROW;
     while (svg.firstChild) svg.removeChild(svg.firstChild);
     svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
     const lastStep = story.length ? story[story.length - 1].step : 0;
@@ -49,16 +70,17 @@ const MedinaPlot = (() => {
     for (let s = 0; s <= xs.max; s += xs.tick) {
       el("text", { x: x(s), y: H - BOTTOM + 14, class: "plot-label x" }, grid, s);
     }
-    el("text", { x: W - RIGHT, y: H - 2, class: "plot-label axis" }, grid, "step");
+    el("text", { x: W - RIGHT, y: H - 3, class: "plot-label axis" }, grid, "step");
 
-    // The legend shares the width out between the seats; a name too long for its share is
-    // cut (its whole in the entry's tooltip), so that the entries never overlap.
-    const share = (W - LEFT - RIGHT) / Math.max(seats.length, 1);
+    // A name too long for its entry is cut (its whole in the entry's tooltip), so that the
+    // entries never overlap.
+    const share = (W - LEFT - RIGHT) / perRow;
     seats.forEach((seat, i) => {
       const colour = MedinaBoard.ROOF[seat.colour] || "#333";
-      const lx = LEFT + 4 + i * share;
-      el("line", { x1: lx, x2: lx + 16, y1: 12, y2: 12, stroke: colour, class: "plot-key" }, svg);
-      const label = el("text", { x: lx + 20, y: 16, class: "plot-legend" }, svg);
+      const lx = LEFT + 4 + (i % perRow) * share;
+      const ly = 12 + Math.floor(i / perRow) * ROW;
+      el("line", { x1: lx, x2: lx + 16, y1: ly, y2: ly, stroke: colour, class: "plot-key" }, svg);
+      const label = el("text", { x: lx + 20, y: ly + 4, class: "plot-legend" }, svg);
       legend(label, seat, share - 20 - 12);
       if (!story.length) return;
       const points = story.map((p) => `${x(p.step).toFixed(1)},${y(p.scores[i]).toFixed(1)}`);
@@ -82,17 +104,32 @@ const MedinaPlot = (() => {
       }
     }
     const cursor = el("line", { y1: TOP, y2: H - BOTTOM, class: "plot-cursor" }, svg);
-    svg.plot = { x, cursor, max: xs.max, last: lastStep };
+    svg.plot = { x, cursor, max: xs.max, last: lastStep, width: W };
     move(svg, opts.cursor);
     if (opts.onPick && !svg.dataset.picks) {
       svg.dataset.picks = "yes";
       svg.addEventListener("click", (e) => {
         const box = svg.getBoundingClientRect();
-        const at = (e.clientX - box.left) * W / box.width;
-        const step = Math.round((at - LEFT) / (W - LEFT - RIGHT) * svg.plot.max);
-        opts.onPick(Math.max(0, Math.min(step, svg.plot.last)));
+        const plot = svg.plot;
+        const at = (e.clientX - box.left) * plot.width / box.width;
+        const step = Math.round((at - LEFT) / (plot.width - LEFT - RIGHT) * plot.max);
+        opts.onPick(Math.max(0, Math.min(step, plot.last)));
       });
     }
+    if (!svg.dataset.sized) {
+      svg.dataset.sized = "yes";
+      new ResizeObserver(() => redraw(svg)).observe(svg);
+    }
+  }
+
+  // Draw the plot again at its new width (the window resized, a phone turned), the cursor
+  // where it was.
+  function redraw(svg) {
+    const drawn = svg.drawn;
+    if (!drawn || !svg.plot || Math.abs(shownWidth(svg) - svg.plot.width) < 0.5) return;
+    const cursor = svg.dataset.cursor === undefined ? undefined : Number(svg.dataset.cursor);
+    const shown = svg.plot.cursor.getAttribute("visibility") === "visible" ? cursor : undefined;
+    draw(svg, drawn.story, drawn.seats, Object.assign({}, drawn.opts, { cursor: shown }));
   }
 
   // ``label`` shows the seat's number and name in at most ``room`` units: the name cut
