@@ -250,7 +250,7 @@ def test_a_server_restart_that_interrupted_the_match_is_said_within_5_s_with_the
         )
         link = page.locator("#replay-link")
         assert link.is_visible() and link.get_attribute("href") == f"/replay/{match_id}"
-        screenshot(page, tmp_path, "live-interrupted")
+        screenshot(page, tmp_path, "live-unfinished")
         link.click()
         page.wait_for_selector('body[data-ready="yes"]')
         assert page.locator("body").get_attribute("data-steps") == str(STALL_AFTER)
