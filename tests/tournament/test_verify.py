@@ -63,9 +63,7 @@ def test_records_no_result_names_are_found_before_the_first_result_and_listed_on
     # Killed before its first result was stored: no result points at the directory.
     assert main(["tournament", "verify", "cup.toml"]) == 0
     out = capsys.readouterr().out
-    note = (
-        "1 interrupted record(s) of attempts given back; their games are pending or were replayed"
-    )
+    note = "1 unfinished record(s) of attempts given back; their games are pending or were replayed"
     assert f"note: {records}: {note}\n" in out, out
     # A result stored with the absolute path (as the runner's server writes it): one
     # directory, looked into once, named as the result names it.

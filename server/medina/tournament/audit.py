@@ -205,7 +205,7 @@ def orphan_notes(
                 "result names"
             )
         if len(others) > len(finished):
-            states = Counter(m.state.value for m in others if m not in finished)
+            states = Counter(m.state.shown for m in others if m not in finished)
             listed = ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
             # The store does not say which game an attempt was: while some are still to be
             # played, a given-back game may be one of them.
