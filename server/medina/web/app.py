@@ -368,7 +368,7 @@ async def replay_json(request: Request) -> Response:
         unchanged = _unchanged(request, etag, headers)
         if unchanged is not None:
             return unchanged
-        version, body = await asyncio.to_thread(viewer.records.replay_bytes, record_id, gzip)
+        version, body = await viewer.records.replay_bytes(record_id, gzip)
     except UnknownRecordError as exc:
         return JSONResponse({"error": str(exc)}, status_code=404)
     headers["ETag"] = _record_etag(version, representation)

@@ -25,6 +25,7 @@ from medina.records.replay import ReplayError, replay, start_state
 from medina.records.show import move_text
 from medina.v1 import record_pb2
 
+from .builds import Builds
 from .live import result_json
 from .story import Story
 from .view import JSON, board_view
@@ -32,8 +33,10 @@ from .view import JSON, board_view
 #: What a record id may look like (its file is ``ID.jsonl`` in the directory).
 RECORD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
-#: Replays kept decoded in memory.
-REPLAY_CACHE = 8
+#: Bytes of replays kept encoded in memory, each as it was asked for (gzipped, a few tens of
+#: kilobytes a game, or plain, a few hundred): a viewer's visitors mostly ask for the same
+#: recent games, and each one not kept costs a replay through the engine.
+REPLAY_CACHE_BYTES = 32 << 20
 #: Records kept inspected (header and result) in memory; beyond them only their states.
 INSPECTED_CACHE = 512
 
@@ -71,8 +74,9 @@ class RecordShelf:
         self._inspected: OrderedDict[Path, tuple[_Key, StoredMatch]] = OrderedDict()
         #: Every record's state once a state filter looked at it (a few bytes each).
         self._states: dict[Path, tuple[_Key, StoredState]] = {}
-        self._replays: OrderedDict[tuple[Path, _Key], JSON] = OrderedDict()
         self._encoded: OrderedDict[tuple[Path, _Key, bool], bytes] = OrderedDict()
+        self._encoded_bytes = 0
+        self._builds = Builds()
 
     def has(self, record_id: str) -> bool:
         """Whether the directory holds record ``record_id``."""
@@ -238,42 +242,53 @@ class RecordShelf:
         UnknownRecordError."""
         return _version_of(self.path_of(record_id).stat())
 
-    def replay_bytes(self, record_id: str, compressed: bool) -> tuple[str, bytes]:
+    async def replay_bytes(self, record_id: str, compressed: bool) -> tuple[str, bytes]:
         """``replay`` as JSON bytes, gzipped when ``compressed`` (a whole game's replay is
         hundreds of kilobytes of repetitive JSON, a few per cent of that gzipped), and the
-        ``version`` of the record they were made from."""
+        ``version`` of the record they were made from. Built in the viewer's child process
+        (``builds``), never on this process's interpreter: the referee may share it."""
         path = self.path_of(record_id)
         stat = path.stat()
         key = (path, _Key(stat.st_mtime_ns, stat.st_size), compressed)
         cached = self._encoded.get(key)
         if cached is None:
-            body = json.dumps(self.replay(record_id), separators=(",", ":")).encode()
-            cached = gzip.compress(body, 6) if compressed else body
-            self._encoded[key] = cached
-            while len(self._encoded) > REPLAY_CACHE:
-                self._encoded.popitem(last=False)
+            try:
+                cached = await self._builds.run(key, replay_body, path, record_id, compressed)
+            except UnknownRecordError as exc:
+                raise UnknownRecordError(self.public(str(exc))) from None
+            if key not in self._encoded:  # requests that shared one build store it once
+                self._encoded[key] = cached
+                self._encoded_bytes += len(cached)
+            while self._encoded_bytes > REPLAY_CACHE_BYTES:
+                self._encoded_bytes -= len(self._encoded.popitem(last=False)[1])
+        else:
+            self._encoded.move_to_end(key)
         return _version_of(stat), cached
 
     def replay(self, record_id: str) -> JSON:
-        """Every step of a record: the moves and the board after each number of decisions."""
-        path = self.path_of(record_id)
-        stat = path.stat()
-        key = (path, _Key(stat.st_mtime_ns, stat.st_size))
-        cached = self._replays.get(key)
-        if cached is not None:
-            self._replays.move_to_end(key)
-            return cached
+        """Every step of a record: the moves and the board after each number of decisions
+        (built here; the replay page's bytes come from ``replay_bytes``)."""
         try:
-            record = read_record(path, allow_truncated=True)
-        except RecordError as exc:
-            raise UnknownRecordError(
-                self.public(f"record {record_id!r} cannot be read: {exc}")
-            ) from None
-        data = replay_json(record_id, record)
-        self._replays[key] = data
-        while len(self._replays) > REPLAY_CACHE:
-            self._replays.popitem(last=False)
-        return data
+            return replay_file(self.path_of(record_id), record_id)
+        except UnknownRecordError as exc:
+            raise UnknownRecordError(self.public(str(exc))) from None
+
+
+def replay_file(path: Path, record_id: str) -> JSON:
+    """The replay page's data for the record file ``path``; UnknownRecordError when it
+    cannot be read."""
+    try:
+        record = read_record(path, allow_truncated=True)
+    except RecordError as exc:
+        raise UnknownRecordError(f"record {record_id!r} cannot be read: {exc}") from None
+    return replay_json(record_id, record)
+
+
+def replay_body(path: Path, record_id: str, compressed: bool) -> bytes:
+    """``replay_file`` as the replay page is sent it: compact JSON, gzipped when
+    ``compressed`` (run in the viewer's child process)."""
+    body = json.dumps(replay_file(path, record_id), separators=(",", ":")).encode()
+    return gzip.compress(body, 6) if compressed else body
 
 
 def _version_of(stat: os.stat_result) -> str:
