@@ -32,7 +32,7 @@ from medina.web import (
     serve_viewer,
 )
 from medina.web.remote import RemoteArena
-from medina.web.server import connections_per_client
+from medina.web.server import client_pacing, connections_per_client
 from medina.web.shelf import record_id_of
 from medina.wire.shared.tls import ClientTls
 
@@ -339,6 +339,7 @@ async def _serve(
         max_connections=None if limit is None else max(1, limit - WEB_FILES_KEPT),
         per_client=0 if slots is None else connections_per_client(slots.limit),
         loopback_too=slots is not None and slots.loopback,
+        pacing=None if slots is None else client_pacing(slots.limit),
     )
     try:
         await http.start()

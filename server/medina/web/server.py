@@ -24,6 +24,7 @@ from medina.rpc.single.server import RunningServer
 from .app import Viewer, build_app
 from .hosted import ArenaSource
 from .metrics import ArenaProbe, Metrics
+from .pacing import EVERYONE, SHARED_REQUEST_BURST, SHARED_REQUESTS_PER_S, Pacing
 from .shelf import RecordShelf
 from .standings import StandingsProvider
 
@@ -116,6 +117,12 @@ def connections_per_client(streams: int) -> int:
     return 0 if streams == 0 else 2 * streams + BROWSER_CONNECTIONS
 
 
+def client_pacing(streams: int) -> Pacing | None:
+    """The requests' pace per client address, applied with the per-address limits (none
+    when ``streams``, the streams an address may hold, is 0: no limit)."""
+    return Pacing() if streams else None
+
+
 def refusal(limit: int) -> bytes:
     """What a connection past the viewer's ``limit`` is answered before it is closed."""
     body = (
@@ -149,6 +156,8 @@ def deadlines(
     open_now: set[H11Protocol] | None = None,
     per_client: int = 0,
     loopback_too: bool = False,
+    pacing: Pacing | None = None,
+    shared_pacing: Pacing | None = None,
 ) -> type[H11Protocol]:
     """uvicorn's h11 protocol closing a connection that has not sent a whole request head
     within ``head_s`` seconds of opening or of its last response (a response being written,
@@ -159,14 +168,19 @@ def deadlines(
     ``open_now`` (a set of its own when None). A client address past ``per_client`` open
     connections (0: no limit; loopback ones only with ``loopback_too``) is answered 429 and
     closed: the shared limit alone let one address, reconnecting as it was closed, keep
-    every other visitor out (``/metrics`` included)."""
+    every other visitor out (``/metrics`` included). With ``pacing``, the same addresses'
+    requests are paced: past its rate, a connection is not read (nor its next request
+    handled) until the address's bucket has a request again; with ``shared_pacing``, every
+    connection's requests together (loopback ones too), the same way."""
     tracked: set[H11Protocol] = open_now if open_now is not None else set()
     held: dict[str, int] = {}
 
     class DeadlineH11Protocol(H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
         _stalled: asyncio.TimerHandle | None = None
+        _paced: asyncio.TimerHandle | None = None
         _client = ""
+        _limited = False
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -177,12 +191,8 @@ def deadlines(
                 return
             peer = transport.get_extra_info("peername")
             client = str(peer[0]) if isinstance(peer, tuple) and peer else ""
-            if (
-                per_client
-                and client
-                and held.get(client, 0) >= per_client
-                and (loopback_too or not is_loopback(client))
-            ):
+            self._limited = bool(client) and (loopback_too or not is_loopback(client))
+            if per_client and self._limited and held.get(client, 0) >= per_client:
                 log.debug("refused an HTTP connection of %s past its %d", client, per_client)
                 transport.write(client_refusal(client, per_client))
                 transport.close()
@@ -192,11 +202,36 @@ def deadlines(
             tracked.add(self)
             self._arm()
 
+        def data_received(self, data: bytes) -> None:
+            if self._paced is not None:
+                # uvicorn resumes reading after a pipelined request's response: not yet.
+                self.transport.pause_reading()
+            super().data_received(data)
+
         def handle_events(self) -> None:
+            if self._paced is not None:
+                return  # the address is past its rate: what is read waits for _unpace
             cycle = self.cycle
             super().handle_events()
             if self.cycle is not cycle:  # a request's head was read: its cycle began
                 self._disarm()
+                now = self.loop.time()
+                wait = 0.0
+                if pacing is not None and self._limited:
+                    wait = pacing.take(self._client, now)
+                if shared_pacing is not None:
+                    wait = max(wait, shared_pacing.take(EVERYONE, now))
+                if wait > 0 and not self.transport.is_closing():
+                    self.transport.pause_reading()
+                    self._paced = self.loop.call_later(wait, self._unpace)
+
+        def _unpace(self) -> None:
+            self._paced = None
+            if not self.transport.is_closing():
+                self.transport.resume_reading()
+                # A request already read (pipelined) is handled now, as it would have been.
+                if self.cycle is None or self.cycle.response_complete:
+                    self.handle_events()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -227,6 +262,9 @@ def deadlines(
             if self._stalled is not None:
                 self._stalled.cancel()
                 self._stalled = None
+            if self._paced is not None:
+                self._paced.cancel()
+                self._paced = None
             super().connection_lost(exc)
 
         def _arm(self) -> None:
@@ -296,12 +334,18 @@ class HttpServer:
         write_stall_s: float = WRITE_STALL_S,
         per_client: int = 0,
         loopback_too: bool = False,
+        pacing: Pacing | None = None,
+        shared_pacing: Pacing | None = None,
     ) -> None:
         self.app = app
         #: Connections one client address keeps open at most (0: no limit; loopback
         #: addresses only with ``loopback_too``); the next are answered 429.
         self.per_client = per_client
         self.loopback_too = loopback_too
+        #: The requests' rate per client address (the same addresses), None: not paced.
+        self.pacing = pacing
+        #: The requests' rate of all clients together (loopback too), None: not paced.
+        self.shared_pacing = shared_pacing
         self.request_head_s = request_head_s
         #: Seconds a connection's writes may stay paused before it is closed.
         self.write_stall_s = write_stall_s
@@ -349,6 +393,8 @@ class HttpServer:
                 self._open,
                 self.per_client,
                 self.loopback_too,
+                self.pacing,
+                self.shared_pacing,
             ),
         )
         self._server = _Uvicorn(config)
@@ -419,6 +465,9 @@ async def serve_viewer(
         max_connections=limit,
         per_client=connections_per_client(slots.limit),
         loopback_too=slots.loopback,
+        pacing=client_pacing(slots.limit),
+        # The matches' event loop serves the pages: it gives them a bounded share.
+        shared_pacing=Pacing(SHARED_REQUESTS_PER_S, SHARED_REQUEST_BURST),
     )
     await http.start()
     return http
