@@ -78,6 +78,39 @@ def test_a_build_that_fails_fails_every_request_sharing_it(tmp_path: Path) -> No
     run(main())
 
 
+def test_a_build_nobody_waits_for_any_more_is_dropped_before_the_child_takes_it(
+    tmp_path: Path,
+) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    dropped = tmp_path / "dropped"
+
+    async def main() -> None:
+        builds = Builds()
+        # The child waits in open() until the FIFO has a writer.
+        blocked = asyncio.ensure_future(builds.run("block", os.open, str(fifo), os.O_RDONLY))
+        # The pool hands the child a few items ahead of time: these are taken, not dropped.
+        filled = asyncio.gather(*(builds.run(f"filler{i}", zlib.compress, b"x") for i in range(3)))
+        gone = asyncio.ensure_future(builds.run("gone", os.mkdir, str(dropped)))
+        for _ in range(10):
+            await asyncio.sleep(0)  # every one submitted (no time passes: turns of the loop)
+        gone.cancel()
+        # Opened for reading and writing, a FIFO never blocks (Linux): the child's open returns.
+        writer = os.open(fifo, os.O_RDWR)
+        try:
+            await blocked
+            await filled
+            await builds.run("last", zlib.compress, b"y")  # the child is past "gone"'s turn
+        finally:
+            os.close(writer)
+        assert not dropped.exists()
+        # Asked again, it is built anew.
+        await builds.run("gone", os.mkdir, str(dropped))
+        assert dropped.is_dir()
+
+    run(main())
+
+
 CHILD = """
 import asyncio, sys, zlib
 from medina.web.builds import Builds, builder_pids

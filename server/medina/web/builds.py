@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Hashable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = ["NICENESS", "Builds", "builder_pids"]
 
@@ -36,6 +36,8 @@ __all__ = ["NICENESS", "Builds", "builder_pids"]
 NICENESS = 10
 #: Linux's ``prctl`` option that sends the child a signal when its parent dies.
 _PR_SET_PDEATHSIG = 1
+
+T = TypeVar("T")
 
 _pool: ProcessPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -83,7 +85,7 @@ def builder_pids() -> list[int]:
     return [pid for pid, p in list(processes.items()) if p.is_alive()]
 
 
-async def _in_child(work: Callable[..., bytes], *args: object) -> bytes:
+async def _in_child(work: Callable[..., T], *args: object) -> T:
     """``work(*args)`` in the child; once more in a new child if the child died."""
     loop = asyncio.get_running_loop()
     for attempt in (1, 2):
@@ -99,23 +101,39 @@ async def _in_child(work: Callable[..., bytes], *args: object) -> bytes:
 
 class Builds:
     """Work sent to the child, one build per key at a time: a request for something already
-    being built waits for that build, and a requester that goes away (a closed tab) does not
-    cancel it for the others."""
+    being built waits for that build, a requester that goes away (a closed tab) does not
+    cancel it for the others, and a build nobody waits for any more is dropped if it has
+    not started (a client asking for many replays and leaving costs nothing)."""
 
     def __init__(self) -> None:
-        self._building: dict[Hashable, asyncio.Future[bytes]] = {}
+        self._building: dict[Hashable, asyncio.Future[Any]] = {}
+        self._waiting: dict[Hashable, int] = {}
 
-    async def run(self, key: Hashable, work: Callable[..., bytes], *args: object) -> bytes:
-        """The bytes ``work(*args)`` returns, built in the child (``work`` must be a
+    async def run(self, key: Hashable, work: Callable[..., T], *args: object) -> T:
+        """What ``work(*args)`` returns (bytes, as a rule), built in the child (``work`` must be a
         module-level function, its arguments picklable); its exception if it raised."""
         running = self._building.get(key)
         if running is None:
             running = asyncio.ensure_future(_in_child(work, *args))
             self._building[key] = running
             running.add_done_callback(lambda done: self._finished(key, done))
-        return await asyncio.shield(running)
+        self._waiting[key] = self._waiting.get(key, 0) + 1
+        try:
+            made: T = await asyncio.shield(running)
+            return made
+        finally:
+            left = self._waiting[key] - 1
+            if left:
+                self._waiting[key] = left
+            else:
+                del self._waiting[key]
+                if not running.done():
+                    # Dropped if the child has not taken it; a later request builds anew.
+                    running.cancel()
+                    if self._building.get(key) is running:
+                        del self._building[key]
 
-    def _finished(self, key: Hashable, done: asyncio.Future[bytes]) -> None:
+    def _finished(self, key: Hashable, done: asyncio.Future[Any]) -> None:
         if self._building.get(key) is done:
             del self._building[key]
         if not done.cancelled():
