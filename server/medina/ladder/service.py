@@ -801,10 +801,10 @@ class Ladder:
                 if (s := self.sessions.get(b.bot_id)) is None or s.closed or s.leaving
             ]
             if gone:
-                await self._store_abort(_Running(mid, p), f"{', '.join(gone)} left as it formed")
+                await self._discard(_Running(mid, p), f"{', '.join(gone)} left as it formed")
                 continue
             if self._stopping:  # began while the match was being stored: it never starts
-                await self._store_abort(_Running(mid, p), "the ladder began stopping as it formed")
+                await self._discard(_Running(mid, p), "the ladder began stopping as it formed")
                 break
             running = _Running(mid, p)
             self.running[mid] = running
@@ -963,6 +963,22 @@ class Ladder:
                     timeout=10,
                 )
                 running.record_path = summary.match.record_path
+
+    async def _discard(self, running: _Running, why: str) -> None:
+        """Forget a match stored but never started: no bot played it, so none is charged an
+        aborted match (a bot that left at each hello, as a match formed, made every other
+        bot's aborted count grow). Stored as aborted when the database fails meanwhile."""
+        try:
+            await self._write(
+                "forgetting a match that never started",
+                self.store.discard,
+                running.mid,
+                self.server_id,
+            )
+        except StorageDown as exc:
+            self._hold(_Held(running, aborted=why), exc)
+            return
+        log.debug("ladder: match %d not started: %s", running.mid, why)
 
     async def _store_abort(self, running: _Running, detail: str) -> None:
         """Mark the match aborted (never rated); held when the database fails."""

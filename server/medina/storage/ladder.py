@@ -525,6 +525,25 @@ class LadderStore(Database):
             )
             return done.rowcount == 1
 
+    def discard(self, match_id: int, server: str) -> bool:
+        """Forget a match this server stored but never started (a bot left while it was
+        being stored): it never reached the arena, so it is no one's aborted match. False
+        if it is not this server's, or no longer only stored."""
+        with self.engine.begin() as conn:
+            mine = conn.execute(
+                select(ladder_matches.c.id).where(
+                    ladder_matches.c.id == match_id,
+                    ladder_matches.c.server == server,
+                    ladder_matches.c.status == "starting",
+                    ladder_matches.c.arena_match_id.is_(None),
+                )
+            ).first()
+            if mine is None:
+                return False
+            conn.execute(delete(ladder_seats).where(ladder_seats.c.match_id == match_id))
+            conn.execute(delete(ladder_matches).where(ladder_matches.c.id == match_id))
+            return True
+
     def abort(
         self, match_id: int, server: str, detail: str, record_path: str | None = None
     ) -> bool:
