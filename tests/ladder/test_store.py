@@ -253,3 +253,41 @@ def test_two_servers_storing_at_once_rate_in_one_order(db_url: str) -> None:
     assert not errors
     assert sorted(m.rated_seq or 0 for m in store1.matches()) == list(range(1, 25))
     assert compare(store1) == (24, [])
+
+
+def test_lines_without_a_rated_game_come_after_every_played_line(db_url: str) -> None:
+    # A fresh line's ordinal (0) is above most played lines': an account saying hello with
+    # new versions and leaving put 99 unplayed rows above every bot that had played.
+    store = LadderStore(db_url)
+    store.register_server("s1", "x", 30)
+    a, b = add(store, "alpha"), add(store, "beta")
+    played = [line(store, a), line(store, b)]
+    unplayed = line(store, a, "fresh")
+    mid = store.new_match("s1", "medina-v2", 2, 1000, 1, played)
+    assert store.started(mid, "s1", "m1")
+    finish(store, mid, "s1", seats((30, 1, "normal"), (20, 2, "normal")))
+    rows = store.lines()
+    assert [(x.bot, x.version, x.games) for x in rows] == [
+        ("alpha", "v1", 1),
+        ("beta", "v1", 1),
+        ("alpha", "fresh", 0),
+    ]
+    # By ordinal alone the fresh line would be above the played loser's.
+    loser, fresh = rows[1], rows[2]
+    assert fresh.id == unplayed
+    assert ratings.ordinal(fresh.mu, fresh.sigma) > ratings.ordinal(loser.mu, loser.sigma)
+
+
+def test_a_match_only_stored_is_forgotten_and_one_started_is_not(db_url: str) -> None:
+    store = LadderStore(db_url)
+    store.register_server("s1", "x", 30)
+    lines = [line(store, add(store, "alpha")), line(store, add(store, "beta"))]
+    mid = store.new_match("s1", "medina-v2", 2, 1000, 1, lines)
+    assert not store.discard(mid, "s2")  # another server's to forget, not this one's
+    assert store.discard(mid, "s1")
+    assert store.counts() == {} and store.matches() == []
+    assert not store.discard(mid, "s1")  # gone already
+    started = store.new_match("s1", "medina-v2", 2, 1000, 2, lines)
+    assert store.started(started, "s1", "m2")
+    assert not store.discard(started, "s1")  # it reached the arena: aborted, if anything
+    assert store.counts() == {"running": 1}

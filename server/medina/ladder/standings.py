@@ -42,7 +42,8 @@ def _active(lines: Sequence[LineRow], include_inactive: bool) -> list[LineRow]:
 def standing_rows(
     lines: Sequence[LineRow], *, include_inactive: bool = False
 ) -> list[ladder_pb2.StandingRow]:
-    """GetStandings rows, in ``lines``'s order (the store's: best ordinal first)."""
+    """GetStandings rows, in ``lines``'s order (the store's: best ordinal first, lines
+    without a rated game last)."""
     return [
         wire_ladder.standing_row(x, ratings.ordinal(x.mu, x.sigma), ratings.interval(x.mu, x.sigma))
         for x in _active(lines, include_inactive)

@@ -318,7 +318,9 @@ class LadderStore(Database):
         version: str | None = None,
         line_ids: Sequence[int] | None = None,
     ) -> list[LineRow]:
-        """Rating lines (all, one bot's, or these), best ordinal first."""
+        """Rating lines (all, one bot's, or these): those with rated games best ordinal
+        first, then those with none (a fresh line's ordinal, 0, is above most played ones':
+        a bot could fill the top of the standings with versions it never plays)."""
         q = select(ladder_lines, ladder_bots).join(
             ladder_bots, ladder_bots.c.id == ladder_lines.c.bot_id
         )
@@ -354,7 +356,7 @@ class LadderStore(Database):
             )
             for r in rows
         ]
-        out.sort(key=lambda x: (-(x.mu - 3 * x.sigma), x.bot, x.version))
+        out.sort(key=lambda x: (x.games == 0, -(x.mu - 3 * x.sigma), x.bot, x.version))
         return out
 
     def seat_counts(self, line_ids: Sequence[int]) -> dict[int, tuple[int, int, int, int]]:
