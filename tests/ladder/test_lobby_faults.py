@@ -264,6 +264,14 @@ def test_accounts_over_grpc(db: str, tmp_path: Path) -> None:
             listed = await stub.ListBots(ladder_pb2.ListBotsRequest(), metadata=auth(TOKEN))
             assert [(b.name, b.inactive) for b in listed.bots] == [("alpha", "revoked")]
             assert key not in str(listed) and rotated.key not in str(listed)
+            # Revoked for good: a new key would open nothing, so none is made.
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await stub.RotateBot(
+                    ladder_pb2.RotateBotRequest(name="alpha"), metadata=auth(TOKEN)
+                )
+            assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert status_info(caught.value.trailing_metadata()).reason == "BOT_REVOKED"
+            assert "bot 'alpha' is revoked, for good" in (caught.value.details() or "")
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 await stub.RevokeBot(
                     ladder_pb2.RevokeBotRequest(name="nobody"), metadata=auth(TOKEN)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import pytest
 from medina.ladder import accounts, ratings
 from medina.ladder.recompute import compare
-from medina.storage.ladder import LadderStore, RatedSeat, StoredSeat, StoreError
+from medina.storage.ladder import BotRevokedError, LadderStore, RatedSeat, StoredSeat, StoreError
 from medina.tournament.standings import FAULTS
 from sqlalchemy import text
 
@@ -74,6 +74,11 @@ def test_accounts(db_url: str) -> None:
     store.revoke("alpha")
     assert store.account("alpha").inactive == "revoked"
     assert store.keys([account.id]) == {account.id: (made.key_id, True)}
+    with pytest.raises(BotRevokedError, match="'alpha' is revoked, for good"):
+        store.set_key("alpha", "k2", made.salt, made.digest)
+    assert store.keys([account.id]) == {account.id: (made.key_id, True)}  # unchanged
+    with pytest.raises(StoreError, match="no bot named"):
+        store.set_key("nobody", "k3", made.salt, made.digest)
     with pytest.raises(StoreError, match="no bot named"):
         store.revoke("nobody")
 

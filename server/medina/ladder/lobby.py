@@ -25,7 +25,7 @@ from medina.rpc.common.limits import (
     sized,
 )
 from medina.rpc.common.status import Reason, Refused, abort
-from medina.storage.ladder import StoreError
+from medina.storage.ladder import BotRevokedError, StoreError
 from medina.v1 import ladder_pb2, ladder_pb2_grpc
 from medina.wire import ladder as wire_ladder
 
@@ -279,9 +279,12 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         await require_organiser(context, self.organiser_token)
         account = await self._account(context, request.name)
         made = accounts.new_key()
-        await asyncio.to_thread(
-            self.ladder.store.set_key, account.name, made.key_id, made.salt, made.digest
-        )
+        try:
+            await asyncio.to_thread(
+                self.ladder.store.set_key, account.name, made.key_id, made.salt, made.digest
+            )
+        except BotRevokedError as exc:
+            await abort(context, grpc.StatusCode.FAILED_PRECONDITION, Reason.BOT_REVOKED, str(exc))
         self.ladder.rotated_local(account.id, made.key_id)
         return wire_ladder.rotated(account.name, made.key)
 

@@ -43,6 +43,7 @@ from .schema import (
 
 __all__ = [
     "AccountRow",
+    "BotRevokedError",
     "LadderStore",
     "LineRow",
     "MatchRow",
@@ -78,6 +79,10 @@ class AccountRow:
         if newest is not None and newest in self.suspended:
             return f"suspended: {self.suspended[newest]}"
         return ""
+
+
+class BotRevokedError(StoreError):
+    """The bot's key was revoked for good."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,15 +183,24 @@ class LadderStore(Database):
             )
 
     def set_key(self, name: str, key_id: str, salt: str, digest: str) -> None:
-        """Replace a bot's key (the old one stops working at once)."""
+        """Replace a bot's key (the old one stops working at once); BotRevokedError for a
+        revoked bot (revoked for good: a new key would open nothing)."""
         with self.engine.begin() as conn:
             done = conn.execute(
                 update(ladder_bots)
-                .where(ladder_bots.c.name == name)
+                .where(ladder_bots.c.name == name, ladder_bots.c.revoked_at.is_(None))
                 .values(key_id=key_id, key_salt=salt, key_hash=digest)
             )
             if done.rowcount != 1:
-                raise StoreError(f"no bot named {name!r}")
+                exists = conn.execute(
+                    select(ladder_bots.c.id).where(ladder_bots.c.name == name)
+                ).first()
+                if exists is None:
+                    raise StoreError(f"no bot named {name!r}")
+                raise BotRevokedError(
+                    f"bot {name!r} is revoked, for good: a new key would open nothing "
+                    "(add the bot again under another name)"
+                )
 
     def revoke(self, name: str) -> None:
         """Revoke a bot's key for good (its account and results stay)."""
