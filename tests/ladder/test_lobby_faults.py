@@ -897,6 +897,29 @@ def test_what_a_bot_says_of_itself_is_logged_escaped(
     assert "\\x1b[2J" in joined[0] and len(joined[0]) < 250
 
 
+def test_why_a_bot_left_the_lobby_is_logged(
+    db: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # "bot X left the lobby" was all the log said, for a Leave, a missed heartbeat, a flood
+    # or a revocation alike.
+    caplog.set_level(logging.INFO, logger="medina.ladder")
+
+    async def scenario() -> None:
+        async with serving(db, tmp_path) as (_ladder, address, stub):
+            leaver, silent = await add(stub, "leaver"), await add(stub, "silent")
+            leave = ladder_pb2.LobbyRequest(leave=ladder_pb2.Leave())
+            call = stub.Lobby(iter([hello(), leave]), metadata=auth(leaver))
+            assert await refusal(call) == (grpc.StatusCode.OK, "")
+            async with grpc.aio.insecure_channel(address) as channel:
+                said = await lobby_raw(channel, silent, [hello().SerializeToString()])
+            assert said == (grpc.StatusCode.DEADLINE_EXCEEDED, "HEARTBEAT_MISSED")
+
+    run(scenario)
+    left = sorted(r.getMessage() for r in caplog.records if "left the lobby" in r.getMessage())
+    assert left[0] == "bot leaver left the lobby: it said Leave", left
+    assert left[1].startswith("bot silent left the lobby: HEARTBEAT_MISSED: "), left
+
+
 def test_matches_the_arena_refuses_are_aborted_once_each_and_the_matchmaker_backs_off(
     db: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -609,11 +609,11 @@ class Ladder:
                     self.server_id,
                     session.connected_at,
                 )
-        log.info("bot %s left the lobby", session.account.name)
+        log.info("bot %s left the lobby: %s", session.account.name, session.why_ended())
 
     def leave(self, session: Session) -> None:
         """The bot asked to stop being matched; its stream ends after its last match."""
-        session.leaving = True
+        session.leaving = session.said_leave = True
         if not session.playing:
             session.finish()
 

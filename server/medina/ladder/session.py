@@ -43,6 +43,8 @@ class Session:
     local: bool = False
     #: When its presence was claimed in the database (the stamp its release names).
     connected_at: float = 0.0
+    #: The bot sent Leave.
+    said_leave: bool = False
 
     @property
     def bot_id(self) -> int:
@@ -66,6 +68,14 @@ class Session:
         for sequence, sent in self.unechoed.items():
             return sequence, sent + timeout_s
         return None
+
+    def why_ended(self) -> str:
+        """Why the stream ended, for the log: the server's refusal (its reason and message),
+        the bot's Leave, or the bot's side closing."""
+        if self.end is not None:
+            refused = self.end.refused
+            return f"{refused.reason.value}: {refused.message}"
+        return "it said Leave" if self.said_leave else "its stream ended (closed by the bot)"
 
     def finish(self, end: Refusal | None = None) -> None:
         """End the stream (with ``end``'s status, or OK)."""
