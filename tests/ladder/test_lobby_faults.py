@@ -24,7 +24,7 @@ from medina.ladder.service import LadderConfig
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.common.limits import Limits
 from medina.rpc.single.server import start_server
-from medina.storage.ladder import MatchRow
+from medina.storage.ladder import LineRow, MatchRow
 from medina.v1 import ladder_pb2, ladder_pb2_grpc, match_pb2
 from medina_client.bot import Turn
 from medina_client.bots import RandomBot
@@ -895,6 +895,32 @@ def test_what_a_bot_says_of_itself_is_logged_escaped(
     assert len(joined) == 1 and "\n" not in joined[0] and "\x1b" not in joined[0]
     assert joined[0].startswith("bot eve (1\\nINFO forged) joined the lobby, client evil-sdk 2")
     assert "\\x1b[2J" in joined[0] and len(joined[0]) < 250
+
+
+def test_standings_asked_for_together_are_read_once(db: str, tmp_path: Path) -> None:
+    # GetStandings is public, and each read builds the whole table: eight callers asking as
+    # fast as they could kept a core of the ladder busy (600 reads a second).
+    async def scenario() -> tuple[int, set[int]]:
+        async with serving(db, tmp_path) as (ladder, _address, stub):
+            for name in ("alpha", "beta"):
+                await add(stub, name)
+            store = ladder.ladder.store
+            real = store.lines
+            reads = 0
+
+            def counted(**kwargs: object) -> list[LineRow]:
+                nonlocal reads
+                reads += 1
+                return real(**kwargs)  # type: ignore[arg-type]
+
+            store.lines = counted  # type: ignore[method-assign]
+            asked = ladder_pb2.GetStandingsRequest(include_inactive=True)
+            answers = await asyncio.gather(*(stub.GetStandings(asked) for _ in range(20)))
+            return reads, {len(a.rows) for a in answers}
+
+    reads, sizes = run(scenario)
+    assert reads == 1
+    assert sizes == {0}  # no bot has said hello yet: no line
 
 
 def test_why_a_bot_left_the_lobby_is_logged(

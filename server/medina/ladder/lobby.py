@@ -41,6 +41,10 @@ log = logging.getLogger("medina.ladder")
 Context = grpc.aio.ServicerContext[Any, Any]
 
 
+#: How old the standings ``GetStandings`` answers may be, in seconds.
+STANDINGS_FRESH_S = 1.0
+
+
 class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
     """The ladder's gRPC face."""
 
@@ -62,6 +66,10 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         self.opening = ClientSlots.for_limits(self.limits)
         #: The loopback lobby of a ladder that serves TLS (for its house bots).
         self.local = local
+        #: The standings as last read (by ``include_inactive``), and when the read began.
+        self._standings: dict[bool, tuple[float, ladder_pb2.GetStandingsResponse]] = {}
+        #: The reads under way: callers meanwhile share them.
+        self._reading: dict[bool, asyncio.Future[ladder_pb2.GetStandingsResponse]] = {}
 
     # -- the lobby -----------------------------------------------------------------------
 
@@ -214,12 +222,38 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
     async def GetStandings(
         self, request: ladder_pb2.GetStandingsRequest, context: Context
     ) -> ladder_pb2.GetStandingsResponse:
-        """The standings, best first."""
+        """The standings, best first, at most ``STANDINGS_FRESH_S`` old: the call is public,
+        and each read of the database builds the whole table (eight callers asking as fast
+        as they could kept a core of the ladder busy). Callers asking during a read share
+        it."""
+        inactive = request.include_inactive
+        kept = self._standings.get(inactive)
+        if kept is not None and asyncio.get_running_loop().time() - kept[0] < STANDINGS_FRESH_S:
+            return kept[1]
+        reading = self._reading.get(inactive)
+        if reading is None:
+            reading = asyncio.ensure_future(self._read_standings(inactive))
+            self._reading[inactive] = reading
+            reading.add_done_callback(lambda done: self._standings_read(inactive, done))
+        return await asyncio.shield(reading)
+
+    def _standings_read(
+        self, inactive: bool, done: asyncio.Future[ladder_pb2.GetStandingsResponse]
+    ) -> None:
+        if self._reading.get(inactive) is done:
+            del self._reading[inactive]
+        if not done.cancelled():
+            done.exception()  # retrieved: its callers may all have gone
+
+    async def _read_standings(self, include_inactive: bool) -> ladder_pb2.GetStandingsResponse:
+        began = asyncio.get_running_loop().time()
         store = self.ladder.store
         lines = await asyncio.to_thread(store.lines)
         rated = (await asyncio.to_thread(store.counts)).get("finished", 0)
-        rows = standing_rows(lines, include_inactive=request.include_inactive)
-        return wire_ladder.standings(rows, rated)
+        rows = standing_rows(lines, include_inactive=include_inactive)
+        made = wire_ladder.standings(rows, rated)
+        self._standings[include_inactive] = (began, made)
+        return made
 
     # -- accounts ------------------------------------------------------------------------
 
