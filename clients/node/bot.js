@@ -68,6 +68,7 @@ const FINAL_REASONS = new Set([
   'WORKER_LOST',
   'SHUTTING_DOWN',
   'HELLO_MISSING',
+  'SEAT_TAKEN_OVER',
 ]);
 /**
  * Without a reason (a 1.0 server), statuses that end a handshake for a cause retrying cannot

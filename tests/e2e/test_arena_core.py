@@ -361,6 +361,39 @@ def test_a_taken_seat_needs_the_resume_token(tmp_path: Path) -> None:
     run(main())
 
 
+def test_a_stream_whose_seat_is_taken_over_is_told_so_and_the_newer_one_plays_on(
+    tmp_path: Path,
+) -> None:
+    # It ended OK with no MatchEnded: a bot told to resume after such an end took the seat
+    # back, and two copies holding one resume token went on taking it from each other.
+    async def main() -> None:
+        running = await serve(tmp_path)
+        try:
+            hosted = running.arena.create(MatchSettings("medina-v2", 2, 1))
+            # Seat 0's first copy says nothing after its Hello (a copy that hangs or sleeps).
+            first = RawBot(
+                running.address, hosted.tokens[0], chooser=lambda _r, _n: None, keep_status=True
+            )
+            held = asyncio.create_task(first.play())
+            await first.welcomed.wait()
+            assert first.welcome is not None
+            second = RawBot(
+                running.address, hosted.tokens[0], resume_token=first.welcome.resume_token
+            )
+            other = RawBot(running.address, hosted.tokens[1])
+            await asyncio.gather(second.play(), other.play())
+            assert second.ended is not None and other.ended is not None
+            await held
+            assert first.status is grpc.StatusCode.ABORTED, first.status
+            assert first.reason == "SEAT_TAKEN_OVER"
+            assert "taken over by a newer stream" in first.details
+            await finish(running, hosted.task)
+        finally:
+            await running.stop(1)
+
+    run(main())
+
+
 def test_a_bot_name_cannot_write_a_line_of_the_servers_log(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

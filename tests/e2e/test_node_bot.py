@@ -714,6 +714,12 @@ def test_hello_speaks_1_1_retry_reasons_back_off_and_unknown_kinds_are_skipped(
             id="final-after-welcome",
         ),
         pytest.param(
+            [([welcome_bytes()], (grpc.StatusCode.ABORTED, Reason.SEAT_TAKEN_OVER, "newer"))],
+            1,
+            "ended (SEAT_TAKEN_OVER): newer",
+            id="seat-taken-over",
+        ),
+        pytest.param(
             [([welcome_bytes()], (grpc.StatusCode.FAILED_PRECONDITION, Reason.MATCH_OVER, "over"))],
             0,
             "ended (MATCH_OVER): over",

@@ -30,6 +30,7 @@ FINAL = frozenset(
         "WORKER_LOST",
         "SHUTTING_DOWN",
         "HELLO_MISSING",
+        "SEAT_TAKEN_OVER",
     }
 )
 

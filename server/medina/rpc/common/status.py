@@ -55,6 +55,8 @@ class Reason(StrEnum):
     SEAT_FORFEITED = "SEAT_FORFEITED"
     #: Another live stream holds the seat and no valid resume token was given.
     SEAT_TAKEN = "SEAT_TAKEN"
+    #: A newer stream took this stream's seat over with the resume token: this one ends.
+    SEAT_TAKEN_OVER = "SEAT_TAKEN_OVER"
     #: A message is not a PlayRequest (corrupt bytes).
     MESSAGE_MALFORMED = "MESSAGE_MALFORMED"
     #: A message is over the server's size limit.

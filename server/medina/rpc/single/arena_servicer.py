@@ -111,8 +111,10 @@ class ArenaServicer:
             if conn.status is not None:
                 # Set by the reader, which may still be draining the stream (its seat taken
                 # over, or the match over, meanwhile): ending the call under that read would
-                # leave the bot's pending writes to fail with its library's INTERNAL.
-                await reader
+                # leave the bot's pending writes to fail with its library's INTERNAL. A seat
+                # taken over is said at once: that reader may wait on a bot that sends nothing.
+                if not conn.taken_over:
+                    await reader
                 code, reason, text = conn.status
                 await abort(context, code, reason, text, match_id=match.match_id, seat=seat)
         finally:

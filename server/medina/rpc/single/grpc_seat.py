@@ -58,6 +58,8 @@ class Connection:
         self.crashed = False  # the bot's side failed rather than closing cleanly
         #: Set to end the stream with this status (and ErrorInfo reason) instead of OK.
         self.status: tuple[grpc.StatusCode, Reason, str] | None = None
+        #: A newer stream took the seat over (its reader may wait on a bot sending nothing).
+        self.taken_over = False
 
     def send(self, message: arena_pb2.PlayResponse | bytes) -> None:
         """Queue a message for the stream."""
@@ -161,6 +163,16 @@ class GrpcSeat:
         """A new stream takes the seat; an older one is closed."""
         old = self.connection
         if old is not None:
+            # Said, not a silent OK: a bot told to resume after a clean end would take the
+            # seat back, and two holders of one resume token would go on taking it in turn.
+            old.taken_over = True
+            if old.status is None:
+                old.status = (
+                    grpc.StatusCode.ABORTED,
+                    Reason.SEAT_TAKEN_OVER,
+                    f"seat {self.seat} was taken over by a newer stream with its resume token; "
+                    "this stream is closed (stop this copy of the bot)",
+                )
             old.close()
         conn = Connection(omit_legal, omit_updates, features)
         self.connection = conn
