@@ -191,6 +191,11 @@ def test_list_matches_pages_newest_first_and_filters_by_state(tmp_path: Path) ->
             for bad, field in (
                 (admin_pb2.ListMatchesRequest(page_size=0), "page_size 0"),
                 (admin_pb2.ListMatchesRequest(page_token="junk"), "page_token"),
+                # Unknown states answered an empty page, as if no match were in them.
+                (
+                    admin_pb2.ListMatchesRequest(states=[99, -5, 1]),  # type: ignore[list-item]
+                    "states -5, 99: not a MatchState this server knows (0..5)",
+                ),
             ):
                 with pytest.raises(grpc.aio.AioRpcError) as refused:
                     await stub.ListMatches(bad, metadata=AUTH)

@@ -349,6 +349,13 @@ class MatchService(admin_pb2_grpc.MatchServiceServicer):
         await require_organiser(context, self.token)
         states = {int(s) for s in request.states}
         try:
+            unknown = sorted(states - set(admin_pb2.MatchState.values()))
+            if unknown:
+                # An empty page would read as "no such match", not as a filter mistyped.
+                raise ListingError(
+                    f"states {', '.join(map(str, unknown))}: not a MatchState this server "
+                    f"knows (0..{max(admin_pb2.MatchState.values())})"
+                )
             size = page_size(request.page_size if request.HasField("page_size") else None)
             page = await self.backend.page(request, states, size, context)
         except ListingError as exc:
