@@ -218,7 +218,29 @@ def test_accounts_over_grpc(db: str, tmp_path: Path) -> None:
             assert status_info(caught.value.trailing_metadata()).reason == (
                 "ORGANISER_TOKEN_INVALID"
             )
+            # The organiser's token without its scheme, or twice, is not the organiser's.
+            for metadata in (
+                (("authorization", TOKEN),),
+                (("authorization", f"Bearer {TOKEN}"), ("authorization", f"Bearer {TOKEN}")),
+            ):
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await stub.ListBots(ladder_pb2.ListBotsRequest(), metadata=metadata)
+                assert status_info(caught.value.trailing_metadata()).reason == (
+                    "ORGANISER_TOKEN_INVALID"
+                )
+            listed = await stub.ListBots(
+                ladder_pb2.ListBotsRequest(), metadata=(("authorization", f"bearer {TOKEN}"),)
+            )
+            assert list(listed.bots) == []
             key = await add(stub, "alpha")
+            # A bot key without its scheme, or twice, opens no lobby stream: which one counts
+            # would be a guess.
+            for metadata in (
+                (("authorization", key),),
+                (("authorization", f"Bearer {key}"), ("authorization", f"Bearer {key}")),
+            ):
+                call = stub.Lobby(iter([hello()]), metadata=metadata)
+                assert await refusal(call) == (grpc.StatusCode.UNAUTHENTICATED, "BOT_KEY_INVALID")
             # A live stream opened with a key that is then rotated ends, and the new key
             # gets in (a leaked key's holder keeps nothing).
             held = asyncio.create_task(play_ladder(seat_player(lambda: RandomBot(1)), address, key))

@@ -12,7 +12,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError
 
-from medina.rpc.common.auth import require_organiser
+from medina.rpc.common.auth import CredentialError, bearer, require_organiser
 from medina.rpc.common.hello import first_message
 from medina.rpc.common.limits import (
     ClientSlots,
@@ -79,10 +79,10 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         context: Context,
     ) -> AsyncIterator[ladder_pb2.LobbyResponse]:
         """A bot's session: key, LobbyHello, then matches until either side ends it."""
-        key = ""
-        for k, v in context.invocation_metadata() or ():
-            if k == "authorization" and isinstance(v, str):
-                key = v
+        try:
+            key, unreadable = bearer(context.invocation_metadata()), None
+        except CredentialError as exc:
+            key, unreadable = "", exc
         try:
             client = self.opening.acquire(context.peer())
         except StreamSlotsExhausted as exc:
@@ -95,6 +95,13 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
             refused.refused.set_on(context)
             return
         try:
+            if unreadable is not None:
+                raise Refusal(
+                    grpc.StatusCode.UNAUTHENTICATED,
+                    Reason.BOT_KEY_INVALID,
+                    f"the lobby needs 'authorization: Bearer <bot key>' metadata: {unreadable}",
+                    cause="malformed",
+                )
             account = await self.ladder.authenticate(key)
             with self.ladder.awaiting_hello(account):
                 hello = await self._hello(request_iterator)
