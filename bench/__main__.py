@@ -29,6 +29,7 @@ from bench import (
     strength,
     tournament,
     viewer,
+    viewer_load,
     workers,
 )
 
@@ -46,6 +47,7 @@ SECTIONS: list[tuple[str, Callable[[], None]]] = [
     ("ladder", ladder.main),  # ladder serve: matches formed/s, decisions/s vs the arena alone
     ("listing", listing.main),  # ListMatches over a directory of many records vs an empty one
     ("viewer", viewer.main),  # web viewer: board JSON, replay JSON, message sizes
+    ("viewer_load", viewer_load.main),  # matches beside a viewer flooded with replay requests
     ("strength", strength.main),  # reference bots against each other, paired and rotated
 ]
 
