@@ -58,3 +58,18 @@ def test_a_records_directory_that_cannot_be_made_is_named_before_any_game(tmp_pa
             "No such file or directory\n"
         )
     assert not (tmp_path / "tournaments").exists()
+
+
+def test_a_worker_of_one_tournament_writes_its_records_beside_the_tournaments_own(
+    tmp_path: Path,
+) -> None:
+    # They went to ./records, while create had made tournaments/NAME/records, empty, where
+    # run writes and verify looks.
+    cup_file(tmp_path, games=1, extra="paired = false")
+    db = str(tmp_path / "cup.db")
+    made = run_cli("tournament", "create", "cup.toml", "--db", db, cwd=tmp_path, timeout=60)
+    assert made.returncode == 0, made.stderr
+    done = run_cli("tournament", "worker", "--db", db, "--tournament", "cup", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert list((tmp_path / "tournaments" / "cup" / "records").glob("*.jsonl"))
+    assert not (tmp_path / "records").exists()

@@ -126,7 +126,12 @@ def add_parser(sub: Any) -> None:
     work.add_argument("--db", required=True, help="database URL (postgresql://...)")
     work.add_argument("--tournament", help="only this tournament (default: every running one)")
     work.add_argument("--concurrency", type=int, default=min(4, os.cpu_count() or 1))
-    work.add_argument("--records", default="records", help="where this worker's records go")
+    work.add_argument(
+        "--records",
+        help="where this worker's records go (default: with --tournament, that tournament's "
+        "own, as run writes them: its file's records key, else tournaments/NAME/records; "
+        "else ./records)",
+    )
     work.add_argument("--server", help="play on a running server at HOST:PORT")
     add_organiser_token_option(work, "organiser token of --server")
     add_client_tls_options(work)
@@ -527,9 +532,16 @@ def worker_cmd(args: argparse.Namespace) -> int:
     """Play games of the shared database until none is left (or forever)."""
     if args.concurrency < 1:
         raise CommandError(f"--concurrency must be at least 1, got {args.concurrency}")
+    records = Path(args.records) if args.records is not None else Path("records")
     try:
         store = TournamentStore(existing_database(args.db))
-        tid = store.tournament(args.tournament).id if args.tournament else None
+        tid = None
+        if args.tournament:
+            row = store.tournament(args.tournament)
+            tid = row.id
+            if args.records is None:  # beside the tournament's own, where create made them
+                cfg = tconfig.TournamentConfig.from_json(row.config)
+                records = cfg.records_dir(Path("tournaments") / row.name)
         if not args.forever and not store.tournaments():  # --forever waits for one
             raise CommandError(
                 f"no tournament in {store.safe_url}: store one first "
@@ -540,7 +552,7 @@ def worker_cmd(args: argparse.Namespace) -> int:
     tls = _reach(args)
     opts = RunOptions(
         concurrency=args.concurrency,
-        records=Path(args.records),
+        records=records,
         server=args.server,
         organiser_token=args.organiser_token,
         tls=tls,
