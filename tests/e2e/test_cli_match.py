@@ -192,6 +192,36 @@ def test_a_server_elsewhere_killed_mid_match_is_said_in_one_line(tmp_path: Path)
     ]
 
 
+def test_a_server_elsewhere_shut_down_mid_match_ends_it_with_its_result(tmp_path: Path) -> None:
+    # The shutdown aborted the match and `match` printed the result, then, asking where
+    # the record was, said "the server ... went away" and exited 2, as for a killed server.
+    tests = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), *sys.path])}
+    served = tmp_path / "served"
+    with serve_elsewhere(tmp_path) as (server, address):
+        match = subprocess.Popen(
+            [*ARENA, "match", "--ruleset", "medina-v2", "--players", "2", "--seed", "1",
+             "--decision-ms", "600000", "--server", address,
+             "--bot", "python -m medina_client --bot greedy",
+             "--bot", "python -m e2e.broken_bots.silent",  # never answers: the match waits
+             "--records", str(tmp_path / "logs"), "--quiet"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 30
+            while sum(r.read_text().count("KIND_CONNECTED") for r in served.glob("*.jsonl")) < 2:
+                assert time.monotonic() < deadline and match.poll() is None
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    match.wait(0.05)  # polling a file another process writes
+            server.terminate()  # SIGTERM: the server aborts its matches and stops
+            out, err = match.communicate(timeout=60)
+        finally:
+            match.kill()
+    assert match.returncode == 1, out + err  # an aborted match, not a lost server
+    assert "went away" not in err and "Traceback" not in err, err
+    assert "aborted" in out and "record: " in out, out
+
+
 def _reads(path: Path) -> bytes:
     """A file's bytes; none when it is gone (a process that ended meanwhile)."""
     try:

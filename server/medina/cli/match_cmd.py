@@ -293,11 +293,18 @@ async def _play(
             summary = await matches.GetMatch(
                 wire_matches.get_request(match_id), metadata=metadata, timeout=10
             )
+            record = summary.match.record_path
         except grpc.aio.AioRpcError as exc:
-            raise CommandError(_server_lost(match_id, address, exc)) from None
+            # The match has its result: a server that stopped since (a shutdown aborted the
+            # match) is no lost match, only an unanswered question of where its record is.
+            _say(
+                f"match {match_id}: the server at {address} did not answer after the match "
+                f"ended ({exc.code().name})"
+            )
+            record = f"{match_id}.jsonl in the server's records directory"
         if viewer_url is not None:
             print(f"replay: {viewer_url}/replay/{match_id}")
-        print(f"record: {summary.match.record_path}", flush=True)
+        print(f"record: {record}", flush=True)
         return 0 if result.complete else 1
 
 
