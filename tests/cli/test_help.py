@@ -71,3 +71,54 @@ def test_only_commands_that_start_bots_say_their_bots_get_the_tls_files(
     text = " ".join(capsys.readouterr().out.split())
     assert "dial --server over TLS" in text
     assert ("the bots started get them too" in text) is starts_bots
+
+
+def test_every_option_and_argument_of_every_command_has_help() -> None:
+    # `tournament worker --help` once listed --concurrency and --lease-s bare.
+    bare = [
+        f"{name}: {a.option_strings or a.dest}"
+        for name, parser in leaf_parsers(build_parser())
+        for a in parser._actions
+        if a.help is None
+    ]
+    assert bare == []
+
+
+def expanded_help(parser: argparse.ArgumentParser, option: str) -> str:
+    """One option's help as ``--help`` prints it (``%(default)s`` filled in)."""
+    action = next(a for a in parser._actions if option in a.option_strings)
+    assert action.help is not None
+    return " ".join(parser._get_formatter()._expand_help(action).split())
+
+
+@pytest.mark.parametrize(
+    ("command", "options"),
+    [
+        ("medina-arena serve", ["--host", "--port", "--records", "--grace-s"]),
+        ("medina-arena ladder serve", ["--host", "--port", "--records", "--arena-port"]),
+        (
+            "medina-arena match",
+            ["--ruleset", "--players", "--seed", "--start-seat", "--decision-ms", "--bank-ms",
+             "--increment-ms", "--first-extra-ms", "--grace-ms", "--on-timeout", "--max-strikes",
+             "--max-rejections", "--reconnect-grace-ms", "--connect-timeout-ms"],
+        ),
+        ("medina-arena tournament run", ["--concurrency", "--lease-s"]),
+        ("medina-arena tournament create", ["--concurrency"]),
+        ("medina-arena tournament worker", ["--concurrency", "--lease-s", "--poll-s"]),
+        (
+            "medina-arena check-bot",
+            ["--seed", "--decision-ms", "--tight-ms", "--first-extra-ms", "--reconnect-s",
+             "--exit-s", "--connect-s"],
+        ),
+    ],
+)  # fmt: skip
+def test_an_options_help_names_the_default_the_parser_uses(
+    command: str, options: list[str]
+) -> None:
+    parser = dict(leaf_parsers(build_parser()))[command]
+    for option in options:
+        default = parser.get_default(option.removeprefix("--").replace("-", "_"))
+        shown = f"{default:g}" if isinstance(default, float) else str(default)
+        text = expanded_help(parser, option)
+        # "--concurrency": the cores, at most 4, and how many that is here
+        assert f"default {shown}" in text or f"{shown} here" in text, (option, text)

@@ -56,26 +56,47 @@ def add_parser(sub: Any) -> None:
         help="keep records and bot logs here (default: a temporary directory, "
         "deleted when every check passes)",
     )
-    p.add_argument("--seed", type=int, default=_D.seed, help="seed of the scripted positions")
-    p.add_argument("--decision-ms", type=int, default=_D.decision_ms, help="time per decision")
     p.add_argument(
-        "--tight-ms", type=int, default=_D.tight_ms, help="time per decision in tight-clock"
+        "--seed",
+        type=int,
+        default=_D.seed,
+        help="seed of the scripted positions (default %(default)s)",
+    )
+    p.add_argument(
+        "--decision-ms",
+        type=int,
+        default=_D.decision_ms,
+        help="time per decision (default %(default)s)",
+    )
+    p.add_argument(
+        "--tight-ms",
+        type=int,
+        default=_D.tight_ms,
+        help="time per decision in tight-clock (default %(default)s)",
     )
     p.add_argument(
         "--first-extra-ms",
         type=int,
         default=_D.first_extra_ms,
-        help="extra time for the bot's first decision of each match",
+        help="extra time for the bot's first decision of each match (default %(default)s)",
     )
     p.add_argument(
         "--reconnect-s",
         type=float,
         default=_D.reconnect_s,
-        help="time to reconnect after the kit drops the stream",
+        help="seconds to reconnect after the kit drops the stream (default %(default)g)",
     )
-    p.add_argument("--exit-s", type=float, default=_D.exit_s, help="time to exit after MatchEnded")
     p.add_argument(
-        "--connect-s", type=float, default=_D.connect_s, help="time to connect after starting"
+        "--exit-s",
+        type=float,
+        default=_D.exit_s,
+        help="seconds to exit after MatchEnded (default %(default)g)",
+    )
+    p.add_argument(
+        "--connect-s",
+        type=float,
+        default=_D.connect_s,
+        help="seconds to connect after starting (default %(default)g)",
     )
     p.add_argument(
         "bot_command",  # not "command": that is the subcommand's name

@@ -64,13 +64,16 @@ def add_parser(sub: Any) -> None:
 
     serve = lsub.add_parser("serve", help="run a ladder server (lobby + arena)")
     _db(serve)
-    serve.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=50061, help="lobby port (0: any free port)")
+    s = LadderServerConfig(db=DEFAULT_DB)  # its defaults
+    serve.add_argument("--host", default=s.host, help=f"listen address (default {s.host})")
+    serve.add_argument(
+        "--port", type=int, default=s.port, help=f"lobby port (default {s.port}; 0: any free port)"
+    )
     serve.add_argument(
         "--arena-port",
         type=int,
-        default=0,
-        help="the in-process arena's port (0: any free)",
+        default=s.arena_port,
+        help=f"the in-process arena's port (default {s.arena_port}; 0: any free)",
     )
     serve.add_argument(
         "--arena",
@@ -82,7 +85,11 @@ def add_parser(sub: Any) -> None:
         metavar="HOST:PORT",
         help="the arena address bots are told (default: the arena's own address)",
     )
-    serve.add_argument("--records", default="records", help="records directory (in-process arena)")
+    serve.add_argument(
+        "--records",
+        default=str(s.records_dir),
+        help=f"records directory (in-process arena; default {s.records_dir})",
+    )
     add_records_reserve_option(serve)
     add_server_tls_options(serve)
     serve.add_argument(
@@ -233,17 +240,17 @@ def add_parser(sub: Any) -> None:
     ls.set_defaults(run=_bots_list)
     revoke = bsub.add_parser("revoke", help="revoke a bot's key for good")
     _db(revoke)
-    revoke.add_argument("name")
+    revoke.add_argument("name", help="the bot's name, as `bots list` shows it")
     revoke.set_defaults(run=_bots_revoke)
     rotate = bsub.add_parser("rotate", help="give a bot a new key (the old one stops at once)")
     _db(rotate)
-    rotate.add_argument("name")
+    rotate.add_argument("name", help="the bot's name, as `bots list` shows it")
     rotate.set_defaults(run=_bots_rotate)
     unsuspend = bsub.add_parser(
         "unsuspend", help="let a suspended version of a bot play again (its rating goes on)"
     )
     _db(unsuspend)
-    unsuspend.add_argument("name")
+    unsuspend.add_argument("name", help="the bot's name, as `bots list` shows it")
     unsuspend.add_argument("version", help="the suspended version, as `bots list` shows it")
     unsuspend.set_defaults(run=_bots_unsuspend)
 

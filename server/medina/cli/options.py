@@ -45,46 +45,78 @@ def check_ports(args: argparse.Namespace) -> None:
 
 def add_match_options(p: argparse.ArgumentParser) -> None:
     """--ruleset, --players, --seed, --start-seat and the clock/policy options."""
-    p.add_argument("--ruleset", default="medina-v2", choices=RULESETS, help="rule set")
-    p.add_argument("--players", type=int, default=4, help="number of seats")
-    p.add_argument("--seed", type=int, default=1, help="seed of all setup randomness")
+    p.add_argument(
+        "--ruleset", default="medina-v2", choices=RULESETS, help="rule set (default %(default)s)"
+    )
+    p.add_argument("--players", type=int, default=4, help="number of seats (default %(default)s)")
+    p.add_argument(
+        "--seed", type=int, default=1, help="seed of all setup randomness (default %(default)s)"
+    )
     p.add_argument(
         "--start-seat",
         type=int,
         default=0,
         metavar="SEAT",
-        help="seat that moves first, 0 .. players-1 (seats count from 0, as everywhere)",
+        help="seat that moves first, 0 .. players-1 (seats count from 0, as everywhere; "
+        "default %(default)s)",
     )
     d = TimeControl()
     q = Policies()
-    p.add_argument("--decision-ms", type=int, default=d.decision_ms, help="time per decision")
-    p.add_argument("--bank-ms", type=int, default=d.bank_ms, help="bank per seat (0: none)")
-    p.add_argument("--increment-ms", type=int, default=d.increment_ms, help="bank increment")
+    p.add_argument(
+        "--decision-ms",
+        type=int,
+        default=d.decision_ms,
+        help=f"time per decision (default {d.decision_ms})",
+    )
+    p.add_argument(
+        "--bank-ms",
+        type=int,
+        default=d.bank_ms,
+        help=f"bank per seat (default {d.bank_ms}; 0: none)",
+    )
+    p.add_argument(
+        "--increment-ms",
+        type=int,
+        default=d.increment_ms,
+        help=f"bank increment (default {d.increment_ms}; 0: none)",
+    )
     p.add_argument(
         "--first-extra-ms",
         type=int,
         default=d.first_decision_extra_ms,
-        help="extra time for a seat's first decision",
+        help=f"extra time for a seat's first decision (default {d.first_decision_extra_ms})",
     )
-    p.add_argument("--grace-ms", type=int, default=d.grace_ms, help="lateness forgiven")
+    p.add_argument(
+        "--grace-ms",
+        type=int,
+        default=d.grace_ms,
+        help=f"lateness forgiven (default {d.grace_ms})",
+    )
     p.add_argument(
         "--on-timeout",
         choices=("random", "forfeit"),
         default="random",
-        help="random: play a random action and count a strike; forfeit: forfeit at once",
+        help="random: play a random action and count a strike; forfeit: forfeit at once "
+        "(default %(default)s)",
     )
-    p.add_argument("--max-strikes", type=int, default=q.max_strikes, help="strikes to forfeit")
+    p.add_argument(
+        "--max-strikes",
+        type=int,
+        default=q.max_strikes,
+        help=f"strikes to forfeit (default {q.max_strikes})",
+    )
     p.add_argument(
         "--max-rejections",
         type=int,
         default=q.max_rejections,
-        help="illegal replies refused per decision before the timeout policy applies",
+        help="illegal replies refused per decision before the timeout policy applies "
+        f"(default {q.max_rejections})",
     )
     p.add_argument(
         "--reconnect-grace-ms",
         type=int,
         default=q.reconnect_grace_ms,
-        help="time a disconnected bot has to reconnect",
+        help=f"time a disconnected bot has to reconnect (default {q.reconnect_grace_ms})",
     )
 
 

@@ -37,9 +37,19 @@ log = logging.getLogger("medina.cli")
 def add_parser(sub: Any) -> None:
     """Register the command."""
     p: argparse.ArgumentParser = sub.add_parser("serve", help="run the arena server")
-    p.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=50051, help="listen port (0: any free port)")
-    p.add_argument("--records", default="records", help="directory for match records")
+    s = ServerConfig()
+    p.add_argument("--host", default=s.host, help=f"listen address (default {s.host})")
+    p.add_argument(
+        "--port",
+        type=int,
+        default=s.port,
+        help=f"listen port (default {s.port}; 0: any free port)",
+    )
+    p.add_argument(
+        "--records",
+        default=str(s.records_dir),
+        help=f"directory for match records (default {s.records_dir})",
+    )
     add_records_reserve_option(p)
     add_organiser_token_option(p, "require this bearer token for organiser calls")
     p.add_argument(
@@ -48,7 +58,13 @@ def add_parser(sub: Any) -> None:
         help="allow organiser calls without a token on a non-loopback address (unsafe)",
     )
     add_server_tls_options(p)
-    p.add_argument("--grace-s", type=float, default=30.0, help="shutdown grace for running matches")
+    p.add_argument(
+        "--grace-s",
+        type=float,
+        default=s.shutdown_grace_s,
+        help="seconds running matches get to end at shutdown, the rest are aborted "
+        f"(default {s.shutdown_grace_s:g})",
+    )
     d = Limits()
     p.add_argument(
         "--max-message-bytes",

@@ -65,6 +65,15 @@ from .tournament_show import (
 )
 from .web_cmd import start_viewer, tournament_standings
 
+#: Games (entry games for ``create``) played at once unless --concurrency says.
+DEFAULT_CONCURRENCY = min(4, os.cpu_count() or 1)
+_CONCURRENCY_DEFAULT = f"default: the cores, at most 4: {DEFAULT_CONCURRENCY} here"
+_LEASE_HELP = (
+    "seconds a game being played stays claimed without a renewal (renewed every third of "
+    "it); a runner or worker that dies gives its game back when the lease runs out, to be "
+    f"played again (default {DEFAULT_LEASE_S:g})"
+)
+
 
 def add_parser(sub: Any) -> None:
     """Register ``tournament`` and its subcommands."""
@@ -79,8 +88,8 @@ def add_parser(sub: Any) -> None:
     run.add_argument(
         "--concurrency",
         type=int,
-        default=min(4, os.cpu_count() or 1),
-        help="games at once (default: the cores, at most 4)",
+        default=DEFAULT_CONCURRENCY,
+        help=f"games at once ({_CONCURRENCY_DEFAULT})",
     )
     run.add_argument("--server", help="play on a running server at HOST:PORT (default: its own)")
     add_organiser_token_option(run, "organiser token of --server")
@@ -91,9 +100,7 @@ def add_parser(sub: Any) -> None:
         help="stop once the rating intervals of neighbours in the standings are apart "
         "(games in the file is then the maximum)",
     )
-    run.add_argument(
-        "--lease-s", type=float, default=DEFAULT_LEASE_S, help="lease of a game being played"
-    )
+    run.add_argument("--lease-s", type=float, default=DEFAULT_LEASE_S, help=_LEASE_HELP)
     run.add_argument("--quiet", action="store_true", help="no progress, only the standings")
     run.add_argument(
         "--http",
@@ -112,9 +119,17 @@ def add_parser(sub: Any) -> None:
     )
     create.add_argument("file", help="the tournament file (TOML)")
     _where(create)
-    create.add_argument("--until-separated", action="store_true")
     create.add_argument(
-        "--concurrency", type=int, default=min(4, os.cpu_count() or 1), help="entry games at once"
+        "--until-separated",
+        action="store_true",
+        help="the tournament stops once the rating intervals of neighbours in the standings "
+        "are apart (games in the file is then the maximum)",
+    )
+    create.add_argument(
+        "--concurrency",
+        type=int,
+        default=DEFAULT_CONCURRENCY,
+        help=f"entry games at once ({_CONCURRENCY_DEFAULT})",
     )
     _validation(create)
     add_sandbox_options(create)
@@ -125,7 +140,12 @@ def add_parser(sub: Any) -> None:
     )
     work.add_argument("--db", required=True, help="database URL (postgresql://...)")
     work.add_argument("--tournament", help="only this tournament (default: every running one)")
-    work.add_argument("--concurrency", type=int, default=min(4, os.cpu_count() or 1))
+    work.add_argument(
+        "--concurrency",
+        type=int,
+        default=DEFAULT_CONCURRENCY,
+        help=f"games this worker plays at once ({_CONCURRENCY_DEFAULT})",
+    )
     work.add_argument(
         "--records",
         help="where this worker's records go (default: with --tournament, that tournament's "
@@ -135,9 +155,12 @@ def add_parser(sub: Any) -> None:
     work.add_argument("--server", help="play on a running server at HOST:PORT")
     add_organiser_token_option(work, "organiser token of --server")
     add_client_tls_options(work)
-    work.add_argument("--lease-s", type=float, default=DEFAULT_LEASE_S)
+    work.add_argument("--lease-s", type=float, default=DEFAULT_LEASE_S, help=_LEASE_HELP)
     work.add_argument(
-        "--poll-s", type=float, default=5.0, help="how often to look for new games when idle"
+        "--poll-s",
+        type=float,
+        default=5.0,
+        help="seconds between looks for new games when idle (default %(default)g)",
     )
     work.add_argument(
         "--forever",
@@ -168,7 +191,7 @@ def add_parser(sub: Any) -> None:
                 "each found by its file name)",
             )
         if name == "export":
-            q.add_argument("--format", choices=("csv", "json"), required=True)
+            q.add_argument("--format", choices=("csv", "json"), required=True, help="format")
             q.add_argument(
                 "--table",
                 choices=("standings", "games", "head-to-head", "rating-history", "all"),
