@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from medina.cli import build_parser, main
 from medina.launch.botproc import bot_argv
+from medina.sandbox import SandboxLimits
+from medina.sandbox.limits import BOUNDS
 
 
 def help_text(command: str, capsys: pytest.CaptureFixture[str]) -> str:
@@ -122,3 +124,18 @@ def test_an_options_help_names_the_default_the_parser_uses(
         text = expanded_help(parser, option)
         # "--concurrency": the cores, at most 4, and how many that is here
         assert f"default {shown}" in text or f"{shown} here" in text, (option, text)
+
+
+@pytest.mark.parametrize(
+    ("command", "from_file"),
+    [("match", False), ("check-bot", False), ("tournament run", True),
+     ("tournament create", True)],
+)  # fmt: skip
+def test_the_sandbox_help_says_which_limits_apply(command: str, from_file: bool) -> None:
+    parser = dict(leaf_parsers(build_parser()))[f"medina-arena {command}"]
+    # only a tournament has a file whose [sandbox] limits the options change
+    assert ("the file" in expanded_help(parser, "--sandbox")) is from_file
+    for key, (_least, _most, unit) in BOUNDS.items():
+        text = expanded_help(parser, f"--sandbox-{key.replace('_', '-')}")
+        assert f"{unit} in {unit}" not in text  # once read "cores in cores"
+        assert f"(default {getattr(SandboxLimits(), key)})" in text

@@ -335,24 +335,43 @@ def records_directory(path: str) -> Path:
     return directory
 
 
-def add_sandbox_options(p: argparse.ArgumentParser) -> None:
-    """--sandbox and one --sandbox-KEY option per limit (docs/sandbox.md)."""
+#: What each sandbox limit bounds, for its ``--sandbox-KEY`` help (the unit named where the
+#: key does not count it, so "cores" reads once).
+SANDBOX_HELP = {
+    "memory_mb": "resident memory (MiB) of a bot's processes together",
+    "cpu_s": "CPU time (s) of a bot's processes together over a game",
+    "cores": "CPUs a bot may run on",
+    "processes": "processes and threads a bot may have at once",
+    "output_kb": "what a bot may write (KiB) to its log and its log directory",
+    "tmp_mb": "size (MiB) of a bot's private /tmp",
+}
+
+
+def add_sandbox_options(p: argparse.ArgumentParser, from_file: bool = False) -> None:
+    """--sandbox and one --sandbox-KEY option per limit (docs/sandbox.md). ``from_file``: the
+    command reads a tournament file, whose ``[sandbox]`` limits the options change."""
     g = p.add_argument_group(
         "sandbox", "run the bots in bubblewrap under limits (needs root; docs/sandbox.md)"
+    )
+    base = (
+        "each with its limits from the file ([sandbox] and its own sandbox = {...}), else "
+        "the defaults below"
+        if from_file
+        else "with the defaults below"
     )
     g.add_argument(
         "--sandbox",
         action="store_true",
-        help="sandbox every bot (with the file's [sandbox] limits, else the defaults)",
+        help=f"sandbox every bot, {base}; each option below changes one limit for every bot",
     )
     d = SandboxLimits()
-    for key, (_least, _most, unit) in BOUNDS.items():
+    for key in BOUNDS:
         g.add_argument(
             f"--sandbox-{key.replace('_', '-')}",
             dest=f"sandbox_{key}",
             type=int,
             metavar="N",
-            help=f"{key} in {unit} (default {getattr(d, key)}); implies --sandbox",
+            help=f"{SANDBOX_HELP[key]} (default {getattr(d, key)}); implies --sandbox",
         )
 
 

@@ -111,7 +111,7 @@ def add_parser(sub: Any) -> None:
     )
     run.add_argument("--http-host", default="127.0.0.1", help="listen address of the viewer")
     _validation(run)
-    add_sandbox_options(run)
+    add_sandbox_options(run, from_file=True)
     run.set_defaults(run=run_cmd)
 
     create = tsub.add_parser(
@@ -132,7 +132,7 @@ def add_parser(sub: Any) -> None:
         help=f"entry games at once ({_CONCURRENCY_DEFAULT})",
     )
     _validation(create)
-    add_sandbox_options(create)
+    add_sandbox_options(create, from_file=True)
     create.set_defaults(run=create_cmd)
 
     work = tsub.add_parser(
