@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from medina.cli import build_parser, main
 from medina.launch.botproc import bot_argv
 from medina.sandbox import SandboxLimits
 from medina.sandbox.limits import BOUNDS
+from medina.storage.backup import STAMP, stamped
 
 
 def help_text(command: str, capsys: pytest.CaptureFixture[str]) -> str:
@@ -139,3 +141,19 @@ def test_the_sandbox_help_says_which_limits_apply(command: str, from_file: bool)
         text = expanded_help(parser, f"--sandbox-{key.replace('_', '-')}")
         assert f"{unit} in {unit}" not in text  # once read "cores in cores"
         assert f"(default {getattr(SandboxLimits(), key)})" in text
+
+
+@pytest.mark.parametrize(
+    ("command", "db"), [("ladder", "ladder.db"), ("tournament", "tournament.db")]
+)
+def test_the_backup_help_names_a_backup_as_the_command_writes_it(
+    command: str, db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `tournament backup --help` once showed a ladder's backup name
+    with pytest.raises(SystemExit):
+        main([command, "backup", "--help"])
+    example = re.search(r"\(([\w.-]+\.db)\)", " ".join(capsys.readouterr().out.split()))
+    assert example is not None
+    when = example[1].removeprefix(Path(db).stem + "-").removesuffix(".db")
+    at = datetime.strptime(when, STAMP).replace(tzinfo=UTC)
+    assert example[1] == stamped(Path(), Path(db), at).name

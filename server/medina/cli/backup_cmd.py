@@ -41,13 +41,19 @@ def _keep(text: str) -> int:
     return value
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The backup's path, ``--force`` and ``--keep``."""
+#: When the example backup name of ``--help`` was taken.
+_EXAMPLE_AT = datetime(2026, 11, 29, 3, 15, tzinfo=UTC)
+
+
+def add_arguments(p: argparse.ArgumentParser, default_db: str) -> None:
+    """The backup's path, ``--force`` and ``--keep``; ``default_db``: the command's usual
+    database file, whose backup's name the help shows as the example."""
+    example = stamped(Path(), Path(default_db), _EXAMPLE_AT).name
     p.add_argument(
         "backup",
         metavar="BACKUP",
         help="the file to write (SQLite; refused if it exists), or a directory to write a "
-        "new backup in, named for the database and the time (ladder-20261129T031500Z.db)",
+        f"new backup in, named for the database and the time ({example})",
     )
     p.add_argument(
         "--force",

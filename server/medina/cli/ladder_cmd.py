@@ -225,7 +225,7 @@ def add_parser(sub: Any) -> None:
         "(SQLite; PostgreSQL: pg_dump)",
     )
     _db(backup)
-    backup_cmd.add_arguments(backup)
+    backup_cmd.add_arguments(backup, DEFAULT_DB)
     backup.set_defaults(run=lambda args: backup_cmd.run(args.db, "ladder", args))
 
     bots: argparse.ArgumentParser = sub.add_parser("bots", help="ladder bot accounts")

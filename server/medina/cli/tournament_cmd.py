@@ -212,7 +212,7 @@ def add_parser(sub: Any) -> None:
         "--out",
         help="the tournament's output directory, where its database is (default: tournaments/NAME)",
     )
-    backup_cmd.add_arguments(backup)
+    backup_cmd.add_arguments(backup, DB_FILE)
     backup.set_defaults(run=_backup)
 
 
