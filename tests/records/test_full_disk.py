@@ -1,15 +1,18 @@
 """A record that cannot be written (a full disk; here the process's file size limit, a real
 write error): the file keeps whole lines only, the match is aborted saying why, new matches
-are refused, and the record is completed once there is room (docs/operations.md, "Records")."""
+are refused, and the record is completed once there is room (docs/operations.md, "Records: a
+full disk")."""
 
 from __future__ import annotations
 
 import json
+import re
 import resource
 import subprocess
 import sys
 from pathlib import Path
 
+from medina.records.space import RecordsSpace
 from medina.records.writer import RecordWriter, entry_line
 from medina.referee.record import RecordWriteError
 from medina.v1 import record_pb2
@@ -74,3 +77,14 @@ def test_a_line_that_cannot_be_written_is_cut_back_and_kept_in_order(tmp_path: P
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_the_reserve_refusal_names_a_section_the_operations_guide_has(tmp_path: Path) -> None:
+    # it named "Records", which the guide splits into "Records: a full disk" and "...: retention"
+    why = RecordsSpace(tmp_path, reserve_bytes=1 << 62).refusal()  # more than any disk has
+    assert why is not None
+    cited = re.search(r"docs/operations\.md, '([^']+)'", why)
+    assert cited is not None, why
+    guide = (HERE.parents[1] / "docs" / "operations.md").read_text()
+    headings = {line.lstrip("#").strip() for line in guide.splitlines() if line.startswith("#")}
+    assert cited[1] in headings

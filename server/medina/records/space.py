@@ -80,7 +80,8 @@ class RecordsSpace:
             return (
                 f"the records directory {self.directory} has {_mb(free)} free, less than the "
                 f"{_mb(self.reserve_bytes)} kept in reserve (--records-reserve-mb) for the "
-                "matches in play: free some space (see docs/operations.md, 'Records')"
+                "matches in play: free some space "
+                "(see docs/operations.md, 'Records: retention')"
             )
         return ""
 
