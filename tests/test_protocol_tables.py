@@ -4,11 +4,16 @@ version, written once per language (server, Python SDK, Node bot), is the same i
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import random
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
+import medina.v1
 import pytest
+from google.protobuf import descriptor_pb2
 from medina.engine import (
     CONFIGURATIONS,
     Action,
@@ -116,3 +121,46 @@ def test_the_default_rooftop_colours_are_the_ones_the_guide_names() -> None:
         f"in medina-v1-2p seat 0 scores with {own[0]} and blocks with {blocking[0]}, seat 1 "
         f"scores with {own[1]} and blocks with {blocking[1]}"
     ) in text
+
+
+def schema(files: Iterable[descriptor_pb2.FileDescriptorProto]) -> tuple[set[str], set[str]]:
+    """The medina files' messages and services by name (nested messages by their own), and
+    their members: every ``Message.field`` and ``Service.Rpc``."""
+    owners: set[str] = set()
+    members: set[str] = set()
+
+    def walk(messages: Iterable[descriptor_pb2.DescriptorProto]) -> None:
+        for m in messages:
+            owners.add(m.name)
+            members.update(f"{m.name}.{f.name}" for f in m.field)
+            walk(m.nested_type)
+
+    for f in files:
+        if f.package.startswith("medina"):
+            walk(f.message_type)
+            for service in f.service:
+                owners.add(service.name)
+                members.update(f"{service.name}.{r.name}" for r in service.method)
+    return owners, members
+
+
+def test_the_versions_section_names_every_addition_over_the_released_1_0_schema() -> None:
+    # docs/migrating.md once kept a second list of them, which left most out
+    released = descriptor_pb2.FileDescriptorSet()
+    released.ParseFromString((ROOT / "proto" / "releases" / "medina-v1.binpb").read_bytes())
+    current = []
+    for info in pkgutil.iter_modules(medina.v1.__path__):
+        if info.name.endswith("_pb2"):
+            proto = descriptor_pb2.FileDescriptorProto()
+            importlib.import_module(f"medina.v1.{info.name}").DESCRIPTOR.CopyToProto(proto)
+            current.append(proto)
+    owners_then, members_then = schema(released.file)
+    owners_now, members_now = schema(current)
+    services = {s.name for f in current for s in f.service}
+    # a member of a 1.0 message or service is named; a new service is named whole (its new
+    # messages come with it, or with the member that carries them)
+    wanted = {m for m in members_now - members_then if m.split(".")[0] in owners_then}
+    wanted |= (owners_now - owners_then) & services
+    section = DOC[DOC.index("## Versions and features") :]
+    section = section[: section.index("\n## ")]
+    assert wanted and sorted(n for n in wanted if f"`{n}`" not in section) == []
