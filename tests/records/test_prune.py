@@ -217,3 +217,21 @@ def test_bad_input_is_named(
     assert exit_.value.code == 2
     assert expected in capsys.readouterr().err
     assert not (tmp_path / "missing").exists()
+
+
+def test_the_stdio_bridges_logs_are_left_uncounted_and_the_help_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # bot-NAME-PID.log (the bridge's, MEDINA_LOG_DIR) names no record: docs/operations.md
+    now = time.time()
+    finished(tmp_path, 1, 40, now)
+    bridge = tmp_path / "bot-mybot-4242.log"
+    bridge.write_text("[bridge] started")
+    aged(bridge, 40, now)
+    assert main(["replay", "prune", str(tmp_path), "--max-mb", "0"]) == 0
+    assert "deleted 1 record(s) and 2 bot log(s)" in capsys.readouterr().out
+    assert names(tmp_path) == {bridge.name}
+    with pytest.raises(SystemExit):
+        main(["replay", "prune", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "bot-<name>-<pid>.log" in text and "-name 'bot-*.log' -mtime +30 -delete" in text
