@@ -129,6 +129,14 @@ def test_log_file_names_are_safe() -> None:
     assert log_file_name("..", 7) == "bot-bot-7.log"
 
 
+def test_the_readme_says_the_log_goes_where_medina_log_dir_says() -> None:
+    # it once said "in the current directory", which is where it goes only when started by
+    # hand: under match, check-bot and tournaments the arena sets MEDINA_LOG_DIR
+    readme = " ".join((RANDOM_JS.parent / "README.md").read_text().split())
+    assert "`$MEDINA_LOG_DIR`, else the current directory" in readme
+    assert "records directory" in readme
+
+
 # -- the bridge against the fake arena -----------------------------------------------------------
 
 
