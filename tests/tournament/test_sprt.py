@@ -216,3 +216,13 @@ def test_four_players_equal_bots_keep_false_positives_within_alpha() -> None:
     assert rate(verdicts, "H1") <= b.alpha + 3 * math.sqrt(b.alpha * (1 - b.alpha) / n)
     stronger = [run_sprt(rng, b, four_player_pair(2.0)) for _ in range(RUNS // 6)]
     assert rate(stronger, "H1") >= 0.9  # a bot twice as strong is found
+
+
+@pytest.mark.parametrize(
+    ("scores", "elo"),
+    [([], "elo 0.0 "), ([0.5, 0.5], "elo 0.0 "), ([0.5, 0.4999], "elo 0.0 "),
+     ([0.5, 0.49], "elo -3.5 "), ([0.5, 0.51], "elo +3.5 ")],
+)  # fmt: skip
+def test_the_line_shows_an_even_score_as_elo_0_not_minus_0(scores: list[float], elo: str) -> None:
+    # at 0 pairs the line read "elo -0.0"
+    assert elo in status(scores, SprtBounds()).line()

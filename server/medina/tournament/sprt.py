@@ -197,7 +197,12 @@ class SprtStatus:
 
 
 def _signed(x: float) -> str:
-    return f"{x:+.1f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
+    """``x`` to a tenth with its sign, and 0.0 unsigned: an even score gives -0.0 Elo (and a
+    tiny negative rounds to it), which read as "slightly worse"."""
+    if not math.isfinite(x):
+        return "+inf" if x > 0 else "-inf"
+    tenth = round(x, 1) + 0.0  # -0.0 + 0.0 is 0.0
+    return f"{tenth:+.1f}" if tenth else "0.0"
 
 
 class SprtTracker:
