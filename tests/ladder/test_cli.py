@@ -77,6 +77,19 @@ def test_a_suspended_version_is_listed_and_lifted(
     assert "suspended" not in out
 
 
+def test_bots_list_says_in_words_that_a_bot_has_no_version(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a bot whose version was empty read "versions: ''"; one without any, "versions: -"
+    db = str(tmp_path / "l.db")
+    store = LadderStore(db)
+    store.line(add(store, "alpha"), "", 25.0, 8.0)  # the bot named no version
+    add(store, "beta")  # no version line yet
+    code, out, _ = run(capsys, "bots", "list", "--db", db)
+    listed = {line.split()[0]: line.split("versions: ")[1] for line in out.splitlines()}
+    assert code == 0 and listed == {"alpha": "'' (no version named)", "beta": "none yet"}
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -598,6 +598,19 @@ def _bots_add(args: argparse.Namespace) -> int:
 MAX_VERSIONS_LISTED = 10
 
 
+#: `bots list` of a bot with no version (rating line) yet.
+NO_VERSION_YET = "none yet"
+#: `bots list` of the version line of a bot that names no version: '' is what `bots unsuspend`
+#: takes for it.
+NO_VERSION_NAMED = "'' (no version named)"
+
+
+def _version_shown(version: str) -> str:
+    """A version as `bots list` shows it: the bot's own text made printable, the empty one
+    said in words."""
+    return printable(version) or NO_VERSION_NAMED
+
+
 def _bots_list(args: argparse.Namespace) -> int:
     store = _store(args)
     rows = store.accounts()
@@ -606,13 +619,12 @@ def _bots_list(args: argparse.Namespace) -> int:
         return 0
     for a in rows:
         # Versions are what bots said of themselves: any text, and any number of them.
-        shown = [printable(v) or "''" for v in a.versions[-MAX_VERSIONS_LISTED:]]
+        shown = [_version_shown(v) for v in a.versions[-MAX_VERSIONS_LISTED:]]
         more = len(a.versions) - len(shown)
-        versions = (f"({more} older), " if more else "") + ", ".join(shown) or "-"
+        versions = (f"({more} older), " if more else "") + ", ".join(shown) or NO_VERSION_YET
         print(f"{a.name:<20} owner {a.owner:<16} {a.inactive or 'active':<10} versions: {versions}")
         for version, why in a.suspended.items():
-            named = printable(version) or repr(version)
-            print(f"{'':<20} version {named} suspended: {printable(why)}")
+            print(f"{'':<20} version {_version_shown(version)} suspended: {printable(why)}")
     return 0
 
 
