@@ -8,7 +8,7 @@ it) is read, and again after the rest; the difference per stream is what each st
 behind for good. The client ends each stream one of three ways, after the last message:
 
 * ``half-close, wait``: closes its sending side and waits for the status (the SDK, the
-  stdio bridge and the Node bot do this; docs/protocol.md, "End");
+  stdio bridge and the Node bot do this; docs/protocol.md, "A match, start to end");
 * ``cancel``: cancels the call at once;
 * ``close connection``: closes the channel at once (what exiting the process does).
 

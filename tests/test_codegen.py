@@ -441,7 +441,7 @@ def test_a_go_ladder_bot_is_matched_rated_reconnects_and_leaves(
     assert "(SHUTTING_DOWN)" in err
     # Every match it was told the end of was rated; one more may have been: a match that
     # ended while its lobby stream was down (the ladder ended it above) is not told again
-    # when it reconnects (docs/protocol.md, "Ladder").
+    # when it reconnects (docs/protocol.md, "The ladder").
     told = int(summary.group(1))
     assert told <= games <= told + 1, (games, out)
 

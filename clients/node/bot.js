@@ -42,7 +42,7 @@ const MAX_BACKOFF_MS = 1000;
 const HANDSHAKE_TIMEOUT_MS = 30000;
 /** How long the bot waits, after MatchEnded, for the server to end the stream (it does at
  * once). Leaving before that status arrives cancels the stream, which costs the server
- * memory inside gRPC (docs/protocol.md, "End"). */
+ * memory inside gRPC (docs/protocol.md, "A match, start to end"). */
 const END_WAIT_MS = 2000;
 /** The domain of a Medina Arena server's ErrorInfo; the trailer that carries it. */
 const ERROR_DOMAIN = 'medina.v1';

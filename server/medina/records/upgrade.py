@@ -1,6 +1,6 @@
 """Reading records written by earlier releases: format 1 lines upgraded to format 2.
 
-Format 2 came with protocol 1.0 (docs/protocol.md, "Schema decisions"). The changes a
+Format 2 came with protocol 1.0 (docs/protocol.md, "Schema decisions (protocol 1.0)"). The changes a
 record line sees, each undone here on the JSON object before it is parsed:
 
 * ``-1`` for "none" became an absent field (the setup's well and start merchant, an

@@ -30,7 +30,8 @@ from ..common.status import Reason
 #: serialized (decision requests, built as wire bytes); None closes the stream.
 Outgoing = asyncio.Queue[arena_pb2.PlayResponse | bytes | None]
 
-#: The opt-in feature that sends ``SeatForfeited`` messages (docs/protocol.md, "Features").
+#: The opt-in feature that sends ``SeatForfeited`` messages
+#: (docs/protocol.md, "Versions and features").
 FORFEIT_NOTICES = "forfeit-notices"
 
 
