@@ -235,3 +235,18 @@ def test_the_stdio_bridges_logs_are_left_uncounted_and_the_help_says_so(
         main(["replay", "prune", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "bot-<name>-<pid>.log" in text and "-name 'bot-*.log' -mtime +30 -delete" in text
+
+
+def test_a_sandboxed_bots_own_log_moved_beside_its_seat_log_goes_with_the_record(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A sandbox moves what its program logged in the box to MATCH.seatN.NAME.log: it belongs
+    # to the record, but prune left it (and --max-mb did not count it).
+    now = time.time()
+    old = finished(tmp_path, 1, 40, now)
+    boxed = tmp_path / f"{old.stem}.seat1.bot-mybot-4242.log"
+    boxed.write_text("[bridge] started")
+    aged(boxed, 40, now)
+    assert main(["replay", "prune", str(tmp_path), "--older-than-days", "3"]) == 0
+    assert "deleted 1 record(s) and 3 bot log(s)" in capsys.readouterr().out
+    assert names(tmp_path) == set()

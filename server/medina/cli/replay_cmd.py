@@ -63,7 +63,7 @@ def add_prune_parser(rsub: Any) -> None:
         "prune",
         help="delete old records (and their bot logs) by age or by the directory's size",
         description="Delete finished and aborted records of DIR (its own *.jsonl files, with "
-        "their MATCH.seatN.log bot logs) older than N days or beyond the newest M MB. Never "
+        "their MATCH.seatN[.NAME].log bot logs) older than N days or beyond the newest M MB. Never "
         "deleted: a record without an outcome line (unfinished: a match still being played, "
         "or whose server stopped during it), an unreadable one, or one a --keep-for "
         "tournament database names. The stdio bridge's logs (bot-<name>-<pid>.log, here when "
