@@ -59,7 +59,8 @@ class Connection:
         self.crashed = False  # the bot's side failed rather than closing cleanly
         #: Set to end the stream with this status (and ErrorInfo reason) instead of OK.
         self.status: tuple[grpc.StatusCode, Reason, str] | None = None
-        #: A newer stream took the seat over (its reader may wait on a bot sending nothing).
+        #: A newer stream took the seat over, and that is the status it ends with (its
+        #: reader may wait on a bot sending nothing: the status is said at once).
         self.taken_over = False
 
     def send(self, message: arena_pb2.PlayResponse | bytes) -> None:
@@ -166,8 +167,8 @@ class GrpcSeat:
         if old is not None:
             # Said, not a silent OK: a bot told to resume after a clean end would take the
             # seat back, and two holders of one resume token would go on taking it in turn.
-            old.taken_over = True
-            if old.status is None:
+            if old.status is None:  # else its reader set one, and drains the stream
+                old.taken_over = True
                 old.status = (
                     grpc.StatusCode.ABORTED,
                     Reason.SEAT_TAKEN_OVER,
