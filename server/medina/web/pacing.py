@@ -12,7 +12,7 @@ stays well inside the burst.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from medina.rpc.common.limits import TokenBucket
 
 __all__ = [
     "EVERYONE",
@@ -39,12 +39,6 @@ EVERYONE = "*"
 _REMEMBERED = 4096
 
 
-@dataclass(slots=True)
-class _Bucket:
-    tokens: float
-    at: float
-
-
 class Pacing:
     """Token buckets per client address: ``rate`` requests a second, ``burst`` at once."""
 
@@ -53,7 +47,7 @@ class Pacing:
             raise ValueError(f"pacing needs rate > 0 and burst >= 1, not {rate} and {burst}")
         self.rate = rate
         self.burst = burst
-        self._buckets: dict[str, _Bucket] = {}
+        self._buckets: dict[str, TokenBucket] = {}
 
     def take(self, client: str, now: float) -> float:
         """Count one request of ``client`` at ``now`` (seconds); how long its next request
@@ -63,15 +57,10 @@ class Pacing:
         if bucket is None:
             if len(self._buckets) >= _REMEMBERED:
                 self._forget_rested(now)
-            bucket = self._buckets[client] = _Bucket(float(self.burst), now)
-        bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.at) * self.rate) - 1
-        bucket.at = now
-        return 0.0 if bucket.tokens >= 0 else -bucket.tokens / self.rate
+            bucket = self._buckets[client] = TokenBucket(self.rate, self.burst, now=now)
+        return bucket.owe(now)
 
     def _forget_rested(self, now: float) -> None:
         """Drop the addresses whose buckets have filled up again (as good as new)."""
-        full = [
-            c for c, b in self._buckets.items() if b.tokens + (now - b.at) * self.rate >= self.burst
-        ]
-        for c in full:
-            del self._buckets[c]
+        for client in [c for c, b in self._buckets.items() if b.rested(now)]:
+            del self._buckets[client]

@@ -75,26 +75,48 @@ class Limits:
 
 
 class TokenBucket:
-    """``burst`` tokens, refilled at ``rate`` per second; ``take`` spends one if there is one."""
+    """``burst`` tokens, refilled at ``rate`` per second: ``take`` spends one if there is one
+    (a stream's unsolicited messages); ``owe`` spends one regardless, into debt, and says how
+    long the debt lasts (the viewer's pace of requests). ``now``: a time of the caller's
+    clock (an event loop's), else ``clock()``."""
 
     def __init__(
-        self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic
+        self,
+        rate: float,
+        burst: int,
+        clock: Callable[[], float] = time.monotonic,
+        now: float | None = None,
     ) -> None:
         self.rate = rate
         self.burst = float(burst)
         self.tokens = float(burst)
         self.clock = clock
-        self.stamp = clock()
+        self.stamp = clock() if now is None else now
 
-    def take(self) -> bool:
+    def _refill(self, now: float | None) -> None:
+        at = self.clock() if now is None else now
+        self.tokens = min(self.burst, self.tokens + (at - self.stamp) * self.rate)
+        self.stamp = at
+
+    def take(self, now: float | None = None) -> bool:
         """Spend a token; False when the bucket is empty."""
-        now = self.clock()
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
+        self._refill(now)
         if self.tokens >= 1.0:
             self.tokens -= 1.0
             return True
         return False
+
+    def owe(self, now: float | None = None) -> float:
+        """Spend a token, into debt if there is none; the seconds until the bucket is out of
+        debt (0: it was not in debt)."""
+        self._refill(now)
+        self.tokens -= 1.0
+        return 0.0 if self.tokens >= 0 else -self.tokens / self.rate
+
+    def rested(self, now: float | None = None) -> bool:
+        """Whether the bucket has filled up again (as good as a new one)."""
+        at = self.clock() if now is None else now
+        return self.tokens + (at - self.stamp) * self.rate >= self.burst
 
 
 class FloodVerdict(Enum):
