@@ -150,9 +150,12 @@ def test_with_a_server_elsewhere_a_bot_that_exits_is_forfeited_at_once(tmp_path:
             assert f"crashed (its bot {said})" in done.stdout
 
 
-def test_a_server_elsewhere_killed_mid_match_is_said_in_one_line(tmp_path: Path) -> None:
-    # `match --server` printed gRPC's traceback (UNAVAILABLE: Stream removed) when its
-    # server died, then gave its bots 10 s each to exit.
+@contextlib.contextmanager
+def matched_elsewhere(
+    tmp_path: Path,
+) -> Iterator[tuple[subprocess.Popen[str], str, subprocess.Popen[str]]]:
+    """A server elsewhere, and ``match --server`` on it, its match in play (both bots
+    connected: it waits for the silent one); the server, its address and the match."""
     tests = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), *sys.path])}
     served = tmp_path / "served"
@@ -167,15 +170,21 @@ def test_a_server_elsewhere_killed_mid_match_is_said_in_one_line(tmp_path: Path)
         )  # fmt: skip
         try:
             deadline = time.monotonic() + 30
-            # Both bots connected: the match is in play (it waits for the silent one).
             while sum(r.read_text().count("KIND_CONNECTED") for r in served.glob("*.jsonl")) < 2:
                 assert time.monotonic() < deadline and match.poll() is None
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     match.wait(0.05)  # polling a file another process writes
-            server.kill()
-            out, err = match.communicate(timeout=30)
+            yield server, address, match
         finally:
             match.kill()
+
+
+def test_a_server_elsewhere_killed_mid_match_is_said_in_one_line(tmp_path: Path) -> None:
+    # `match --server` printed gRPC's traceback (UNAVAILABLE: Stream removed) when its
+    # server died, then gave its bots 10 s each to exit.
+    with matched_elsewhere(tmp_path) as (server, address, match):
+        server.kill()
+        out, err = match.communicate(timeout=30)
     assert match.returncode == 2, out + err
     assert "Traceback" not in err
     (said,) = err.splitlines()
@@ -195,28 +204,9 @@ def test_a_server_elsewhere_killed_mid_match_is_said_in_one_line(tmp_path: Path)
 def test_a_server_elsewhere_shut_down_mid_match_ends_it_with_its_result(tmp_path: Path) -> None:
     # The shutdown aborted the match and `match` printed the result, then, asking where
     # the record was, said "the server ... went away" and exited 2, as for a killed server.
-    tests = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), *sys.path])}
-    served = tmp_path / "served"
-    with serve_elsewhere(tmp_path) as (server, address):
-        match = subprocess.Popen(
-            [*ARENA, "match", "--ruleset", "medina-v2", "--players", "2", "--seed", "1",
-             "--decision-ms", "600000", "--server", address,
-             "--bot", "python -m medina_client --bot greedy",
-             "--bot", "python -m e2e.broken_bots.silent",  # never answers: the match waits
-             "--records", str(tmp_path / "logs"), "--quiet"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env,
-        )  # fmt: skip
-        try:
-            deadline = time.monotonic() + 30
-            while sum(r.read_text().count("KIND_CONNECTED") for r in served.glob("*.jsonl")) < 2:
-                assert time.monotonic() < deadline and match.poll() is None
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    match.wait(0.05)  # polling a file another process writes
-            server.terminate()  # SIGTERM: the server aborts its matches and stops
-            out, err = match.communicate(timeout=60)
-        finally:
-            match.kill()
+    with matched_elsewhere(tmp_path) as (server, _address, match):
+        server.terminate()  # SIGTERM: the server aborts its matches and stops
+        out, err = match.communicate(timeout=60)
     assert match.returncode == 1, out + err  # an aborted match, not a lost server
     assert "went away" not in err and "Traceback" not in err, err
     assert "aborted" in out and "record: " in out, out
