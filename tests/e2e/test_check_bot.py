@@ -138,7 +138,8 @@ def test_a_bot_that_never_reconnects_fails_the_reconnect_check(tmp_path: Path) -
     )
     assert code == 1
     assert checks["reconnect"]["reason"] == (
-        "did not reconnect within 1 s after its stream was dropped"
+        "did not reconnect within 1 s after its stream was dropped (the kit ended it with "
+        "status OK and no MatchEnded, which means: resume)"
     )
 
 

@@ -96,7 +96,12 @@ def _incident_problem(t: Trial, incident: Incident, dropped: bool) -> Problem | 
             return Problem(f"did not connect within {s.connect_s:g} s of starting")
         if dropped and incident.termination in (Termination.DISCONNECTED, Termination.CRASHED):
             grace = s.policies.reconnect_grace_ms / 1000
-            return Problem(f"did not reconnect within {grace:g} s after its stream was dropped")
+            # How the stream ended is said: a gRPC library may hide an OK end from a bot
+            # (Ruby's waits for the bot's own request stream to finish first).
+            return Problem(
+                f"did not reconnect within {grace:g} s after its stream was dropped (the kit "
+                "ended it with status OK and no MatchEnded, which means: resume)"
+            )
     return None
 
 
