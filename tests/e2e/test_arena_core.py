@@ -353,6 +353,13 @@ def test_a_taken_seat_needs_the_resume_token(tmp_path: Path) -> None:
                     async for _ in call:
                         pass
                 assert info2.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+            # The resume token alone opens nothing: the seat token goes with it.
+            assert holder.welcome is not None
+            alone = RawBot(running.address, "", resume_token=holder.welcome.resume_token)
+            with pytest.raises(grpc.aio.AioRpcError) as info3:
+                await alone.play()
+            assert info3.value.code() is grpc.StatusCode.UNAUTHENTICATED
+            assert "Hello.token is empty: send the seat token" in (info3.value.details() or "")
             hosted.match.abort("test over")
             await task
         finally:

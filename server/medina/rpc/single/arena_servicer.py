@@ -156,9 +156,11 @@ class ArenaServicer:
             )
         found = self.arena.find_seat(hello.token)
         if found is None:
-            return Refused(
-                grpc.StatusCode.UNAUTHENTICATED, Reason.SEAT_TOKEN_UNKNOWN, "unknown seat token"
-            )
+            why = "unknown seat token"
+            if not hello.token:
+                # A bot resuming with its resume token alone: the seat token opens the seat.
+                why = "Hello.token is empty: send the seat token (the resume token goes with it)"
+            return Refused(grpc.StatusCode.UNAUTHENTICATED, Reason.SEAT_TOKEN_UNKNOWN, why)
         hosted, seat = found
         match = hosted.match
         about = {"match_id": match.match_id, "seat": seat}
