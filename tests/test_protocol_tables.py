@@ -28,7 +28,9 @@ from medina.engine.errors import RULE_CODES
 from medina.engine.turn import explain
 from medina.engine.variants import ROOFTOP_COLOURS, get_ruleset
 from medina.rpc.common.status import Reason
+from medina.v1 import game_pb2
 from medina.wire.shared import protocol as server
+from medina.wire.shared.actions import MalformedActionError, action_from_proto
 from medina.wire.shared.enums import RULESET_NAMES
 from medina.wire.shared.protocol import ALWAYS_ON, OPT_IN
 from medina_client import messages as sdk
@@ -84,6 +86,45 @@ def test_refusals_carry_a_listed_code_and_name_squares_on_the_board(
         moves = legal_moves(s)
         s = apply_action(s, moves.nth(rng.randrange(len(moves))))
     assert len(seen) >= 8  # the attempts reached many different rules
+
+
+def doc_rule_codes_not_on_the_wire() -> set[str]:
+    """The rule codes the doc's table marks as never in a ``Rejected``."""
+    section = DOC[DOC.index("### Rule codes") :]
+    section = section[: section.index("\n## ")]
+    return set(re.findall(r"^\| `([a-z-]+)` \|.*\| no: [^|]*\|$", section, re.MULTILINE))
+
+
+def test_the_codes_the_doc_keeps_off_the_wire_never_reach_a_rejected() -> None:
+    # bad-action, bad-colour and bad-square are what the engine says of an Action it cannot
+    # place; over the wire such a reply is refused as malformed before the rules see it.
+    off_wire = doc_rule_codes_not_on_the_wire()
+    assert off_wire == {"bad-action", "bad-colour", "bad-square", "game-over"}
+    engine = "".join(p.read_text() for p in (ROOT / "server" / "medina" / "engine").rglob("*.py"))
+    assert not re.search(r'IllegalActionError\(\s*"malformed"', engine)  # the server's own
+    rng = random.Random(5)
+    seen: set[str] = set()
+    for ruleset, players in (("medina-v2", 3), ("medina-v1", 3), ("medina-v1-2p", 2)):
+        s = new_game(ruleset, players, 5)
+        g = s.rules.geometry
+        while not s.over:
+            for _ in range(8):
+                msg = game_pb2.Action(
+                    kind=rng.randrange(0, 11),  # type: ignore[arg-type]
+                    square=rng.choice((rng.randrange(-2, g.size + 2), 99_999)),
+                    colour=rng.randrange(0, 6),  # type: ignore[arg-type]
+                )
+                try:
+                    action = action_from_proto(msg, g)
+                except MalformedActionError:
+                    seen.add("malformed")
+                    continue
+                if not is_legal(s, action):
+                    seen.add(explain(s, action).rule)
+            moves = legal_moves(s)
+            s = apply_action(s, moves.nth(rng.randrange(len(moves))))
+    assert "malformed" in seen and len(seen) >= 8
+    assert seen.isdisjoint(off_wire)
 
 
 def _node_const(name: str) -> str:

@@ -24,8 +24,9 @@ class NotationError(EngineError):
 
 
 #: Every rule code a refusal can carry, and what it means: a closed table (docs/protocol.md,
-#: "Rule codes"; tests/engine/test_rule_codes.py keeps the engine, this table and the doc in
-#: step). A new code is a protocol change: add it here and there.
+#: "Rule codes"; tests/test_protocol_tables.py keeps the engine, this table and the doc in
+#: step, and checks which codes the doc says never come over the wire). A new code is a
+#: protocol change: add it here and there.
 RULE_CODES: dict[str, str] = {
     "already-claimed": "the palace already has a rooftop",
     "bad-action": "the action kind is not one the game has",
