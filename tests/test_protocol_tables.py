@@ -26,12 +26,12 @@ from medina.engine import (
 )
 from medina.engine.errors import RULE_CODES
 from medina.engine.turn import explain
-from medina.engine.variants import ROOFTOP_COLOURS, get_ruleset
+from medina.engine.variants import ROOFTOP_COLOURS, RULESETS, get_ruleset
 from medina.rpc.common.status import Reason
-from medina.v1 import game_pb2
+from medina.v1 import common_pb2, game_pb2
 from medina.wire.shared import protocol as server
 from medina.wire.shared.actions import MalformedActionError, action_from_proto
-from medina.wire.shared.enums import RULESET_NAMES
+from medina.wire.shared.enums import RULESET_IDS, RULESET_NAMES
 from medina.wire.shared.protocol import ALWAYS_ON, OPT_IN
 from medina_client import messages as sdk
 
@@ -125,6 +125,16 @@ def test_the_codes_the_doc_keeps_off_the_wire_never_reach_a_rejected() -> None:
             s = apply_action(s, moves.nth(rng.randrange(len(moves))))
     assert "malformed" in seen and len(seen) >= 8
     assert seen.isdisjoint(off_wire)
+
+
+def test_the_ladder_section_spells_the_ruleset_names_the_ladder_takes() -> None:
+    # LobbyHello.rulesets are strings, matched exactly against the ladder's offers, whose
+    # rulesets are the engine's names; the table maps each to the Ruleset enum.
+    section = DOC[DOC.index("## The ladder") :]
+    rows = re.findall(r"^\s*\| `([a-z0-9-]+)` \| `(RULESET_[A-Z0-9_]+)` \|$", section, re.MULTILINE)
+    enum = common_pb2.Ruleset.DESCRIPTOR.values_by_number
+    assert rows == [(name, enum[n].name) for name, n in RULESET_IDS.items()]
+    assert [name for name, _ in rows] == list(RULESETS)
 
 
 def _node_const(name: str) -> str:
