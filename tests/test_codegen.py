@@ -9,6 +9,7 @@ package registries, by the recipes of docs/codegen.md run as printed there:
 - TypeScript: plain `protoc` with npm's ts-proto (@grpc/grpc-js services, the versions
   tools/codegen pins), compiled by `tsc --strict`; a minimal bot (tests/codegen/tsbot) plays a
   whole match under node.
+- Ruby: Debian's grpc_tools_ruby_protoc generates code that Ruby's gRPC 1.51 loads (no bot).
 - Go on a ladder: a minimal ladder bot (tests/codegen/goladder), built the same way, joins a
   ladder's lobby with its key, echoes heartbeats, plays its matches, reconnects when the
   ladder ends its lobby stream, is rated, and leaves.
@@ -81,6 +82,8 @@ CPP_PACKAGES = (
     "protobuf-compiler-grpc",
     "libgrpc++-dev",
 )
+#: Debian's packages the Ruby recipe names (the Ruby section's apt-get line).
+RUBY_PACKAGES = ("ruby-grpc", "ruby-google-protobuf", "ruby-grpc-tools", "libprotobuf-dev")
 #: The match every bot plays (seat 0) against the SDK's random bot (seat 1).
 SETTINGS = MatchSettings("medina-v2", 2, 3)
 OPPONENT_SEED = 5
@@ -169,6 +172,9 @@ def test_the_documented_package_sets_are_the_tested_ones() -> None:
     cpp = re.search(r"apt-get install (.*)", recipe("## C++"))
     assert cpp is not None
     assert cpp.group(1).split() == list(CPP_PACKAGES)
+    ruby = re.search(r"apt-get install (.*)", recipe("## Ruby"))
+    assert ruby is not None
+    assert ruby.group(1).split() == list(RUBY_PACKAGES)
     npm = re.search(r"npm install (.*)", recipe("## TypeScript"))
     assert npm is not None
     pins = json.loads((CODEGEN / "package.json").read_text())["devDependencies"]
@@ -219,6 +225,16 @@ def cpp_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run_recipe(script, where)
     assert (where / "gen" / "medina" / "v1" / "arena.grpc.pb.h").exists()
     return where / "cppbot"
+
+
+def test_the_ruby_recipe_generates_code_that_loads(tmp_path: Path) -> None:
+    # No Ruby bot here: the recipe, as printed without its apt-get, generates the messages
+    # and services, and Ruby loads them (with the ErrorInfo type a bot reads refusals with).
+    apt_install(RUBY_PACKAGES)
+    script = recipe("## Ruby")
+    script = "\n".join(line for line in script.splitlines() if not line.startswith("apt-get "))
+    run_recipe(script, tmp_path)
+    assert (tmp_path / "gen" / "medina" / "v1" / "ladder_services_pb.rb").exists()
 
 
 @pytest.fixture(scope="session")
