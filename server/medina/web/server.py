@@ -24,7 +24,13 @@ from medina.rpc.single.server import RunningServer
 from .app import Viewer, build_app
 from .hosted import ArenaSource
 from .metrics import ArenaProbe, Metrics
-from .pacing import EVERYONE, SHARED_REQUEST_BURST, SHARED_REQUESTS_PER_S, Pacing
+from .pacing import (
+    EVERYONE,
+    SHARED_REQUEST_BURST,
+    SHARED_REQUESTS_PER_S,
+    Pacing,
+    request_cost,
+)
 from .shelf import RecordShelf
 from .standings import StandingsProvider
 
@@ -119,8 +125,17 @@ def connections_per_client(streams: int) -> int:
 
 def client_pacing(streams: int) -> Pacing | None:
     """The requests' pace per client address, applied with the per-address limits (none
-    when ``streams``, the streams an address may hold, is 0: no limit)."""
-    return Pacing() if streams else None
+    when ``streams``, the streams an address may hold, is 0: no limit); an address is at
+    most a request per connection it may hold in debt."""
+    return Pacing(most_debt=connections_per_client(streams)) if streams else None
+
+
+def shared_pacing(max_connections: int | None) -> Pacing:
+    """The pace of all the requests of a viewer that shares the referee's event loop: at
+    most a request per connection it may hold in debt (the wait it makes stays a few
+    seconds, whatever the flood)."""
+    most = max(SHARED_REQUEST_BURST, max_connections or 0)
+    return Pacing(SHARED_REQUESTS_PER_S, SHARED_REQUEST_BURST, most_debt=most)
 
 
 def refusal(limit: int) -> bytes:
@@ -201,6 +216,14 @@ def deadlines(
             held[client] = held.get(client, 0) + 1
             tracked.add(self)
             self._arm()
+            # An address in debt is not read on a new connection either: pacing only the
+            # requests after a connection's first let a connection per request through.
+            now = self.loop.time()
+            wait = pacing.wait(client, now) if pacing is not None and self._limited else 0.0
+            if shared_pacing is not None:
+                wait = max(wait, shared_pacing.wait(EVERYONE, now))
+            if wait > 0:
+                self._pace(wait)
 
         def data_received(self, data: bytes) -> None:
             if self._paced is not None:
@@ -216,14 +239,25 @@ def deadlines(
             if self.cycle is not cycle:  # a request's head was read: its cycle began
                 self._disarm()
                 now = self.loop.time()
+                cost = request_cost(self.scope["path"], self.scope["query_string"])
                 wait = 0.0
                 if pacing is not None and self._limited:
-                    wait = pacing.take(self._client, now)
+                    wait = pacing.take(self._client, now, cost)
                 if shared_pacing is not None:
-                    wait = max(wait, shared_pacing.take(EVERYONE, now))
-                if wait > 0 and not self.transport.is_closing():
-                    self.transport.pause_reading()
-                    self._paced = self.loop.call_later(wait, self._unpace)
+                    wait = max(wait, shared_pacing.take(EVERYONE, now, cost))
+                if wait > 0:
+                    self._pace(wait)
+
+        def _pace(self, wait: float) -> None:
+            """Read nothing more of this connection for ``wait`` seconds."""
+            if self.transport.is_closing():
+                return
+            self.transport.pause_reading()
+            # uvicorn's keep-alive timer would close a connection the pace keeps waiting.
+            self._unset_keepalive_if_required()
+            if self._paced is not None:
+                self._paced.cancel()
+            self._paced = self.loop.call_later(wait, self._unpace)
 
         def _unpace(self) -> None:
             self._paced = None
@@ -467,7 +501,7 @@ async def serve_viewer(
         loopback_too=slots.loopback,
         pacing=client_pacing(slots.limit),
         # The matches' event loop serves the pages: it gives them a bounded share.
-        shared_pacing=Pacing(SHARED_REQUESTS_PER_S, SHARED_REQUEST_BURST),
+        shared_pacing=shared_pacing(limit),
     )
     await http.start()
     return http

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import math
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -106,11 +107,17 @@ class TokenBucket:
             return True
         return False
 
-    def owe(self, now: float | None = None) -> float:
-        """Spend a token, into debt if there is none; the seconds until the bucket is out of
-        debt (0: it was not in debt)."""
+    def owe(self, now: float | None = None, cost: float = 1.0, most: float = math.inf) -> float:
+        """Spend ``cost`` tokens, into debt if there are not enough, but never more than
+        ``most`` tokens deep; the seconds until the bucket is out of debt (0: it is not)."""
         self._refill(now)
-        self.tokens -= 1.0
+        self.tokens = max(self.tokens - cost, -most)
+        return self.debt_s()
+
+    def debt_s(self, now: float | None = None) -> float:
+        """The seconds until the bucket is out of debt (0: it is not in debt)."""
+        if now is not None:
+            self._refill(now)
         return 0.0 if self.tokens >= 0 else -self.tokens / self.rate
 
     def rested(self, now: float | None = None) -> bool:
