@@ -10,10 +10,10 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -37,6 +37,7 @@ from medina.rpc.common.limits import ClientSlots, StreamSlotsExhausted
 from medina.wire.shared.enums import RULESET_NAMES
 
 from . import pages
+from .builds import BuildUnavailableError
 from .fanout import KEEPALIVE_FRAME, FanOut, Live
 from .listing import BadQueryError, Listing, MatchRow, Query
 from .live import KEEPALIVE_S
@@ -48,6 +49,8 @@ from .standings import StandingsProvider
 from .view import JSON
 
 log = logging.getLogger("medina.web")
+
+T = TypeVar("T")
 
 STATIC = Path(__file__).resolve().parent / "static"
 
@@ -356,6 +359,38 @@ async def replay(request: Request) -> Response:
     return HTMLResponse(pages.replay_page(record_id))
 
 
+#: Seconds a client is told to wait (``Retry-After``) before asking again for a replay that
+#: could not be built now.
+RETRY_AFTER_S = 5
+#: The status of a request whose client went away before its answer was ready.
+CLIENT_GONE = 499
+
+
+async def _disconnected(request: Request) -> None:
+    """Returns once the client has closed its connection. For a GET the request's (empty) body
+    is all there is to receive before: uvicorn answers ``http.disconnect`` when the connection
+    is lost (or once the response is sent)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _unless_gone(request: Request, work: Coroutine[Any, Any, T]) -> T | None:
+    """What ``work`` returns, or None when the client goes away first: ``work`` is cancelled
+    then. uvicorn never cancels a handler whose client left, so a replay nobody would read
+    was kept queued for the builder (600 requests dropped after a second kept it busy 27 s)."""
+    job = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait({job, gone}, return_when=asyncio.FIRST_COMPLETED)
+        return job.result() if job.done() else None
+    finally:
+        job.cancel()
+        gone.cancel()
+        # Their ends retrieved (an error left unread would be logged), this handler's own
+        # cancellation still raised after.
+        await asyncio.gather(job, gone, return_exceptions=True)
+
+
 async def replay_json(request: Request) -> Response:
     viewer = _viewer(request)
     record_id = request.path_params["record_id"]
@@ -368,9 +403,20 @@ async def replay_json(request: Request) -> Response:
         unchanged = _unchanged(request, etag, headers)
         if unchanged is not None:
             return unchanged
-        version, body = await viewer.records.replay_bytes(record_id, gzip)
+        made = await _unless_gone(request, viewer.records.replay_bytes(record_id, gzip))
     except UnknownRecordError as exc:
         return JSONResponse({"error": str(exc)}, status_code=404)
+    except BuildUnavailableError as exc:
+        # Busy, its builder dead or the viewer stopping: worth asking again shortly.
+        return JSONResponse(
+            {"error": str(exc)},
+            status_code=503,
+            headers={"Retry-After": str(RETRY_AFTER_S), "Cache-Control": "no-store"},
+        )
+    if made is None:
+        # Nobody reads it: nginx's "client closed request", for whoever looks.
+        return Response(status_code=CLIENT_GONE)
+    version, body = made
     headers["ETag"] = _record_etag(version, representation)
     if gzip:
         headers["Content-Encoding"] = "gzip"
@@ -480,6 +526,15 @@ def build_app(viewer: Viewer) -> Starlette:
     )
     app.state.viewer = viewer
     return app
+
+
+def stop_building(app: Starlette) -> None:
+    """Cancel the replays being built for ``app``'s viewer and refuse new ones: their requests
+    are answered ``503`` at once. Called as the viewer's server stops, before it waits for the
+    requests under way (else they wait for the builder until cancelled, answered 500)."""
+    viewer: Viewer | None = getattr(app.state, "viewer", None)
+    if viewer is not None:
+        viewer.records.close()
 
 
 def records_viewer(

@@ -11,8 +11,10 @@ and the bots the cores first: a replay waits, a match does not.
 
 One child serves every viewer of the process (started at the first replay, with the
 ``spawn`` method: forking a process that runs gRPC's threads is unsafe); it dies with its
-parent, and one that died (killed, out of memory) is replaced at the next build. Requests for
-one replay while it is being built share that build.
+parent, and one that died (killed, out of memory) is replaced at the next build (a WARNING
+line says so, once per death). Requests for one replay while it is being built share that
+build; at most ``MAX_PENDING`` distinct builds wait for the child or run in it at once, the
+next are refused (``BuildsBusyError``) rather than queued behind minutes of work.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import logging
 import multiprocessing
 import os
 import signal
@@ -30,14 +33,47 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-__all__ = ["NICENESS", "Builds", "builder_pids"]
+__all__ = [
+    "MAX_PENDING",
+    "NICENESS",
+    "BuildCancelledError",
+    "BuildUnavailableError",
+    "BuilderDiedError",
+    "Builds",
+    "BuildsBusyError",
+    "builder_pids",
+]
 
+log = logging.getLogger("medina.web")
+
+#: Distinct builds a ``Builds`` keeps waiting for the child or running in it at most: past
+#: them a new one is refused at once. Unbounded, 600 requests dropped after a second kept the
+#: child busy 27 s, and a replay asked for then waited 7.8 s.
+MAX_PENDING = 32
 #: How much lower the child's scheduling priority is than the server's (``nice``).
 NICENESS = 10
 #: Linux's ``prctl`` option that sends the child a signal when its parent dies.
 _PR_SET_PDEATHSIG = 1
 
 T = TypeVar("T")
+
+
+class BuildUnavailableError(RuntimeError):
+    """A build not made for want of the builder (too busy, dead, stopping): it may be asked
+    for again in a few seconds (the viewer answers ``503``)."""
+
+
+class BuildsBusyError(BuildUnavailableError):
+    """A new build refused: ``MAX_PENDING`` others are pending already."""
+
+
+class BuilderDiedError(BuildUnavailableError):
+    """The child died while the build was pending, and the new child it was sent to died too."""
+
+
+class BuildCancelledError(BuildUnavailableError):
+    """The build was cancelled for its requesters (``Builds.stop``: the viewer is stopping)."""
+
 
 _pool: ProcessPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -69,11 +105,18 @@ def _the_pool() -> ProcessPoolExecutor:
 
 
 def _replace(broken: ProcessPoolExecutor) -> None:
-    """Forget a pool whose child died (the next build starts another)."""
+    """Forget a pool whose child died (the next build starts another); said once per death,
+    however many builds it failed."""
     global _pool
     with _pool_lock:
-        if _pool is broken:
+        first = _pool is broken
+        if first:
             _pool = None
+    if first:
+        # The pool keeps its dead processes' entries (pid: process) once broken.
+        processes: dict[int, Any] = getattr(broken, "_processes", None) or {}
+        pids = ", ".join(str(pid) for pid in processes) or "?"
+        log.warning("the replay builder (pid %s) died; a new one starts at the next replay", pids)
     broken.shutdown(wait=False, cancel_futures=True)
 
 
@@ -95,31 +138,79 @@ async def _in_child(work: Callable[..., T], *args: object) -> T:
         except BrokenProcessPool:
             _replace(pool)
             if attempt == 2:
-                raise
+                raise BuilderDiedError(
+                    "the replay builder died twice in a row; try again in a few seconds"
+                ) from None
     raise AssertionError("unreachable")
+
+
+_STOPPING = "the viewer is stopping; the replay was not built"
 
 
 class Builds:
     """Work sent to the child, one build per key at a time: a request for something already
     being built waits for that build, a requester that goes away (a closed tab) does not
     cancel it for the others, and a build nobody waits for any more is dropped if it has
-    not started (a client asking for many replays and leaving costs nothing)."""
+    not started (a client asking for many replays and leaving costs nothing). At most
+    ``most`` distinct builds are pending at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, most: int = MAX_PENDING) -> None:
+        if most < 1:
+            raise ValueError(f"most must be 1 or more, not {most}")
+        self.most = most
         self._building: dict[Hashable, asyncio.Future[Any]] = {}
         self._waiting: dict[Hashable, int] = {}
+        self._stopped = False
+
+    @property
+    def pending(self) -> int:
+        """Distinct builds waiting for the child or running in it."""
+        return len(self._building)
+
+    @property
+    def waiting(self) -> int:
+        """Requests waiting for a pending build (each of those sharing one counts)."""
+        return sum(self._waiting.values())
+
+    def stop(self) -> None:
+        """Cancel every pending build, its requesters getting ``BuildCancelledError`` at once,
+        and refuse every later one the same way (the viewer is stopping: its requests are
+        answered now, not cancelled at the end of the server's grace period)."""
+        self._stopped = True
+        building = list(self._building.values())
+        self._building.clear()
+        for running in building:
+            running.cancel()
 
     async def run(self, key: Hashable, work: Callable[..., T], *args: object) -> T:
         """What ``work(*args)`` returns (bytes, as a rule), built in the child (``work`` must be a
-        module-level function, its arguments picklable); its exception if it raised."""
+        module-level function, its arguments picklable); its exception if it raised. Raises
+        ``BuildUnavailableError`` when the build cannot be made now: ``BuildsBusyError`` (a
+        new build past ``most`` pending), ``BuilderDiedError``, ``BuildCancelledError``."""
+        if self._stopped:
+            raise BuildCancelledError(_STOPPING)
         running = self._building.get(key)
         if running is None:
+            if len(self._building) >= self.most:
+                raise BuildsBusyError(
+                    f"the viewer is building too many replays ({self.most}); "
+                    "try again in a few seconds"
+                )
             running = asyncio.ensure_future(_in_child(work, *args))
             self._building[key] = running
             running.add_done_callback(lambda done: self._finished(key, done))
         self._waiting[key] = self._waiting.get(key, 0) + 1
         try:
-            made: T = await asyncio.shield(running)
+            try:
+                made: T = await asyncio.shield(running)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if (task is not None and task.cancelling()) or not running.cancelled():
+                    raise  # this requester itself is cancelled
+                # The build was cancelled under a requester still waiting: stop().
+                raise BuildCancelledError(
+                    _STOPPING if self._stopped else "the replay's build was cancelled"
+                ) from None
             return made
         finally:
             left = self._waiting[key] - 1

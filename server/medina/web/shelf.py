@@ -83,7 +83,8 @@ class RecordShelf:
         self._listing: tuple[int, float, list[tuple[float, str]]] | None = None
         self._encoded: OrderedDict[tuple[Path, _Key, bool], bytes] = OrderedDict()
         self._encoded_bytes = 0
-        self._builds = Builds()
+        #: The replays being built for this shelf (``replay_bytes``), in the viewer's child.
+        self.builds = Builds()
 
     def has(self, record_id: str) -> bool:
         """Whether the directory holds record ``record_id``."""
@@ -279,14 +280,15 @@ class RecordShelf:
         """``replay`` as JSON bytes, gzipped when ``compressed`` (a whole game's replay is
         hundreds of kilobytes of repetitive JSON, a few per cent of that gzipped), and the
         ``version`` of the record they were made from. Built in the viewer's child process
-        (``builds``), never on this process's interpreter: the referee may share it."""
+        (``builds``), never on this process's interpreter: the referee may share it; raises
+        ``builds.BuildUnavailableError`` when it cannot be built now (try again later)."""
         path = self.path_of(record_id)
         stat = path.stat()
         key = (path, _Key(stat.st_mtime_ns, stat.st_size), compressed)
         cached = self._encoded.get(key)
         if cached is None:
             try:
-                cached = await self._builds.run(key, replay_body, path, record_id, compressed)
+                cached = await self.builds.run(key, replay_body, path, record_id, compressed)
             except UnknownRecordError as exc:
                 raise UnknownRecordError(self.public(str(exc))) from None
             if key not in self._encoded:  # requests that shared one build store it once
@@ -297,6 +299,11 @@ class RecordShelf:
         else:
             self._encoded.move_to_end(key)
         return _version_of(stat), cached
+
+    def close(self) -> None:
+        """Stop building replays (the viewer stops): the requests waiting for one get
+        ``builds.BuildCancelledError`` at once, and so do later ones."""
+        self.builds.stop()
 
     def replay(self, record_id: str) -> JSON:
         """Every step of a record: the moves and the board after each number of decisions
