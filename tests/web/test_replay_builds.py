@@ -76,9 +76,7 @@ class Blocker:
         self.writer: int | None = None
 
         async def start() -> asyncio.Future[int]:
-            # A child started from this loop's thread first: the child is killed with the
-            # thread that started it (PR_SET_PDEATHSIG), a former test's loop thread, and
-            # that death is said here, not in the test.
+            # The child is up (started at the first build) before it is blocked.
             await self.builds.run("alive", os.getpid)
             return asyncio.ensure_future(self.builds.run("block", os.open, str(fifo), os.O_RDONLY))
 

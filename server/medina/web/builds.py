@@ -20,14 +20,11 @@ next are refused (``BuildsBusyError``) rather than queued behind minutes of work
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import ctypes
 import logging
 import multiprocessing
 import os
-import signal
-import sys
 import threading
+import time
 from collections.abc import Callable, Hashable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -52,8 +49,8 @@ log = logging.getLogger("medina.web")
 MAX_PENDING = 32
 #: How much lower the child's scheduling priority is than the server's (``nice``).
 NICENESS = 10
-#: Linux's ``prctl`` option that sends the child a signal when its parent dies.
-_PR_SET_PDEATHSIG = 1
+#: How often the child checks that its parent is alive (it exits within this once not).
+PARENT_CHECK_S = 0.5
 
 T = TypeVar("T")
 
@@ -80,15 +77,17 @@ _pool_lock = threading.Lock()
 
 
 def _child_start(parent: int) -> None:
-    """In the child, before any work: lower its priority; ask to be killed with the parent
-    (Linux), and exit if the parent is already gone."""
+    """In the child, before any work: lower its priority, and exit once the parent is gone
+    (watched, not Linux's parent-death signal: that one follows the thread that started
+    the child, and a viewer whose loop runs on a thread that ends would lose it)."""
     os.nice(NICENESS)
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_S)
         os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def _the_pool() -> ProcessPoolExecutor:

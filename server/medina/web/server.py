@@ -21,7 +21,7 @@ from medina.rpc.common.admission import files_reserve
 from medina.rpc.common.limits import is_loopback
 from medina.rpc.single.server import RunningServer
 
-from .app import Viewer, build_app
+from .app import Viewer, build_app, stop_building
 from .hosted import ArenaSource
 from .metrics import ArenaProbe, Metrics
 from .pacing import (
@@ -441,6 +441,8 @@ class HttpServer:
         """Stop serving (open event streams get ``SHUTDOWN_GRACE_S``)."""
         if self._server is None or self._task is None:
             return
+        # Requests waiting for a replay are answered 503 now, not cut off at the grace's end.
+        stop_building(self.app)
         self._server.should_exit = True
         try:
             await asyncio.wait_for(self._task, SHUTDOWN_GRACE_S + 5)
