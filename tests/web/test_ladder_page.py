@@ -51,6 +51,8 @@ def test_the_ladder_page_is_live(tmp_path: Path, page: Page) -> None:
         href = replay.get_attribute("href") or ""
         assert href.startswith("/replay/")
         replay.click()
+        # The replay loaded (its JSON built), not only the page's board drawn.
+        page.wait_for_selector('body[data-ready="yes"]')
         page.wait_for_selector("#board")
     finally:
         bots.kill_all()
