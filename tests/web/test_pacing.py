@@ -5,6 +5,8 @@ read until its bucket has a request again; nothing is refused and nothing is los
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -78,6 +80,31 @@ def counting_app(served: list[float]) -> Starlette:
     return Starlette(routes=[Route("/", home)])
 
 
+@contextlib.asynccontextmanager
+async def paced() -> AsyncIterator[tuple[HttpServer, list[float]]]:
+    """A server of ``counting_app`` pacing loopback at ``RATE`` a second, ``BURST`` at once;
+    the loop times its requests were served at."""
+    served: list[float] = []
+    http = HttpServer(
+        counting_app(served),
+        per_client=8,
+        loopback_too=True,
+        pacing=Pacing(rate=RATE, burst=BURST),
+    )
+    await http.start()
+    try:
+        yield http, served
+    finally:
+        await http.stop()
+
+
+def assert_paced(served: list[float], count: int) -> None:
+    """All ``count`` were served, those past the burst a request's turn apart at least."""
+    assert len(served) == count
+    gaps = [b - a for a, b in zip(served[BURST:], served[BURST + 1 :], strict=False)]
+    assert min(gaps) >= 1 / RATE - 0.01, gaps  # loop.time() is what the timer uses
+
+
 async def answers(port: int, count: int, pipelined: bool) -> list[bytes]:
     """``count`` requests on one kept-alive connection, each sent after the last answer or
     all in one write; the answers' heads."""
@@ -104,22 +131,10 @@ def test_an_address_past_its_rate_is_served_at_its_rate_and_every_request_answer
     # Six requests with a burst of two at ten a second: the last four are served a tenth of
     # a second apart at the soonest (the server waits; the client is not refused).
     async def main() -> None:
-        served: list[float] = []
-        http = HttpServer(
-            counting_app(served),
-            per_client=8,
-            loopback_too=True,
-            pacing=Pacing(rate=RATE, burst=BURST),
-        )
-        await http.start()
-        try:
+        async with paced() as (http, served):
             heads = await answers(http.port, 6, pipelined)
-        finally:
-            await http.stop()
         assert all(h.startswith(b"HTTP/1.1 200") for h in heads)
-        assert len(served) == 6
-        gaps = [b - a for a, b in zip(served[BURST:], served[BURST + 1 :], strict=False)]
-        assert min(gaps) >= 1 / RATE - 0.01, gaps  # loop.time() is what the timer uses
+        assert_paced(served, 6)
 
     run(main())
 
@@ -128,26 +143,14 @@ def test_an_address_in_debt_is_not_read_on_a_new_connection_either() -> None:
     # Paced only after a connection's first request, a client opening a connection per
     # request (HTTP/1.0, Connection: close) got 2,000-2,600 requests a second through.
     async def main() -> None:
-        served: list[float] = []
-        http = HttpServer(
-            counting_app(served),
-            per_client=8,
-            loopback_too=True,
-            pacing=Pacing(rate=RATE, burst=BURST),
-        )
-        await http.start()
-        try:
+        async with paced() as (http, served):
             for _ in range(5):
                 reader, writer = await asyncio.open_connection("127.0.0.1", http.port)
                 writer.write(b"GET / HTTP/1.0\r\nHost: x\r\n\r\n")
                 answer = await asyncio.wait_for(reader.read(), WITHIN_S)
                 assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"ok"), answer
                 writer.close()
-        finally:
-            await http.stop()
-        assert len(served) == 5
-        gaps = [b - a for a, b in zip(served[BURST:], served[BURST + 1 :], strict=False)]
-        assert min(gaps) >= 1 / RATE - 0.01, gaps
+        assert_paced(served, 5)
 
     run(main())
 
