@@ -942,7 +942,14 @@ async function playLadder(options, ArenaService) {
       });
       call.on('error', (err) => {
         const info = errorInfo(err.metadata);
-        resolve({ done: false, error: err, reason: info ? info.reason : '' });
+        // The ladder's retry_after_ms (JOINING_TOO_OFTEN, LADDER_UNAVAILABLE): a least wait.
+        const after = info && info.metadata ? Number(info.metadata.retry_after_ms) : NaN;
+        resolve({
+          done: false,
+          error: err,
+          reason: info ? info.reason : '',
+          afterMs: Number.isFinite(after) && after > 0 ? after : 0,
+        });
       });
       call.on('end', () => resolve({ done: leaving, error: null, reason: '' }));
     });
@@ -962,8 +969,9 @@ async function playLadder(options, ArenaService) {
       ? unavailableHint(outcome.error.code, Boolean(options.tlsCa || options.tlsCert))
       : '';
     const why = outcome.error ? `${outcome.error.details}${hint}` : 'closed';
-    log(`lobby: ${why}; connecting again in ${delay} ms`);
-    await sleep(delay);
+    const wait = Math.max(delay, outcome.afterMs || 0);
+    log(`lobby: ${why}; connecting again in ${wait} ms`);
+    await sleep(wait);
     delay = Math.min(delay * 2, 10000);
   }
   await Promise.all(games.values());

@@ -15,7 +15,7 @@ import logging
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,12 +138,14 @@ async def play_ladder(
                 raise
             except _Retry as exc:
                 backoff.broke()
-                if leave.is_set() or time.monotonic() + backoff.delay > backoff.give_up_at:
+                # The ladder's hint is a floor, not a cap: waiting less is refused again.
+                delay = max(backoff.delay, exc.after_s)
+                if leave.is_set() or time.monotonic() + delay > backoff.give_up_at:
                     if not leave.is_set():
                         raise LadderError(f"the lobby stream keeps failing: {exc}") from None
                     break
-                log.warning("lobby: %s; connecting again in %.1f s", exc, backoff.delay)
-                await asyncio.sleep(backoff.delay)  # backoff: waiting is the point here
+                log.warning("lobby: %s; connecting again in %.1f s", exc, delay)
+                await asyncio.sleep(delay)  # backoff: waiting is the point here
                 backoff.delay = min(backoff.delay * 2, 10.0)
         if games:
             await asyncio.gather(*games.values(), return_exceptions=True)
@@ -154,7 +156,20 @@ async def play_ladder(
 
 
 class _Retry(Exception):
-    """The lobby stream broke for a reason worth another try."""
+    """The lobby stream broke for a reason worth another try; ``after_s``: the least wait
+    the ladder asked for (its ``retry_after_ms``), 0 for none."""
+
+    def __init__(self, message: str, after_s: float = 0.0) -> None:
+        super().__init__(message)
+        self.after_s = after_s
+
+
+def _retry_after_s(metadata: Mapping[str, str]) -> float:
+    """The ErrorInfo's ``retry_after_ms`` in seconds (0 when absent or unreadable)."""
+    try:
+        return max(0.0, int(metadata.get("retry_after_ms", "0")) / 1000)
+    except ValueError:
+        return 0.0
 
 
 class _Backoff:
@@ -259,7 +274,7 @@ async def _session(
                     ) from None
                 if trouble is not None:
                     text += f" ({trouble.text})"
-            raise _Retry(text) from None
+            raise _Retry(text, _retry_after_s(info.metadata)) from None
         finally:
             leaver.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -25,6 +26,7 @@ from sqlalchemy.exc import OperationalError
 from medina.boundary.terminal import printable
 from medina.referee.config import LIMIT_MS, MatchSettings, TimeControl
 from medina.referee.outcome import MatchOutcome
+from medina.rpc.common.limits import TokenBucket
 from medina.rpc.common.status import Reason, Refusal
 from medina.rpc.organiser import create_match
 from medina.storage.database import one_line
@@ -83,6 +85,9 @@ class LadderConfig:
     patience_s: float = 3.0
     #: Seconds a lobby stream has to send its LobbyHello.
     hello_timeout_s: float = 10.0
+    #: Lobby streams one bot may open a minute on this server (as many at once): more are
+    #: refused ``JOINING_TOO_OFTEN`` until the pace allows (``JoinPace``).
+    joins_per_minute: int = 12
     #: Seconds a matched bot has to open its seat's Play stream, else it forfeits as a
     #: no-show (a fault) and the others play on. Shorter than the arena's 30 s: a ladder bot
     #: is a live process told of its match over its lobby stream, so it joins within a
@@ -106,6 +111,8 @@ class LadderConfig:
             raise ValueError("suspend_after must be >= 0 and suspend_window >= 1")
         if not 0 < self.heartbeat_interval_s < self.heartbeat_timeout_s:
             raise ValueError("the heartbeat interval must be positive and below its timeout")
+        if self.joins_per_minute < 1:
+            raise ValueError("joins_per_minute must be at least 1")
         if not (self.lease_s > 0 and self.hello_timeout_s > 0 and self.tick_s > 0):
             raise ValueError("lease_s, hello_timeout_s and tick_s must be positive")
         # As the arena's match settings take it: whole milliseconds, 1 to LIMIT_MS.
@@ -129,6 +136,44 @@ def suspended_refusal(bot: str, version: str, why: str) -> Refusal:
         f"bot {bot!r} version {version!r} is suspended: {why}",
         version=version,
     )
+
+
+class JoinPace:
+    """How often one bot may open a lobby stream: ``per_minute`` at once, then one every
+    ``60 / per_minute`` s. A bot saying hello and leaving in a loop cost a presence write
+    each time, and every match formed around it was stored and then forgotten, its
+    opponents' time spent for nothing; a bot that reconnects with backoff never meets it."""
+
+    #: Buckets kept before the rested ones are dropped.
+    KEPT = 1024
+
+    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.per_minute = per_minute
+        self.clock = clock
+        self._buckets: dict[int, TokenBucket] = {}
+
+    def admit(self, account: AccountRow) -> None:
+        """Count one lobby stream of ``account``; Refusal (RESOURCE_EXHAUSTED,
+        ``JOINING_TOO_OFTEN``, with ``retry_after_ms``) when it is over the pace."""
+        now = self.clock()
+        bucket = self._buckets.get(account.id)
+        if bucket is None:
+            if len(self._buckets) >= self.KEPT:
+                self._buckets = {k: b for k, b in self._buckets.items() if not b.rested(now)}
+            bucket = self._buckets[account.id] = TokenBucket(
+                self.per_minute / 60, self.per_minute, self.clock, now
+            )
+        if bucket.take(now):
+            return
+        wait_ms = math.ceil((1.0 - bucket.tokens) / bucket.rate * 1000)
+        raise Refusal(
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            Reason.JOINING_TOO_OFTEN,
+            f"bot {account.name!r} opened {self.per_minute} lobby streams within a minute, "
+            f"the most this ladder takes; connect again in {wait_ms / 1000:.1f} s",
+            retry_after_ms=wait_ms,
+            limit=self.per_minute,
+        )
 
 
 #: The most versions (each a row of the public standings) one bot account may rate: a key
@@ -218,6 +263,7 @@ class Ladder:
         self._awaiting_hello: set[int] = set()
         #: The newest presence claim's stamp (each claim's is distinct and later).
         self._presence_stamp = 0.0
+        self.joins = JoinPace(config.joins_per_minute)
         self.running: dict[int, _Running] = {}
         self.rng = random.Random(config.seed)
         self.wake = asyncio.Event()
@@ -514,6 +560,7 @@ class Ladder:
                 f"bot {account.name!r} has a live lobby stream on this server",
                 server=self.server_id,
             )
+        self.joins.admit(account)  # a stream refused above is no join, and costs no write
         self._opening.add(account.id)
         # The claim's own stamp: the release of this stream removes this claim only.
         self._presence_stamp = max(time.time(), self._presence_stamp + 1e-6)

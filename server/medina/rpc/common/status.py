@@ -102,6 +102,8 @@ class Reason(StrEnum):
     BOT_CONNECTED_ELSEWHERE = "BOT_CONNECTED_ELSEWHERE"
     #: The lobby's first message is not a valid LobbyHello (the message names the field).
     LOBBY_HELLO_INVALID = "LOBBY_HELLO_INVALID"
+    #: The bot opened more lobby streams in a minute than the ladder takes; retry later.
+    JOINING_TOO_OFTEN = "JOINING_TOO_OFTEN"
     #: The bot did not echo a heartbeat in time; it is no longer matched.
     HEARTBEAT_MISSED = "HEARTBEAT_MISSED"
     #: The ladder cannot take a bot now (its database cannot be written); retry later.
