@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from medina.rpc.common.config import ServerConfig
-from medina.rpc.single.server import start_server
+from medina.rpc.single.server import start_private_server
 
 from .runner import Launcher, play
 from .scenarios import CHECKS, CheckOptions
@@ -25,7 +24,7 @@ async def check_bot(
     A real server listens on 127.0.0.1 (a free port) for the run; records and bot
     logs go to ``records``. ``on_result`` hears each verdict as soon as it is known.
     """
-    server = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=records))
+    server = await start_private_server(records)
     results: list[CheckResult] = []
     try:
         for name in options.selected():

@@ -20,7 +20,6 @@ from medina.launch.botproc import BotProcess, BotStartError, reap, spawn_bot, wa
 from medina.referee.config import DEFAULT_CONNECT_TIMEOUT_MS, MatchSettings
 from medina.referee.errors import ConfigError
 from medina.referee.outcome import MatchOutcome
-from medina.rpc.common.config import ServerConfig
 from medina.rpc.common.serving import wait_for_signal
 from medina.rpc.organiser import (
     RETRY_REASONS,
@@ -30,7 +29,7 @@ from medina.rpc.organiser import (
     report_queued,
     seat_forfeiter,
 )
-from medina.rpc.single.server import RunningServer, start_server
+from medina.rpc.single.server import RunningServer, start_private_server
 from medina.sandbox import SandboxSpec
 from medina.v1 import admin_pb2, admin_pb2_grpc, game_pb2
 from medina.web import serve_viewer
@@ -152,9 +151,7 @@ async def _run(args: argparse.Namespace, settings: MatchSettings) -> int:
         if why is not None:
             raise CommandError(why)
     else:
-        local = await start_server(
-            ServerConfig(host="127.0.0.1", port=0, records_dir=Path(args.records))
-        )
+        local = await start_private_server(Path(args.records))
         address = local.address
     stop_viewer = None
     viewer_url = None
@@ -163,7 +160,14 @@ async def _run(args: argparse.Namespace, settings: MatchSettings) -> int:
             http = await serve_viewer(local, args.http_host or "127.0.0.1", args.http)
             stop_viewer = http.stop
             viewer_url = http.url
-        code = await _play(args, settings, address, Path(args.records), viewer_url)
+        metadata = (
+            local.organiser_metadata
+            if local is not None
+            else (("authorization", f"Bearer {args.organiser_token}"),)
+            if args.organiser_token
+            else ()
+        )
+        code = await _play(args, settings, address, metadata, Path(args.records), viewer_url)
         if viewer_url is not None and (args.stay or args.linger_s > 0):
             await _linger(None if args.stay else args.linger_s)
         return code
@@ -195,12 +199,10 @@ async def _play(
     args: argparse.Namespace,
     settings: MatchSettings,
     address: str,
+    metadata: tuple[tuple[str, str], ...],
     logs: Path,
     viewer_url: str | None = None,
 ) -> int:
-    metadata = (
-        (("authorization", f"Bearer {args.organiser_token}"),) if args.organiser_token else ()
-    )
     async with open_channel(address, args.tls) as channel:
         matches = admin_pb2_grpc.MatchServiceStub(channel)
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,7 +144,11 @@ async def start_ladder(config: LadderServerConfig) -> RunningLadder:
         config.server_id or default_server_id(port),
         channel,
         public,
-        organiser_token=config.arena_token or config.organiser_token,
+        organiser_token=(
+            config.arena_token or config.organiser_token
+            if arena is None
+            else arena.config.organiser_token
+        ),
         local_arena_address=local_arena,
         endpoints=config.arena_public is None,
     )
@@ -195,7 +200,11 @@ async def _arena(config: LadderServerConfig) -> tuple[RunningServer | None, str,
             port=config.arena_port if bots is None else 0,
             records_dir=config.records_dir,
             records_reserve_mb=config.records_reserve_mb,
-            organiser_token=config.organiser_token,
+            # Never open to all: the bots it hosts are handed its address (without TLS, the
+            # port that answers organiser calls too), and a bot that called ForfeitSeat on
+            # its opponents would decide rated matches. Without an operator's token, one
+            # only this ladder knows.
+            organiser_token=config.organiser_token or secrets.token_urlsafe(32),
             limits=config.limits,
             admission=config.admission,
             bots=bots,

@@ -16,8 +16,7 @@ from medina.checkbot.scenarios import Scenario
 from medina.checkbot.verdicts import first_problem
 from medina.launch.botproc import BotProcess, BotStartError, spawn_bot
 from medina.referee.outcome import Termination
-from medina.rpc.common.config import ServerConfig
-from medina.rpc.single.server import RunningServer, start_server
+from medina.rpc.single.server import RunningServer, start_private_server
 
 from .config import BotSpec, TournamentConfig, Variant
 from .play import sandbox_spec
@@ -107,7 +106,7 @@ async def validate(
     hide = (logs, *hide, *(b.directory(base) for b in cfg.bots))
     launcher_for = launcher_for or default_launcher(base, hide)
     logs.mkdir(parents=True, exist_ok=True)
-    server = await start_server(ServerConfig(host="127.0.0.1", port=0, records_dir=logs))
+    server = await start_private_server(logs)
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(i: int, bot: BotSpec, variant: Variant) -> EntryResult:

@@ -18,9 +18,8 @@ from pathlib import Path
 
 import grpc
 
-from medina.rpc.common.config import ServerConfig
 from medina.rpc.organiser import open_channel
-from medina.rpc.single.server import RunningServer, start_server
+from medina.rpc.single.server import RunningServer, start_private_server
 from medina.storage.tournaments import (
     Claim,
     NewGame,
@@ -153,9 +152,7 @@ class Runner:
         await asyncio.to_thread(self.store.reclaim_dead_local, self.options.tournament_id)
         stop_beside: Callable[[], Awaitable[None]] | None = None
         if self.options.server is None:
-            self._server = await start_server(
-                ServerConfig(host="127.0.0.1", port=0, records_dir=self.options.records)
-            )
+            self._server = await start_private_server(self.options.records)
             address = self._server.address
             if self.beside is not None:
                 try:
@@ -165,8 +162,18 @@ class Runner:
                     raise
         else:
             address = self.options.server
+            if not self.options.organiser_token:
+                log.warning(
+                    "the bots are handed %s and no organiser token is used there: unless that "
+                    "server refuses organiser calls without one, a bot can forfeit its "
+                    "opponents or abort its game (serve --organiser-token, then "
+                    "--organiser-token here)",
+                    address,
+                )
         metadata: tuple[tuple[str, str], ...] = ()
-        if self.options.organiser_token:
+        if self._server is not None:
+            metadata = self._server.organiser_metadata
+        elif self.options.organiser_token:
             metadata = (("authorization", f"Bearer {self.options.organiser_token}"),)
         try:
             async with open_channel(address, self.options.tls) as channel:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import secrets
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -52,6 +54,13 @@ class RunningServer:
         """``host:port`` bots connect to."""
         return f"{self.config.host}:{self.port}"
 
+    @property
+    def organiser_metadata(self) -> tuple[tuple[str, str], ...]:
+        """The metadata of this server's organiser calls (none when it takes them from
+        anyone)."""
+        token = self.config.organiser_token
+        return (("authorization", f"Bearer {token}"),) if token else ()
+
     async def stop(self, grace_s: float | None = None) -> None:
         """Graceful shutdown: no new matches, running ones get ``grace_s`` to end, the rest
         are aborted with complete records, then the server stops."""
@@ -93,6 +102,22 @@ async def start_server(config: ServerConfig) -> RunningServer:
     if config.bots is not None:
         running.bots_server, running.bots_port = await _serve_bots(arena, config, config.bots)
     return running
+
+
+async def start_private_server(records_dir: Path) -> RunningServer:
+    """A server on 127.0.0.1 for one command's own matches (``match``, a tournament's games
+    and entry games, check-bot), its organiser calls closed to all but that command: the
+    bots it hosts are handed its address, and one that called ForfeitSeat on its opponents
+    or AbortMatch on a match it was losing (a tournament replays an aborted game) decided
+    games from inside. The command makes its calls with ``organiser_metadata``."""
+    return await start_server(
+        ServerConfig(
+            host="127.0.0.1",
+            port=0,
+            records_dir=records_dir,
+            organiser_token=secrets.token_urlsafe(32),
+        )
+    )
 
 
 async def _serve_bots(
