@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from medina.ladder.matchmaker import Candidate, Offer, accepts, plan
+from medina.ladder.matchmaker import Candidate, Offer, accepts, due_offers, plan
 
 OFFERS = (Offer("medina-v2", 2, 1000), Offer("medina-v2", 4, 1000), Offer("medina-v1", 3, 500))
 
@@ -91,3 +91,49 @@ def test_offers_a_bot_does_not_accept_are_not_formed() -> None:
     ]
     assert plan(picky, (Offer("medina-v2", 2, 1000),), random.Random(1)) == []
     assert plan(picky, (Offer("medina-v2", 4, 1000),), random.Random(1)) == []
+
+
+TWO, FOUR = Offer("medina-v2", 2, 1000), Offer("medina-v2", 4, 1000)
+
+
+def test_the_due_offer_is_formed_alone_until_a_bot_has_waited_out_the_patience() -> None:
+    accepting = {TWO: 5, FOUR: 5}
+    assert due_offers((TWO, FOUR), {}, accepting, 0.0, 3.0) == (FOUR,)  # the bigger first
+    assert due_offers((TWO, FOUR), {FOUR: 1}, accepting, 2.9, 3.0) == (TWO,)
+    # Past the patience the others too, while fewer than two matches ahead of their share.
+    assert due_offers((TWO, FOUR), {TWO: 2, FOUR: 1}, accepting, 3.0, 3.0) == (TWO, FOUR)
+    assert due_offers((TWO, FOUR), {TWO: 3, FOUR: 1}, accepting, 3.0, 3.0) == (FOUR,)
+    # Long past it, anything: what stands in the way does not clear by waiting.
+    assert due_offers((TWO, FOUR), {TWO: 9, FOUR: 1}, accepting, 30.0, 3.0) == (TWO, FOUR)
+    # Weights: a 3-to-1 mix lets the two-player offer run up to its share and two more.
+    heavy = Offer("medina-v2", 2, 1000, weight=3.0)
+    assert due_offers((heavy, FOUR), {heavy: 4, FOUR: 1}, accepting, 3.0, 3.0) == (heavy, FOUR)
+    assert due_offers((heavy, FOUR), {heavy: 5, FOUR: 1}, accepting, 3.0, 3.0) == (FOUR,)
+    # An offer too few connected bots accept is never the due one.
+    assert due_offers((TWO, FOUR), {TWO: 5}, {TWO: 5, FOUR: 3}, 0.0, 3.0) == (TWO,)
+
+
+def test_four_player_matches_are_formed_when_two_player_ones_free_bots_two_at_a_time() -> None:
+    # Five bots of five owners, one match at a time each, equal weights: a bot left idle
+    # had waited out the patience by the time a 2-player match freed two more, and any
+    # offer would do. Here that formed 46 2-player matches against 27; in a real run of
+    # this pool, 46 against none.
+    rng = random.Random(5)
+    busy_until = [0.0] * 5
+    idle_since = [0.0] * 5
+    formed: dict[Offer, int] = {}
+    for tick in range(4 * 600):  # ten minutes in ticks of a quarter second
+        now = tick / 4
+        free = [i for i in range(5) if busy_until[i] <= now]
+        for i in free:
+            if busy_until[i] == now and now > 0:
+                idle_since[i] = now
+        idle = [Candidate(i, f"b{i}", f"o{i}", i, 0.0, 1, idle_since[i]) for i in free]
+        waited = max((now - idle_since[i] for i in free), default=0.0)
+        offers = due_offers((TWO, FOUR), formed, {TWO: 5, FOUR: 5}, waited, 3.0)
+        for p in plan(idle, offers, rng):
+            formed[p.offer] = formed.get(p.offer, 0) + 1
+            for seat in p.seats:
+                busy_until[seat.bot_id] = now + 12.0
+    assert formed[FOUR] >= 10, formed
+    assert abs(formed[TWO] - formed[FOUR]) <= 2, formed

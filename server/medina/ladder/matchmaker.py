@@ -15,7 +15,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["Candidate", "MatchPlan", "Offer", "accepts", "plan"]
+__all__ = ["Candidate", "MatchPlan", "Offer", "accepts", "due_offers", "plan"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +26,47 @@ class Offer:
     players: int
     decision_ms: int
     weight: float = 1.0
+
+
+#: How many matches past its share (against the offer that is due) an offer may be formed
+#: by bots that have waited ``patience_s``.
+LEAD_ALLOWED = 2
+#: Waited this many times ``patience_s``, bots take any offer: something waiting does not
+#: clear stands in the due offer's way (owners' caps, bots that stay busy).
+STALL_PATIENCE = 10
+
+
+def due_offers(
+    offers: Sequence[Offer],
+    formed: Mapping[Offer, int],
+    accepting: Mapping[Offer, int],
+    waited_s: float,
+    patience_s: float,
+) -> tuple[Offer, ...]:
+    """The offers to form now, given how many of each were ``formed``, how many connected
+    bots accept each (``accepting``), and how long the longest-idle bot has ``waited_s``.
+
+    The offer furthest behind its share (by weight) among those enough connected bots
+    accept is due, and formed alone, so bigger matches are not starved by smaller ones that
+    fill first. Once a bot has waited ``patience_s`` the others may be formed too, but only
+    while fewer than ``LEAD_ALLOWED`` matches ahead of their share: with bots freed two at a
+    time by two-player matches, one bot had always waited out the patience before four were
+    idle, and a four-player match was never formed. After ``STALL_PATIENCE`` times the
+    patience, any offer will do."""
+    feasible = [o for o in offers if o.weight > 0 and accepting.get(o, 0) >= o.players]
+    if not feasible:
+        return tuple(offers)
+    due = min(feasible, key=lambda o: (formed.get(o, 0) / o.weight, -o.players))
+    if waited_s >= STALL_PATIENCE * patience_s:
+        return tuple(offers)
+    if waited_s < patience_s:
+        return (due,)
+    share = formed.get(due, 0) / due.weight
+    return tuple(
+        o
+        for o in offers
+        if o == due or (o.weight > 0 and formed.get(o, 0) - share * o.weight < LEAD_ALLOWED)
+    )
 
 
 @dataclass(frozen=True, slots=True)

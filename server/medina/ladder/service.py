@@ -38,7 +38,7 @@ from medina.wire import ladder as wire_ladder
 from medina.wire import matches as wire_matches
 
 from . import accounts, ratings
-from .matchmaker import Candidate, MatchPlan, Offer, accepts, plan
+from .matchmaker import Candidate, MatchPlan, Offer, accepts, due_offers, plan
 from .outage import STORAGE_RETRY_MS, Backoff, Outage, StorageDown
 from .session import Session
 
@@ -81,7 +81,8 @@ class LadderConfig:
     lease_s: float = 30.0
     #: Seconds between matchmaking rounds.
     tick_s: float = 0.25
-    #: Seconds an idle bot waits for the offer that is due before any offer will do.
+    #: Seconds an idle bot waits for the offer that is due before others will do (those
+    #: not ahead of their share, ``matchmaker.due_offers``).
     patience_s: float = 3.0
     #: Seconds a lobby stream has to send its LobbyHello.
     hello_timeout_s: float = 10.0
@@ -866,23 +867,14 @@ class Ladder:
         return started
 
     def _due(self, idle: Sequence[Session]) -> tuple[Offer, ...]:
-        """The offers to form now. The mix follows the weights: the offer furthest behind
-        its share (among those enough connected bots accept) is formed alone, so bigger
-        matches are not starved by smaller ones that fill first; once a bot has waited
-        ``patience_s``, any offer will do."""
+        """The offers to form now (``matchmaker.due_offers``)."""
         now = time.monotonic()
-        if any(now - s.idle_since >= self.config.patience_s for s in idle):
-            return self.config.offers
         connected = [_candidate(s, (0, 0, 0, 0)) for s in self.sessions.values() if not s.leaving]
-        feasible = [
-            o
-            for o in self.config.offers
-            if o.weight > 0 and sum(1 for c in connected if accepts(c, o)) >= o.players
-        ]
-        if not feasible:
-            return self.config.offers
-        due = min(feasible, key=lambda o: (self.offered.get(o, 0) / o.weight, -o.players))
-        return (due,)
+        accepting = {o: sum(1 for c in connected if accepts(c, o)) for o in self.config.offers}
+        waited = max((now - s.idle_since for s in idle), default=0.0)
+        return due_offers(
+            self.config.offers, self.offered, accepting, waited, self.config.patience_s
+        )
 
     # -- one match ---------------------------------------------------------------------
 
