@@ -356,6 +356,12 @@ async def replay(request: Request) -> Response:
         viewer.records.path_of(record_id)
     except UnknownRecordError as exc:
         return _not_found(str(exc))
+    # A record the list shows as unreadable (or empty) gets its reason alone: the replay's
+    # controls and board would stand empty, and the page's request for its data fail.
+    stored = await asyncio.to_thread(viewer.records.stored, record_id)
+    if stored is not None and stored.header is None:
+        why = viewer.records.public(stored.note)
+        return HTMLResponse(pages.unreplayable_page(record_id, why))
     return HTMLResponse(pages.replay_page(record_id))
 
 

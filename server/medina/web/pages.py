@@ -115,13 +115,19 @@ def _table(rows: Sequence[MatchRow]) -> str:
             links.append(f'<a class="live" href="/live/{escape(r.match_id)}">watch</a>')
         if r.record is not None:
             links.append(f'<a class="replay" href="/replay/{escape(r.record)}">replay</a>')
+        match = f"<code>{escape(r.match_id)}</code>"
+        # The id links where the row's first link does: on a phone the last column, where
+        # the others are, is off-screen in the table's sideways scroll.
+        if links:
+            href = f"/live/{r.match_id}" if r.live else f"/replay/{r.record}"
+            match = f'<a class="match" href="{escape(href)}">{match}</a>'
         scores = " / ".join(str(s) for s in r.scores) if r.scores is not None else ""
         bots = ", ".join(name_html(b) for b in r.bots)
         note = f' title="{escape(r.note)}"' if r.note else ""
         state = escape(state_name(r.state))
         lines.append(
             f'<tr data-match="{escape(r.match_id)}" data-state="{state}">'
-            f"<td><code>{escape(r.match_id)}</code></td><td>{escape(r.ruleset)}</td>"
+            f"<td>{match}</td><td>{escape(r.ruleset)}</td>"
             f'<td>{r.players}</td><td class="names">{bots}</td>'
             f'<td class="state {state}"{note}>'
             f"{state}</td><td>{r.decisions}</td><td>{scores}</td>"
@@ -211,6 +217,19 @@ def replay_page(record_id: str) -> str:
         script=("plot.js", "replay.js"),
         data=f' data-record="{rid}"',
     )
+
+
+def unreplayable_page(record_id: str, why: str) -> str:
+    """The replay page of a record that cannot be replayed (unreadable, empty): why, and
+    the way to its file and back to the list, without the replay's controls."""
+    quoted = quote(record_id, safe="")
+    body = (
+        f'<p class="empty" id="status">record {escape(repr(record_id))} cannot be replayed: '
+        f'{escape(why)}</p><p><a href="/api/records/{quoted}/record.jsonl" '
+        f'download="{escape(record_id)}.jsonl">download the record</a> · '
+        '<a href="/">all matches</a></p>'
+    )
+    return layout(f"Replay {record_id}", body)
 
 
 def standings_page(standings: Standings | None) -> str:

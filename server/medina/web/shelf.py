@@ -373,7 +373,9 @@ def replay_json(record_id: str, record: Record) -> JSON:
     out.update(
         ruleset=settings.ruleset,
         players=settings.players,
-        seed=settings.seed,
+        # A string, as protobuf's JSON mapping writes 64-bit integers: a browser reads a JSON
+        # number as a double, and a seed above 2**53 came out another seed.
+        seed=str(settings.seed),
         names=names,
         opening=len(settings.opening),
     )

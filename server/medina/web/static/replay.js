@@ -32,6 +32,27 @@
     return null;
   }
 
+  // What the page's note says of the ?step the URL asked for, when it cannot be shown as
+  // asked: not a step number (step 0 is shown), or past the last step (the last is).
+  function stepNote(last) {
+    const query = new URLSearchParams(location.search).get("step");
+    if (query === null) return null;
+    if (!/^\d+$/.test(query)) {
+      return `?step=${JSON.stringify(query)} is not a step number (0 to ${last}): showing step 0`;
+    }
+    if (Number(query) > last) {
+      return `?step=${query} is past the last step (${last}): showing the last`;
+    }
+    return null;
+  }
+
+  // The record cannot be replayed: say why, in place of the controls and the empty board.
+  function fail(message) {
+    status.textContent = message;
+    body.dataset.failed = "yes";
+    for (const shell of document.querySelectorAll(".controls, .game")) shell.hidden = true;
+  }
+
   function go(n) {
     if (!data) return;
     const last = data.frames.length - 1;
@@ -100,14 +121,19 @@
     d.moves.forEach((m, i) => {
       const li = document.createElement("li");
       li.textContent = `seat ${m.seat}: ${m.text}`;
-      li.title = `decision ${m.index}, ${m.time_ms} ms` +
+      // Numbered as the list and the step shown are (step N: the Nth decision), not by the
+      // record's own decision index, which starts at 0.
+      li.title = `step ${i + 1}, ${m.time_ms} ms` +
         (m.source !== "bot" ? `, chosen by the referee (${m.source})` : "");
       if (m.source !== "bot") li.classList.add("by-referee");
       li.addEventListener("click", () => go(i + 1));
       list.appendChild(li);
     });
     const notes = [`${d.ruleset}, ${d.players} players, seed ${d.seed}`];
-    notes.push(d.full ? "all supplies shown (the match is over)" : "supplies hidden (no outcome recorded)");
+    // A replay stopped short shows a board before the end: the match is over, not the board.
+    notes.push(!d.full ? "supplies hidden (no outcome recorded)"
+      : d.error ? "all supplies shown (the record holds the match's outcome)"
+        : "all supplies shown (the match is over)");
     if (!d.complete) {
       // Where the record stops, and why it may: the file alone cannot tell a match still
       // being played from one whose server stopped; a last line cut mid-write is a crash's.
@@ -116,11 +142,13 @@
         "(unfinished: still being played, or its server stopped during the match)");
     }
     if (d.error) notes.push(`replay stopped: ${d.error}`);
+    const asked = askedStep();
+    const misread = stepNote(d.frames.length - 1);
+    if (misread) notes.push(misread);
     status.textContent = notes.join(" · ");
     body.dataset.steps = String(d.frames.length - 1);
     const seats = d.frames[0].seats.map((s) => ({ seat: s.seat, name: s.name, colour: s.colour }));
     MedinaPlot.draw(plot, d.story, seats, { cursor: 0, onPick: (n) => go(n) });
-    const asked = askedStep();
     go(asked === null ? 0 : asked);
     body.dataset.ready = "yes";
   }
@@ -153,9 +181,9 @@
   fetch(`/api/records/${encodeURIComponent(recordId)}/replay`)
     .then((r) => r.json().then((body) => ({ ok: r.ok, body })))
     .then(({ ok, body }) => {
-      if (!ok) { status.textContent = body.error; return; }
-      if (!body.frames.length) { status.textContent = `cannot replay: ${body.error}`; return; }
+      if (!ok) { fail(body.error); return; }
+      if (!body.frames.length) { fail(`cannot replay: ${body.error}`); return; }
       load(body);
     })
-    .catch((err) => { status.textContent = `cannot load the record: ${err}`; });
+    .catch((err) => { fail(`cannot load the record: ${err}`); });
 })();
