@@ -10,8 +10,9 @@ from html import escape
 from .names import isolated
 from .standings import RatingStep
 
-WIDTH, HEIGHT = 640, 240
-LEFT, RIGHT, TOP, BOTTOM = 48, 12, 12, 28
+#: The units of the nested SVG that holds the band and the line, stretched over the plot
+#: area (whatever its size in pixels).
+DATA = 1000
 
 
 def _ticks(lo: float, hi: float, count: int = 5) -> list[float]:
@@ -30,7 +31,13 @@ def _ticks(lo: float, hi: float, count: int = 5) -> list[float]:
 
 
 def rating_plot(bot: str, steps: Sequence[RatingStep]) -> str:
-    """An SVG figure of ``steps`` (empty string when there are none)."""
+    """An SVG figure of ``steps`` (empty string when there are none).
+
+    Drawn a unit a CSS pixel, as the score plot is (``plot.js``), but with no script: the
+    SVG has no viewBox, its margins are its CSS padding (``viewer.css: .rating-plot``), the
+    axis text is placed in percentages of the plot area, and only the band and the line
+    are in a nested SVG stretched over that area. A viewBox scaling the whole figure to the
+    window drew its text at 6 px on a phone."""
     if not steps:
         return ""
     lo = min(s.low for s in steps)
@@ -39,34 +46,35 @@ def rating_plot(bot: str, steps: Sequence[RatingStep]) -> str:
         lo, hi = lo - 1, hi + 1
     first, last = steps[0].game, steps[-1].game
     span = max(last - first, 1)
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 
     def x(game: int) -> float:
-        return LEFT + plot_w * (game - first) / span if last > first else LEFT + plot_w / 2
+        return DATA * (game - first) / span if last > first else DATA / 2
 
     def y(value: float) -> float:
-        return TOP + plot_h * (hi - value) / (hi - lo)
+        return DATA * (hi - value) / (hi - lo)
 
     line = " ".join(f"{x(s.game):.1f},{y(s.rating):.1f}" for s in steps)
     upper = [f"{x(s.game):.1f},{y(s.high):.1f}" for s in steps]
     lower = [f"{x(s.game):.1f},{y(s.low):.1f}" for s in reversed(steps)]
     parts = [
-        f'<svg class="rating-plot" id="rating-plot" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+        f'<svg class="rating-plot" id="rating-plot" role="img" '
         f'aria-label="rating of {escape(isolated(bot))} over its games">',
-        f'<rect class="plot-area" x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}"/>',
+        '<rect class="plot-area" x="0" y="0" width="100%" height="100%"/>',
     ]
     for v in _ticks(lo, hi):
+        at = f"{100 * y(v) / DATA:.2f}%"
         parts.append(
-            f'<line class="grid" x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y(v):.1f}" '
-            f'y2="{y(v):.1f}"/><text class="axis" x="{LEFT - 4}" y="{y(v) + 4:.1f}" '
-            f'text-anchor="end">{v:g}</text>'
+            f'<line class="grid" x1="0" x2="100%" y1="{at}" y2="{at}"/>'
+            f'<text class="axis" x="-4" y="{at}" dy="4" text-anchor="end">{v:g}</text>'
         )
     parts += [
+        f'<svg class="plot-data" width="100%" height="100%" viewBox="0 0 {DATA} {DATA}" '
+        'preserveAspectRatio="none">',
         f'<polygon class="band" points="{" ".join(upper + lower)}"/>',
-        f'<polyline class="rating" points="{line}"/>',
-        f'<text class="axis" x="{LEFT}" y="{HEIGHT - 8}">game {first}</text>',
-        f'<text class="axis" x="{LEFT + plot_w}" y="{HEIGHT - 8}" text-anchor="end">'
-        f"game {last}</text>",
+        f'<polyline class="rating" vector-effect="non-scaling-stroke" points="{line}"/>',
+        "</svg>",
+        f'<text class="axis" x="0" y="100%" dy="18">game {first}</text>',
+        f'<text class="axis" x="100%" y="100%" dy="18" text-anchor="end">game {last}</text>',
         "</svg>",
     ]
     return "".join(parts)
