@@ -10,8 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from medina.cli.web_cmd import ladder_standings
+from medina.ladder.standings import standings
 from medina.storage.ladder import LadderStore, StoredSeat
-from sqlalchemy import event
+from medina.storage.schema import ladder_lines
+from medina.web.pages import standings_page
+from sqlalchemy import event, update
 from sqlalchemy.engine import Engine
 
 from .test_store import add, rater
@@ -64,3 +67,27 @@ def test_the_table_does_not_read_every_version(tmp_path: Path) -> None:
     assert len(one) <= 6, one
     assert game.seats == ("b6@v1", "b7@v1") and game.seat == 1 and game.rank == 2
     assert game.match_id == "m6" and len(steps) == 1 and steps[0].rating < 25.0
+
+
+def test_the_page_shows_the_commands_rows_and_no_empty_win_share(tmp_path: Path) -> None:
+    # The win share was '-' on every row (the ladder counts no wins), the order could not be
+    # told (no ordinal) and a suspended version looked like any other.
+    db = ladder_of(tmp_path / "ladder.db", 4)
+    store = LadderStore(db)
+    with store.engine.begin() as conn:
+        conn.execute(
+            update(ladder_lines).where(ladder_lines.c.id == 2).values(suspended_reason="3 faults")
+        )
+    table = ladder_standings(db)()
+    expected = standings(store.lines(), include_inactive=True)
+    assert [(r.bot, r.ordinal, r.status) for r in table.rows] == [
+        (f"{x.line.bot}@{x.line.version}", x.ordinal, x.status) for x in expected
+    ]
+    assert {r.status for r in table.rows} == {"active", "suspended: 3 faults"}
+    html = standings_page(table)
+    assert "win share" not in html and 'class="win-share"' not in html
+    assert "<th>ordinal (mu - 3 sigma)</th>" in html and "<th>status</th>" in html
+    for x in expected:
+        row = html.split(f'data-bot="{x.line.bot}@{x.line.version}">')[1].split("</tr>")[0]
+        assert f'<td class="ordinal">{x.ordinal:.2f}</td>' in row
+        assert f'<td class="status">{x.status}</td>' in row

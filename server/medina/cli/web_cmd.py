@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from medina.ladder.standings import standings as ladder_rows
 from medina.rpc.common.admission import open_files_limit
 from medina.rpc.common.limits import ClientSlots
 from medina.rpc.common.serving import wait_for_signal
@@ -122,6 +123,7 @@ def tournament_standings(db: str, name: str | None) -> StandingsProvider:
                     win_share=r.win_share if r.games else None,
                     win_low=r.win_ci[0],
                     win_high=r.win_ci[1],
+                    ordinal=r.ordinal,
                 )
                 for r in st.rows
             ),
@@ -199,17 +201,21 @@ def ladder_standings(db: str) -> StandingsProvider:
         played = [name for name, x in by_label.items() if x.games or x.aborted]
         return Standings(
             title="Ladder",
+            # The rows `ladder standings` prints (its ordinal, interval and status), with the
+            # versions that stopped playing but have games.
             rows=tuple(
                 StandingRow(
-                    bot=label(x.bot, x.version),
-                    rating=x.mu,
-                    low=x.mu - Z95 * x.sigma,
-                    high=x.mu + Z95 * x.sigma,
-                    games=x.games,
-                    terminations=dict(x.faults),
-                    mean_rank=x.mean_rank if x.games else None,
+                    bot=label(r.line.bot, r.line.version),
+                    rating=r.line.mu,
+                    low=r.low,
+                    high=r.high,
+                    games=r.line.games,
+                    terminations=dict(r.line.faults),
+                    mean_rank=r.line.mean_rank if r.line.games else None,
+                    ordinal=r.ordinal,
+                    status=r.status,
                 )
-                for x in lines
+                for r in ladder_rows(lines, include_inactive=True)
             ),
             note=f"{counts.get('finished', 0)} matches played, "
             f"{counts.get('running', 0) + counts.get('starting', 0)} in play, "
@@ -219,6 +225,7 @@ def ladder_standings(db: str) -> StandingsProvider:
             games=PerBot(played, games),
             history=PerBot(played, history),
             live=True,
+            wins=False,  # the ladder keeps each version's rank sum, not its wins
         )
 
     return provide

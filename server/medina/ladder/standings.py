@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from medina.boundary.spreadsheet import csv_records
 from medina.boundary.terminal import printable
@@ -14,7 +15,7 @@ from medina.wire import ladder as wire_ladder
 
 from . import ratings
 
-__all__ = ["as_csv", "as_json", "as_table", "standing_rows"]
+__all__ = ["Standing", "as_csv", "as_json", "as_table", "standing_rows", "standings"]
 
 COLUMNS = (
     "rank",
@@ -50,20 +51,49 @@ def standing_rows(
     ]
 
 
-def _records(lines: Sequence[LineRow], include_inactive: bool) -> list[dict[str, object]]:
-    out: list[dict[str, object]] = []
+@dataclass(frozen=True)
+class Standing:
+    """One row of the standings as every view shows it: the command's table, CSV and JSON,
+    and the viewer's page (``medina-arena web --ladder-db``, ``ladder serve --http``)."""
+
+    rank: int
+    line: LineRow
+    #: mu - 3 sigma: what the rows are sorted by.
+    ordinal: float
+    #: The 95 % interval of mu.
+    low: float
+    high: float
+
+    @property
+    def status(self) -> str:
+        """``active``, or why the version may not play (``suspended: ...``, ``revoked``)."""
+        return self.line.inactive or "active"
+
+
+def standings(lines: Sequence[LineRow], *, include_inactive: bool = False) -> list[Standing]:
+    """The rows of ``lines`` (in the store's order: best ordinal first, lines without a rated
+    game last), ranked from 1; the inactive ones too when ``include_inactive``."""
+    out: list[Standing] = []
     for i, x in enumerate(_active(lines, include_inactive), 1):
         low, high = ratings.interval(x.mu, x.sigma)
+        out.append(Standing(i, x, ratings.ordinal(x.mu, x.sigma), low, high))
+    return out
+
+
+def _records(lines: Sequence[LineRow], include_inactive: bool) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    for row in standings(lines, include_inactive=include_inactive):
+        x = row.line
         out.append(
             {
-                "rank": i,
+                "rank": row.rank,
                 "bot": x.bot,
                 "version": x.version,
                 "owner": x.owner,
-                "ordinal": round(ratings.ordinal(x.mu, x.sigma), 3),
+                "ordinal": round(row.ordinal, 3),
                 "mu": round(x.mu, 3),
-                "mu_low": round(low, 3),
-                "mu_high": round(high, 3),
+                "mu_low": round(row.low, 3),
+                "mu_high": round(row.high, 3),
                 "sigma": round(x.sigma, 3),
                 "games": x.games,
                 "mean_rank": round(x.mean_rank, 3),

@@ -241,6 +241,9 @@ def standings_page(standings: Standings | None) -> str:
             '<a href="/">matches page</a>.</p>'
         )
         return layout("Standings", body)
+    # The columns a provider gives nothing for are left out (a ladder counts no wins).
+    ordinals = any(r.ordinal is not None for r in standings.rows)
+    statuses = any(r.status is not None for r in standings.rows)
     rows = []
     for n, r in enumerate(standings.rows, start=1):
         ends = ", ".join(f"{escape(k)} {v}" for k, v in sorted(r.terminations.items()) if v)
@@ -250,13 +253,31 @@ def standings_page(standings: Standings | None) -> str:
             if r.win_share is None or not r.games
             else f"{r.win_share * 100:.1f}% [{r.win_low * 100:.0f}-{r.win_high * 100:.0f}]"
         )
-        rows.append(
-            f'<tr data-bot="{escape(r.bot)}"><td>{n}</td>'
-            f'<td class="names">{_bot_link(r.bot, standings)}</td>'
-            f"<td>{r.rating:.1f}</td><td>{r.low:.1f} to {r.high:.1f}</td><td>{r.games}</td>"
-            f'<td class="mean-rank">{mean_rank}</td><td class="win-share">{share}</td>'
-            f"<td>{ends}</td></tr>"
-        )
+        ordinal = "-" if r.ordinal is None else f"{r.ordinal:.2f}"
+        cells = [
+            f"<td>{n}</td>",
+            f'<td class="names">{_bot_link(r.bot, standings)}</td>',
+            f"<td>{r.rating:.1f}</td><td>{r.low:.1f} to {r.high:.1f}</td>",
+            f'<td class="ordinal">{ordinal}</td>' if ordinals else "",
+            f'<td>{r.games}</td><td class="mean-rank">{mean_rank}</td>',
+            f'<td class="win-share">{share}</td>' if standings.wins else "",
+            f"<td>{ends or '-'}</td>",
+            f'<td class="status">{escape(r.status or "")}</td>' if statuses else "",
+        ]
+        rows.append(f'<tr data-bot="{escape(r.bot)}">{"".join(cells)}</tr>')
+    heads = [
+        "#",
+        "bot",
+        "rating",
+        "interval",
+        "ordinal (mu - 3 sigma)" if ordinals else "",
+        "games",
+        "mean rank",
+        "win share [95%]" if standings.wins else "",
+        "terminations",
+        "status" if statuses else "",
+    ]
+    head = "".join(f"<th>{h}</th>" for h in heads if h)
     note = (
         f'<p class="note" id="standings-note">{escape(standings.note)}</p>'
         if standings.note
@@ -265,9 +286,7 @@ def standings_page(standings: Standings | None) -> str:
     body = (
         f"<h2>{escape(standings.title)}</h2>{note}"
         + scrolling(
-            '<table class="standings" id="standings"><thead><tr><th>#</th><th>bot</th>'
-            "<th>rating</th><th>interval</th><th>games</th><th>mean rank</th>"
-            "<th>win share [95%]</th><th>terminations</th></tr></thead>"
+            f'<table class="standings" id="standings"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table>"
         )
         + _head_to_head(standings)

@@ -31,6 +31,10 @@ class StandingRow:
     win_share: float | None = None
     win_low: float = 0.0
     win_high: float = 1.0
+    #: What the rows are sorted by, when the provider says (a ladder's ordinal, mu - 3 sigma).
+    ordinal: float | None = None
+    #: Whether the bot may play (``active``, ``suspended: ...``), when the provider says.
+    status: str | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,9 @@ class Standings:
     history: Mapping[str, tuple[RatingStep, ...]] = field(default_factory=dict)
     #: The page refreshes its table as the provider's numbers change (a ladder's standings).
     live: bool = False
+    #: Whether the provider counts wins: without, the table has no win share column (rather
+    #: than a '-' on every row).
+    wins: bool = True
 
 
 #: Returns the current standings (called on each page view, off the server's event loop).
