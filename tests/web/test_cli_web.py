@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from medina.cli import main
 from medina.cli.web_cmd import WEB_FILES_KEPT
+from medina.ladder import accounts
+from medina.storage.ladder import LadderStore
 
 from .test_view import write_match
 
@@ -222,13 +224,19 @@ def test_match_http_prints_the_live_page_and_stays_for_the_replay(tmp_path: Path
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
-        (["web", "--records", "no-such-dir"], "no records directory no-such-dir"),
+        (["web", "--records", "no-such-dir"], "--records no-such-dir does not exist"),
         (["web", "--records", ".", "--http", "70000"], "--http must be a port from 0 to 65535"),
         (
             ["web", "--records", ".", "--max-streams-per-client", "-1"],
             "--max-streams-per-client -1: must be 0 (no limit) or more",
         ),
         (["serve", "--port", "0", "--http", "-1"], "--http must be a port from 0 to 65535"),
+        # It said "no records directory ...jsonl (set --records DIR)" of a file.
+        (
+            ["web", "--records", "/nonexistent/game.jsonl"],
+            "--records /nonexistent/game.jsonl does not exist (give a records directory or a "
+            "record file)",
+        ),
         # Refused before the server starts, not at its first CreateMatch.
         (["serve", "--records", "/proc/medina"], "--records /proc/medina: cannot write match"),
         (
@@ -284,3 +292,19 @@ def test_a_busy_http_port_is_named(tmp_path: Path, capsys: pytest.CaptureFixture
         assert main(["web", "--records", str(tmp_path), "--http", str(port)]) == 2
     err = capsys.readouterr().err
     assert f"cannot listen for HTTP on 127.0.0.1:{port}" in err
+
+
+def test_web_db_names_a_ladders_database_as_such(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It said only "no tournament in sqlite:///.../ladder.db".
+    db = tmp_path / "ladder.db"
+    store = LadderStore(str(db))
+    made = accounts.new_key()
+    store.add_bot("alpha", "alpha", made.key_id, made.salt, made.digest)
+    store.engine.dispose()
+    assert main(["web", "--records", str(tmp_path), "--db", str(db)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(f"no tournament in sqlite:///{db}: it is a ladder's database "
+                        f"(give it as --ladder-db {db})"), err  # fmt: skip
+    assert len(err.splitlines()) == 1

@@ -101,7 +101,7 @@ def tournament_standings(db: str, name: str | None) -> StandingsProvider:
         store = TournamentStore(db)
         store.tournament(name)
     except StoreError as exc:
-        raise CommandError(str(exc)) from None
+        raise CommandError(str(exc) + _ladder_hint(db)) from None
 
     def provide() -> Standings:
         row = store.tournament(name)
@@ -147,6 +147,19 @@ def tournament_standings(db: str, name: str | None) -> StandingsProvider:
         )
 
     return provide
+
+
+def _ladder_hint(db: str) -> str:
+    """What to add to "no tournament in DB" when DB is a ladder's ('' otherwise)."""
+    try:
+        store = LadderStore(db)
+        try:
+            accounts = store.accounts()
+        finally:
+            store.engine.dispose()
+    except StoreError:
+        return ""
+    return f": it is a ladder's database (give it as --ladder-db {db})" if accounts else ""
 
 
 def ladder_standings(db: str) -> StandingsProvider:
@@ -298,7 +311,9 @@ def run(args: argparse.Namespace) -> int:
     """Serve the records until SIGTERM/SIGINT."""
     records = Path(args.records)
     if not records.exists() and not args.server:
-        raise CommandError(f"no records directory {records} (set --records DIR)")
+        raise CommandError(
+            f"--records {records} does not exist (give a records directory or a record file)"
+        )
     if records.exists() and not (records.is_dir() or records.is_file()):
         raise CommandError(f"--records {records} is neither a directory nor a record file")
     if args.db and args.ladder_db:
