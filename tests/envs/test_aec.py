@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from medina.engine import CONFIGURATIONS, PlayerCountError, UnknownRulesetError
+from medina.engine import CONFIGURATIONS, PlayerCountError, UnknownRulesetError, render
 from medina_client.encoding import SEAT_OFFSET, VECTOR_OFFSET
 from medina_envs import IllegalIndexError, MedinaAECEnv, MedinaEnv, aec_env
 from medina_envs.core import encoder
@@ -183,6 +183,54 @@ def test_a_player_count_that_is_not_an_int_is_refused_by_every_env(players: Any)
     for make in makers:
         with pytest.raises(TypeError, match=f"players must be an int, not {name} {players!r}"):
             make("medina-v2", players)
+
+
+def seeders() -> list[Callable[..., object]]:
+    """Every environment's ``reset(seed=...)`` (OpenSpiel's game takes no seed)."""
+    return [aec_env("medina-v2", 2).reset, MedinaEnv("medina-v2", 2).reset]
+
+
+@pytest.mark.parametrize("seed", [np.int64(5), np.uint32(5), np.int8(5)])
+def test_a_numpy_integer_seed_plays_the_game_of_its_int(seed: Any) -> None:
+    for make in (lambda: aec_env("medina-v2", 2), lambda: MedinaEnv("medina-v2", 2, seat=None)):
+        games = []
+        for given in (5, seed):
+            env = make()
+            env.reset(seed=given)
+            s = env.state_of_game
+            games.append((s.seed, render(s), getattr(env, "seat", None)))
+        assert games[0] == games[1]
+
+
+@pytest.mark.parametrize("seed", ["7", 1.5, True, np.float64(7), np.bool_(True), [7]])
+def test_a_seed_that_is_not_an_int_is_refused_by_every_env(seed: Any) -> None:
+    """One check (``core.checked_seed``) for every env that takes a seed: '7' is not 7."""
+    name = type(seed).__name__
+    for reset in seeders():
+        with pytest.raises(TypeError, match=rf"seed must be an int or None, not {name} "):
+            reset(seed=seed)
+
+
+def test_a_negative_seed_is_refused_by_every_env_as_gymnasium_refuses_it() -> None:
+    for reset in seeders():
+        for seed in (-3, np.int64(-1)):
+            with pytest.raises(ValueError, match=f"seed must not be negative, not {int(seed)}"):
+                reset(seed=seed)
+    aec_env("medina-v2", 2).reset(seed=0)  # 0 is a seed like any other
+
+
+@pytest.mark.parametrize("seat", [1.0, "1", True, np.float32(1)])
+def test_a_seat_that_is_not_an_int_is_refused_when_the_env_is_made(seat: Any) -> None:
+    """The learning seat is checked as the player count is (``core.checked_int``)."""
+    name = type(seat).__name__
+    with pytest.raises(TypeError, match=f"seat must be an int or None, not {name} "):
+        MedinaEnv("medina-v2", 2, seat=seat)
+
+
+def test_a_numpy_integer_seat_is_taken_as_its_int() -> None:
+    env = MedinaEnv("medina-v2", 3, seat=np.int64(2))
+    _, info = env.reset(seed=1)
+    assert info["seat"] == 2 and type(info["seat"]) is int
 
 
 def test_there_is_no_parallel_api_the_game_is_sequential() -> None:

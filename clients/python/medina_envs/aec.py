@@ -93,7 +93,8 @@ class MedinaAECEnv(AECEnv[str, PolicyInput, int]):
         return self.game
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start a new game; with ``seed`` the setup and the game seeds after it repeat."""
+        """Start a new game; with ``seed`` (``core.checked_seed``) the setup and the game
+        seeds after it repeat."""
         if seed is not None or self._seeds is None:
             self._seeds = core.game_seeds(seed)
         self.game = core.new_state(self.ruleset, self.players, self._seeds)

@@ -52,6 +52,9 @@ __all__ = [
     "action_index",
     "action_space",
     "check_configuration",
+    "checked_int",
+    "checked_seat",
+    "checked_seed",
     "chosen_action",
     "encoder",
     "game_seeds",
@@ -159,9 +162,32 @@ def outcome(s: GameState) -> tuple[float, ...]:
     )
 
 
-def game_seeds(seed: int | None) -> random.Random:
-    """The generator of game seeds after ``reset(seed=...)`` (None: from the OS)."""
-    return random.Random(seed)
+def checked_int(name: str, value: object, context: str = "", wanted: str = "an int") -> int:
+    """``value`` as an int if it is one: a Python int or a numpy integer (normalised to int,
+    so ``np.int64(5)`` means what 5 means); TypeError naming ``name``, what it must be
+    (``wanted``) and the value's type for anything else (a bool, a float, a str, ...), with
+    ``context`` after."""
+    if not isinstance(value, int | np.integer) or isinstance(value, bool):
+        raise TypeError(f"{name} must be {wanted}, not {type(value).__name__} {value!r}{context}")
+    return int(value)
+
+
+def checked_seed(seed: object) -> int | None:
+    """The seed of an environment's ``reset(seed=...)``, every environment's one check: None,
+    or an int (``checked_int``) that is not negative, as Gymnasium's own seeding wants
+    (ValueError for a negative seed)."""
+    if seed is None:
+        return None
+    value = checked_int("seed", seed, wanted="an int or None")
+    if value < 0:
+        raise ValueError(f"seed must not be negative, not {value}")
+    return value
+
+
+def game_seeds(seed: object) -> random.Random:
+    """The generator of game seeds after ``reset(seed=...)`` (None: from the OS), the seed
+    checked (``checked_seed``)."""
+    return random.Random(checked_seed(seed))
 
 
 def new_state(ruleset: str, players: int, seeds: random.Random) -> GameState:
@@ -173,10 +199,17 @@ def check_configuration(ruleset: str, players: object) -> int:
     """``players`` as an int, once checked: TypeError for a count that is not an int (a
     str, a float, a bool; a numpy integer is one), the engine's typed error for an unknown
     ruleset or a count it does not support."""
-    if not isinstance(players, int | np.integer) or isinstance(players, bool):
-        raise TypeError(
-            f"players must be an int, not {type(players).__name__} {players!r} "
-            f"(for ruleset {ruleset!r})"
-        )
-    get_ruleset(ruleset, int(players))
-    return int(players)
+    count = checked_int("players", players, f" (for ruleset {ruleset!r})")
+    get_ruleset(ruleset, count)
+    return count
+
+
+def checked_seat(seat: object, players: int) -> int | None:
+    """A learning seat: None (a random seat each episode) or an int (``checked_int``) in
+    0..players-1; TypeError or ValueError for anything else."""
+    if seat is None:
+        return None
+    value = checked_int("seat", seat, wanted="an int or None")
+    if not 0 <= value < players:
+        raise ValueError(f"seat {value} is not a seat of a {players}-player game")
+    return value

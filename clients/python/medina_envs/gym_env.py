@@ -47,15 +47,14 @@ class MedinaEnv(gymnasium.Env[PolicyInput, np.int64]):
         self,
         ruleset: str = "medina-v2",
         players: int = 2,
-        seat: int | None = 0,
+        seat: int | np.integer[Any] | None = 0,
         opponents: OpponentSpec | Sequence[OpponentSpec] = "random",
         render_mode: str | None = None,
         observer: core.ObserverName = "fast",
         illegal: Literal["lose", "raise"] = "lose",
     ) -> None:
         players = core.check_configuration(ruleset, players)
-        if seat is not None and not 0 <= seat < players:
-            raise ValueError(f"seat {seat} is not a seat of a {players}-player game")
+        seat = core.checked_seat(seat, players)
         specs = (
             list(opponents)
             if isinstance(opponents, Sequence) and not isinstance(opponents, str)
@@ -95,8 +94,9 @@ class MedinaEnv(gymnasium.Env[PolicyInput, np.int64]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[PolicyInput, dict[str, Any]]:
-        """A new game; the opponents play until the learning seat's first decision."""
-        super().reset(seed=seed)
+        """A new game; the opponents play until the learning seat's first decision. ``seed``
+        as every environment takes it (``core.checked_seed``)."""
+        super().reset(seed=core.checked_seed(seed))
         rng = self.np_random
         self.seat = (
             self.fixed_seat if self.fixed_seat is not None else int(rng.integers(self.players))
