@@ -21,7 +21,7 @@ from medina.engine.geometry import squares
 from medina_client.encoding import action_index
 from medina_envs.examples.spiel_mcts import play_game
 from medina_envs.observer import encode_state
-from medina_envs.spiel import OBSERVATION_SIZE, MedinaState, load
+from medina_envs.spiel import OBSERVATION_SIZE, MedinaGame, MedinaState, load
 from open_spiel.python.observation import make_observation
 
 
@@ -80,6 +80,15 @@ def test_observations_are_the_encoding_and_information_states_the_history() -> N
 def test_bad_parameters_are_refused() -> None:
     with pytest.raises(PlayerCountError):
         load("medina-v1-2p", 3)
+
+
+def test_a_parameter_of_the_wrong_type_is_refused_by_openspiel_itself() -> None:
+    """docs/envs.md: pyspiel checks the types against the specification before the game's
+    own check (MedinaGame made directly raises TypeError)."""
+    with pytest.raises(pyspiel.SpielError, match="Wrong type for parameter players"):
+        pyspiel.load_game("python_medina", {"players": "3"})
+    with pytest.raises(TypeError, match="players must be an int, not str '3'"):
+        MedinaGame({"players": "3"})
 
 
 @pytest.mark.parametrize("evaluator", ["rollout", "heuristic"])
@@ -195,6 +204,8 @@ def test_an_action_off_the_space_is_an_illegal_action_naming_the_range() -> None
         ) as off:
             state.apply_action(action)
         assert off.value.rule == "bad-action"
+    with pytest.raises(pyspiel.SpielError, match="kInvalidAction"):
+        state.apply_action(-1)  # OpenSpiel's own invalid action, refused before the game
     assert state.history() == []
     with pytest.raises(IllegalActionError, match="start merchant") as info:
         state.apply_action(0)  # a building, not the start merchant: the engine names the rule
