@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import math
 import random
 import statistics
 import time
@@ -33,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from medina.engine import Action, GameState
+from medina.engine.stats import wilson
 from medina.referee.config import MatchSettings
 from medina.referee.local import local_match, policy
 from medina.referee.record import NullSink
@@ -75,7 +75,6 @@ CONFIGS: tuple[tuple[str, int], ...] = (("medina-v2", 2), ("medina-v2", 4))
 QUICK_SEEDS = 1
 FULL_SEEDS = 10
 FIRST_SEED = 5000  # seeds FIRST_SEED.. (a range the tuning never used)
-Z95 = 1.959964
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,18 +94,6 @@ class Line:
     ms_a: float  # mean CPU time per decision of A
     ms_b: float
     seconds: float
-
-
-def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of a proportion (``successes`` may be fractional: shared
-    firsts count as their share)."""
-    if n <= 0:
-        return 0.0, 1.0
-    p = successes / n
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def seatings(a: str, b: str, players: int) -> list[tuple[str, ...]]:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 import random
 
+from medina.engine.stats import wilson
 from medina.tournament.standings import (
     GameResult,
     SeatResult,
     compute,
     counted_ranks,
     first_separated_block,
-    wilson,
 )
 
 

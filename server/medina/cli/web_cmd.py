@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from medina.engine.stats import Z95
 from medina.ladder.standings import standings as ladder_rows
 from medina.rpc.common.admission import open_files_limit
 from medina.rpc.common.limits import ClientSlots
@@ -19,7 +20,6 @@ from medina.storage.tournaments import GameRow, StoreError, TournamentStore
 from medina.tournament.config import TournamentConfig
 from medina.tournament.report import game_counted_ranks, game_number, left_out_note
 from medina.tournament.runner import sprt_status, standings
-from medina.tournament.standings import Z95
 from medina.web import (
     BotGame,
     HttpServer,

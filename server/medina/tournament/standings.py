@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 
 from openskill.models import PlackettLuce
 
-#: 95 % two-sided normal quantile.
-Z95 = 1.959963984540054
+from medina.engine.stats import Z95, wilson
 
 #: Terminations a bot is charged with (every other one is NORMAL or the server's doing). In a
 #: complete game each of them is a forfeit.
@@ -146,17 +145,6 @@ class Standings:
     def leader(self) -> str | None:
         """The bot on top, once anything was played."""
         return self.rows[0].bot if self.rows and self.rows[0].games else None
-
-
-def wilson(successes: float, n: int) -> tuple[float, float]:
-    """95 % Wilson score interval of a proportion."""
-    if n == 0:
-        return (0.0, 1.0)
-    p = successes / n
-    denom = 1 + Z95**2 / n
-    centre = (p + Z95**2 / (2 * n)) / denom
-    half = Z95 * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def counted_ranks(seats: Sequence[SeatResult]) -> tuple[int, ...]:

@@ -4,12 +4,13 @@
         --opponents greedy --games 4 --simulations 40
 
 The MCTS seat moves round the table from game to game; the others play the named example
-strategies (``medina_envs.opponents``). MCTS (``open_spiel.python.algorithms.mcts``) searches
-the OpenSpiel game (``medina_envs.spiel``) and values its leaves with ``--evaluator``:
-``rollout`` (OpenSpiel's uniformly random rollouts to the end) or ``heuristic`` (the greedy
-bot's static evaluation, ``HeuristicEvaluator``). It searches the true state, whose only
-hidden facts (the other supplies) the table can deduce from the history anyway. Prints one
-line per game and the MCTS seat's mean outcome.
+strategies (``medina_envs.opponents``: one for all, or one per other seat in turn). MCTS
+(``open_spiel.python.algorithms.mcts``) searches the OpenSpiel game (``medina_envs.spiel``)
+and values its leaves with ``--evaluator``: ``rollout`` (OpenSpiel's uniformly random
+rollouts to the end) or ``heuristic`` (the greedy bot's static evaluation,
+``HeuristicEvaluator``). It searches the true state, whose only hidden facts (the other
+supplies) the table can deduce from the history anyway. Prints one line per game and the
+MCTS seat's mean outcome; a bad option is a one-line usage error before any game.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
-from medina.engine import RULESETS
+from medina.engine import RULESETS, EngineError
 from medina.strategies.heuristics import evaluate
 from medina_client.encoding import action_index
 from open_spiel.python.algorithms import mcts
 
 from medina_envs import core
+from medina_envs.examples.cli import check_at_least, check_seed
 from medina_envs.opponents import NAMES, Opponent, opponent
 from medina_envs.spiel import MedinaState, load
 
@@ -105,7 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--opponents",
         default="random",
-        help=f"comma-separated example strategies, one per other seat in turn ({', '.join(NAMES)})",
+        help=(
+            "an example strategy for all the other seats, or a comma-separated one per other "
+            f"seat in turn ({', '.join(NAMES)})"
+        ),
     )
     p.add_argument("--games", type=int, default=4)
     p.add_argument("--simulations", type=int, default=40, help="MCTS simulations per decision")
@@ -116,7 +121,19 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in NAMES]
     if unknown:
         p.error(f"unknown opponent(s) {', '.join(unknown)}; known: {', '.join(NAMES)}")
-    core.check_configuration(args.ruleset, args.players)
+    try:
+        core.check_configuration(args.ruleset, args.players)
+    except EngineError as exc:
+        p.error(str(exc))
+    others = args.players - 1
+    if len(names) not in (1, others):
+        p.error(
+            f"--opponents names {len(names)} strategies for the {others} other seat(s) of "
+            f"{args.players} players: give one for all, or one per other seat"
+        )
+    check_at_least(p, "--games", args.games, 1)
+    check_at_least(p, "--simulations", args.simulations, 1)
+    check_seed(p, args.seed)
     total = 0.0
     for k in range(args.games):
         seat = k % args.players

@@ -39,6 +39,7 @@ from pathlib import Path
 
 import grpc
 import numpy as np
+from medina.engine.stats import wilson
 from medina.strategies import greedy_action
 from medina.v1 import admin_pb2_grpc
 from medina.wire.shared.client import create_match
@@ -47,6 +48,7 @@ from medina_client.bots import GreedyBot, RandomBot
 from medina_client.encoding import action_index
 
 from medina_envs import MedinaEnv
+from medina_envs.examples.cli import check_at_least, check_seed
 from medina_envs.examples.linear_policy import WEIGHTS, LinearPolicy, features
 
 RULESET, PLAYERS = "medina-v2", 2
@@ -118,15 +120,6 @@ def train(samples: Sequence[Sample], epochs: int, seed: int, lr: float = 0.05) -
     return policy
 
 
-def wilson(score: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The 95 % Wilson interval of a mean score in 0..1 over ``n`` games."""
-    if n == 0:
-        return 0.0, 1.0
-    centre = (score + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(score * (1 - score) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
-
-
 async def arena_game(
     address: str, policy: LinearPolicy, opponent: Callable[[int], Bot], seed: int
 ) -> float:
@@ -194,7 +187,7 @@ def _arena_installed() -> bool:
 def report(name: str, scores: Sequence[float]) -> tuple[float, float, float]:
     """Print and return the mean score and its 95 % interval."""
     mean = sum(scores) / len(scores)
-    low, high = wilson(mean, len(scores))
+    low, high = wilson(sum(scores), len(scores))
     print(
         f"against {name} over gRPC: mean score {mean:.2f} in {len(scores)} games "
         f"(95 % interval {low:.2f}..{high:.2f}); "
@@ -219,7 +212,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--server", help="HOST:PORT of a running arena (default: start one)")
     p.add_argument("--seed", type=int, default=1)
     args = p.parse_args(argv)
-    # Checked before a minute of training, not after.
+    check_at_least(p, "--games", args.games, 1)  # no decisions, nothing to learn from
+    check_at_least(p, "--epochs", args.epochs, 0)  # 0: the untrained policy, evaluated
+    check_at_least(p, "--eval-games", args.eval_games, 0)  # 0: no evaluation
+    check_seed(p, args.seed)
+    # Checked before the training, not after.
     if not args.out.parent.is_dir():
         p.error(f"--out {args.out}: no directory {args.out.parent}")
     if args.server is None and args.eval_games > 0 and not _arena_installed():
@@ -236,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     policy = train(samples, args.epochs, args.seed)
     policy.save(args.out)
     print(f"weights in {args.out} ({time.perf_counter() - started:.0f} s)", flush=True)
-    if args.eval_games <= 0:
+    if args.eval_games == 0:
         return 0
 
     async def run(address: str) -> None:
