@@ -25,6 +25,8 @@ from medina_client.bots import RandomBot
 from medina_client.encoding import PolicyInput
 from medina_client.policy import load_policy
 from medina_envs import IllegalIndexError, aec_env
+from medina_envs.examples import linear_policy
+from medina_envs.examples.linear_policy import PolicyWeightsError
 from medina_envs.observer import encode_state
 
 T = TypeVar("T")
@@ -191,6 +193,30 @@ def test_play_policy_needs_the_legal_actions() -> None:
 def test_load_policy_names_what_is_wrong(spec: str, message: str) -> None:
     with pytest.raises(PolicyError, match=message):
         load_policy(spec)
+
+
+@pytest.mark.parametrize("bad", ["missing.npz", "not-weights.npz"])
+def test_wrong_policy_weights_are_named_before_the_match(
+    bad: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The example policy reads $MEDINA_POLICY_WEIGHTS as --policy loads it, not at its
+    first decision: nothing listens on 127.0.0.1:1, so a refusal here came first."""
+    path = tmp_path / bad
+    if bad == "not-weights.npz":
+        np.savez(path, something=np.zeros(3))
+    monkeypatch.setenv("MEDINA_POLICY_WEIGHTS", str(path))
+    monkeypatch.delitem(vars(linear_policy), "policy", raising=False)  # not read yet
+    spec = "medina_envs.examples.linear_policy:policy"
+    with pytest.raises(SystemExit) as info:
+        main(["--server", "127.0.0.1:1", "--token", "T", "--policy", spec])
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert info.value.code == 2 and f"MEDINA_POLICY_WEIGHTS={path}: " in err
+    assert ("no such file" if bad == "missing.npz" else "not weights") in err
+    with pytest.raises(PolicyWeightsError, match=f"MEDINA_POLICY_WEIGHTS={path}: "):
+        linear_policy.policy  # noqa: B018  # looked up: read, and refused
 
 
 def test_the_command_line_plays_a_policy(

@@ -103,7 +103,9 @@ async def play_policy(
 
 def load_policy(spec: str) -> Policy:
     """The policy ``module:function`` names (``function`` may be any callable attribute,
-    dotted for one inside a class or object); PolicyError when it cannot be loaded."""
+    dotted for one inside a class or object); PolicyError when it cannot be loaded, naming
+    why (an attribute built when looked up, as the example linear policy's weights are read,
+    fails here, before any match)."""
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
         raise PolicyError(f"a policy is named module:function, not {spec!r}")
@@ -112,7 +114,11 @@ def load_policy(spec: str) -> Policy:
     except ImportError as exc:
         raise PolicyError(f"cannot import the policy's module {module_name!r}: {exc}") from None
     for part in attribute.split("."):
-        if not hasattr(target, part):
+        try:
+            found = hasattr(target, part)
+        except Exception as exc:  # built when looked up (a module's __getattr__), and failed
+            raise PolicyError(f"cannot load the policy {spec!r}: {exc}") from None
+        if not found:
             raise PolicyError(f"{module_name!r} has no {attribute!r} (for policy {spec!r})")
         target = getattr(target, part)
     if not callable(target):

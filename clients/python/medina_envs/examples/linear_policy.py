@@ -9,8 +9,12 @@ its own, to wall them in. It reads only the observation an environment (or the a
 
     python -m medina_client --policy medina_envs.examples.linear_policy:policy
 
-``policy`` loads the weights from ``$MEDINA_POLICY_WEIGHTS`` (an ``.npz`` that ``save``
-wrote), else from ``linear_policy.npz`` beside this file, at its first call.
+``policy`` is the policy with the weights of ``$MEDINA_POLICY_WEIGHTS`` (an ``.npz`` that
+``save`` wrote), else of ``linear_policy.npz`` beside this file. They are read when ``policy``
+is first looked up (``from medina_envs.examples.linear_policy import policy``, or
+``--policy`` loading it before it connects), not at the first decision of a match: a wrong
+path or file raises ``PolicyWeightsError`` naming the variable and the path then. Importing
+the module for ``LinearPolicy`` (as ``train_policy`` does) reads nothing.
 """
 
 from __future__ import annotations
@@ -23,13 +27,22 @@ import numpy as np
 import numpy.typing as npt
 from medina_client.encoding import ACTION_SLOTS, CELLS, PLANE_COUNT, TEA_INDEX, PolicyInput
 
-__all__ = ["FEATURES", "WEIGHTS", "LinearPolicy", "policy"]
+__all__ = [
+    "FEATURES",
+    "WEIGHTS",
+    "WEIGHTS_VARIABLE",
+    "LinearPolicy",
+    "PolicyWeightsError",
+    "policy",
+]
 
 #: Features per square: the planes there, and their sums over the 3 x 3 squares around it.
 FEATURES: Final = 2 * PLANE_COUNT
 SLOTS: Final = len(ACTION_SLOTS)
 #: The weights shipped with the example (trained by ``train_policy`` with its defaults).
 WEIGHTS: Final = Path(__file__).with_name("linear_policy.npz")
+#: The environment variable naming other weights for ``policy``.
+WEIGHTS_VARIABLE: Final = "MEDINA_POLICY_WEIGHTS"
 Floats = npt.NDArray[np.float64]
 
 
@@ -109,12 +122,38 @@ class LinearPolicy:
             return cls(np.asarray(data["weights"]), np.asarray(data["bias"]))
 
 
-_loaded: list[LinearPolicy] = []
+class PolicyWeightsError(ValueError):
+    """Weights ``policy`` cannot read: the file ``$MEDINA_POLICY_WEIGHTS`` names is missing or
+    is not weights ``LinearPolicy.save`` wrote."""
 
 
-def policy(obs: PolicyInput) -> int:
-    """The example policy with its trained weights (``$MEDINA_POLICY_WEIGHTS`` or the shipped
-    ``linear_policy.npz``): the most likely legal action."""
-    if not _loaded:
-        _loaded.append(LinearPolicy.load(Path(os.environ.get("MEDINA_POLICY_WEIGHTS", WEIGHTS))))
-    return _loaded[0](obs)
+def load_weights() -> LinearPolicy:
+    """The policy with the weights of ``$MEDINA_POLICY_WEIGHTS``, else the shipped ones;
+    PolicyWeightsError naming the variable (when it is set) and the path."""
+    named = os.environ.get(WEIGHTS_VARIABLE)
+    path = WEIGHTS if named is None else Path(named)
+    where = f"{path} (the shipped weights)" if named is None else f"{WEIGHTS_VARIABLE}={named}"
+    if not path.is_file():
+        raise PolicyWeightsError(f"{where}: no such file")
+    try:
+        return LinearPolicy.load(path)
+    except (OSError, ValueError, KeyError, EOFError) as exc:
+        raise PolicyWeightsError(
+            f"{where}: not weights LinearPolicy.save wrote ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+#: The example policy with its weights (see the module's docstring): declared here, built by
+#: ``__getattr__`` when first looked up.
+policy: LinearPolicy
+
+
+def __getattr__(name: str) -> LinearPolicy:
+    # ``policy`` is built when first looked up (PEP 562), so a bad $MEDINA_POLICY_WEIGHTS
+    # fails as ``--policy`` loads it, before any match, and importing the module for its
+    # classes (training) does not read weights it will not use.
+    if name != "policy":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    loaded = load_weights()
+    globals()["policy"] = loaded  # looked up once: later look-ups find it here
+    return loaded
