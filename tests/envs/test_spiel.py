@@ -167,6 +167,28 @@ def test_the_public_observation_holds_the_supplies_shown_after_running_low() -> 
     ]
 
 
+def test_the_observation_string_holds_a_supply_shown_as_the_tensor_does() -> None:
+    """OpenSpiel wants the string and the tensor to carry the same information: the other
+    seat's supply, once medina-v1-2p has shown it (the tensor's seat slot holds it), is in
+    the string too, marked as shown."""
+    game = load("medina-v1-2p", 2)
+    state = game.new_initial_state()
+    rng = np.random.default_rng(5)
+    s = state.engine_state
+    while s is not None and not s.over and s.revealed == 0:
+        assert "(shown)" not in state.observation_string(0) + state.observation_string(1)
+        state.apply_action(int(rng.choice(state.legal_actions())))
+        s = state.engine_state
+    assert s is not None and s.revealed != 0, "no supply was shown in this game"
+    for seat in range(2):
+        other = 1 - seat
+        lines = state.observation_string(seat).splitlines()
+        expected = f"seat {other}: supply {describe_supply(s.supply_of(other))} (shown)"
+        assert (expected in lines) == bool((s.revealed >> other) & 1)
+        assert f"seat {seat}: turn {s.turn}, supply " in "\n".join(lines)
+        assert not any(line.startswith(f"seat {seat}: supply") for line in lines)
+
+
 def test_an_action_id_off_legal_actions_is_refused_though_the_engine_takes_it() -> None:
     """A palace's rooftop has one id (at the building square the list names); another of its
     building squares reaches the same position, so OpenSpiel must refuse it."""

@@ -288,14 +288,27 @@ class MedinaObserver:
         self.dict["vector"][:] = enc.vector
 
     def string_from(self, state: MedinaState, player: int) -> str:
-        """The history (perfect recall), or the public board with the seat's own view."""
+        """The history (perfect recall), or the public board with the seat's own view: its
+        turn and supply, and any other seat's supply shown (as the tensor holds it)."""
         if self.perfect_recall:
             return f"seat {player}, history [{' '.join(map(str, state.history()))}]"
         s = state.engine_state
         if s is None:
             return str(state)
         supply = describe_supply(s.supply_of(player))
-        return f"{render(s)}\nseat {player}: turn {s.turn}, supply {supply}"
+        # Another seat's supply shown (medina-v1-2p) is in the tensor: the string holds it too.
+        shown = _shown_supplies(s, but=player)
+        return "\n".join([render(s), f"seat {player}: turn {s.turn}, supply {supply}", *shown])
+
+
+def _shown_supplies(s: GameState, but: int = -1) -> list[str]:
+    """A line for each seat's supply medina-v1-2p's running-low rule has shown (public),
+    but ``but``'s."""
+    return [
+        f"seat {k}: supply {describe_supply(s.supply_of(k))} (shown)"
+        for k in range(s.players)
+        if (s.revealed >> k) & 1 and k != but
+    ]
 
 
 class FactoredObserver:
@@ -320,11 +333,7 @@ class FactoredObserver:
             return str(state) if self.public else ""
         if self.public:
             parts.append(f"{render(s)}\nturn {s.turn}")
-            parts += [
-                f"seat {k}: supply {describe_supply(s.supply_of(k))} (shown)"
-                for k in range(s.players)
-                if (s.revealed >> k) & 1
-            ]
+            parts += _shown_supplies(s)
         if self.private == pyspiel.PrivateInfoType.SINGLE_PLAYER:
             parts.append(f"seat {player}: supply {describe_supply(s.supply_of(player))}")
         elif self.private == pyspiel.PrivateInfoType.ALL_PLAYERS:
