@@ -50,7 +50,8 @@
   function fail(message) {
     status.textContent = message;
     body.dataset.failed = "yes";
-    for (const shell of document.querySelectorAll(".controls, .game")) shell.hidden = true;
+    const shells = /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll(".controls, .game"));
+    for (const shell of shells) shell.hidden = true;
   }
 
   function go(n) {
