@@ -94,3 +94,64 @@ def test_a_sandboxed_tournament_charges_each_limit_to_its_bot(tmp_path: Path) ->
                 assert "sandbox: CPU time limit 1 s reached" in s.detail
             else:
                 assert (s.termination, s.strikes) == ("normal", 0), g
+
+
+def test_sandboxed_bots_see_no_tournament_file_output_or_other_bot(tmp_path: Path) -> None:
+    """The organiser's working directory holds this tournament's file (a bot's secret env),
+    another tournament's file, output and records, and the bots' directories: a bot with a
+    directory of its own sees none of it, and one without (it runs in the tournament file's
+    directory) sees that directory but not the file, the outputs or the other bot."""
+    os.chmod(tmp_path, 0o755)
+    org = tmp_path / "org"
+    old = org / "tournaments" / "old"
+    (old / "records").mkdir(parents=True)
+    (old / "tournament.db").write_bytes(b"SQLite format 3\x00 old games")
+    (old / "records" / "m1.jsonl").write_text('{"hidden": "supply"}\n')
+    (org / "other.toml").write_text('env = { THEIR_KEY = "sk-other-456" }\n')
+    (org / "bots" / "snoop").mkdir(parents=True)
+    for d in (org, org / "bots", org / "bots" / "snoop"):
+        os.chmod(d, 0o755)
+    targets = [
+        org / "cup.toml",
+        org / "other.toml",
+        org / "tournaments",
+        old / "tournament.db",
+        old / "records" / "m1.jsonl",
+        org / "tournaments" / "nosy" / "tournament.db",
+        org / "bots",
+        org / "bots" / "snoop",
+    ]
+    reads = f'READ_TARGETS = "{":".join(map(str, targets))}"'
+    (org / "cup.toml").write_text(
+        'name = "nosy"\ngames = 2\nvalidation = "off"\n'
+        '[[variants]]\nruleset = "medina-v2"\nplayers = 2\n'
+        "[clock]\ndecision_ms = 10000\n[sandbox]\nmemory_mb = 256\n"
+        f'[[bots]]\nname = "snoop"\ncwd = "bots/snoop"\n'
+        f'command = ["python", "{ROGUE}", "--do", "read"]\nenv = {{ {reads} }}\n'
+        f'[[bots]]\nname = "lazy"\ncommand = ["python", "{ROGUE}", "--do", "read"]\n'
+        f'env = {{ {reads}, OTHER_API_KEY = "sk-secret-123" }}\n'
+    )
+    done = run_cli("tournament", "run", "cup.toml", "--quiet", cwd=org)
+    assert done.returncode == 0, done.stderr
+    logs: dict[str, list[str]] = {"snoop": [], "lazy": []}
+    store = TournamentStore(str(org / "tournaments" / "nosy" / "tournament.db"))
+    records = org / "tournaments" / "nosy" / "records"
+    for g in store.results(store.tournament("nosy").id):
+        for n, s in enumerate(g.seats):
+            logs[s.bot].append((records / f"{g.match_id}.seat{n}.log").read_text())
+    for bot, texts in logs.items():
+        assert len(texts) == 2, bot
+        for log in texts:
+            assert "sk-secret-123" not in log, log
+            assert "SQLite" not in log and "supply" not in log, log
+            assert f"cannot read {old / 'tournament.db'}: ENOENT" in log, log
+    for log in logs["snoop"]:  # the working directory is hidden but for its own directory
+        assert f"cannot read {org / 'cup.toml'}: ENOENT" in log, log
+        assert f"cannot read {org / 'other.toml'}: ENOENT" in log and "sk-other" not in log, log
+        assert f"cannot read {org / 'tournaments'}: ENOENT" in log, log
+        assert f"listed {org / 'bots'}: ['snoop']" in log, log
+    for log in logs["lazy"]:  # its own directory is the file's: visible, but not snoop's
+        assert f"read {org / 'cup.toml'}: 0 bytes" in log, log  # blanked
+        assert f"read {org / 'other.toml'}: 37 bytes" in log, log
+        assert f"listed {org / 'tournaments'}: []" in log, log
+        assert f"listed {org / 'bots' / 'snoop'}: []" in log, log

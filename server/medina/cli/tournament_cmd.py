@@ -56,6 +56,7 @@ from .output import STDOUT
 from .reach import unreachable
 from .tournament_show import (
     DB_FILE,
+    OUT_ROOT,
     export_cmd,
     games_cmd,
     load_file,
@@ -304,7 +305,7 @@ def _validate(
             records / "entry",
             concurrency=args.concurrency,
             on_result=show,
-            hide=(records, out_dir(args, cfg.name)),
+            hide=(records, *_hidden_from_bots(args, out_dir(args, cfg.name))),
         )
     )
     failed = entry.failures(results)
@@ -324,6 +325,14 @@ def _validate(
             flush=True,
         )
     return cfg.without(list(failed.items()))
+
+
+def _hidden_from_bots(args: argparse.Namespace, out: Path) -> tuple[Path, ...]:
+    """What sandboxed bots must not see besides the records and the other bots'
+    directories: this tournament's output directory (its database), the other tournaments'
+    (the default root), the tournament file (the other bots' ``env``) and its directory
+    (unless a bot runs there: then the file alone)."""
+    return (out, OUT_ROOT, Path(args.file).parent, Path(args.file))
 
 
 def _records(cfg: tconfig.TournamentConfig, out: Path, file: str) -> Path:
@@ -414,7 +423,7 @@ def run_cmd(args: argparse.Namespace) -> int:
         tls=tls,
         lease_s=args.lease_s,
         tournament_id=row.id,
-        hide=(out,),
+        hide=_hidden_from_bots(args, out),
     )
     display = _Display(store, row.id, len(games), done, quiet=args.quiet, cfg=cfg)
     beside = None

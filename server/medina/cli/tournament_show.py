@@ -32,12 +32,16 @@ def load_file(path: str) -> tconfig.TournamentConfig:
         raise CommandError(str(exc)) from None
 
 
+#: Where tournaments write by default, one directory each (``--out`` chooses another).
+OUT_ROOT = Path("tournaments")
+
+
 def out_dir(args: argparse.Namespace, name: str | None) -> Path:
     if args.out:
         return Path(args.out)
     if name is None:
         raise CommandError("which tournament? give its file, --out DIR or --db URL")
-    return Path("tournaments") / name
+    return OUT_ROOT / name
 
 
 def open_store(args: argparse.Namespace, name: str | None) -> TournamentStore:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import importlib.util
 import itertools
 import json
 import os
@@ -50,7 +51,9 @@ class SandboxError(Exception):
 @dataclass(frozen=True, slots=True)
 class SandboxSpec:
     """How to sandbox one bot: its limits, its directory (read-write; everything else
-    read-only), and directories to hide from it (records, databases, other bots)."""
+    read-only), and what to hide from it: directories (records, output directories, other
+    bots' directories), emptied, and files (the tournament file), read as empty. The
+    organiser's working directory is hidden as well."""
 
     limits: SandboxLimits
     bot_dir: Path
@@ -161,7 +164,7 @@ class Box:
         ]
         if seccomp_fd is not None:
             bwrap += ["--seccomp", str(seccomp_fd)]
-        bwrap += self._mounts()
+        bwrap += self._mounts(argv)
         bwrap += ["--chdir", str(self.spec.bot_dir), "--"]
         opts = {
             "port": self.port,
@@ -180,34 +183,50 @@ class Box:
             relay_argv += [f"--{key}", str(value)]
         return [*prlimit, *taskset, *bwrap, *relay_argv, "--", *argv]
 
-    def _mounts(self) -> list[str]:
+    def _mounts(self, argv: Sequence[str]) -> list[str]:
         """The filesystem, read-only but for the bot's directory and the private /tmp;
-        shallower mounts first, so deeper ones lie over them."""
+        shallower mounts first, so deeper ones lie over them (at the same depth: hidden
+        over the runtime, the bot's directory over both). Files the bot's command names by
+        path (its program, its script) are mounted back, read-only, where hidden."""
         lim = self.spec.limits
-        ops: list[tuple[int, list[str]]] = []
+        bot_dir = self.spec.bot_dir.resolve()
+        dirs, files = _hidden(bot_dir, self.spec.hide)
+        emptied = [Path(m) for m in MASKED] + dirs
+        ops: list[tuple[int, int, list[str]]] = []
 
-        def add(path: str | Path, op: list[str]) -> None:
-            ops.append((len(Path(path).parts), op))
+        def add(path: str | Path, rank: int, op: list[str]) -> None:
+            ops.append((len(Path(path).parts), rank, op))
 
         for masked in MASKED:
             if Path(masked).is_dir() and not Path(masked).is_symlink():
                 size = ["--size", str(lim.tmp_mb << 20)]
-                add(masked, [*size, "--perms", "1777" if "tmp" in masked else "0755", "--tmpfs",
-                             masked])  # fmt: skip
-        for path in _runtime_paths():
-            add(path, ["--ro-bind", str(path), str(path)])
-        bot_dir = self.spec.bot_dir.resolve()
-        add(bot_dir, ["--bind", str(bot_dir), str(bot_dir)])
-        for hidden in self.spec.hide:
-            hidden = hidden.resolve()
-            if hidden.is_dir() and hidden != bot_dir and not _within(bot_dir, hidden):
-                add(hidden, ["--perms", "0755", "--tmpfs", str(hidden)])
-        add(INSIDE, ["--bind", str(self.seat_dir), str(INSIDE)])
-        ops.sort(key=lambda o: o[0])
+                add(masked, 0, [*size, "--perms", "1777" if "tmp" in masked else "0755",
+                                "--tmpfs", masked])  # fmt: skip
+        runtime = _runtime_paths(emptied)
+        for path in runtime:
+            add(path, 1, ["--ro-bind", str(path), str(path)])
+        shown = [*runtime, bot_dir]
+        # what an emptied directory already hides is left alone: a mount point made there
+        # would show its name
+        for hidden in dirs:
+            if _visible(hidden, emptied, shown):
+                add(hidden, 2, ["--perms", "0755", "--tmpfs", str(hidden)])
+        add(bot_dir, 3, ["--bind", str(bot_dir), str(bot_dir)])
+        named = {(bot_dir / a).resolve() for a in argv if os.sep in a and "{" not in a}
+        for path in sorted(p for p in named if p.is_file() and p not in files):
+            if not _visible(path, emptied, shown):
+                add(path, 3, ["--ro-bind", str(path), str(path)])
+        files = [f for f in files if _visible(f, emptied, shown)]
+        if files:
+            empty = self.seat_dir / "empty"
+            empty.touch(mode=0o444)
+            for hidden in files:
+                add(hidden, 4, ["--ro-bind", str(empty), str(hidden)])
+        add(INSIDE, 4, ["--bind", str(self.seat_dir), str(INSIDE)])
+        ops.sort(key=lambda o: o[:2])
         out = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         out += ["--size", str(lim.tmp_mb << 20), "--perms", "1777", "--tmpfs", "/dev/shm"]
-        emptied = [Path(m) for m in MASKED] + [h.resolve() for h in self.spec.hide]
-        for _depth, op in ops:
+        for _depth, _rank, op in ops:
             if op[0] in ("--bind", "--ro-bind"):
                 # the directories bwrap makes on the way to a mount point are root's 0700:
                 # make them 0755 first, so that the bot's user can get through
@@ -291,30 +310,63 @@ def _cores_for(count: int) -> list[int]:
     return sorted(cpus[(start * count + i) % len(cpus)] for i in range(count))
 
 
-def _runtime_paths() -> list[Path]:
-    """What the arena's Python needs (its prefixes and import path) that a masked
-    directory would hide: mounted back read-only."""
-    found: list[Path] = []
+def _hidden(bot_dir: Path, hide: Sequence[Path]) -> tuple[list[Path], list[Path]]:
+    """The directories to empty and the files to blank for a bot in ``bot_dir``: ``hide``
+    and the organiser's working directory (where tournament files, other tournaments'
+    output directories and other bots' directories usually lie), but never the bot's own
+    directory (it is mounted back over any of them that holds it), the interpreter's
+    directories, or one that holds the system's Python (``/``, ``/usr``)."""
+    system = Path(sys.base_prefix).resolve()
+    interpreter = {Path(p).resolve() for p in (sys.prefix, os.path.dirname(sys.executable))}
+    dirs: list[Path] = []
+    files: list[Path] = []
+    for raw in (*hide, Path.cwd()):
+        path = raw.resolve()
+        if path.is_dir():
+            kept = path == bot_dir or path in interpreter or _within(system, path)
+            if not kept and path not in dirs:
+                dirs.append(path)
+        elif path.is_file() and path not in files:
+            files.append(path)
+    return dirs, files
+
+
+def _runtime_paths(emptied: Sequence[Path]) -> list[Path]:
+    """What the arena's Python needs (its prefixes, its import path, its packages) and the
+    arena's checkout, where ``emptied`` directories would hide them: mounted back
+    read-only. The packages are named on their own, not only through the checkout: a
+    working directory hidden in the checkout hides the checkout, not them."""
     # sys.path[0] is the script's directory or the current one: not the interpreter's
     candidates = [sys.base_prefix, sys.prefix, *sys.path[1:], os.path.dirname(sys.executable)]
-    # The arena's own sources (an editable install finds them by a hook, not sys.path) and
-    # the organiser's working directory, where bot commands name their files: a checkout
-    # under /tmp or /home stays as visible as one anywhere else (read-only).
+    # The arena's own packages: an editable install finds them by a hook, not sys.path.
+    for package in ("medina", "medina_client", "medina_envs"):
+        spec = importlib.util.find_spec(package)
+        if spec is not None and spec.origin is not None:
+            candidates.append(str(Path(spec.origin).resolve().parents[1]))
+    # A checkout under /tmp or /home stays as visible as one anywhere else (read-only),
+    # with its SDK and scripts (bot files named from it).
     import medina
 
-    source = Path(medina.__file__).resolve().parents[1]
-    if (source.parent / "pyproject.toml").is_file():
-        source = source.parent  # a checkout: its SDK (clients/python) and scripts too
-    candidates += [str(source), os.getcwd()]
+    root = Path(medina.__file__).resolve().parents[2]
+    if (root / "pyproject.toml").is_file():
+        candidates.append(str(root))
+    found: list[Path] = []
     for raw in candidates:
         if not raw:
             continue
         path = Path(raw).resolve()
-        if not path.is_dir():
-            continue
-        if any(_within(path, Path(m)) for m in MASKED) and not any(_within(path, f) for f in found):
+        if path.is_dir() and path not in found and any(_within(path, e) for e in emptied):
             found.append(path)
     return found
+
+
+def _visible(path: Path, emptied: Sequence[Path], shown: Sequence[Path]) -> bool:
+    """Whether ``path`` would be seen: the deepest of the ``emptied`` and ``shown``
+    directories holding it (``path`` itself aside) is a shown one, or there is none (an
+    emptied directory is mounted over a shown one at the same place)."""
+    holders = [(len(d.parts), d in emptied) for d in (*emptied, *shown)
+               if d != path and _within(path, d)]  # fmt: skip
+    return not holders or not max(holders)[1]
 
 
 def _within(path: Path, parent: Path) -> bool:

@@ -8,6 +8,8 @@
   write  write a file in its own directory and at each path of WRITE_TARGETS (':'-separated)
   probe  connect to 127.0.0.1:PROBE_PORT, a port outside the sandbox
   env    say which environment variables, user id and home it has
+  read   say what it finds at each path of READ_TARGETS (':'-separated): a directory's
+         entries, a file's size and first bytes, or the error
   shout  write to stderr without end                       -> the output limit
   none   nothing: a well-behaved bystander
 """
@@ -93,6 +95,19 @@ def env() -> None:
     say(f"user {os.getuid()}, home {os.environ.get('HOME')}, cwd {os.getcwd()}")
 
 
+def read() -> None:
+    for path in filter(None, os.environ.get("READ_TARGETS", "").split(":")):
+        try:
+            if os.path.isdir(path):
+                say(f"listed {path}: {sorted(os.listdir(path))}")
+            else:
+                with open(path, "rb") as f:
+                    data = f.read()
+                say(f"read {path}: {len(data)} bytes {data[:64]!r}")
+        except OSError as exc:
+            say(f"cannot read {path}: {errno.errorcode[exc.errno or 0]}")
+
+
 def probe() -> None:
     port = int(os.environ["PROBE_PORT"])
     try:
@@ -109,6 +124,7 @@ ACTS = {
     "write": write,
     "probe": probe,
     "env": env,
+    "read": read,
     "shout": shout,
     "none": None,
 }
