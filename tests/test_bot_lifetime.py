@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from medina.boundary.children import SETPRIV
 from medina_client.stdio_process import child_environment
+from processes import state_of
 
 pytestmark = pytest.mark.skipif(SETPRIV is None, reason="needs Linux's setpriv (util-linux)")
 
@@ -118,3 +119,41 @@ def test_a_ladders_house_bots_die_with_it(tmp_path: Path) -> None:
         raise AssertionError("the ladder ended without starting its house bot")
 
     dies_when_killed(ladder, house_bot)
+
+
+#: A bot that leaves two processes behind: one in its process group, one out of it
+#: (setsid); each writes its pid to a file of the bot's directory.
+LEAVER = """\
+setsid sh -c 'echo $$ > escaped.$$.pid; exec sleep 600' </dev/null >/dev/null 2>&1 &
+sh -c 'echo $$ > grouped.$$.pid; exec sleep 600' </dev/null >/dev/null 2>&1 &
+exec {python} -m medina_client --bot random "$@"
+"""
+
+
+@pytest.mark.parametrize("command", ["match", "tournament"])
+def test_what_a_bot_leaves_behind_is_killed_by_the_games_end(tmp_path: Path, command: str) -> None:
+    # A bot's background processes, in its group or setsid'd out of it, outlived the game
+    # and the runner: the parent-death signal covers the bot's own process only.
+    (tmp_path / "leaver.sh").write_text(LEAVER.format(python=sys.executable))
+    bots = ["sh leaver.sh", "python -m medina_client --bot random"]
+    if command == "match":
+        argv = ["match", "--players", "2", "--records", "rec"]
+        argv += [w for b in bots for w in ("--bot", b)]
+    else:
+        (tmp_path / "cup.toml").write_text(
+            'name = "cup"\ngames = 2\nvalidation = "off"\n'
+            '[[variants]]\nruleset = "medina-v2"\nplayers = 2\n'
+            + "".join(f'[[bots]]\nname = "b{n}"\ncommand = "{b}"\n' for n, b in enumerate(bots))
+        )
+        argv = ["tournament", "run", "cup.toml", "--quiet"]
+    done = subprocess.run(
+        [sys.executable, "-m", "medina.cli", *argv],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    left = [int(p.read_text()) for p in tmp_path.glob("*.pid")]
+    assert len(left) == (2 if command == "match" else 4), left
+    alive = [pid for pid in left if state_of(pid) not in ("", "Z")]
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, f"{len(alive)} of the bot's {len(left)} background processes outlived it"

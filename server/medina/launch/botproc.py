@@ -7,11 +7,13 @@ import asyncio
 import contextlib
 import os
 import shlex
+import signal
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TypeVar
 
+from medina.boundary import orphans
 from medina.boundary.children import dying_with_parent
 from medina.boundary.environment import for_others
 from medina.sandbox import Box, SandboxError, SandboxSpec, seccomp_fd
@@ -54,11 +56,17 @@ class BotProcess:
     """A started bot: its process (under ``prlimit``, ``taskset`` and bubblewrap when it is
     sandboxed) and, once it exited, the limit its sandbox stopped it at, if any."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, box: Box | None = None) -> None:
+    def __init__(
+        self, proc: asyncio.subprocess.Process, box: Box | None = None, token: str | None = None
+    ) -> None:
         self.proc = proc
         self.box = box
         self._closed = box is None
         self._log_path: Path | None = None
+        #: Unsandboxed: the seat token its leftovers are known by (its process group is
+        #: its pid); they are killed once it exited.
+        self._token = token
+        self._leftovers: asyncio.Task[None] | None = None
 
     @property
     def pid(self) -> int:
@@ -79,6 +87,12 @@ class BotProcess:
         """Wait for it to exit; a sandbox's resources are given back then (its log
         directory's files kept beside its seat log)."""
         code = await self.proc.wait()
+        if self._token is not None:
+            if self._leftovers is None:
+                self._leftovers = asyncio.ensure_future(
+                    orphans.reap_leftovers(self.proc.pid, self._token)
+                )
+            await asyncio.shield(self._leftovers)
         if not self._closed and self.box is not None:
             self._closed = True
             self.box.verdict()
@@ -88,9 +102,13 @@ class BotProcess:
         return code
 
     def kill(self) -> None:
-        """Kill it (a sandbox ends with everything in it)."""
-        with contextlib.suppress(ProcessLookupError):
-            self.proc.kill()
+        """Kill it: its process group when unsandboxed (what it started in the background
+        goes too), its sandbox (which ends with everything in it) otherwise."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if self._token is not None and self.proc.returncode is None:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            else:
+                self.proc.kill()
 
     def exit_detail(self, when: str = "") -> str:
         """Why its seat forfeits when it exited early: the limit its sandbox stopped it at
@@ -155,12 +173,14 @@ async def spawn_bot(
             stderr=log,
             env=full_env,
             cwd=cwd,
+            process_group=0,  # a group of its own: killed as a whole (orphans)
         )
     except OSError as exc:
         raise BotStartError(f"cannot start bot {shlex.join(argv)!r}: {exc.strerror}") from None
     finally:
         log.close()
-    return BotProcess(proc)
+    orphans.adopt(proc.pid, token)
+    return BotProcess(proc, token=token)
 
 
 async def _spawn_sandboxed(
