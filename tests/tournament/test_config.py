@@ -139,8 +139,21 @@ def test_the_digest_ignores_where_records_go(tmp_path: Path) -> None:
         ),
         (('name = "d"', 'name = "a b"'), r"\[\[bots\]\] #4 name: 'a b' is not a valid bot name"),
         (
+            ('name = "d"', 'name = "-r5"'),
+            r"#4 name: '-r5' is not a valid bot name: .*, starting with a letter or digit$",
+        ),
+        (
             ('command = "python d.py"', 'command = "no-such-program-xyz --x"'),
             r"cup.toml:38: \[\[bots\]\] #4 command: program 'no-such-program-xyz' is not found",
+        ),
+        (
+            ('command = "python d.py"', 'command = "./nosuchbot --x"'),
+            r"#4 command: program './nosuchbot' is not found: no file .*/nosuchbot \(a relative "
+            r"path is taken from the tournament file's directory \(the bot has no cwd\)\)",
+        ),
+        (
+            ('command = "python c.py"', 'command = "bin/nosuchbot"'),
+            r"#3 command: program 'bin/nosuchbot' is not found: .*from the bot's cwd\)",
         ),
         (('command = "python d.py"', "command = []"), r"\[\[bots\]\] #4 command: is empty"),
         (

@@ -24,6 +24,14 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 MAX_GROUPS = 10_000
 
 
+def invalid_name(name: str, what: str = "name") -> str:
+    """Why ``name`` is not a valid ``what`` (``NAME_RE``), said in full."""
+    return (
+        f"{name!r} is not a valid {what}: 1-64 letters, digits, '_', '.', '+', '-', "
+        "starting with a letter or digit"
+    )
+
+
 class TournamentConfigError(ValueError):
     """The tournament file is wrong; the message names the file, the key and its line."""
 

@@ -4,6 +4,7 @@ line, the key and what is wrong, before anything is played."""
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import shlex
 import shutil
@@ -24,6 +25,7 @@ from .config import (
     TournamentConfig,
     TournamentConfigError,
     Variant,
+    invalid_name,
 )
 from .sprt import SprtBounds, SprtConfigError
 
@@ -174,11 +176,7 @@ def parse(data: dict[str, Any], w: _Where, base_dir: Path) -> TournamentConfig:
         raise w.error('the tournament needs a name (name = "...")')
     name = _typed(w, data["name"], str, "a string", "name")
     if not NAME_RE.match(name):
-        raise w.error(
-            f"{name!r} is not a valid name: 1-64 letters, digits, '_', '.', '+', '-', "
-            "starting with a letter or digit",
-            "name",
-        )
+        raise w.error(invalid_name(name), "name")
     sandbox = _sandbox(w, data.get("sandbox"), None)
     bots = _bots(w, data.get("bots"), base_dir, sandbox)
     variants = _variants(w, data.get("variants"))
@@ -389,11 +387,7 @@ def _bots(
             raise w.error("a bot needs a name", **where)
         name = _typed(w, b["name"], str, "a string", "name", **where)
         if not NAME_RE.match(name):
-            raise w.error(
-                f"{name!r} is not a valid bot name: 1-64 letters, digits, '_', '.', '+', '-'",
-                "name",
-                **where,
-            )
+            raise w.error(invalid_name(name, "bot name"), "name", **where)
         if name in seen:
             raise w.error(f"bot {name!r} is named twice", "name", **where)
         seen.add(name)
@@ -418,10 +412,9 @@ def _bots(
                 raise w.error(f"no such directory {cwd!r} (from {base_dir})", "cwd", **where)
         program = argv[0]
         if program not in ("python", "python3"):
-            run_dir = base_dir / cwd if cwd else base_dir
-            found = shutil.which(program) or ((run_dir / program).exists() and "/" in program)
-            if not found:
-                raise w.error(f"program {program!r} is not found on PATH", "command", **where)
+            missing = _missing_program(program, base_dir, cwd)
+            if missing is not None:
+                raise w.error(missing, "command", **where)
         env_raw = b.get("env", {})
         if not isinstance(env_raw, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in env_raw.items()
@@ -434,6 +427,21 @@ def _bots(
     if len(out) < 2:
         raise w.error(f"a tournament needs at least 2 bots, there are {len(out)}", "bots")
     return tuple(out)
+
+
+def _missing_program(program: str, base_dir: Path, cwd: str | None) -> str | None:
+    """Why a bot's ``program`` cannot be found, or None: a name is looked up on PATH, a
+    path is taken from the bot's directory (where it runs: its ``cwd``, else the tournament
+    file's directory), not from the organiser's current one."""
+    if os.sep not in program:
+        return None if shutil.which(program) else f"program {program!r} is not found on PATH"
+    path = (base_dir / cwd if cwd else base_dir) / program
+    if path.exists():
+        return None
+    taken = "the bot's cwd" if cwd else "the tournament file's directory (the bot has no cwd)"
+    return (
+        f"program {program!r} is not found: no file {path} (a relative path is taken from {taken})"
+    )
 
 
 def _variants(w: _Where, raw: Any) -> tuple[Variant, ...]:
