@@ -3,13 +3,15 @@ game, naming the bot and the reason; set to drop, the run goes on without it and
 
 from __future__ import annotations
 
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
 from medina.storage.tournaments import TournamentStore
 from medina.tournament.config import TournamentConfigError, load
 
-from .cups import run_cli, standings_json
+from .cups import cli, run_cli, standings_json, wait_for
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -93,3 +95,35 @@ def test_validation_is_checked_and_dropping_keeps_enough_bots(tmp_path: Path) ->
     assert cfg.without([("typo", "why")]).digest != cfg.digest
     with pytest.raises(TournamentConfigError, match="1 bots are left after dropping"):
         cfg.without([("typo", "a"), ("random", "b")])
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_during_entry_validation_says_nothing_was_stored(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    # SIGTERM there exited 143 without a word (SIGINT with a traceback).
+    started = tmp_path / "started"
+    hang = f"import pathlib, time; pathlib.Path({str(started)!r}).touch(); time.sleep(600)"
+    text = TRIO.format(extra="", games=2).replace(
+        'command = "python -m medina_client --bot greddy"', f"command = ['python', '-c', {hang!r}]"
+    )
+    (tmp_path / "trio.toml").write_text(text)
+    proc = subprocess.Popen(
+        cli("tournament", "run", "trio.toml", "--concurrency", "3", cwd=tmp_path),
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        wait_for(started.exists, 60, "the hanging bot's entry game")
+        proc.send_signal(sig)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + sig.value, err
+    assert err.strip().splitlines()[-1] == (
+        f"tournament trio: runner stopped ({sig.name}) during entry validation; nothing was "
+        "stored, run the same command to start"
+    )
+    assert (
+        TournamentStore(str(tmp_path / "tournaments" / "trio" / "tournament.db")).tournaments()
+        == []
+    )

@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import dataclasses
 import os
+import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -253,6 +254,45 @@ def _reach(args: argparse.Namespace) -> ClientTls | None:
 class EntryFailed(Exception):
     """A bot failed its entry game and the tournament is set to stop (exit code 1)."""
 
+    code = 1
+
+
+class EntryStopped(EntryFailed):
+    """SIGINT or SIGTERM during entry validation: nothing was played or stored (the exit
+    code of a run stopped so mid-play: 130 or 143)."""
+
+    def __init__(self, name: str, sig: signal.Signals) -> None:
+        super().__init__(
+            f"tournament {name}: runner stopped ({sig.name}) during entry validation; nothing "
+            "was stored, run the same command to start"
+        )
+        self.code = 128 + sig.value
+
+
+async def _validating(
+    name: str, validation: Awaitable[list[entry.EntryResult]]
+) -> list[entry.EntryResult]:
+    """``validation``, or EntryStopped at SIGINT or SIGTERM (its games are stopped)."""
+    task = asyncio.ensure_future(validation)
+    loop = asyncio.get_running_loop()
+    stopped: list[signal.Signals] = []
+
+    def stop(sig: signal.Signals) -> None:
+        stopped.append(sig)
+        task.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop, sig)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if stopped:
+            raise EntryStopped(name, stopped[0]) from None
+        raise
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
 
 def _create(
     args: argparse.Namespace, cfg: tconfig.TournamentConfig, out: Path, records: Path
@@ -299,15 +339,14 @@ def _validate(
         if not quiet or not result.passed:
             print(result.line(), flush=True)
 
-    results = asyncio.run(
-        entry.validate(
-            cfg,
-            records / "entry",
-            concurrency=args.concurrency,
-            on_result=show,
-            hide=(records, *_hidden_from_bots(args, out_dir(args, cfg.name))),
-        )
+    validation = entry.validate(
+        cfg,
+        records / "entry",
+        concurrency=args.concurrency,
+        on_result=show,
+        hide=(records, *_hidden_from_bots(args, out_dir(args, cfg.name))),
     )
+    results = asyncio.run(_validating(cfg.name, validation))
     failed = entry.failures(results)
     if not failed:
         return cfg
@@ -378,9 +417,12 @@ def create_cmd(args: argparse.Namespace) -> int:
     out = out_dir(args, cfg.name)
     try:
         store, row, created, games, cfg = _create(args, cfg, out, _records(cfg, out, args.file))
+    except EntryStopped as exc:
+        print(exc, file=sys.stderr)
+        return exc.code
     except EntryFailed as exc:
         print(f"medina-arena tournament create: {exc}", file=sys.stderr)
-        return 1
+        return exc.code
     what = "created" if created else "already there"
     counts = ", ".join(f"{n} {s}" for s, n in sorted(store.counts(row.id).items()))
     print(f"tournament {cfg.name}: {what} in {store.safe_url}: {len(games)} games ({counts})")
@@ -401,9 +443,12 @@ def run_cmd(args: argparse.Namespace) -> int:
     records = _records(cfg, out, args.file)
     try:
         store, row, created, games, cfg = _create(args, cfg, out, records)
+    except EntryStopped as exc:
+        print(exc, file=sys.stderr)
+        return exc.code
     except EntryFailed as exc:
         print(f"medina-arena tournament run: {exc}", file=sys.stderr)
-        return 1
+        return exc.code
     counts = store.counts(row.id)
     done = counts.get("done", 0)
     if not args.quiet:
