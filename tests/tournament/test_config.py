@@ -280,3 +280,24 @@ def test_sprt_mistakes_are_named(tmp_path: Path, change: tuple[str, str], messag
     assert old in SPRT
     with pytest.raises(TournamentConfigError, match=message):
         load(write(tmp_path, SPRT.replace(old, new, 1)))
+
+
+def test_differences_name_what_decides_the_games(tmp_path: Path) -> None:
+    a = load(write(tmp_path, GOOD))
+    assert a.differences(a.to_json()) == []
+    b = load(
+        write(
+            tmp_path,
+            GOOD.replace("seed = 5", 'seed = 6\nrecords = "elsewhere"')
+            .replace('env = { SEED = "1" }', 'env = { SEED = "2" }')
+            .replace("max_strikes = 2", "max_strikes = 3")
+            .replace('name = "d"', 'name = "e"'),
+        )
+    )
+    assert b.differences(a.to_json()) == [
+        "bot 'random' (env)",
+        "bot 'e' added",
+        "bot 'd' removed",
+        "policies",
+        "seed",
+    ]

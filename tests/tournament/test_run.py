@@ -144,7 +144,26 @@ def test_a_changed_file_is_refused(
         cwd=d,
     )
     assert done.returncode == 2
-    assert "was started from a different file" in done.stderr
+    assert "was started from a different file (this one differs in seed); " in done.stderr
+    assert done.stderr.rstrip().endswith("give this one another name, or another --out DIR")
+
+
+def test_a_changed_file_is_refused_naming_what_differs(tmp_path: Path) -> None:
+    # The refusal named a fixed list (bots, variants, format, games, seeds or clock), not
+    # what differed, left out policies and env, and suggested --db.
+    cup = cup_file(tmp_path, games=4)
+    first = run_cli("tournament", "create", "cup.toml", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    text = cup.read_text().replace('CRASH_AT = "5"', 'CRASH_AT = "6"')
+    text = text.replace("[clock]", "[policies]\nmax_strikes = 9\n[clock]")
+    text += '[[bots]]\nname = "extra"\ncommand = "python -m medina_client --bot random"\n'
+    cup.write_text(text)
+    again = run_cli("tournament", "create", "cup.toml", cwd=tmp_path)
+    assert again.returncode == 2
+    assert (
+        "was started from a different file (this one differs in bot 'crashy' (env), bot 'extra' "
+        "added, policies); give this one another name, or another --out DIR"
+    ) in again.stderr
 
 
 def test_sigkill_mid_run_then_resume_gives_the_same_standings(

@@ -23,6 +23,7 @@ from medina.sandbox import check as sandbox_check
 from medina.storage.tournaments import (
     Claim,
     StoreError,
+    TournamentChanged,
     TournamentRow,
     TournamentStore,
 )
@@ -320,6 +321,13 @@ def _create(
     games = schedule.build(cfg)
     try:
         row, created = enter(store, cfg, games)
+    except TournamentChanged as exc:
+        differs = ", ".join(cfg.differences(exc.config))
+        where = "--db URL" if args.db else "--out DIR"
+        advice = f"give this one another name, or another {where}"
+        raise CommandError(
+            str(TournamentChanged(exc.name, exc.where, "", differs, advice))
+        ) from None
     except StoreError as exc:
         raise CommandError(str(exc)) from None
     return store, row, created, games, cfg

@@ -33,6 +33,7 @@ __all__ = [
     "NewGame",
     "SeatRow",
     "StoreError",
+    "TournamentChanged",
     "TournamentRow",
     "TournamentStore",
     "database_url",
@@ -152,6 +153,21 @@ class TournamentRow:
     created_at: float
 
 
+class TournamentChanged(StoreError):
+    """A tournament of that name was started from a different file: ``config`` is the one it
+    was started from (``what_differs`` says what differs, the advice what to do)."""
+
+    def __init__(
+        self, name: str, where: str, config: str, what_differs: str = "", advice: str = ""
+    ) -> None:
+        differs = f" (this one differs in {what_differs})" if what_differs else ""
+        advice = advice or "give this one another name, or another database"
+        super().__init__(
+            f"tournament {name!r} in {where} was started from a different file{differs}; {advice}"
+        )
+        self.name, self.where, self.config = name, where, config
+
+
 class TournamentStore(Database):
     """The tournament tables of one database (created or migrated on open)."""
 
@@ -173,11 +189,7 @@ class TournamentStore(Database):
             found = self._tournament(conn, name)
             if found is not None:
                 if found.digest != digest:
-                    raise StoreError(
-                        f"tournament {name!r} in {self.safe_url} was started from a different "
-                        "file (its bots, variants, format, games, seeds or clock differ); "
-                        "give this one another name, or another --db"
-                    )
+                    raise TournamentChanged(name, self.safe_url, found.config)
                 return found, False
             tid = conn.execute(
                 insert(tournaments)

@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from medina.referee.config import MatchSettings, Policies, TimeControl, TimeoutPolicy
 from medina.sandbox import SandboxLimits
@@ -106,21 +107,30 @@ class TournamentConfig:
     @property
     def digest(self) -> str:
         """A hash of what decides the games (not where records go)."""
-        data = json.loads(self.to_json())
-        data.pop("records", None)
-        data.pop("base_dir", None)
-        data.pop("validation", None)
-        # files from before entry validation and sandboxes hash as they did
-        if not data["dropped"]:
-            data.pop("dropped")
-        for bot in data["bots"]:
-            if bot["sandbox"] is None:
-                bot.pop("sandbox")
-        if not data["baseline"] and data["sprt"] is None:
-            data.pop("baseline")
-            data.pop("sprt")
-        text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        text = json.dumps(_decisive(self.to_json()), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def differences(self, stored: str) -> list[str]:
+        """What decides the games and differs between this configuration and ``stored``
+        (another's ``to_json``), named as in the tournament file: ``bot 'b' (command,
+        env)``, ``bot 'c' added``, ``clock``, ``policies``."""
+        new, old = _decisive(self.to_json()), _decisive(stored)
+        said: list[str] = []
+        new_bots = {b["name"]: b for b in new.pop("bots")}
+        old_bots = {b["name"]: b for b in old.pop("bots")}
+        for name, bot in new_bots.items():
+            if name not in old_bots:
+                said.append(f"bot {name!r} added")
+            elif bot != old_bots[name]:
+                keys = sorted(
+                    k for k in {*bot, *old_bots[name]} if bot.get(k) != old_bots[name].get(k)
+                )
+                said.append(f"bot {name!r} ({', '.join(keys)})")
+        said += [f"bot {name!r} removed" for name in old_bots if name not in new_bots]
+        if not said and list(new_bots) != list(old_bots):
+            said.append("the order of the bots")
+        said += [_FILE_KEYS.get(k, k) for k in sorted({*new, *old}) if new.get(k) != old.get(k)]
+        return said
 
     @classmethod
     def from_json(cls, text: str) -> TournamentConfig:
@@ -215,6 +225,28 @@ class TournamentConfig:
             policies=self.policies,
             seat_names=seat_bots,
         )
+
+
+#: The file's names of the configuration's keys, where they differ.
+_FILE_KEYS = {"time": "clock", "dropped": "bots dropped by entry validation"}
+
+
+def _decisive(config: str) -> dict[str, Any]:
+    """What of a configuration (``to_json``) decides the games: what its digest hashes."""
+    data: dict[str, Any] = json.loads(config)
+    data.pop("records", None)
+    data.pop("base_dir", None)
+    data.pop("validation", None)
+    # files from before entry validation and sandboxes hash as they did
+    if not data.get("dropped"):
+        data.pop("dropped", None)
+    for bot in data["bots"]:
+        if bot.get("sandbox") is None:
+            bot.pop("sandbox", None)
+    if not data.get("baseline") and data.get("sprt") is None:
+        data.pop("baseline", None)
+        data.pop("sprt", None)
+    return data
 
 
 def load(path: str | Path) -> TournamentConfig:
