@@ -13,6 +13,7 @@ from medina.engine import apply_action, new_game, result
 from medina.records.catalog import UNFINISHED, Catalog, StoredState, inspect, peek_state, scan
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
+from medina.records.writer import RecordWriter
 from medina.rpc.single.host import Arena
 from medina.v1 import match_pb2
 from medina.wire.records import decision_from_proto
@@ -283,3 +284,28 @@ def test_a_server_start_warns_once_of_its_interrupted_records(
     ]
     each = [r for r in caplog.records if "was interrupted (record" in r.getMessage()]
     assert len(each) == 3 and all(r.levelno == logging.INFO for r in each)
+
+
+def test_a_record_another_server_is_writing_is_not_called_interrupted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A second tournament runner sharing the records warned that the first one's matches in
+    # play were interrupted.
+    _cut_outcome(engine_record(tmp_path, "medina-v2", 2, 1, stop_after=10))
+    played = engine_record(tmp_path, "medina-v2", 2, 2, stop_after=10)
+    lines = _cut_outcome(played)
+    played.unlink()
+    caplog.set_level(logging.INFO, logger="medina.rpc")
+    with RecordWriter(tmp_path, "live") as live:  # a match in play elsewhere
+        for line in lines:  # what its server wrote so far
+            live._write_line(line.encode())
+        Arena(tmp_path).load_records()
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [w.split(" were")[0] for w in warned] == [f"1 match record(s) in {tmp_path}"]
+    assert any(
+        "match live is being played by another server" in r.getMessage() for r in caplog.records
+    )
+    caplog.clear()
+    Arena(tmp_path).load_records()  # its writer is gone: interrupted now
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [w.split(" were")[0] for w in warned] == [f"2 match record(s) in {tmp_path}"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import json
 import logging
 import os
@@ -106,6 +108,10 @@ class RecordWriter:
             )
         except FileExistsError:
             raise RecordExistsError(f"record {self.path} already exists") from None
+        # held while the file is open (the kernel lets go when this process dies): another
+        # server reading the directory tells a match in play from an interrupted one
+        with contextlib.suppress(OSError):
+            fcntl.flock(self._fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         #: Bytes of whole lines in the file (it was created empty).
         self._size = 0
         #: Lines not written yet, in order: the first one that failed and all after it.
@@ -206,6 +212,24 @@ class RecordWriter:
             _sync_and_close(fd, self.path)
             return
         loop.run_in_executor(None, _sync_and_close, fd, self.path)
+
+
+def being_written(path: Path) -> bool:
+    """Whether a process still has ``path`` open as a ``RecordWriter`` (its match is being
+    played), as its lock says; False when that cannot be told."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # lets go of the lock taken, if any
+    return False
 
 
 def _problem(exc: OSError) -> str:

@@ -17,7 +17,7 @@ from medina.records import catalog
 from medina.records.catalog import StoredMatch, StoredState
 from medina.records.errors import RecordError
 from medina.records.space import DEFAULT_RESERVE_MB, RecordsSpace
-from medina.records.writer import RecordWriter
+from medina.records.writer import RecordWriter, being_written
 from medina.referee.config import MatchSettings
 from medina.referee.local import LocalSeat, Policy
 from medina.referee.match import Match, MatchPhase
@@ -186,7 +186,15 @@ class Arena:
         """Read the records directory: earlier matches, interrupted ones listed as aborted.
         Returns the records that had to be read in full (interrupted or unreadable)."""
         inspected = self.stored.load()
-        interrupted = [m for m in inspected if m.state is StoredState.INTERRUPTED]
+        unfinished = [m for m in inspected if m.state is StoredState.INTERRUPTED]
+        # a record another live server (a second tournament runner) is writing is no
+        # interrupted match
+        interrupted = [m for m in unfinished if not being_written(m.path)]
+        for m in unfinished:
+            if m not in interrupted:
+                log.info(
+                    "match %s is being played by another server (record %s)", m.match_id, m.path
+                )
         for m in interrupted:
             log.info("match %s was interrupted (record %s): %s", m.match_id, m.path, m.note)
         if interrupted:
