@@ -101,5 +101,10 @@ def test_medina_arena_match_runs_the_bridge_with_the_seat_in_its_command(tmp_pat
     assert {d.source for _n, d in record.decisions if d.seat == 0} == {
         record_pb2.DECISION_SOURCE_BOT
     }
-    logs = list((tmp_path / "records").glob("bot-js-*.log"))
-    assert len(logs) == 1 and "random_bot: match over" in logs[0].read_text()
+    # named for the match and seat, as a sandboxed bot's (it was bot-js-PID.log), with no
+    # directory left behind
+    match = Path(done.stdout.rsplit("record: ", 1)[1].strip()).stem
+    logs = sorted(p.name for p in (tmp_path / "records").iterdir() if "bot-js-" in p.name)
+    assert len(logs) == 1 and logs[0].startswith(f"{match}.seat0.bot-js-"), logs
+    assert "random_bot: match over" in (tmp_path / "records" / logs[0]).read_text()
+    assert not list((tmp_path / "records").glob("*.logs"))

@@ -418,8 +418,9 @@ in the protobuf JSON mapping) and writes one line to its stdout for each "reques
 
 The bot's stderr, and the bridge's own messages, go to the log file: --log FILE, or else
 bot-<name>-<pid>.log (pid: the bridge's) in --log-dir, by default $MEDINA_LOG_DIR (set by
-medina-arena match, check-bot and tournaments to where they keep the seat's log) or the
-current directory.
+medina-arena match, check-bot and tournaments to a directory of the seat's own, whose files
+are then moved beside the seat's log as MATCH.seatN.bot-<name>-<pid>.log) or the current
+directory.
 The bot gets neither MEDINA_TOKEN nor MEDINA_BOT_KEY in its environment, and on Linux it is
 killed if the bridge dies.
 

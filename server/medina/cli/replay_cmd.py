@@ -66,10 +66,12 @@ def add_prune_parser(rsub: Any) -> None:
         "their MATCH.seatN[.NAME].log bot logs) older than N days or beyond the newest M MB. Never "
         "deleted: a record without an outcome line (unfinished: a match still being played, "
         "or whose server stopped during it), an unreadable one, or one a --keep-for "
-        "tournament database names. The stdio bridge's logs (bot-<name>-<pid>.log, here when "
-        "the bridge runs under match, check-bot or a tournament) belong to no one record: "
-        "they are left and not counted, so --max-mb does not bound them; delete them by "
-        "age, e.g. find DIR -maxdepth 1 -name 'bot-*.log' -mtime +30 -delete.",
+        "tournament database names. A stdio bridge's log under match, check-bot or a tournament "
+        "is MATCH.seatN.bot-<name>-<pid>.log and goes with its record; one named "
+        "bot-<name>-<pid>.log (a bridge run by hand with --log-dir DIR, or an older arena) "
+        "belongs to no one record: it is left and not counted, so --max-mb does not bound "
+        "them; delete them by age, e.g. find DIR -maxdepth 1 -name 'bot-*.log' -mtime +30 "
+        "-delete.",
     )
     pr.add_argument("directory", metavar="DIR", help="records directory")
     pr.add_argument(

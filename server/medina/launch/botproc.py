@@ -16,7 +16,7 @@ from typing import IO, TypeVar
 from medina.boundary import orphans
 from medina.boundary.children import dying_with_parent
 from medina.boundary.environment import for_others
-from medina.sandbox import Box, SandboxError, SandboxSpec, seccomp_fd
+from medina.sandbox import Box, SandboxError, SandboxSpec, keep_logs, seccomp_fd
 from medina.wire.shared.tls import ClientTls
 
 T = TypeVar("T")
@@ -67,6 +67,8 @@ class BotProcess:
         #: its pid); they are killed once it exited.
         self._token = token
         self._leftovers: asyncio.Task[None] | None = None
+        #: Unsandboxed: its own log directory (MEDINA_LOG_DIR), emptied beside its seat log.
+        self._log_dir: Path | None = None
 
     @property
     def pid(self) -> int:
@@ -93,6 +95,11 @@ class BotProcess:
                     orphans.reap_leftovers(self.proc.pid, self._token)
                 )
             await asyncio.shield(self._leftovers)
+        if self._log_dir is not None and self._log_path is not None:
+            log_dir, self._log_dir = self._log_dir, None
+            keep_logs(log_dir, self._log_path)
+            with contextlib.suppress(OSError):
+                log_dir.rmdir()
         if not self._closed and self.box is not None:
             self._closed = True
             self.box.verdict()
@@ -140,7 +147,9 @@ async def spawn_bot(
     """Start a bot for one seat (see ``bot_argv``); its stdout and stderr go to ``log_path``.
 
     The environment also carries ``MEDINA_SERVER``, ``MEDINA_TOKEN`` and ``MEDINA_LOG_DIR``
-    (the log's directory: where a stdio bridge keeps its program's stderr), over ``env``
+    (a directory of its own beside the log, ``LOGSTEM.logs``, where a stdio bridge keeps
+    its program's stderr: its files are moved beside the log as ``LOGSTEM.NAME`` once the
+    bot exited, the directory removed), over ``env``
     (extra variables) and the arena's own. It runs in ``cwd`` (default: the current
     directory). With ``sandbox`` it runs in bubblewrap under its limits (see
     ``medina.sandbox``), reaching the arena through the sandbox's relay at
@@ -156,13 +165,20 @@ async def spawn_bot(
     if sandbox is not None:
         return await _spawn_sandboxed(argv, address, token, log_path, sandbox, env or {}, tls)
     full = bot_argv(argv, address, token, tls)
+    # a log directory of its own, as a sandbox gives: what it writes there (a stdio bridge's
+    # program's stderr) is named for the match and seat afterwards
+    log_dir = log_path.parent / f"{log_path.stem}.logs"
+    try:
+        log_dir.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise BotStartError(f"cannot make {log_dir}: {exc.strerror}") from None
     full_env = dict(
         for_others(),
         **(env or {}),
         **(tls.environment() if tls is not None else {}),
         MEDINA_SERVER=address,
         MEDINA_TOKEN=token,
-        MEDINA_LOG_DIR=str(log_path.parent.resolve()),
+        MEDINA_LOG_DIR=str(log_dir.resolve()),
     )
     log: IO[bytes] = log_path.open("wb")
     try:
@@ -180,7 +196,9 @@ async def spawn_bot(
     finally:
         log.close()
     orphans.adopt(proc.pid, token)
-    return BotProcess(proc, token=token)
+    bot = BotProcess(proc, token=token)
+    bot._log_path, bot._log_dir = log_path, log_dir
+    return bot
 
 
 async def _spawn_sandboxed(

@@ -254,14 +254,7 @@ class Box:
     def keep_logs(self, log_path: Path) -> None:
         """Move the files the bot wrote to its log directory beside its seat log, as
         ``SEATLOG-STEM.NAME`` (regular files only, no more than the output limit)."""
-        budget = self.spec.limits.output_bytes
-        with contextlib.suppress(OSError):
-            for entry in sorted(os.scandir(self.logs), key=lambda e: e.name):
-                info = entry.stat(follow_symlinks=False)
-                if not stat.S_ISREG(info.st_mode) or info.st_size > budget:
-                    continue
-                budget -= info.st_size
-                shutil.move(entry.path, log_path.parent / f"{log_path.stem}.{entry.name}")
+        keep_logs(self.logs, log_path, self.spec.limits.output_bytes)
 
     async def close(self) -> None:
         """Stop forwarding, remove the seat directory, give the user id back."""
@@ -271,6 +264,21 @@ class Box:
         with contextlib.suppress(OSError):
             fcntl.flock(self._lock, fcntl.LOCK_UN)
             os.close(self._lock)
+
+
+def keep_logs(directory: Path, log_path: Path, budget: int | None = None) -> None:
+    """Move the regular files a bot wrote to its log directory ``directory`` beside its seat
+    log, as ``SEATLOG-STEM.NAME`` (``MATCH.seat0.bot-x-123.log``), in name order while they
+    fit in ``budget`` bytes (None: all)."""
+    left = budget
+    with contextlib.suppress(OSError):
+        for entry in sorted(os.scandir(directory), key=lambda e: e.name):
+            info = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(info.st_mode) or (left is not None and info.st_size > left):
+                continue
+            if left is not None:
+                left -= info.st_size
+            shutil.move(entry.path, log_path.parent / f"{log_path.stem}.{entry.name}")
 
 
 def seccomp_fd() -> int | None:
