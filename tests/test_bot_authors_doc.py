@@ -54,7 +54,8 @@ def test_the_environment_carries_the_address_the_token_and_the_log_directory(
         return await asyncio.wait_for(proc.wait(), 30)
 
     assert asyncio.run(main()) == 0
-    assert log.read_text().split() == [ADDR, "secret", str(tmp_path.resolve())]
+    # A directory of the seat's own beside its log (emptied beside it once the bot exited).
+    assert log.read_text().split() == [ADDR, "secret", str(tmp_path.resolve() / "seat0.logs")]
 
 
 #: A fresh ``medina-arena`` process (the CLI imported first, as its entry points do) starts a
