@@ -23,10 +23,10 @@ from typing import TypeVar
 import grpc
 from sqlalchemy.exc import OperationalError
 
+from medina.boundary.bucket import TokenBucket
 from medina.boundary.terminal import printable
 from medina.referee.config import LIMIT_MS, MatchSettings, TimeControl
 from medina.referee.outcome import MatchOutcome
-from medina.rpc.common.limits import TokenBucket
 from medina.rpc.common.status import Reason, Refusal
 from medina.rpc.organiser import create_match
 from medina.storage.database import one_line

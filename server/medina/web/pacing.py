@@ -16,7 +16,7 @@ scripts, a replay, a live page's one stream) stays well inside the burst.
 
 from __future__ import annotations
 
-from medina.rpc.common.limits import TokenBucket
+from medina.boundary.bucket import TokenBucket
 
 __all__ = [
     "EVERYONE",

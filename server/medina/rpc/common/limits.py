@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import math
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -23,6 +22,8 @@ from typing import Any, TypeVar
 
 import grpc
 from google.protobuf.message import DecodeError
+
+from medina.boundary.bucket import TokenBucket
 
 from .status import Reason, Refused, abort
 
@@ -73,57 +74,6 @@ class Limits:
             raise ValueError("unsolicited_burst must be >= 1 and unsolicited_per_second > 0")
         if self.flood_disconnect_after < 1:
             raise ValueError("flood_disconnect_after must be >= 1")
-
-
-class TokenBucket:
-    """``burst`` tokens, refilled at ``rate`` per second: ``take`` spends one if there is one
-    (a stream's unsolicited messages); ``owe`` spends one regardless, into debt, and says how
-    long the debt lasts (the viewer's pace of requests). ``now``: a time of the caller's
-    clock (an event loop's), else ``clock()``."""
-
-    def __init__(
-        self,
-        rate: float,
-        burst: int,
-        clock: Callable[[], float] = time.monotonic,
-        now: float | None = None,
-    ) -> None:
-        self.rate = rate
-        self.burst = float(burst)
-        self.tokens = float(burst)
-        self.clock = clock
-        self.stamp = clock() if now is None else now
-
-    def _refill(self, now: float | None) -> None:
-        at = self.clock() if now is None else now
-        self.tokens = min(self.burst, self.tokens + (at - self.stamp) * self.rate)
-        self.stamp = at
-
-    def take(self, now: float | None = None) -> bool:
-        """Spend a token; False when the bucket is empty."""
-        self._refill(now)
-        if self.tokens >= 1.0:
-            self.tokens -= 1.0
-            return True
-        return False
-
-    def owe(self, now: float | None = None, cost: float = 1.0, most: float = math.inf) -> float:
-        """Spend ``cost`` tokens, into debt if there are not enough, but never more than
-        ``most`` tokens deep; the seconds until the bucket is out of debt (0: it is not)."""
-        self._refill(now)
-        self.tokens = max(self.tokens - cost, -most)
-        return self.debt_s()
-
-    def debt_s(self, now: float | None = None) -> float:
-        """The seconds until the bucket is out of debt (0: it is not in debt)."""
-        if now is not None:
-            self._refill(now)
-        return 0.0 if self.tokens >= 0 else -self.tokens / self.rate
-
-    def rested(self, now: float | None = None) -> bool:
-        """Whether the bucket has filled up again (as good as a new one)."""
-        at = self.clock() if now is None else now
-        return self.tokens + (at - self.stamp) * self.rate >= self.burst
 
 
 class FloodVerdict(Enum):
