@@ -102,7 +102,7 @@ class StreamPace:
         self.waited_s = 0.0
 
     async def admit(self, streams: int) -> None:
-        """Take ``streams`` new streams: return once the pace allows them."""
+        """Take ``streams`` new streams (or connections): return once the pace allows them."""
         if not streams:
             return
         self.opened += streams
@@ -141,6 +141,8 @@ class Forwarder:
         self._links.add(task)
         writers = [inside_w]
         try:
+            # A connection is paced as a stream: each costs the arena a handshake.
+            await self.pace.admit(1)
             outside_r, outside_w = await asyncio.open_connection(
                 self.host,
                 self.port,
