@@ -11,6 +11,7 @@ import pytest
 from medina.ladder import accounts, ratings
 from medina.ladder.recompute import compare
 from medina.storage.ladder import BotRevokedError, LadderStore, RatedSeat, StoredSeat, StoreError
+from medina.storage.schema import LATEST
 from medina.tournament.standings import FAULTS
 from sqlalchemy import text
 
@@ -201,6 +202,24 @@ def test_faults_suspend_that_version_alone_until_the_organiser_lifts_it(db_url: 
     assert store.lines(line_ids=[la])[0].games == 3  # the line goes on
 
 
+def test_a_lifted_suspension_counts_the_faults_afresh(db_url: str) -> None:
+    # The faults before the lift still counted: the next fault suspended the version again
+    # ("4 faults in the last 4 matches"), so lifting a suspension was worth one match.
+    store = LadderStore(db_url)
+    a, b = add(store, "a"), add(store, "b")
+    la = suspend_v1(store, a, b)
+    lb = line(store, b)
+    assert store.unsuspend("a", "v1") is True
+    for n in range(3):
+        mid = store.new_match("s", "medina-v2", 2, 1000, 10 + n, [la, lb])
+        store.started(mid, "s", f"again{n}")
+        finish(store, mid, "s", seats((10, 2, "timeout"), (20, 1, "normal")))
+        suspended = store.account("a").suspended
+        if n < 2:
+            assert suspended == {}, (n, suspended)
+    assert "3 faults" in suspended["v1"] and "last 3 matches" in suspended["v1"], suspended
+
+
 def test_a_version_2_database_keeps_its_suspension_on_the_version(db_url: str) -> None:
     store = LadderStore(db_url)
     a, b = add(store, "a"), add(store, "b")
@@ -222,7 +241,7 @@ def test_a_version_2_database_keeps_its_suspension_on_the_version(db_url: str) -
     assert store.account("a").suspended == {"v1": "too many faults"}
     assert store.account("b").suspended == {}
     with store.engine.connect() as conn:
-        assert conn.execute(text("SELECT max(version) FROM schema_version")).scalar() == 3
+        assert conn.execute(text("SELECT max(version) FROM schema_version")).scalar() == LATEST
         left = conn.execute(
             text("SELECT count(*) FROM ladder_bots WHERE suspended_reason IS NOT NULL")
         )

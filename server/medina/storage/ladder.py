@@ -262,8 +262,9 @@ class LadderStore(Database):
         )
 
     def unsuspend(self, name: str, version: str) -> bool:
-        """Lift the suspension of one version of a bot (its rating line goes on); False when
-        that version was not suspended."""
+        """Lift the suspension of one version of a bot (its rating line goes on, and the
+        faults before count no more towards another); False when that version was not
+        suspended."""
         with self.engine.begin() as conn:
             bot = conn.execute(select(ladder_bots.c.id).where(ladder_bots.c.name == name)).first()
             if bot is None:
@@ -280,7 +281,7 @@ class LadderStore(Database):
             conn.execute(
                 update(ladder_lines)
                 .where(ladder_lines.c.bot_id == bot[0], ladder_lines.c.version == version)
-                .values(suspended_reason=None)
+                .values(suspended_reason=None, unsuspended_at=time.time())
             )
             return True
 
@@ -711,10 +712,15 @@ class LadderStore(Database):
     def _maybe_suspend(
         self, conn: Connection, line: Any, suspend_after: int, window: int, faults: frozenset[str]
     ) -> None:
+        counted = [ladder_seats.c.line_id == line.id, ladder_matches.c.status == "finished"]
+        if line.unsuspended_at is not None:
+            # A lifted suspension starts the count afresh: with the faults before it still
+            # counted, the next fault suspended the version again.
+            counted.append(ladder_matches.c.finished_at > line.unsuspended_at)
         recent = conn.execute(
             select(ladder_seats.c.termination)
             .join(ladder_matches, ladder_matches.c.id == ladder_seats.c.match_id)
-            .where(ladder_seats.c.line_id == line.id, ladder_matches.c.status == "finished")
+            .where(*counted)
             .order_by(ladder_matches.c.finished_at.desc(), ladder_matches.c.id.desc())
             .limit(window)
         ).all()

@@ -169,6 +169,8 @@ ladder_lines = Table(
     Column("faults", Text, nullable=False),  # JSON object termination -> count
     # Why this version may not play (its faults), until the organiser lifts it; NULL: it may.
     Column("suspended_reason", Text, nullable=True),
+    # When the organiser last lifted its suspension: faults before it no longer count.
+    Column("unsuspended_at", Float, nullable=True),
     UniqueConstraint("bot_id", "version"),
 )
 
@@ -270,8 +272,14 @@ def _v3(conn: Connection) -> None:
     conn.execute(update(ladder_bots).values(suspended_reason=None, suspended_version=None))
 
 
+def _v4(conn: Connection) -> None:
+    # As in _v3: a database created by this code has the column already.
+    if "unsuspended_at" not in {c["name"] for c in inspect(conn).get_columns("ladder_lines")}:
+        conn.execute(text("ALTER TABLE ladder_lines ADD COLUMN unsuspended_at FLOAT"))
+
+
 #: Migration N takes the schema from version N-1 to N. Append, never edit.
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (_v1, _v2, _v3)
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (_v1, _v2, _v3, _v4)
 LATEST = len(MIGRATIONS)
 
 
