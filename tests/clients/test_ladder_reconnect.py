@@ -5,11 +5,13 @@ SDK bot quit for good at the first ladder restart after five minutes of play."""
 from __future__ import annotations
 
 import asyncio
+import inspect
+import math
 from collections.abc import AsyncIterator
 
 import grpc
 from medina.v1 import ladder_pb2
-from medina_client.ladder import LadderError, play_ladder
+from medina_client.ladder import LadderError, play_ladder, run_ladder
 
 #: The stand-in lobby's breaks come this long after each welcome: longer than the bot's
 #: ``reconnect_for_s``, so only a clock started at the break lets it reconnect.
@@ -89,3 +91,11 @@ def test_each_break_after_a_welcome_gets_the_whole_reconnect_time() -> None:
             await server.stop(None)
 
     assert asyncio.run(main()) == 4
+
+
+def test_by_default_the_ladder_player_tries_again_for_as_long_as_it_runs() -> None:
+    # It gave up after 300 s: a ladder down for maintenance longer than that lost every SDK
+    # and stdio-bridge bot, where the Node bot came back. The CLI passes no limit.
+    default = inspect.signature(play_ladder).parameters["reconnect_for_s"].default
+    assert default == math.inf
+    assert "reconnect_for_s" not in inspect.getsource(run_ladder)  # the CLI's and bridge's

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import signal
 import sys
 import time
@@ -103,12 +104,15 @@ async def play_ladder(
     leave: asyncio.Event | None = None,
     credentials: grpc.ChannelCredentials | None = None,
     on_result: Callable[[ladder_pb2.LadderMatchEnded], None] | None = None,
-    reconnect_for_s: float = 300.0,
+    reconnect_for_s: float = math.inf,
 ) -> LadderSummary:
     """Play every match the ladder at ``address`` assigns with ``play_match`` (for an SDK
     bot: ``seat_player(make_bot)``; the stdio bridge starts its program per match), until
     ``leave`` is set and the matches in play have ended. LadderError when the ladder refuses
-    the bot for good (bad or revoked key, suspended version, bad options)."""
+    the bot for good (bad or revoked key, suspended version, bad options), or when its lobby
+    stream keeps failing for ``reconnect_for_s`` from the last welcome (by default it is
+    tried again for ever, every 10 s at most: a ladder down for maintenance longer than the
+    5 minutes this was lost every SDK bot, where the Node bot came back)."""
     leave = leave or asyncio.Event()
     summary = LadderSummary()
     games: dict[str, asyncio.Task[None]] = {}
