@@ -407,14 +407,16 @@ def test_a_go_ladder_bot_is_matched_rated_reconnects_and_leaves(
         ladder = await start_ladder(
             LadderServerConfig(
                 db=str(tmp_path / "ladder.db"), port=0, records_dir=tmp_path / "rec",
-                ladder=ladder_config,
+                ladder=ladder_config, organiser_token="organiser",
             )
         )  # fmt: skip
         address = f"127.0.0.1:{ladder.port}"
         channel = grpc.aio.insecure_channel(address)
         stub = ladder_pb2_grpc.LadderServiceStub(channel)
+        organiser = (("authorization", "Bearer organiser"),)
         go_key, py_key = [
-            (await stub.AddBot(ladder_pb2.AddBotRequest(name=name))).key for name in ("go", "py")
+            (await stub.AddBot(ladder_pb2.AddBotRequest(name=name), metadata=organiser)).key
+            for name in ("go", "py")
         ]
         leave = asyncio.Event()
         opponent = asyncio.create_task(

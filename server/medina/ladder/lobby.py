@@ -268,7 +268,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         self, request: ladder_pb2.AddBotRequest, context: Context
     ) -> ladder_pb2.AddBotResponse:
         """A new account and its key (shown once)."""
-        await require_organiser(context, self.organiser_token)
+        await self._organiser(context)
         try:
             name = accounts.check_name(request.name)
         except ValueError as exc:
@@ -298,7 +298,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         self, request: ladder_pb2.ListBotsRequest, context: Context
     ) -> ladder_pb2.ListBotsResponse:
         """Every account (never a key)."""
-        await require_organiser(context, self.organiser_token)
+        await self._organiser(context)
         rows = await asyncio.to_thread(self.ladder.store.accounts)
         return wire_ladder.account_list(rows)
 
@@ -307,7 +307,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
     ) -> ladder_pb2.RevokeBotResponse:
         """Revoke a key; the bot's lobby stream here ends at once (elsewhere: at the next
         lease renewal)."""
-        await require_organiser(context, self.organiser_token)
+        await self._organiser(context)
         account = await self._account(context, request.name)
         await asyncio.to_thread(self.ladder.store.revoke, account.name)
         self.ladder.revoke_local(account.id)
@@ -317,7 +317,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         self, request: ladder_pb2.RotateBotRequest, context: Context
     ) -> ladder_pb2.RotateBotResponse:
         """A new key; the old one stops working at once."""
-        await require_organiser(context, self.organiser_token)
+        await self._organiser(context)
         account = await self._account(context, request.name)
         made = accounts.new_key()
         try:
@@ -333,7 +333,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         self, request: ladder_pb2.UnsuspendBotRequest, context: Context
     ) -> ladder_pb2.UnsuspendBotResponse:
         """Let a suspended version play again (one that is not suspended: nothing to do)."""
-        await require_organiser(context, self.organiser_token)
+        await self._organiser(context)
         account = await self._account(context, request.name)
         if request.bot_version not in account.versions:
             await abort(
@@ -344,6 +344,21 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
             )
         await asyncio.to_thread(self.ladder.store.unsuspend, account.name, request.bot_version)
         return wire_ladder.unsuspended()
+
+    async def _organiser(self, context: Context) -> None:
+        """Abort unless the call carries the organiser token; with none set, account calls
+        are closed: every bot this ladder hosts reaches this address, and one could revoke
+        or rotate its rivals' keys (``medina-arena bots ... --db`` works on the database)."""
+        if not self.organiser_token:
+            await abort(
+                context,
+                grpc.StatusCode.UNAUTHENTICATED,
+                Reason.ORGANISER_TOKEN_INVALID,
+                "this ladder was started without --organiser-token, so its account calls are "
+                "closed (its bots reach this address too): use 'medina-arena bots ... --db' "
+                "on its database, or start it with --organiser-token",
+            )
+        await require_organiser(context, self.organiser_token)
 
     async def _account(self, context: Context, name: str) -> Any:
         try:
