@@ -17,6 +17,7 @@ from medina.referee.outcome import Termination
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.single.server import start_server
 from medina.sandbox import SandboxLimits
+from medina.sandbox.box import INSIDE
 from medina.tournament.config import BotSpec
 from medina.tournament.play import GameError, PlayedGame, play_game
 
@@ -131,6 +132,27 @@ def test_a_stdio_bot_through_the_bridge_keeps_its_program_log(tmp_path: Path) ->
     # the seat's own log
     kept = list((tmp_path / "records").glob(f"{played.match_id}.seat0.bot-*.log"))
     assert len(kept) == 1 and "first_bot.awk: connected" in kept[0].read_text()
+
+
+def test_what_a_bot_writes_to_its_log_directory_is_kept_as_logs_beside_its_seat_log(
+    tmp_path: Path,
+) -> None:
+    # A file named x.jsonl was kept as MATCH.seat0.x.jsonl, which replay list took for a
+    # finished match; one named log replaced the seat log the sandbox had written.
+    names = ("x.jsonl", "log", "a", "a.log", "notes.txt")
+    targets = ":".join(str(INSIDE / "logs" / n) for n in names)
+    played, log = duel(tmp_path, "write", env={"WRITE_TARGETS": targets})
+    assert "rogue: wrote own.txt" in log, log  # the seat log is the sandbox's, not the bot's
+    records = tmp_path / "records"
+    seat = f"{played.match_id}.seat0"
+    kept = {p.name: p.read_text() for p in records.glob(f"{seat}.*.log")}
+    assert kept == dict.fromkeys(
+        (f"{seat}.x.jsonl.log", f"{seat}.log.log", f"{seat}.a.log", f"{seat}.a.1.log",
+         f"{seat}.notes.txt.log"),
+        "rogue was here\n",
+    )  # fmt: skip
+    assert [p.name for p in records.glob("*.jsonl")] == [f"{played.match_id}.jsonl"]
+    assert all(p.stat().st_uid == os.geteuid() for p in records.glob(f"{seat}.*.log"))
 
 
 def test_writes_outside_its_directory_fail(tmp_path: Path) -> None:

@@ -148,8 +148,8 @@ async def spawn_bot(
 
     The environment also carries ``MEDINA_SERVER``, ``MEDINA_TOKEN`` and ``MEDINA_LOG_DIR``
     (a directory of its own beside the log, ``LOGSTEM.logs``, where a stdio bridge keeps
-    its program's stderr: its files are moved beside the log as ``LOGSTEM.NAME`` once the
-    bot exited, the directory removed), over ``env``
+    its program's stderr: its files are moved beside the log as ``LOGSTEM.NAME.log`` once
+    the bot exited, see ``keep_logs``, the directory removed), over ``env``
     (extra variables) and the arena's own. It runs in ``cwd`` (default: the current
     directory). With ``sandbox`` it runs in bubblewrap under its limits (see
     ``medina.sandbox``), reaching the arena through the sandbox's relay at

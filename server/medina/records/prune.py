@@ -15,9 +15,9 @@ from pathlib import Path
 from . import catalog
 from .catalog import StoredState
 
-#: A record's bot logs beside it: ``MATCH.seatN.log``, and what a sandboxed bot's own
-#: program logged in its log directory, moved beside it as ``MATCH.seatN.NAME.log`` (a stdio
-#: bridge's ``bot-NAME-PID.log``, sandboxed or not).
+#: A record's bot logs beside it: ``MATCH.seatN.log``, and what a bot wrote to its log
+#: directory, moved beside it as ``MATCH.seatN.NAME.log`` or ``MATCH.seatN.NAME.1.log``
+#: (``sandbox.keep_logs``; a stdio bridge's ``bot-NAME-PID.log``), sandboxed or not.
 _SEAT_LOG = re.compile(r"^(?P<match>.+)\.seat\d+(?:\.[^/]+)?\.log$")
 _DAY_S = 86_400
 #: Why a record a tournament names is kept.

@@ -253,7 +253,8 @@ class Box:
 
     def keep_logs(self, log_path: Path) -> None:
         """Move the files the bot wrote to its log directory beside its seat log, as
-        ``SEATLOG-STEM.NAME`` (regular files only, no more than the output limit)."""
+        ``SEATLOG-STEM.NAME.log`` (regular files only, no more than the output limit; see
+        ``keep_logs``)."""
         keep_logs(self.logs, log_path, self.spec.limits.output_bytes)
 
     async def close(self) -> None:
@@ -268,8 +269,11 @@ class Box:
 
 def keep_logs(directory: Path, log_path: Path, budget: int | None = None) -> None:
     """Move the regular files a bot wrote to its log directory ``directory`` beside its seat
-    log, as ``SEATLOG-STEM.NAME`` (``MATCH.seat0.bot-x-123.log``), in name order while they
-    fit in ``budget`` bytes (None: all)."""
+    log, in name order while they fit in ``budget`` bytes (None: all), each as
+    ``SEATLOG-STEM.NAME.log`` (``.log`` added unless NAME ends with it: a stdio bridge's
+    ``bot-x-123.log`` is kept as ``MATCH.seat0.bot-x-123.log``). A kept name never replaces a
+    file already there (the seat log, another kept file): ``SEATLOG-STEM.NAME.1.log`` and so
+    on. Every kept name ends in ``.log``, so none reads as a match record (``x.jsonl``)."""
     left = budget
     with contextlib.suppress(OSError):
         for entry in sorted(os.scandir(directory), key=lambda e: e.name):
@@ -278,7 +282,48 @@ def keep_logs(directory: Path, log_path: Path, budget: int | None = None) -> Non
                 continue
             if left is not None:
                 left -= info.st_size
-            shutil.move(entry.path, log_path.parent / f"{log_path.stem}.{entry.name}")
+            with contextlib.suppress(OSError):
+                name = f"{log_path.stem}.{entry.name.removesuffix('.log')}"
+                _keep(Path(entry.path), info, log_path.parent, name)
+
+
+def _keep(source: Path, info: os.stat_result, into: Path, base: str) -> None:
+    """Move ``source`` to ``into`` as ``BASE.log`` or, where that is taken, ``BASE.1.log``
+    and so on. A file of this process's user is linked there (never replacing
+    anything); one of another user's (a sandbox's) is copied into a new file of this
+    user's, as is one on another filesystem."""
+    link = info.st_uid == os.geteuid()
+    n = 0
+    while True:
+        target = into / (f"{base}.log" if n == 0 else f"{base}.{n}.log")
+        try:
+            if link:
+                os.link(source, target, follow_symlinks=False)
+            else:
+                _copy_new(source, target)
+        except FileExistsError:
+            n += 1
+            continue
+        except OSError as exc:
+            if not (link and exc.errno == errno.EXDEV):
+                raise
+            link = False
+            continue
+        source.unlink()
+        return
+
+
+def _copy_new(source: Path, target: Path) -> None:
+    """Copy ``source`` (never through a symbolic link) to ``target``, created here
+    (FileExistsError when it exists); nothing is left of it when the copy fails."""
+    with open(os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as src:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            with open(fd, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+        except BaseException:
+            target.unlink(missing_ok=True)
+            raise
 
 
 def seccomp_fd() -> int | None:
