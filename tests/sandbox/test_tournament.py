@@ -155,3 +155,30 @@ def test_sandboxed_bots_see_no_tournament_file_output_or_other_bot(tmp_path: Pat
         assert f"read {org / 'other.toml'}: 37 bytes" in log, log
         assert f"listed {org / 'tournaments'}: []" in log, log
         assert f"listed {org / 'bots' / 'snoop'}: []" in log, log
+
+
+def test_a_bot_directory_given_through_dotdot_is_found_in_the_sandbox(tmp_path: Path) -> None:
+    # cwd = "../bots/writer" (docs/tournaments.md's "../mybot") went to bwrap as it was:
+    # "Can't chdir to .../cup/../bots/writer", through the tournament file's directory,
+    # which the sandbox hides.
+    os.chmod(tmp_path, 0o755)
+    cup, bot = tmp_path / "cup", tmp_path / "bots" / "writer"
+    cup.mkdir()
+    bot.mkdir(parents=True)
+    for d in (cup, tmp_path / "bots"):
+        os.chmod(d, 0o755)
+    os.chmod(bot, 0o777)  # it writes there
+    (cup / "cup.toml").write_text(
+        'name = "up"\ngames = 2\nvalidation = "off"\n'
+        '[[variants]]\nruleset = "medina-v2"\nplayers = 2\n'
+        "[clock]\ndecision_ms = 10000\n[sandbox]\nmemory_mb = 256\n"
+        f'[[bots]]\nname = "writer"\ncwd = "../bots/writer"\n'
+        f'command = ["python", "{ROGUE}", "--do", "write"]\n'
+        '[[bots]]\nname = "greedy"\ncommand = "python -m medina_client --bot greedy"\n'
+    )
+    done = run_cli("tournament", "run", "cup.toml", "--quiet", cwd=cup)
+    assert done.returncode == 0, done.stderr
+    assert "chdir" not in done.stderr, done.stderr
+    rows = {r["bot"]: r for r in standings_json(cup, "cup.toml")}
+    assert rows["writer"]["games"] == 2 and rows["writer"]["crashed"] == 0, rows
+    assert (bot / "own.txt").read_text() == "rogue was here\n"

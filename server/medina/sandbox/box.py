@@ -50,7 +50,7 @@ class SandboxError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class SandboxSpec:
-    """How to sandbox one bot: its limits, its directory (read-write; everything else
+    """How to sandbox one bot: its limits, its directory (resolved; read-write, everything else
     read-only), and what to hide from it: directories (records, output directories, other
     bots' directories), emptied, and files (the tournament file), read as empty. The
     organiser's working directory is hidden as well."""
@@ -58,6 +58,12 @@ class SandboxSpec:
     limits: SandboxLimits
     bot_dir: Path
     hide: tuple[Path, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        # Resolved here, outside: a relative path or one through ``..`` (a bot's ``cwd =
+        # "../mybot"``) would be followed inside the sandbox, through directories hidden
+        # there (the tournament file's), and bwrap could not chdir into it.
+        object.__setattr__(self, "bot_dir", self.bot_dir.resolve())
 
 
 def check() -> None:
@@ -189,7 +195,7 @@ class Box:
         over the runtime, the bot's directory over both). Files the bot's command names by
         path (its program, its script) are mounted back, read-only, where hidden."""
         lim = self.spec.limits
-        bot_dir = self.spec.bot_dir.resolve()
+        bot_dir = self.spec.bot_dir
         dirs, files = _hidden(bot_dir, self.spec.hide)
         emptied = [Path(m) for m in MASKED] + dirs
         ops: list[tuple[int, int, list[str]]] = []
