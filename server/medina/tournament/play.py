@@ -192,7 +192,7 @@ async def play_game(
         # A complete game's bots get 10 s to exit as they please; an aborted one's none.
         complete = played is not None and played.ending != "aborted"
         linger = 10.0 if complete else 0.0
-        await asyncio.shield(_stop_all(procs, linger))
+        await _stop_all(procs, linger)
     assert played is not None
     return played
 
@@ -231,4 +231,15 @@ def sandbox_spec(bot: BotSpec, base_dir: Path, hide: Sequence[Path]) -> SandboxS
 
 
 async def _stop_all(procs: Sequence[BotProcess], timeout_s: float) -> None:
-    await asyncio.gather(*(stop_bot(p, timeout_s) for p in procs))
+    """Give each bot ``timeout_s`` to exit, then kill it. Cancelled meanwhile, the bots are
+    killed at once and waited for before the cancellation goes on: left to run, a bot was
+    still the loop's child when the runner's loop closed (asyncio warned that the closed
+    loop handled its pid) and was killed only at the runner's exit."""
+    stopping = asyncio.gather(*(stop_bot(p, timeout_s) for p in procs))
+    try:
+        await asyncio.shield(stopping)
+    except asyncio.CancelledError:
+        for p in procs:
+            p.kill()
+        await stopping
+        raise

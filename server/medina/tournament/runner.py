@@ -283,7 +283,7 @@ class Runner:
             )
         )
         lost = asyncio.Event()
-        beat = asyncio.create_task(self._heartbeat(claim, lost))
+        beat = asyncio.create_task(self._heartbeat(claim, lost, lambda: bool(kept)))
         stop = asyncio.create_task(self._stop.wait())
         lost_wait = asyncio.create_task(lost.wait())
         try:
@@ -384,7 +384,12 @@ class Runner:
         self.tally.played += 1
         return True
 
-    async def _heartbeat(self, claim: Claim, lost: asyncio.Event) -> None:
+    async def _heartbeat(
+        self, claim: Claim, lost: asyncio.Event, stored: Callable[[], bool]
+    ) -> None:
+        """Renew the game's lease until it is lost (``lost`` set) or its result ``stored``:
+        the lease of a stored game is over, not lost, and its bots keep their time to exit
+        (it was taken for a lost lease, the game cancelled and its bots left running)."""
         while True:
             await asyncio.sleep(self.options.lease_s / 3)
             try:
@@ -393,7 +398,8 @@ class Runner:
                 log.warning("cannot renew the lease of game %d: %s", claim.number + 1, exc)
                 continue
             if not held:
-                lost.set()
+                if not stored():
+                    lost.set()
                 return
 
     def _after_game(self, tid: int) -> None:

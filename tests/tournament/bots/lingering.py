@@ -1,7 +1,8 @@
 """A random bot (Python SDK) whose process stays a while after its match ended (LINGER_S
 seconds), as a bot that flushes logs or saves state on the way out does; THINK_S: seconds
 it takes over each decision (none by default); PID_DIR: where it writes a file named for
-its process id once its match has ended (it lingers from then on)."""
+its process id once its match has ended (it lingers from then on); FREEZE set: it lingers
+stopped (SIGSTOP), as a bot frozen by another is."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import argparse
 import asyncio
 import os
 import random
+import signal
 import time
 from pathlib import Path
 
@@ -37,4 +39,6 @@ if __name__ == "__main__":
     asyncio.run(play(Random(), args.server, os.environ["MEDINA_TOKEN"]))
     if "PID_DIR" in os.environ:
         (Path(os.environ["PID_DIR"]) / str(os.getpid())).touch()
+    if os.environ.get("FREEZE"):
+        os.kill(os.getpid(), signal.SIGSTOP)
     time.sleep(float(os.environ.get("LINGER_S", "5")))
