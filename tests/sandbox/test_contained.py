@@ -17,7 +17,7 @@ from medina.referee.outcome import Termination
 from medina.rpc.common.config import ServerConfig
 from medina.rpc.single.server import start_server
 from medina.sandbox import SandboxLimits
-from medina.sandbox.box import INSIDE
+from medina.sandbox.box import INSIDE, _take_uid
 from medina.tournament.config import BotSpec
 from medina.tournament.play import GameError, PlayedGame, play_game
 
@@ -169,6 +169,25 @@ def test_writes_outside_its_directory_fail(tmp_path: Path) -> None:
         assert not path.exists(), path
     assert played.outcome.seats[0].termination is Termination.NORMAL  # writing is no fault
     assert_bystander_clean(played)
+
+
+def test_what_a_bot_wrote_in_one_game_it_may_rewrite_in_the_next_under_another_user(
+    tmp_path: Path,
+) -> None:
+    # User ids are handed out in turn: a file the bot wrote in game 1 (0644, its user then)
+    # could not be written in game 2 (another user): "Permission denied".
+    _first, _log = duel(tmp_path, "write")
+    own = tmp_path / "rogue" / "own.txt"
+    writer = own.stat().st_uid
+    uid, lock = _take_uid()  # held: the next sandboxes take other ids
+    try:
+        played, log = duel(tmp_path, "write", env={"WRITE_TARGETS": "again.txt"})
+    finally:
+        os.close(lock)
+    assert (tmp_path / "rogue" / "again.txt").stat().st_uid not in (writer, uid)
+    assert "rogue: wrote own.txt" in log, log
+    assert own.read_text() == "rogue was here\n"
+    assert played.outcome.seats[0].termination is Termination.NORMAL
 
 
 def test_connections_elsewhere_fail_but_the_arena_is_reached(tmp_path: Path) -> None:

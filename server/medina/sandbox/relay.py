@@ -10,9 +10,10 @@ sandbox's own network and process namespaces:
 - it listens on ``127.0.0.1:PORT`` (the sandbox's own loopback, where the bot is told the
   arena is) and copies each connection's bytes to and from the unix socket ``--unix``,
   which the launcher forwards to the arena;
-- it forks the bot, which drops to ``--uid``/``--gid`` (no supplementary groups) and
-  executes the command after ``--``; the kernel's limits (rlimits, CPU affinity, the
-  seccomp filter) were set on the sandbox before it started and are inherited;
+- it forks the bot, which drops to ``--uid``/``--gid`` (no supplementary groups), takes
+  the umask 000 and executes the command after ``--``; the kernel's limits (rlimits, CPU
+  affinity, the seccomp filter) were set on the sandbox before it started and are
+  inherited;
 - every ``POLL_S`` it adds up what the bot's processes use (tasks, resident memory, CPU
   time, output written) and, at a limit, writes ``{"limit": ..., "detail": ...}`` to
   ``--status`` and exits: the namespace's init then ends, and the kernel kills every process
@@ -84,6 +85,9 @@ class Relay:
                 os.setgroups([])
                 os.setgid(self.gid)
                 os.setuid(self.uid)
+                # Its user id changes from game to game (ids are handed out in turn): what
+                # it creates in its directory must stay writable by its next game's user.
+                os.umask(0)
                 os.execvp(self.command[0], self.command)
             except OSError as exc:
                 os.write(2, f"sandbox: cannot start {self.command[0]}: {exc.strerror}\n".encode())
