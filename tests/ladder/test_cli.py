@@ -3,6 +3,8 @@ with a message naming it (exit status 2), nothing half-written."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -165,6 +167,32 @@ def test_standings_export_and_recompute(
         conn.execute("UPDATE ladder_lines SET mu = mu + 1 WHERE version = 'v1'")
     code, out, _ = run(capsys, "ladder", "recompute", "--db", db)
     assert code == 1 and "2 line(s) differ" in out
+
+
+def test_standings_tell_long_versions_apart_and_say_no_mean_rank_before_a_game(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Versions were cut to 10 characters: both of these printed as `release-20`. A version
+    # without a rated game showed mean rank 0.00 (the web page: '-').
+    db = str(tmp_path / "l.db")
+    run(capsys, "bots", "add", "a-bot-with-a-rather-long-name", "--db", db)
+    store = LadderStore(db)
+    account = store.account("a-bot-with-a-rather-long-name")
+    versions = ("release-2026-11-29a", "release-2026-11-29b")
+    for version in versions:
+        store.line(account.id, version, ratings.INITIAL.mu, ratings.INITIAL.sigma)
+    code, out, _ = run(capsys, "ladder", "standings", "--db", db)
+    head, *rows = out.splitlines()[:3]
+    assert code == 0
+    for version in versions:
+        (row,) = [r for r in rows if f" {version} " in r]
+        assert " a-bot-with-a-rather-long-name " in row and row.split()[-4:-1] == ["0", "-", "-"]
+    # The columns stay aligned under their heads.
+    assert {r.index("release") for r in rows} == {head.index("version")}
+    _, out, _ = run(capsys, "ladder", "standings", "--db", db, "--format", "json")
+    assert [r["mean_rank"] for r in json.loads(out)] == [None, None]
+    _, out, _ = run(capsys, "ladder", "standings", "--db", db, "--format", "csv")
+    assert [r["mean_rank"] for r in csv.DictReader(io.StringIO(out))] == ["", ""]
 
 
 def test_the_demo_plays_and_updates_the_standings(

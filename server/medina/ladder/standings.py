@@ -96,7 +96,8 @@ def _records(lines: Sequence[LineRow], include_inactive: bool) -> list[dict[str,
                 "mu_high": round(row.high, 3),
                 "sigma": round(x.sigma, 3),
                 "games": x.games,
-                "mean_rank": round(x.mean_rank, 3),
+                # None (JSON null, an empty CSV cell) before a rated game: no mean.
+                "mean_rank": round(x.mean_rank, 3) if x.games else None,
                 "faults": dict(sorted(x.faults.items())),
                 "aborted": x.aborted,
                 "last_seen": round(x.last_seen, 3),
@@ -122,22 +123,46 @@ def as_csv(lines: Sequence[LineRow], *, include_inactive: bool = True) -> str:
 
 
 def as_table(lines: Sequence[LineRow], *, include_inactive: bool = False) -> str:
-    """The standings as a fixed-width table for a terminal (names and versions bots chose
-    shown printable: ``medina.boundary.terminal``)."""
-    head = (
-        f"{'#':>3} {'bot':<18} {'version':<10} {'rating':>7} {'mu (95% interval)':>22} "
-        f"{'games':>5} {'mean rank':>9} {'faults':<16} {'status'}"
-    )
-    out = [head]
-    for r in _records(lines, include_inactive):
+    """The standings as a table for a terminal (names and versions bots chose shown
+    printable: ``medina.boundary.terminal``). The text columns are as wide as their widest
+    cell: cut to a fixed width, versions ``release-2026-11-29a`` and ``...b`` were one."""
+    records = _records(lines, include_inactive)
+    rows = []
+    for r in records:
         faults = r["faults"]
         assert isinstance(faults, dict)
-        fault_text = ",".join(f"{k}:{v}" for k, v in faults.items()) or "-"
-        interval = f"{r['mu']:.1f} ({r['mu_low']:.1f}..{r['mu_high']:.1f})"
-        out.append(
-            f"{r['rank']:>3} {printable(str(r['bot']))[:18]:<18} "
-            f"{printable(str(r['version']))[:10] or '-':<10} "
-            f"{r['ordinal']:>7.2f} {interval:>22} {r['games']:>5} {r['mean_rank']:>9.2f} "
-            f"{fault_text[:16]:<16} {r['inactive'] or 'active'}"
+        mean_rank = r["mean_rank"]
+        rows.append(
+            (
+                f"{r['rank']:>3}",
+                printable(str(r["bot"])),
+                printable(str(r["version"])) or "-",
+                f"{r['ordinal']:>7.2f} {_interval(r):>22} {r['games']:>5} "
+                + (f"{mean_rank:>9.2f}" if isinstance(mean_rank, float) else f"{'-':>9}"),
+                ",".join(f"{k}:{v}" for k, v in faults.items()) or "-",
+                str(r["inactive"] or "active"),
+            )
         )
-    return "\n".join(out)
+    head = (
+        "#",
+        "bot",
+        "version",
+        f"{'rating':>7} {'mu (95% interval)':>22} {'games':>5} {'mean rank':>9}",
+        "faults",
+        "status",
+    )
+    # The fixed widths the table had, as the least: a ladder of short names keeps its look.
+    least = (3, 18, 10, 0, 16, 0)
+    widths = [max(n, *(len(row[i]) for row in (head, *rows))) for i, n in enumerate(least)]
+    widths[-1] = 0  # the last column is not padded
+    return "\n".join(
+        " ".join(
+            f"{cell:>{w}}" if i == 0 else f"{cell:<{w}}"
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in (head, *rows)
+    )
+
+
+def _interval(r: dict[str, object]) -> str:
+    return f"{r['mu']:.1f} ({r['mu_low']:.1f}..{r['mu_high']:.1f})"
