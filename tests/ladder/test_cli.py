@@ -37,6 +37,9 @@ def test_accounts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 2 and "exists already" in err
     code, out, err = run(capsys, "bots", "add", "bad name", "--db", db)
     assert code == 2 and "1-64 characters" in err
+    # The owner is a column of the standings' CSV and JSON: a newline in it split a row.
+    code, out, err = run(capsys, "bots", "add", "beta", "--owner", "ann\nx", "--db", db)
+    assert (code, out) == (2, "") and "--owner 'ann\\nx' holds a control character (U+000A)" in err
     code, out, _ = run(capsys, "bots", "list", "--db", db)
     assert "alpha" in out and "ann" in out and key not in out
     code, out, err = run(capsys, "bots", "rotate", "alpha", "--db", db)

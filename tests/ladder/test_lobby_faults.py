@@ -876,11 +876,26 @@ def test_a_refused_lobby_names_what_it_is_about(db: str, tmp_path: Path) -> None
                     "LOBBY_HELLO_INVALID",
                     {"field": named},
                 ), fields
+            for owner in ("ann\nx", "o" * 65):
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await stub.AddBot(
+                        ladder_pb2.AddBotRequest(name="owned", owner=owner), metadata=auth(TOKEN)
+                    )
+                assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+                assert "owner" in (refused.value.details() or "")
             long = hello(bot_version="v" * 129)
             assert await info(lobby(iter([long]), metadata=auth(key))) == (
                 "LOBBY_HELLO_INVALID",
                 {"field": "bot_version", "limit": "128"},
             )
+            # A newline or a NUL in a version was welcomed; the standings page then linked it
+            # to a 404 and its CSV row split in two.
+            for version in ("nl\nx", "nul\x00", "tab\tx", "ls\u2028x"):
+                bad = hello(bot_version=version)
+                assert await info(lobby(iter([bad]), metadata=auth(key))) == (
+                    "LOBBY_HELLO_INVALID",
+                    {"field": "bot_version"},
+                ), version
 
             async def stay() -> AsyncIterator[ladder_pb2.LobbyRequest]:
                 yield hello()

@@ -4,15 +4,21 @@ games and rating history are read only for its own page."""
 
 from __future__ import annotations
 
+import asyncio
+import re
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import bounded
 from medina.cli.web_cmd import ladder_standings
 from medina.ladder.standings import standings
 from medina.storage.ladder import LadderStore, StoredSeat
 from medina.storage.schema import ladder_lines
+from medina.web import HttpServer, build_app, records_viewer
 from medina.web.pages import standings_page
 from sqlalchemy import event, update
 from sqlalchemy.engine import Engine
@@ -91,3 +97,54 @@ def test_the_page_shows_the_commands_rows_and_no_empty_win_share(tmp_path: Path)
         row = html.split(f'data-bot="{x.line.bot}@{x.line.version}">')[1].split("</tr>")[0]
         assert f'<td class="ordinal">{x.ordinal:.2f}</td>' in row
         assert f'<td class="status">{x.status}</td>' in row
+
+
+def played(path: Path, versions: tuple[str, ...]) -> str:
+    """A ladder database where bot ``extra2``'s ``versions`` have played a rated match."""
+    db = str(path)
+    store = LadderStore(db)
+    bot = add(store, "extra2")
+    lines = [store.line(bot, v, 25.0, 8.0).id for v in versions]
+    mid = store.new_match("s", "medina-v2", len(lines), 1000, 1, lines)
+    store.started(mid, "s", "m1")
+    outcome = [StoredSeat(i, 10 * i, len(lines) - i, "normal", 0, "") for i in range(len(lines))]
+    store.finish(mid, "s", outcome, "complete", "r.jsonl", rater, suspend_after=0,
+                 window=10, faults=frozenset())  # fmt: skip
+    store.engine.dispose()
+    return db
+
+
+def fetch(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_versions_stored_with_control_characters_have_their_pages_and_no_raw_nul(
+    tmp_path: Path,
+) -> None:
+    # Versions the ladder took before it refused control characters: the standings linked
+    # `extra2@nl\nx` to a 404 (the route stopped at the newline) and held a raw NUL.
+    db = played(tmp_path / "ladder.db", ("nl\nx", "nul\x00y"))
+    app = build_app(records_viewer(tmp_path, standings=ladder_standings(db)))
+
+    async def pages() -> list[tuple[int, str]]:
+        http = HttpServer(app, "127.0.0.1", 0)
+        await http.start()
+        try:
+            status, table = await asyncio.to_thread(fetch, http.url + "/standings")
+            links = re.findall(r'href="(/standings/bot/[^"]+)"', table)
+            bots = [await asyncio.to_thread(fetch, http.url + link) for link in links]
+            return [(status, table), *bots]
+        finally:
+            await http.stop()
+
+    shown = bounded.run(pages(), 60)
+    (_, table), *bots = shown
+    assert len(bots) == 2
+    for status, page in shown:
+        assert status == 200 and "\x00" not in page and "nl\nx" not in page
+    assert "extra2@nl\\nx" in table and "extra2@nul\\x00y" in table
+    assert {page.count("<h1>Bot ") for _, page in bots} == {1}

@@ -9,8 +9,11 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
-__all__ = ["last_line", "printable"]
+__all__ = ["control_character", "controls_shown", "last_line", "printable"]
 
+#: Unicode categories of the characters that act on a terminal or end a line: control
+#: characters (C0, DEL, C1) and the line and paragraph separators.
+_CONTROL = ("Cc", "Zl", "Zp")
 #: Format characters that reorder or hide text (the Unicode bidi controls).
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
@@ -18,7 +21,7 @@ _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\
 def _shown(ch: str) -> str:
     if ch == "\t":
         return ch
-    if ch in _BIDI or unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
+    if ch in _BIDI or unicodedata.category(ch) in _CONTROL:
         return ch.encode("unicode_escape").decode("ascii")
     return ch
 
@@ -28,6 +31,20 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(_shown(ch) for ch in text)
+
+
+def controls_shown(text: str) -> str:
+    """``text`` with its control characters and line and paragraph separators shown as
+    escapes, its bidi controls left as they are (for a web page, which isolates them)."""
+    return "".join(_shown(ch) if unicodedata.category(ch) in _CONTROL else ch for ch in text)
+
+
+def control_character(text: str) -> str | None:
+    """The first character of ``text`` that is a control character (a newline, a NUL, ESC)
+    or a line or paragraph separator, as ``U+000A``; None when there is none: what a name
+    or a cell of a table may not hold (a tab included)."""
+    found = next((ch for ch in text if unicodedata.category(ch) in _CONTROL), None)
+    return None if found is None else f"U+{ord(found):04X}"
 
 
 def last_line(path: Path, limit: int = 200) -> str:

@@ -580,9 +580,10 @@ def _bots_add(args: argparse.Namespace) -> int:
         name = accounts.check_name(args.name)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
-    owner = args.owner or name
-    if len(owner) > 64:
-        raise CommandError("--owner is longer than 64 characters")
+    try:
+        owner = accounts.check_owner(args.owner or name, "--owner")
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
     store = _store(args, create=True)
     made = accounts.new_key()
     try:

@@ -14,7 +14,18 @@ import re
 import secrets
 from dataclasses import dataclass
 
-__all__ = ["BadKeyError", "NewKey", "check_name", "hash_secret", "new_key", "parse_key", "verify"]
+from medina.boundary.terminal import control_character
+
+__all__ = [
+    "BadKeyError",
+    "NewKey",
+    "check_name",
+    "check_owner",
+    "hash_secret",
+    "new_key",
+    "parse_key",
+    "verify",
+]
 
 PREFIX = "mdk_"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -42,6 +53,20 @@ def check_name(name: str) -> str:
             "starting with a letter or digit"
         )
     return name
+
+
+#: The longest owner an account may name.
+MAX_OWNER = 64
+
+
+def check_owner(owner: str, what: str = "owner") -> str:
+    """``owner`` if it may name who runs a bot (it is a column of the standings); ValueError
+    naming ``what`` (the field or the option) and what is wrong otherwise."""
+    if len(owner) > MAX_OWNER:
+        raise ValueError(f"{what} is longer than {MAX_OWNER} characters")
+    if (found := control_character(owner)) is not None:
+        raise ValueError(f"{what} {owner!r} holds a control character ({found})")
+    return owner
 
 
 def hash_secret(salt: str, secret: str) -> str:

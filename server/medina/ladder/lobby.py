@@ -273,13 +273,10 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
             name = accounts.check_name(request.name)
         except ValueError as exc:
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, Reason.REQUEST_INVALID, str(exc))
-        if len(request.owner) > 64:
-            await abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                Reason.REQUEST_INVALID,
-                "owner is longer than 64 characters",
-            )
+        try:
+            accounts.check_owner(request.owner)
+        except ValueError as exc:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, Reason.REQUEST_INVALID, str(exc))
         made = accounts.new_key()
         try:
             await asyncio.to_thread(

@@ -24,7 +24,7 @@ import grpc
 from sqlalchemy.exc import OperationalError
 
 from medina.boundary.bucket import TokenBucket
-from medina.boundary.terminal import printable
+from medina.boundary.terminal import control_character, printable
 from medina.referee.config import LIMIT_MS, MatchSettings, TimeControl
 from medina.referee.outcome import MatchOutcome
 from medina.rpc.common.status import Reason, Refusal
@@ -490,6 +490,13 @@ class Ladder:
         if len(hello.bot_version) > 128:
             raise bad(
                 "LobbyHello.bot_version is longer than 128 characters", "bot_version", limit=128
+            )
+        # The version names a row of the standings, a web page and a CSV cell: a newline or
+        # a NUL in it broke each (the page's link led nowhere, the CSV row split in two).
+        if (found := control_character(hello.bot_version)) is not None:
+            raise bad(
+                f"LobbyHello.bot_version {hello.bot_version!r} holds a control character ({found})",
+                "bot_version",
             )
         offered = {o.ruleset for o in self.config.offers}
         unknown = [r for r in hello.rulesets if r not in offered]

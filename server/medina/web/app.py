@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from starlette.applications import Starlette
+from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import (
@@ -156,6 +157,18 @@ class Viewer:
             record=self.records.id_of(stored.path),
             note=self.records.public(stored.note),
         )
+
+
+class _WholeRest(PathConvertor):
+    """The rest of a path, whatever it holds: Starlette's ``path`` (``.*``) stops at a
+    newline."""
+
+    regex = "(?s:.*)"
+
+
+#: The name the route of a bot's page gives its convertor (Starlette keeps them by name).
+WHOLE_REST = "medina_whole_rest"
+register_url_convertor(WHOLE_REST, _WholeRest())
 
 
 def _viewer(request: Request) -> Viewer:
@@ -518,10 +531,12 @@ def build_app(viewer: Viewer) -> Starlette:
         Route("/api/records/{record_id}/replay", replay_json, methods=["GET"]),
         Route("/api/records/{record_id}/record.jsonl", record_file, methods=["GET"]),
         Route("/standings", standings, methods=["GET"]),
-        # A bot's name is the bot's (a ladder version may be a branch, `feat/x`): the path
-        # convertor takes the whole rest, as the server hands it over with %2F decoded.
-        # Match and record ids need none: they never hold a slash (shelf.RECORD_ID).
-        Route("/standings/bot/{bot:path}", bot, methods=["GET"]),
+        # A bot's name is the bot's (a ladder version may be a branch, `feat/x`): the
+        # convertor takes the whole rest, as the server hands it over with %2F decoded, a
+        # newline too (Starlette's `path` stops at one: an older ladder version `nl\nx` was
+        # linked to a 404). Match and record ids need none: they never hold a slash
+        # (shelf.RECORD_ID).
+        Route(f"/standings/bot/{{bot:{WHOLE_REST}}}", bot, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
         Mount("/static", _Static(directory=STATIC), name="static"),
     ]

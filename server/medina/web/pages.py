@@ -8,7 +8,7 @@ from html import escape
 from urllib.parse import quote
 
 from .listing import STATES, Listing, MatchRow, state_name
-from .names import isolated, name_html
+from .names import isolated, name_attribute, name_html
 from .plot import rating_plot
 from .standings import BotGame, RatingStep, Standings
 
@@ -264,7 +264,7 @@ def standings_page(standings: Standings | None) -> str:
             f"<td>{ends or '-'}</td>",
             f'<td class="status">{escape(r.status or "")}</td>' if statuses else "",
         ]
-        rows.append(f'<tr data-bot="{escape(r.bot)}">{"".join(cells)}</tr>')
+        rows.append(f'<tr data-bot="{name_attribute(r.bot)}">{"".join(cells)}</tr>')
     heads = [
         "#",
         "bot",
@@ -308,9 +308,10 @@ def _head_to_head(standings: Standings) -> str:
         for b in names:
             share, met = standings.head_to_head.get(a, {}).get(b, (0.0, 0))
             text = "" if a == b else "-" if met == 0 else f"{share * 100:.0f}% ({met})"
-            cells.append(f'<td data-opponent="{escape(b)}">{text}</td>')
+            cells.append(f'<td data-opponent="{name_attribute(b)}">{text}</td>')
         rows.append(
-            f'<tr data-bot="{escape(a)}"><th class="names">{name_html(a)}</th>{"".join(cells)}</tr>'
+            f'<tr data-bot="{name_attribute(a)}"><th class="names">{name_html(a)}</th>'
+            f"{''.join(cells)}</tr>"
         )
     return (
         '<h2>Head to head</h2><p class="note">Share of the games both played in which the row '
