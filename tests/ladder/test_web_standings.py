@@ -5,6 +5,7 @@ games and rating history are read only for its own page."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import urllib.error
 import urllib.request
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import bounded
+import pytest
+from medina.cli import main
 from medina.cli.web_cmd import ladder_standings
 from medina.ladder.standings import standings
 from medina.storage.ladder import LadderStore, StoredSeat
@@ -90,7 +93,7 @@ def test_the_page_shows_the_commands_rows_and_no_empty_win_share(tmp_path: Path)
         (f"{x.line.bot}@{x.line.version}", x.ordinal, x.status) for x in expected
     ]
     assert {r.status for r in table.rows} == {"active", "suspended: 3 faults"}
-    html = standings_page(table)
+    html = standings_page(table, show_all=True)
     assert "win share" not in html and 'class="win-share"' not in html
     assert "<th>ordinal (mu - 3 sigma)</th>" in html and "<th>status</th>" in html
     for x in expected:
@@ -148,3 +151,59 @@ def test_versions_stored_with_control_characters_have_their_pages_and_no_raw_nul
         assert status == 200 and "\x00" not in page and "nl\nx" not in page
     assert "extra2@nl\\nx" in table and "extra2@nul\\x00y" in table
     assert {page.count("<h1>Bot ") for _, page in bots} == {1}
+
+
+def test_the_page_numbers_the_rows_the_command_prints_and_all_with_all_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The page showed the revoked and suspended versions (their games played) among the
+    # others, so its places differed from `ladder standings`, which hides them without --all.
+    db = ladder_of(tmp_path / "ladder.db", 4)
+    store = LadderStore(db)
+    with store.engine.begin() as conn:
+        conn.execute(
+            update(ladder_lines).where(ladder_lines.c.id == 1).values(suspended_reason="3 faults")
+        )
+    store.line(add(store, "fresh"), "v1", 25.0, 8.0)  # no game yet: no mean rank
+    store.line(add(store, "gone"), "v1", 25.0, 8.0)
+    store.revoke("gone")
+    store.engine.dispose()
+    app = build_app(records_viewer(tmp_path, standings=ladder_standings(db)))
+
+    async def pages() -> list[tuple[int, str]]:
+        http = HttpServer(app, "127.0.0.1", 0)
+        await http.start()
+        try:
+            return [
+                await asyncio.to_thread(fetch, f"{http.url}/standings{query}")
+                for query in ("", "?all=1", "?all=0", "?all=yes", "?all=")
+            ]
+        finally:
+            await http.stop()
+
+    default, every, zero, yes, empty = bounded.run(pages(), 60)
+
+    def printed(*options: str) -> list[tuple[int, str, float | None]]:
+        assert main(["ladder", "standings", "--db", db, "--format", "json", *options]) == 0
+        rows = json.loads(capsys.readouterr().out)
+        return [(r["rank"], f"{r['bot']}@{r['version']}", r["mean_rank"]) for r in rows]
+
+    def shown(page: str) -> list[tuple[int, str, float | None]]:
+        found = re.findall(
+            r'<tr data-bot="([^"]+)"><td>(\d+)</td>.*?<td class="mean-rank">([^<]+)</td>', page
+        )
+        return [(int(n), bot, None if m == "-" else float(m)) for bot, n, m in found]
+
+    def rounded(rows: list[tuple[int, str, float | None]]) -> list[tuple[int, str, float | None]]:
+        return [(n, bot, None if m is None else round(m, 2)) for n, bot, m in rows]
+
+    active = printed()
+    assert sorted(bot for _, bot, _ in active) == ["b1@v1", "b2@v1", "b3@v1", "fresh@v1"]
+    assert active[-1][2] is None
+    assert default[0] == zero[0] == 200 and shown(default[1]) == shown(zero[1])
+    assert rounded(shown(default[1])) == rounded(active)
+    assert "2 revoked or suspended not shown" in default[1]
+    assert rounded(shown(every[1])) == rounded(printed("--all")) and len(shown(every[1])) == 6
+    assert 'href="/standings">Only those that may play' in every[1]
+    for status, page in (yes, empty):
+        assert status == 400 and "all must be 1" in page

@@ -177,7 +177,7 @@ def ladder_standings(db: str) -> StandingsProvider:
         return f"{bot}@{version}" if version else bot
 
     def provide() -> Standings:
-        lines = [x for x in store.lines() if not x.inactive or x.games]
+        lines = store.lines()
         counts = store.counts()
         by_label = {label(x.bot, x.version): x for x in lines}
 
@@ -214,8 +214,9 @@ def ladder_standings(db: str) -> StandingsProvider:
         played = [name for name, x in by_label.items() if x.games or x.aborted]
         return Standings(
             title="Ladder",
-            # The rows `ladder standings` prints (its ordinal, interval and status), with the
-            # versions that stopped playing but have games.
+            # The rows `ladder standings --all` prints (its ordinal, interval and status): the
+            # page shows those that may play, as `ladder standings` does, and every one with
+            # ?all=1 (standings_page).
             rows=tuple(
                 StandingRow(
                     bot=label(r.line.bot, r.line.version),

@@ -442,15 +442,23 @@ async def replay_json(request: Request) -> Response:
     return Response(body, media_type="application/json", headers=headers)
 
 
+#: ``/standings?all=``: every row (the revoked and suspended too), or those that may play.
+SHOW_ALL = {"1": True, "0": False}
+
+
 async def standings(request: Request) -> Response:
     provider = _viewer(request).standings
+    asked = request.query_params.get("all", "0")
+    if asked not in SHOW_ALL:
+        message = f"all must be 1 (every row, the revoked and suspended too) or 0, got {asked!r}"
+        return HTMLResponse(pages.bad_request_page(message), status_code=400)
     if provider is None:
         return HTMLResponse(pages.standings_page(None))
 
     # The provider reads a database (a ladder's, as it plays): never on the event loop the
     # viewer may share with the referee.
     def page() -> str:
-        return pages.standings_page(provider())
+        return pages.standings_page(provider(), show_all=SHOW_ALL[asked])
 
     return HTMLResponse(await asyncio.to_thread(page))
 

@@ -232,8 +232,10 @@ def unreplayable_page(record_id: str, why: str) -> str:
     return layout(f"Replay {record_id}", body)
 
 
-def standings_page(standings: Standings | None) -> str:
-    """A table of standings, or why there is none."""
+def standings_page(standings: Standings | None, show_all: bool = False) -> str:
+    """A table of standings, or why there is none: the rows of bots that may play, and
+    those that may not (revoked, suspended) too when ``show_all`` (``/standings?all=1``),
+    numbered in the order shown, as ``ladder standings`` and its ``--all`` number them."""
     if standings is None:
         body = (
             '<p class="empty" id="no-standings">No tournament database configured: this '
@@ -241,11 +243,13 @@ def standings_page(standings: Standings | None) -> str:
             '<a href="/">matches page</a>.</p>'
         )
         return layout("Standings", body)
+    shown = [r for r in standings.rows if show_all or r.active]
+    hidden = len(standings.rows) - len(shown)
     # The columns a provider gives nothing for are left out (a ladder counts no wins).
     ordinals = any(r.ordinal is not None for r in standings.rows)
     statuses = any(r.status is not None for r in standings.rows)
     rows = []
-    for n, r in enumerate(standings.rows, start=1):
+    for n, r in enumerate(shown, start=1):
         ends = ", ".join(f"{escape(k)} {v}" for k, v in sorted(r.terminations.items()) if v)
         mean_rank = "-" if r.mean_rank is None or not r.games else f"{r.mean_rank:.2f}"
         share = (
@@ -278,9 +282,16 @@ def standings_page(standings: Standings | None) -> str:
         "status" if statuses else "",
     ]
     head = "".join(f"<th>{h}</th>" for h in heads if h)
+    which = (
+        f' {hidden} revoked or suspended not shown: <a href="/standings?all=1">show all</a>.'
+        if hidden
+        else ' <a href="/standings">Only those that may play</a>.'
+        if show_all and any(not r.active for r in standings.rows)
+        else ""
+    )
     note = (
-        f'<p class="note" id="standings-note">{escape(standings.note)}</p>'
-        if standings.note
+        f'<p class="note" id="standings-note">{escape(standings.note)}{which}</p>'
+        if standings.note or which
         else ""
     )
     body = (
@@ -289,18 +300,18 @@ def standings_page(standings: Standings | None) -> str:
             f'<table class="standings" id="standings"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table>"
         )
-        + _head_to_head(standings)
+        + _head_to_head(standings, [r.bot for r in shown])
     )
     if standings.live:
         return layout("Standings", body, script="standings.js", data=' data-live="standings"')
     return layout("Standings", body)
 
 
-def _head_to_head(standings: Standings) -> str:
-    """The row bot finished ahead of the column bot in this share of the games both played."""
+def _head_to_head(standings: Standings, names: list[str]) -> str:
+    """The row bot finished ahead of the column bot in this share of the games both played
+    (the bots ``names``, as the table shows them)."""
     if not standings.head_to_head:
         return ""
-    names = [r.bot for r in standings.rows]
     head = "".join(f'<th class="names">{name_html(b)}</th>' for b in names)
     rows = []
     for a in names:

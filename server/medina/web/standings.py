@@ -13,6 +13,9 @@ from typing import TypeVar
 
 V = TypeVar("V")
 
+#: ``StandingRow.status`` of a bot that may play.
+ACTIVE = "active"
+
 
 @dataclass(frozen=True)
 class StandingRow:
@@ -35,6 +38,12 @@ class StandingRow:
     ordinal: float | None = None
     #: Whether the bot may play (``active``, ``suspended: ...``), when the provider says.
     status: str | None = None
+
+    @property
+    def active(self) -> bool:
+        """Whether the row is shown by default: its bot may play, or the provider does not
+        say (a tournament's rows)."""
+        return self.status in (None, ACTIVE)
 
 
 @dataclass(frozen=True)
