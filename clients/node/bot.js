@@ -500,43 +500,65 @@ function errorInfo(metadata) {
  * decides (docs/protocol.md, "Errors"), as in the Python SDK; without one (a 1.0 server) the
  * status code does.
  */
-function streamEndError(status, gotWelcome, address, tls = false) {
+function streamEndError(status, gotWelcome, address, tls = false, gotInBefore = false) {
   const code = grpc.status[status.code] || `status ${status.code}`;
   if (status.code === grpc.status.OK) {
     return new ConnectionLost('the server closed the stream before the match ended');
   }
   const info = errorInfo(status.metadata);
   const reason = info ? info.reason : '';
+  const details = tidyDetails(status.details);
   if (RETRY_REASONS.has(reason)) {
-    return new ConnectionLost(
-      `stream to ${address} refused (${code}, ${reason}): ${status.details}`,
-      reason,
-    );
+    return new ConnectionLost(`stream to ${address} refused (${code}, ${reason}): ${details}`, reason);
   }
   if (FINAL_REASONS.has(reason)) {
     if (!gotWelcome) {
-      const message = `handshake refused (${code}, ${reason}): ${status.details}`;
+      const message = `handshake refused (${code}, ${reason}): ${details}`;
       return new HandshakeRefused(message, reason);
     }
-    return new SessionOver(`stream to ${address} ended (${reason}): ${status.details}`, reason);
+    return new SessionOver(`stream to ${address} ended (${reason}): ${details}`, reason);
   }
   const why = reason ? `${code}, ${reason}` : code;
   if (!gotWelcome && HANDSHAKE_CODES.has(status.code)) {
-    return new HandshakeRefused(`handshake refused (${why}): ${status.details}`, reason);
+    return new HandshakeRefused(`handshake refused (${why}): ${details}`, reason);
   }
-  const hint = gotWelcome ? '' : unavailableHint(status.code, tls);
-  return new ConnectionLost(`stream to ${address} failed (${why}): ${status.details}${hint}`, reason);
+  // A stream that got in, or that the server refused for a reason it named, says what
+  // happened itself.
+  const hint = gotWelcome || reason ? '' : unavailableHint(status.code, tls, status.details, gotInBefore);
+  return new ConnectionLost(`stream to ${address} failed (${why}): ${details}${hint}`, reason);
+}
+
+/**
+ * grpc-js's words for a connection that never came up, without the noise: "No connection
+ * established. Last error: Error: connect ECONNREFUSED 127.0.0.1:1. Resolution note: " is
+ * "No connection established (connect ECONNREFUSED 127.0.0.1:1)", and a last error "null"
+ * says nothing. Other details are returned as they are.
+ */
+function tidyDetails(details) {
+  const text = details || '';
+  const found = /^No connection established\. Last error: ([\s\S]*?)\. Resolution note:\s*([\s\S]*)$/.exec(text);
+  if (!found) {
+    return text;
+  }
+  const last = found[1] === 'null' ? '' : found[1].replace(/^Error: /, '');
+  const note = found[2].trim();
+  return `No connection established${last ? ` (${last})` : ''}${note ? `; ${note}` : ''}`;
 }
 
 /**
  * What a connection that never got in may mean, for UNAVAILABLE: grpc-js says only "No
  * connection established" when a TLS handshake fails (a CA that did not sign the server's
  * certificate, a server without TLS, a client certificate the server refused), so the hint
- * names the options to check.
+ * names the options to check. TLS is not at fault where the connection was refused (nothing
+ * listens there) or where these options got in before (`gotInBefore`): then the hint asks
+ * only whether the server runs.
  */
-function unavailableHint(code, tls) {
+function unavailableHint(code, tls, details = '', gotInBefore = false) {
   if (code !== grpc.status.UNAVAILABLE) {
     return '';
+  }
+  if (gotInBefore || /ECONNREFUSED/.test(details || '')) {
+    return ' (is a Medina Arena server running there?)';
   }
   if (!tls) {
     return ' (is a Medina Arena server running there? If it serves TLS, pass --tls-ca with the'
@@ -696,7 +718,9 @@ class Session {
       call.on('error', () => {});
       // 'status' comes exactly once, after every message the server sent.
       call.on('status', (status) =>
-        result ? finish(null, result) : finish(streamEndError(status, gotWelcome, address, this.tls)),
+        result
+          ? finish(null, result)
+          : finish(streamEndError(status, gotWelcome, address, this.tls, this.welcome !== null)),
       );
       send({
         hello: {
@@ -893,7 +917,9 @@ async function playLadder(options, ArenaService) {
     }
   };
   let delay = 500;
+  let gotIn = false; // a lobby stream was welcomed: these options reach the ladder
   for (;;) {
+    let welcomed = false; // this stream was
     const outcome = await new Promise((resolve) => {
       const client = new LadderService(options.server, credentials);
       const metadata = new grpc.Metadata();
@@ -916,6 +942,8 @@ async function playLadder(options, ArenaService) {
       call.on('data', (message) => {
         if (message.kind === 'welcome') {
           delay = 500;
+          welcomed = true;
+          gotIn = true;
           log(`on the ladder as ${message.welcome.bot} (${message.welcome.bot_version || "''"})`);
         } else if (message.kind === 'heartbeat') {
           call.write({ heartbeat: { sequence: message.heartbeat.sequence } });
@@ -958,17 +986,24 @@ async function playLadder(options, ArenaService) {
       break;
     }
     if (outcome.error && (LOBBY_FINAL.has(outcome.reason) || outcome.error.code === grpc.status.UNIMPLEMENTED)) {
-      log(`the ladder refused the bot (${outcome.reason || outcome.error.code}): ${outcome.error.details}`);
+      log(`the ladder refused the bot (${outcome.reason || outcome.error.code}): ${tidyDetails(outcome.error.details)}`);
       await Promise.all(games.values());
       return 1;
     }
     if (leaving) {
       break;
     }
-    const hint = outcome.error
-      ? unavailableHint(outcome.error.code, Boolean(options.tlsCa || options.tlsCert))
+    // No hint where the ladder said why (SHUTTING_DOWN) or the stream had got in: a
+    // welcomed stream the network dropped was said to need --tls-ca.
+    const hint = outcome.error && !outcome.reason && !welcomed
+      ? unavailableHint(
+        outcome.error.code,
+        Boolean(options.tlsCa || options.tlsCert),
+        outcome.error.details,
+        gotIn,
+      )
       : '';
-    const why = outcome.error ? `${outcome.error.details}${hint}` : 'closed';
+    const why = outcome.error ? `${tidyDetails(outcome.error.details)}${hint}` : 'closed';
     const wait = Math.max(delay, outcome.afterMs || 0);
     log(`lobby: ${why}; connecting again in ${wait} ms`);
     await sleep(wait);
@@ -1043,6 +1078,7 @@ module.exports = {
   matchSeed,
   parseOptions,
   streamEndError,
+  tidyDetails,
   unavailableHint,
   usesUpdates,
 };

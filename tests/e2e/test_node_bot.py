@@ -47,6 +47,8 @@ from medina_client import Turn, play
 from medina_client.bots import GreedyBot, RandomBot
 from medina_client.connection import channel_credentials
 
+from .lobby_standin import DROPPED, HINT, ScriptedLobby
+from .lobby_standin import serving as serving_lobby
 from .pki import make_pki
 from .rawbot import RawBot
 from .test_workers import AUTH, front_process
@@ -1159,3 +1161,59 @@ def test_after_match_ended_the_node_bot_half_closes_and_waits_for_the_status(nod
     done = run(main())
     assert done.code == 0, done.stderr
     assert "within 2000 ms of MatchEnded; leaving" in done.stderr
+
+
+def test_the_tls_hint_is_given_only_where_tls_can_be_at_fault(node: str) -> None:
+    # A lobby stream welcomed and then dropped, and the ladder's own SHUTTING_DOWN, were both
+    # said to maybe need --tls-ca; a refused connection carried grpc-js's "Last error: null.
+    # Resolution note: ".
+    async def main() -> Finished:
+        lobby = ScriptedLobby()
+        async with serving_lobby(lobby) as address:
+            proc = await asyncio.create_subprocess_exec(
+                node, str(BOT_JS), "--server", address, "--bot-key", "key",
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )  # fmt: skip
+            bot = NodeBot(proc)
+            try:
+                await lobby.last_open.wait()
+                proc.send_signal(signal.SIGINT)  # leave: the stand-in then ends the stream
+                return await bot.finished()
+            finally:
+                await bot.kill()
+
+    done = run(main())
+    assert done.code == 0, done.stderr
+    said = [line.lower() for line in done.stderr.splitlines() if "connecting again" in line]
+    assert len(said) == 4, done.stderr
+    never, welcomed, again, shutting = said
+    assert DROPPED.lower() in never and HINT in never, never
+    assert f"lobby: {DROPPED.lower()}; connecting again" in welcomed, welcomed  # no hint
+    # These options got in before: TLS is not at fault, the server may be gone.
+    assert "server running there?);" in again and "--tls-ca" not in again, again
+    assert "stream removed" in shutting and "--tls-ca" not in shutting, shutting
+    assert "server running there" not in shutting, shutting
+
+
+def test_a_refused_connection_is_said_without_grpc_js_noise_or_a_tls_hint(node: str) -> None:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))  # bound but never listening: connections are refused
+        dead = unused.getsockname()[1]
+
+        async def main() -> Finished:
+            bot = await NodeBot.start(node, f"127.0.0.1:{dead}", "seat-token")
+            try:
+                return await bot.finished()
+            finally:
+                await bot.kill()
+
+        done = run(main())
+    assert done.code == 1, done.stderr
+    tries = [line for line in done.stderr.splitlines() if f"127.0.0.1:{dead} failed" in line]
+    assert tries, done.stderr
+    for line in tries:
+        assert f"No connection established (connect ECONNREFUSED 127.0.0.1:{dead})" in line
+        assert "Last error" not in line and "Resolution note" not in line, line
+        assert "(is a Medina Arena server running there?)" in line and "TLS" not in line, line

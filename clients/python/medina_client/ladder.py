@@ -236,10 +236,12 @@ async def _session(
             outgoing.put_nowait(lobby_leave())
 
         leaver = asyncio.create_task(on_leave())
+        welcomed = False
         try:
             async for message in call:
                 kind = message.WhichOneof("kind")
                 if kind == "welcome":
+                    welcomed = True
                     backoff.welcomed()
                     w = message.welcome
                     log.info(
@@ -270,7 +272,10 @@ async def _session(
             text = f"{exc.code().name}{reason}: {exc.details()}"
             if info.reason in LOBBY_FINAL or exc.code() == grpc.StatusCode.UNIMPLEMENTED:
                 raise LadderError(text, info.reason) from None
-            if exc.code() == grpc.StatusCode.UNAVAILABLE:
+            # TLS can be at fault only on a connection that never got in, and only when the
+            # ladder did not say why itself: a welcomed stream that the network dropped was
+            # said to need --tls-ca.
+            if exc.code() == grpc.StatusCode.UNAVAILABLE and not welcomed and not info.reason:
                 trouble = explain(exc.details() or "", credentials is not None)
                 if trouble is not None and trouble.final:
                     raise TlsError(
