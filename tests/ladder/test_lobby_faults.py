@@ -915,13 +915,14 @@ def test_what_a_bot_says_of_itself_is_logged_escaped(
     db: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     # LobbyHello.client is "shown to the organiser": in the join line, as bot_version is, and
-    # neither can write a line of the log or move a terminal's cursor.
+    # cannot write a line of the log or move a terminal's cursor (a bot_version holding a
+    # control character is refused: test_a_refused_lobby_names_what_it_is_about).
     caplog.set_level(logging.INFO, logger="medina.ladder")
 
     async def scenario() -> None:
         async with serving(db, tmp_path) as (_ladder, _address, stub):
             key = await add(stub, "eve")
-            said = hello(bot_version="1\nINFO forged", client="evil-sdk 2\x1b[2J" + "x" * 500)
+            said = hello(bot_version="1", client="evil-sdk 2\nINFO forged\x1b[2J" + "x" * 500)
             call = stub.Lobby(iter([said]), metadata=auth(key))
             first = await anext(aiter(call))
             assert first.WhichOneof("kind") == "welcome"
@@ -930,7 +931,7 @@ def test_what_a_bot_says_of_itself_is_logged_escaped(
     run(scenario)
     joined = [r.getMessage() for r in caplog.records if "joined the lobby" in r.getMessage()]
     assert len(joined) == 1 and "\n" not in joined[0] and "\x1b" not in joined[0]
-    assert joined[0].startswith("bot eve (1\\nINFO forged) joined the lobby, client evil-sdk 2")
+    assert joined[0].startswith("bot eve (1) joined the lobby, client evil-sdk 2\\nINFO forged")
     assert "\\x1b[2J" in joined[0] and len(joined[0]) < 250
 
 
