@@ -20,6 +20,7 @@ from medina.launch.botproc import BotProcess, BotStartError, reap, spawn_bot, wa
 from medina.referee.config import DEFAULT_CONNECT_TIMEOUT_MS, MatchSettings
 from medina.referee.errors import ConfigError
 from medina.referee.outcome import MatchOutcome
+from medina.rpc.common.auth import bearer_metadata
 from medina.rpc.common.serving import wait_for_signal
 from medina.rpc.organiser import (
     RETRY_REASONS,
@@ -161,11 +162,7 @@ async def _run(args: argparse.Namespace, settings: MatchSettings) -> int:
             stop_viewer = http.stop
             viewer_url = http.url
         metadata = (
-            local.organiser_metadata
-            if local is not None
-            else (("authorization", f"Bearer {args.organiser_token}"),)
-            if args.organiser_token
-            else ()
+            local.organiser_metadata if local is not None else bearer_metadata(args.organiser_token)
         )
         code = await _play(args, settings, address, metadata, Path(args.records), viewer_url)
         if viewer_url is not None and (args.stay or args.linger_s > 0):

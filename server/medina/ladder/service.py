@@ -27,6 +27,7 @@ from medina.boundary.bucket import TokenBucket
 from medina.boundary.terminal import control_character, printable
 from medina.referee.config import LIMIT_MS, MatchSettings, TimeControl
 from medina.referee.outcome import MatchOutcome
+from medina.rpc.common.auth import bearer_metadata
 from medina.rpc.common.status import Reason, Refusal
 from medina.rpc.organiser import create_match
 from medina.storage.database import one_line
@@ -252,9 +253,7 @@ class Ladder:
         #: address bots reach (``--arena-public``): an endpoint is the worker's ``--host``,
         #: which behind NAT or a proxy, or under a certificate for a name, is not it.
         self.endpoints = endpoints
-        self.metadata: tuple[tuple[str, str], ...] = (
-            (("authorization", f"Bearer {organiser_token}"),) if organiser_token else ()
-        )
+        self.metadata: tuple[tuple[str, str], ...] = bearer_metadata(organiser_token)
         self.sessions: dict[int, Session] = {}
         #: Bots whose lobby stream is being opened (between the check that none is open and
         #: its registration, which awaits the database): a second stream is refused then too.

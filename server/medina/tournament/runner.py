@@ -18,6 +18,7 @@ from pathlib import Path
 
 import grpc
 
+from medina.rpc.common.auth import bearer_metadata
 from medina.rpc.organiser import open_channel
 from medina.rpc.single.server import RunningServer, start_private_server
 from medina.storage.tournaments import (
@@ -170,11 +171,11 @@ class Runner:
                     "--organiser-token here)",
                     address,
                 )
-        metadata: tuple[tuple[str, str], ...] = ()
-        if self._server is not None:
-            metadata = self._server.organiser_metadata
-        elif self.options.organiser_token:
-            metadata = (("authorization", f"Bearer {self.options.organiser_token}"),)
+        metadata = (
+            self._server.organiser_metadata
+            if self._server is not None
+            else bearer_metadata(self.options.organiser_token)
+        )
         try:
             async with open_channel(address, self.options.tls) as channel:
                 slots = [

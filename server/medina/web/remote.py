@@ -18,6 +18,7 @@ import grpc
 
 from medina.engine import GameFollower
 from medina.records import catalog
+from medina.rpc.common.auth import bearer_metadata
 from medina.rpc.organiser import open_channel
 from medina.v1 import admin_pb2, admin_pb2_grpc, match_pb2
 from medina.wire import convert
@@ -48,9 +49,7 @@ class RemoteArena:
         self.channel = open_channel(address, tls)
         self.matches = admin_pb2_grpc.MatchServiceStub(self.channel)
         self.spectators = admin_pb2_grpc.SpectatorServiceStub(self.channel)
-        self.metadata: tuple[tuple[str, str], ...] = (
-            (("authorization", f"Bearer {organiser_token}"),) if organiser_token else ()
-        )
+        self.metadata: tuple[tuple[str, str], ...] = bearer_metadata(organiser_token)
 
     async def close(self) -> None:
         """Close the channel."""

@@ -23,6 +23,8 @@ import grpc
 
 from medina.v1 import admin_pb2, admin_pb2_grpc
 
+from ..common.auth import bearer_metadata
+
 log = logging.getLogger("medina.rpc")
 
 PLAY = "/medina.v1.ArenaService/Play"
@@ -95,7 +97,7 @@ class WorkerPool:
             raise ValueError(f"a worker pool needs at least 1 worker, got {count}")
         self.argv = list(argv)
         self.count = count
-        self.auth = (("authorization", f"Bearer {secret}"),)
+        self.auth = bearer_metadata(secret)
         self._secret = secret
         self.start_timeout_s = start_timeout_s
         self.on_death = on_death

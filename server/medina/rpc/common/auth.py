@@ -15,6 +15,12 @@ class CredentialError(ValueError):
     """The ``authorization`` metadata is not one ``Bearer <credential>``."""
 
 
+def bearer_metadata(credential: str | None) -> tuple[tuple[str, str], ...]:
+    """The metadata a call carries ``credential`` in (none for None or ""): what ``bearer``
+    reads."""
+    return (("authorization", f"Bearer {credential}"),) if credential else ()
+
+
 def bearer(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
     """The credential of the call's one ``authorization: Bearer <credential>`` metadata (the
     scheme in any case, RFC 9110); "" when there is none; CredentialError for a value

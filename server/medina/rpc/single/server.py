@@ -18,6 +18,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from medina.v1 import admin_pb2_grpc
 
 from ..common.admission import LoopLag
+from ..common.auth import bearer_metadata
 from ..common.collector import Collector
 from ..common.config import BotListener, ServerConfig
 from ..common.limits import ClientSlots
@@ -58,8 +59,7 @@ class RunningServer:
     def organiser_metadata(self) -> tuple[tuple[str, str], ...]:
         """The metadata of this server's organiser calls (none when it takes them from
         anyone)."""
-        token = self.config.organiser_token
-        return (("authorization", f"Bearer {token}"),) if token else ()
+        return bearer_metadata(self.config.organiser_token)
 
     async def stop(self, grace_s: float | None = None) -> None:
         """Graceful shutdown: no new matches, running ones get ``grace_s`` to end, the rest
