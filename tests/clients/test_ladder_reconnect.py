@@ -10,6 +10,7 @@ import math
 from collections.abc import AsyncIterator
 
 import grpc
+from e2e.lobby_standin import serving
 from medina.v1 import ladder_pb2
 from medina_client.ladder import LadderError, play_ladder, run_ladder
 
@@ -54,27 +55,10 @@ async def nothing(_assigned: ladder_pb2.MatchAssigned) -> None:
 def test_each_break_after_a_welcome_gets_the_whole_reconnect_time() -> None:
     async def main() -> int:
         lobby = BreakingLobby(breaks=3)
-        server = grpc.aio.server()
-        handler = grpc.stream_stream_rpc_method_handler(
-            lobby.Lobby,
-            request_deserializer=ladder_pb2.LobbyRequest.FromString,
-            response_serializer=ladder_pb2.LobbyResponse.SerializeToString,
-        )
-        server.add_generic_rpc_handlers(
-            (grpc.method_handlers_generic_handler("medina.v1.LadderService", {"Lobby": handler}),)
-        )
-        port = server.add_insecure_port("127.0.0.1:0")
-        await server.start()
         leave = asyncio.Event()
-        try:
+        async with serving(lobby) as address:
             bot = asyncio.create_task(
-                play_ladder(
-                    nothing,
-                    f"127.0.0.1:{port}",
-                    "key",
-                    leave=leave,
-                    reconnect_for_s=RECONNECT_FOR_S,
-                )
+                play_ladder(nothing, address, "key", leave=leave, reconnect_for_s=RECONNECT_FOR_S)
             )
             opened = asyncio.create_task(lobby.last_open.wait())
             await asyncio.wait({bot, opened}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
@@ -87,8 +71,6 @@ def test_each_break_after_a_welcome_gets_the_whole_reconnect_time() -> None:
             leave.set()
             await asyncio.wait_for(bot, 30)
             return lobby.streams
-        finally:
-            await server.stop(None)
 
     assert asyncio.run(main()) == 4
 

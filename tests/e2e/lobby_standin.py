@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Protocol
 
 import grpc
 from medina.rpc.common.status import Reason, trailers
@@ -50,8 +51,18 @@ class ScriptedLobby:
                 return
 
 
+class Lobby(Protocol):
+    """A stand-in's LadderService.Lobby."""
+
+    def Lobby(
+        self,
+        request_iterator: AsyncIterator[ladder_pb2.LobbyRequest],
+        context: grpc.aio.ServicerContext[ladder_pb2.LobbyRequest, ladder_pb2.LobbyResponse],
+    ) -> AsyncIterator[ladder_pb2.LobbyResponse]: ...
+
+
 @asynccontextmanager
-async def serving(lobby: ScriptedLobby) -> AsyncIterator[str]:
+async def serving(lobby: Lobby) -> AsyncIterator[str]:
     """``lobby`` as a LadderService on 127.0.0.1; its address."""
     server = grpc.aio.server()
     handler = grpc.stream_stream_rpc_method_handler(
