@@ -35,6 +35,7 @@ from medina_client.ladder import (
     play_ladder,
     seat_player,
 )
+from medina_client.runner import play
 from medina_client.status import status_info
 
 T = TypeVar("T")
@@ -410,35 +411,46 @@ async def match_in_play(ladder: RunningLadder) -> int:
     return mid
 
 
+async def lobby_until(
+    stub: ladder_pb2_grpc.LadderServiceAsyncStub, key: str, kind: str
+) -> list[ladder_pb2.LobbyResponse]:
+    """A lobby stream that echoes heartbeats until the first message of ``kind``, then
+    drops (the bot's matches go on): what it was sent before and that message, heartbeats
+    left out."""
+    outgoing: asyncio.Queue[ladder_pb2.LobbyRequest] = asyncio.Queue()
+    outgoing.put_nowait(hello())
+
+    async def requests() -> AsyncIterator[ladder_pb2.LobbyRequest]:
+        while True:
+            yield await outgoing.get()
+
+    call = stub.Lobby(requests(), metadata=auth(key))
+    seen: list[ladder_pb2.LobbyResponse] = []
+    async for message in call:
+        if message.HasField("heartbeat"):
+            beat = ladder_pb2.Heartbeat(sequence=message.heartbeat.sequence)
+            outgoing.put_nowait(ladder_pb2.LobbyRequest(heartbeat=beat))
+            continue
+        seen.append(message)
+        if message.WhichOneof("kind") == kind:
+            call.cancel()
+            return seen
+    raise AssertionError(f"the lobby ended without {kind!r}: {seen}")
+
+
 def test_a_bot_that_reconnects_its_lobby_is_told_of_its_match_again(
     db: str, tmp_path: Path
 ) -> None:
     async def scenario() -> None:
         async with serving(db, tmp_path) as (ladder, _address, stub):
             keys = [await add(stub, name) for name in ("a", "b")]
-
-            async def first_assignment(key: str) -> ladder_pb2.MatchAssigned:
-                outgoing: asyncio.Queue[ladder_pb2.LobbyRequest] = asyncio.Queue()
-                outgoing.put_nowait(hello())
-
-                async def requests() -> AsyncIterator[ladder_pb2.LobbyRequest]:
-                    while True:
-                        yield await outgoing.get()
-
-                call = stub.Lobby(requests(), metadata=auth(key))
-                async for message in call:
-                    if message.HasField("heartbeat"):
-                        beat = ladder_pb2.Heartbeat(sequence=message.heartbeat.sequence)
-                        outgoing.put_nowait(ladder_pb2.LobbyRequest(heartbeat=beat))
-                    if message.HasField("match"):
-                        call.cancel()  # the lobby stream drops; the match goes on
-                        return message.match
-                raise AssertionError("the lobby ended without a match")
-
-            first = await asyncio.gather(*(first_assignment(k) for k in keys))
+            first = [
+                seen[-1].match
+                for seen in await asyncio.gather(*(lobby_until(stub, k, "match") for k in keys))
+            ]
             assert first[0].match_id == first[1].match_id
             await until(lambda: not ladder.ladder.sessions)  # both lobby streams closed
-            again = await first_assignment(keys[0])
+            again = (await lobby_until(stub, keys[0], "match"))[-1].match
             assert (again.match_id, again.seat, again.token) == (
                 first[0].match_id,
                 first[0].seat,
@@ -446,6 +458,32 @@ def test_a_bot_that_reconnects_its_lobby_is_told_of_its_match_again(
             )
 
     run(scenario)
+
+
+def test_a_bot_is_told_on_reconnecting_of_a_match_that_ended_while_its_lobby_was_down(
+    db: str, tmp_path: Path
+) -> None:
+    # The match was rated while neither bot had a lobby stream: its LadderMatchEnded (the
+    # result and the bot's new rating) was told to no one, and never again.
+    async def scenario() -> tuple[list[str], ladder_pb2.LadderMatchEnded]:
+        async with serving(db, tmp_path) as (ladder, _address, stub):
+            keys = [await add(stub, name) for name in ("a", "b")]
+            assigned = [
+                seen[-1].match
+                for seen in await asyncio.gather(*(lobby_until(stub, k, "match") for k in keys))
+            ]
+            await until(lambda: not ladder.ladder.sessions)
+            await asyncio.gather(
+                *(play(RandomBot(n), a.address, a.token) for n, a in enumerate(assigned))
+            )
+            await until_finished(ladder, 1)
+            seen = await lobby_until(stub, keys[0], "ended")
+            return [str(m.WhichOneof("kind")) for m in seen], seen[-1].ended
+
+    kinds, ended = run(scenario)
+    assert kinds == ["welcome", "ended"]
+    assert ended.rated and ended.rating.games == 1
+    assert [s.name for s in ended.result.seats] and ended.match_id
 
 
 async def echoing(

@@ -40,6 +40,7 @@ from medina.wire import matches as wire_matches
 
 from . import accounts, ratings
 from .matchmaker import Candidate, MatchPlan, Offer, accepts, due_offers, plan
+from .missed import MissedEnds
 from .outage import STORAGE_RETRY_MS, Backoff, Outage, StorageDown
 from .session import Session
 
@@ -265,6 +266,8 @@ class Ladder:
         self._presence_stamp = 0.0
         self.joins = JoinPace(config.joins_per_minute)
         self.running: dict[int, _Running] = {}
+        #: Match ends told to no lobby stream, for their bots' next one.
+        self.missed = MissedEnds()
         self.rng = random.Random(config.seed)
         self.wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -627,6 +630,9 @@ class Ladder:
                 if bot.bot_id == account.id and running.config is not None:
                     session.playing.add(running.mid)
                     session.send(self._assigned(running, seat, session))
+        # Then the ends of matches that finished while it was away.
+        for ended in self.missed.take(account.id, time.monotonic()):
+            session.send(ended)
         # What a bot says of itself is shown escaped: a log line is never written by a bot.
         log.info(
             "bot %s (%s) joined the lobby%s",
@@ -651,6 +657,14 @@ class Ladder:
     async def close_session(self, session: Session) -> None:
         """The bot's lobby stream ended: it is no longer matched."""
         session.closed = True
+        # What was queued for it and never written: a match end among it is told again
+        # on its next stream.
+        unsent: list[ladder_pb2.LobbyResponse] = []
+        while not session.out.empty():
+            message = session.out.get_nowait()
+            if message is not None:
+                unsent.append(message)
+        self.missed.keep(session.bot_id, unsent, time.monotonic())
         if self.sessions.get(session.bot_id) is session:
             del self.sessions[session.bot_id]
             # A presence not released lapses with this server's lease (a reconnection here
@@ -1117,15 +1131,18 @@ class Ladder:
         after: dict[int, RatedSeat],
     ) -> None:
         for seat, bot in enumerate(running.plan.seats):
-            session = self.sessions.get(bot.bot_id)
-            if session is None:
-                continue
             new = after.get(seat)
             now = _rating(new.mu, new.sigma, new.games) if new is not None else None
+            ended = wire_ladder.ended(running.arena_match_id, outcome, rated, now)
+            session = self.sessions.get(bot.bot_id)
+            if session is None or session.closed:
+                # Its lobby stream is down: told when it connects again.
+                self.missed.keep(bot.bot_id, [ended], time.monotonic())
+                continue
             if new is not None and session.line.id == new.line_id:
                 # The matchmaker's view of the version's rating.
                 session.line = replace(session.line, mu=new.mu, sigma=new.sigma, games=new.games)
-            session.send(wire_ladder.ended(running.arena_match_id, outcome, rated, now))
+            session.send(ended)
         self._finish_leavers(running)
 
 
