@@ -187,10 +187,12 @@ class _Backoff:
         self.delay = 0.5
         self.give_up_at = time.monotonic() + reconnect_for_s
         self._welcomed = False
+        #: Some lobby stream was welcomed: these credentials got in before.
+        self.got_in = False
 
     def welcomed(self) -> None:
         """The ladder took the bot in: the next break is a first one."""
-        self._welcomed = True
+        self._welcomed = self.got_in = True
 
     def broke(self) -> None:
         """The lobby stream broke: after a welcome, the time to keep trying starts now."""
@@ -281,7 +283,10 @@ async def _session(
                     raise TlsError(
                         f"cannot connect to the ladder at {address}: {trouble.text}"
                     ) from None
-                if trouble is not None:
+                # A guess at the credentials is no help once they got in (a ladder
+                # restarting closes connections mid-handshake); a certificate that no
+                # longer verifies (above) still ends it.
+                if trouble is not None and not backoff.got_in:
                     text += f" ({trouble.text})"
             raise _Retry(text, _retry_after_s(info.metadata)) from None
         finally:
