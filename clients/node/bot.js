@@ -68,6 +68,7 @@ const FINAL_REASONS = new Set([
   'WORKER_LOST',
   'SHUTTING_DOWN',
   'HELLO_MISSING',
+  'HELLO_INVALID',
   'SEAT_TAKEN_OVER',
 ]);
 /**

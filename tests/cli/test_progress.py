@@ -105,3 +105,20 @@ def test_entries_already_shown_are_not_shown_again(capsys: pytest.CaptureFixture
     assert view.game.state.n_events == states[6].n_events
     parts = [m.group(3) for m in map(TURN.match, capsys.readouterr().out.splitlines()) if m]
     assert sum(len(p.split(", ")) for p in parts) == 6  # the 6 decisions, once each
+
+
+def test_the_scoreboard_escapes_names_and_details_that_would_act_on_a_terminal() -> None:
+    from medina.cli.progress import scoreboard
+    from medina.engine import result
+    from medina.referee.outcome import MatchOutcome, SeatOutcome, Termination
+
+    final = played("medina-v2", 2, 3, 0)[-1]
+    r = result(final)
+    seats = tuple(
+        SeatOutcome(s, "evil\nname\x1b[31m", r.totals[s], 1 + s, r.breakdowns[s],
+                    Termination.CRASHED if s else Termination.NORMAL, "log: \x1b[2K", 0)
+        for s in range(2)
+    )  # fmt: skip
+    table = scoreboard(final, MatchOutcome(seats, complete=True))
+    assert "\x1b" not in table and len(table.splitlines()) == 3
+    assert "evil\\nname\\x1b" in table and "(log: \\x1b[2K)" in table

@@ -191,6 +191,34 @@ def test_an_unsupported_protocol_version_and_a_forfeited_seat_say_why(tmp_path: 
     run(main())
 
 
+def test_a_bot_name_a_console_cannot_show_is_refused_naming_the_field(tmp_path: Path) -> None:
+    # A name holding a newline and ESC was taken: the `match` scoreboard and `replay show`
+    # printed it raw (a line broken, the terminal recoloured), and the record kept it.
+    async def main() -> list[tuple[grpc.StatusCode | None, str, str]]:
+        running = await serve(tmp_path)
+        try:
+            hosted = running.arena.create(MatchSettings("medina-v2", 2, 8))
+            said = []
+            for name in ("evil\nname\x1b[31m", "n" * 129, "tab\there"):
+                bot = RawBot(running.address, hosted.tokens[0], name=name, keep_status=True)
+                await bot.play()
+                said.append((bot.status, bot.reason, bot.details))
+            fine = [RawBot(running.address, t, name="n" * 128) for t in hosted.tokens]
+            await asyncio.gather(*(b.play() for b in fine))
+            assert all(b.ended is not None for b in fine)  # 128 characters play
+            return said
+        finally:
+            await running.stop(1)
+
+    said = run(main())
+    assert [(code, reason) for code, reason, _ in said] == [
+        (grpc.StatusCode.INVALID_ARGUMENT, "HELLO_INVALID")
+    ] * 3
+    assert "Hello.bot_name 'evil\\nname\\x1b[31m' holds a control character (U+000A)" in said[0][2]
+    assert "Hello.bot_name is longer than 128 characters" in said[1][2]
+    assert "(U+0009)" in said[2][2]
+
+
 def test_create_match_is_idempotent_by_request_id(tmp_path: Path) -> None:
     async def main() -> None:
         running = await serve(tmp_path)

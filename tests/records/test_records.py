@@ -161,3 +161,15 @@ def test_verify_calls_a_record_with_lines_out_of_order_invalid(
         capsys.readouterr().err
         == f"medina-arena replay: no such record file: {tmp_path}/none.jsonl\n"
     )
+
+
+def test_show_escapes_a_name_that_would_act_on_a_terminal(tmp_path: Path) -> None:
+    # Servers before HELLO_INVALID took any Hello.bot_name: their records may hold a
+    # newline or ESC in a seat's name, which `replay show` printed raw.
+    path = write_match(tmp_path, "medina-v2", 2, 9)
+    lines = path.read_text().splitlines()
+    outcome = json.loads(lines[-1])
+    outcome["outcome"]["result"]["seats"][0]["name"] = "evil\nname\x1b[31m"
+    path.write_text("\n".join([*lines[:-1], json.dumps(outcome)]) + "\n")
+    text = show_record(read_record(path))
+    assert "evil\\nname\\x1b[31m" in text and "\x1b" not in text

@@ -30,6 +30,7 @@ FINAL = frozenset(
         "WORKER_LOST",
         "SHUTTING_DOWN",
         "HELLO_MISSING",
+        "HELLO_INVALID",
         "SEAT_TAKEN_OVER",
     }
 )

@@ -9,7 +9,14 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
-__all__ = ["control_character", "controls_shown", "last_line", "printable"]
+__all__ = [
+    "NAME_LIMIT",
+    "control_character",
+    "controls_shown",
+    "last_line",
+    "name_fault",
+    "printable",
+]
 
 #: Unicode categories of the characters that act on a terminal or end a line: control
 #: characters (C0, DEL, C1) and the line and paragraph separators.
@@ -45,6 +52,22 @@ def control_character(text: str) -> str | None:
     or a cell of a table may not hold (a tab included)."""
     found = next((ch for ch in text if unicodedata.category(ch) in _CONTROL), None)
     return None if found is None else f"U+{ord(found):04X}"
+
+
+#: The longest name or version a client may give of itself, in characters (a bot's Hello,
+#: a ladder bot's LobbyHello).
+NAME_LIMIT = 128
+
+
+def name_fault(field: str, text: str) -> str | None:
+    """Why ``text``, sent by a client as ``field`` (``Hello.bot_name``), cannot name it: over
+    ``NAME_LIMIT`` characters, or holding a control character (it is printed in consoles,
+    tables and logs, where a newline or ESC acted); None when it can."""
+    if len(text) > NAME_LIMIT:
+        return f"{field} is longer than {NAME_LIMIT} characters"
+    if (found := control_character(text)) is not None:
+        return f"{field} {text!r} holds a control character ({found})"
+    return None
 
 
 def last_line(path: Path, limit: int = 200) -> str:

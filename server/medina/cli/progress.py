@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from medina.boundary.terminal import printable
 from medina.engine import ROOFTOP_COLOURS, Event, EventKind, GameState, result
 from medina.engine.notation import describe_move
 from medina.referee.outcome import MatchOutcome, Termination
@@ -70,9 +71,11 @@ def scoreboard(state: GameState, outcome: MatchOutcome) -> str:
         colour = ROOFTOP_COLOURS[state.rules.rooftop_colours[s.seat]]
         ending = s.termination.name.lower()
         if s.termination is not Termination.NORMAL and s.detail:
-            ending += f" ({s.detail})"
+            ending += f" ({printable(s.detail)})"
+        # Names from records of servers that took any Hello.bot_name are shown escaped.
+        name = printable(s.name)
         lines.append(
-            f"{s.rank:>4}  {s.seat:>4}  {(s.name + ' ' + colour)[:20]:<20}  {s.total:>5}  "
+            f"{s.rank:>4}  {s.seat:>4}  {(name + ' ' + colour)[:20]:<20}  {s.total:>5}  "
             f"{b.buildings:>3} {b.stables:>3} {b.walls:>3} {b.merchants:>3} {b.well_bonus:>4} "
             f"{b.palace_tiles:>5} {b.tower_tiles:>5}  {ending}"
         )

@@ -24,7 +24,7 @@ import grpc
 from sqlalchemy.exc import OperationalError
 
 from medina.boundary.bucket import TokenBucket
-from medina.boundary.terminal import control_character, printable
+from medina.boundary.terminal import NAME_LIMIT, name_fault, printable
 from medina.referee.config import LIMIT_MS, MatchSettings, TimeControl
 from medina.referee.outcome import MatchOutcome
 from medina.rpc.common.auth import bearer_metadata
@@ -489,17 +489,11 @@ class Ladder:
                 "protocol_version",
                 supported=1,
             )
-        if len(hello.bot_version) > 128:
-            raise bad(
-                "LobbyHello.bot_version is longer than 128 characters", "bot_version", limit=128
-            )
         # The version names a row of the standings, a web page and a CSV cell: a newline or
         # a NUL in it broke each (the page's link led nowhere, the CSV row split in two).
-        if (found := control_character(hello.bot_version)) is not None:
-            raise bad(
-                f"LobbyHello.bot_version {hello.bot_version!r} holds a control character ({found})",
-                "bot_version",
-            )
+        if (fault := name_fault("LobbyHello.bot_version", hello.bot_version)) is not None:
+            too_long = len(hello.bot_version) > NAME_LIMIT
+            raise bad(fault, "bot_version", **({"limit": NAME_LIMIT} if too_long else {}))
         offered = {o.ruleset for o in self.config.offers}
         unknown = [r for r in hello.rulesets if r not in offered]
         if unknown and len(unknown) == len(hello.rulesets):

@@ -6,6 +6,7 @@ N decisions (after the scripted opening, if the record has one), so step 0 is th
 
 from __future__ import annotations
 
+from medina.boundary.terminal import printable
 from medina.engine import EventKind, GameState, render
 from medina.engine.notation import describe_move
 from medina.referee.outcome import Termination
@@ -55,7 +56,9 @@ def show_record(record: Record, at: int | None = None) -> str:
     if record.outcome is not None:
         for r in record.outcome.result.seats:
             ending = Termination(r.termination).name.lower() if r.termination else "?"
-            out.append(f"rank {r.rank}: seat {r.seat} {r.name} {r.total} points ({ending})")
+            # A record of a server that took any Hello.bot_name may hold a newline or ESC.
+            name = printable(r.name)
+            out.append(f"rank {r.rank}: seat {r.seat} {name} {r.total} points ({ending})")
     return "\n".join(out)
 
 

@@ -45,6 +45,8 @@ class Reason(StrEnum):
     HELLO_TIMEOUT = "HELLO_TIMEOUT"
     #: The stream closed before Hello, or its first message was not Hello.
     HELLO_MISSING = "HELLO_MISSING"
+    #: Hello.bot_name or bot_version cannot name the bot (too long, a control character).
+    HELLO_INVALID = "HELLO_INVALID"
     #: Hello.protocol_version is not one this server speaks.
     PROTOCOL_VERSION_UNSUPPORTED = "PROTOCOL_VERSION_UNSUPPORTED"
     #: No match has a seat with this token.

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import grpc
 from google.protobuf.message import DecodeError
 
-from medina.boundary.terminal import printable
+from medina.boundary.terminal import NAME_LIMIT, name_fault, printable
 from medina.engine import initial_supplies, observe
 from medina.referee.record import ErrorCode
 from medina.referee.seat import ConnectionSignal
@@ -154,6 +154,15 @@ class ArenaServicer:
                 f"this server speaks version {PROTOCOL_VERSION}",
                 {"supported": PROTOCOL_VERSION, "minor": PROTOCOL_MINOR},
             )
+        # Shown in consoles, tables and logs: a newline or ESC in a name acted there.
+        for field, text in (("bot_name", hello.bot_name), ("bot_version", hello.bot_version)):
+            if (fault := name_fault(f"Hello.{field}", text)) is not None:
+                return Refused(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    Reason.HELLO_INVALID,
+                    fault,
+                    {"field": field} | ({"limit": NAME_LIMIT} if len(text) > NAME_LIMIT else {}),
+                )
         found = self.arena.find_seat(hello.token)
         if found is None:
             why = "unknown seat token"
