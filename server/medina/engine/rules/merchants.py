@@ -36,8 +36,8 @@ def why_not_merchant(s: GameState, sq: Square, empty: Mask) -> IllegalActionErro
     sites = merchant_sites(s, empty)
     return IllegalActionError(
         "street-end",
-        f"the current street can still grow, so a merchant must go next to one of its ends "
-        f"(at {names(g, squares(sites))}); {name} is not",
+        f"the current street can still grow, so a merchant must extend it at one of its ends "
+        f"(the squares that do: {names(g, squares(sites))}); {name} is not one",
     )
 
 
