@@ -86,3 +86,18 @@ def test_an_empty_organiser_token_is_refused_not_taken_for_none(
     assert "MEDINA_ORGANISER_TOKEN set to nothing" in capsys.readouterr().err
     monkeypatch.delenv("MEDINA_ORGANISER_TOKEN")
     assert build_parser().parse_args(argv).organiser_token is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "level"),
+    [
+        (["serve"], "WARNING"),
+        (["--log-level", "INFO", "serve"], "INFO"),
+        (["serve", "--log-level", "info"], "INFO"),  # after the command, as the docs put it
+        (["--log-level", "ERROR", "serve", "--log-level", "DEBUG"], "DEBUG"),
+        (["tournament", "run", "--log-level", "INFO", "cup.toml"], "INFO"),
+        (["check-bot", "--", "bot", "--log-level", "DEBUG"], "WARNING"),  # the bot's own
+    ],
+)
+def test_log_level_is_taken_before_or_after_the_command(argv: list[str], level: str) -> None:
+    assert build_parser().parse_args(argv).log_level == level

@@ -51,7 +51,25 @@ def build_parser() -> argparse.ArgumentParser:
     tournament_cmd.add_parser(sub)
     web_cmd.add_parser(sub)
     ladder_cmd.add_parser(sub)
+    _log_level_everywhere(parser)
     return parser
+
+
+def _log_level_everywhere(parser: argparse.ArgumentParser) -> None:
+    """Take ``--log-level`` after any (sub)command too (``serve --log-level INFO``, as the
+    docs' examples put options after the command): given there, it overrides the one
+    before, whose default stands otherwise."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in action.choices.values():
+                command.add_argument(
+                    "--log-level",
+                    default=argparse.SUPPRESS,
+                    type=str.upper,
+                    choices=LOG_LEVELS,
+                    help="logging level: " + ", ".join(LOG_LEVELS) + " (default WARNING)",
+                )
+                _log_level_everywhere(command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
