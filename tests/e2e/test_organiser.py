@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import os
 import types
 import weakref
@@ -114,7 +115,7 @@ def test_a_match_whose_record_cannot_be_written_is_not_created(tmp_path: Path) -
 
 
 def test_create_match_is_refused_while_the_records_disk_is_below_its_reserve(
-    tmp_path: Path,
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     st = os.statvfs(tmp_path)
     beyond_mb = (st.f_bavail * st.f_frsize + 10**9) / 1e6  # more than this disk has free
@@ -125,6 +126,9 @@ def test_create_match_is_refused_while_the_records_disk_is_below_its_reserve(
                 host="127.0.0.1", port=0, records_dir=tmp_path, records_reserve_mb=beyond_mb
             )
         )
+        # Said as the server starts, not first with a refused CreateMatch.
+        started = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+        assert any("less than the" in m and "kept in reserve" in m for m in started), started
         roomy = await start_server(
             ServerConfig(host="127.0.0.1", port=0, records_dir=tmp_path, records_reserve_mb=0)
         )

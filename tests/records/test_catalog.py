@@ -14,6 +14,7 @@ from medina.records.catalog import UNFINISHED, Catalog, StoredState, inspect, pe
 from medina.records.reader import read_record
 from medina.records.verify import verify_record
 from medina.records.writer import RecordWriter
+from medina.rpc.single import host
 from medina.rpc.single.host import Arena
 from medina.v1 import match_pb2
 from medina.wire.records import decision_from_proto
@@ -309,3 +310,34 @@ def test_a_record_another_server_is_writing_is_not_called_interrupted(
     Arena(tmp_path).load_records()  # its writer is gone: interrupted now
     warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert [w.split(" were")[0] for w in warned] == [f"2 match record(s) in {tmp_path}"]
+
+
+def test_a_record_whose_match_ends_as_the_server_starts_is_not_called_interrupted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A second server starting beside a live one read a record before its outcome line,
+    # and looked at its lock after its writer had finished and let go: a match that ended
+    # normally was warned of as interrupted.
+    played = engine_record(tmp_path, "medina-v2", 2, 2)
+    lines = played.read_text().splitlines(keepends=True)
+    played.unlink()
+    live = RecordWriter(tmp_path, "live")
+    for line in lines[:-1]:  # what its server wrote before the scan
+        live._write_line(line.encode())
+    from medina.records.writer import being_written as real
+
+    ended: list[Path] = []
+
+    def ends_meanwhile(path: Path) -> bool:
+        if path.stem == "live" and not ended:
+            live._write_line(lines[-1].encode())  # the outcome, then the lock let go
+            live.close()
+            ended.append(path)
+        return real(path)
+
+    monkeypatch.setattr(host, "being_written", ends_meanwhile)
+    caplog.set_level(logging.INFO, logger="medina.rpc")
+    arena = Arena(tmp_path)
+    arena.load_records()
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert arena.stored.count({StoredState.FINISHED}) == 1

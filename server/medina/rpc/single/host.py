@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
@@ -187,14 +188,22 @@ class Arena:
         Returns the records that had to be read in full (interrupted or unreadable)."""
         inspected = self.stored.load()
         unfinished = [m for m in inspected if m.state is StoredState.INTERRUPTED]
-        # a record another live server (a second tournament runner) is writing is no
-        # interrupted match
-        interrupted = [m for m in unfinished if not being_written(m.path)]
+        interrupted: list[StoredMatch] = []
         for m in unfinished:
-            if m not in interrupted:
+            # A record another live server (a second tournament runner) is writing is no
+            # interrupted match.
+            if being_written(m.path):
                 log.info(
                     "match %s is being played by another server (record %s)", m.match_id, m.path
                 )
+                continue
+            # Nor one whose match ended between the read above and that look at its lock
+            # (its writer wrote the outcome, then let go): read again, it is finished.
+            with contextlib.suppress(OSError):
+                if catalog.peek_state(m.path) is not None:
+                    self.stored.add(catalog.inspect(m.path))
+                    continue
+            interrupted.append(m)
         for m in interrupted:
             log.info("match %s was interrupted (record %s): %s", m.match_id, m.path, m.note)
         if interrupted:

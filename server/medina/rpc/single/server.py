@@ -81,6 +81,9 @@ async def start_server(config: ServerConfig) -> RunningServer:
     )
     if config.scan_records:
         arena.load_records()
+    # Said at the start (once, at ERROR), not first with a refused CreateMatch: a records
+    # directory already short of its reserve takes no match.
+    arena.space.check()
     lag = LoopLag()
     if config.admission.max_queued > 0:
         arena.queue_for(config.admission, lambda: lag.ms)
