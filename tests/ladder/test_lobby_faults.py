@@ -1118,3 +1118,37 @@ async def squat(address: str) -> None:
         )
         async for _ in play(nothing()):
             pass
+
+
+def test_a_restart_says_what_its_earlier_run_left_unfinished(
+    db: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A ladder restarted after a crash aborted its earlier run's matches without a word.
+    from medina.storage.ladder import LadderStore
+
+    store = LadderStore(db)
+    store.register_server("here", "127.0.0.1:1", 30.0)
+    lines = []
+    for name in ("a", "b"):
+        store.add_bot(name, "", f"key-{name}", "salt", "digest")
+        lines.append(store.line(store.account(name).id, "v1", 25.0, 8.3).id)
+    mid = store.new_match("here", "medina-v2", 2, 1000, 7, lines)
+    store.engine.dispose()
+    caplog.set_level(logging.WARNING, logger="medina.ladder")
+
+    async def scenario() -> None:
+        ladder = await start_ladder(
+            LadderServerConfig(
+                db=db, port=0, records_dir=tmp_path / "rec", organiser_token=TOKEN,
+                ladder=CONFIG, server_id="here",
+            )
+        )  # fmt: skip
+        await ladder.stop()
+
+    run(scenario)
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert (
+        "1 ladder match(es) of this server's earlier run (here) were aborted, not rated: it "
+        "stopped during them"
+    ) in said, said
+    assert [m.status for m in LadderStore(db).matches() if m.id == mid] == ["aborted"]

@@ -374,7 +374,15 @@ class Ladder:
         await asyncio.to_thread(
             self.store.register_server, self.server_id, self.arena_address, self.config.lease_s
         )
-        await asyncio.to_thread(self.store.abort_orphans, self.server_id)
+        orphans = await asyncio.to_thread(self.store.abort_orphans, self.server_id)
+        if orphans:
+            # At WARNING, the default level: a restart after a crash says what it cost.
+            log.warning(
+                "%d ladder match(es) of this server's earlier run (%s) were aborted, not "
+                "rated: it stopped during them",
+                len(orphans),
+                self.server_id,
+            )
         self._tasks = [
             asyncio.create_task(self._matchmaking(), name="ladder-matchmaking"),
             asyncio.create_task(self._leases(), name="ladder-leases"),
@@ -757,7 +765,13 @@ class Ladder:
                 await self._write(
                     "renewing leases", self.store.renew, self.server_id, ids, self.config.lease_s
                 )
-                await self._write("aborting orphaned matches", self.store.abort_orphans)
+                orphans = await self._write("aborting orphaned matches", self.store.abort_orphans)
+                if orphans:
+                    log.warning(
+                        "%d ladder match(es) of a ladder server whose lease lapsed were "
+                        "aborted, not rated",
+                        len(orphans),
+                    )
             except StorageDown:
                 pass  # counted, and logged when it began
             except Exception:
