@@ -5,6 +5,7 @@ continuously and rated (docs/ladder.md)."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import dataclasses
 import logging
 import os
@@ -14,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from medina.boundary.spreadsheet import csv_rows
+from medina.boundary.stopping import stop_signals_caught
 from medina.boundary.terminal import printable
 from medina.ladder import accounts
-from medina.ladder.house import HouseBot, drain_house, parse_house, start_house
+from medina.ladder.house import HouseBot, drain_house, parse_house, start_house, stop_house
 from medina.ladder.matchmaker import Offer
 from medina.ladder.recompute import compare
 from medina.ladder.serve import LadderServerConfig, start_ladder
@@ -26,7 +28,6 @@ from medina.referee.config import LIMIT_MS, MatchSettings
 from medina.referee.errors import ConfigError
 from medina.rpc.common.admission import AdmissionLimits, open_files_limit
 from medina.rpc.common.collector import Collector
-from medina.rpc.common.serving import signals_caught
 from medina.storage.ladder import LadderStore, StoreError
 from medina.wire.shared.addresses import host_port
 from medina.wire.shared.tls import ClientTls, TlsFileError, client_tls, names, names_host
@@ -337,13 +338,6 @@ def _serve(args: argparse.Namespace) -> int:
             "text (--tls-cert and --tls-key; see docs/operations.md)",
             args.host,
         )
-    if args.http is not None and not is_loopback(args.http_host or args.host):
-        log.warning(
-            "the viewer on %s:%d is plain HTTP: anyone who reaches it sees every match as a "
-            "spectator does (it is read-only); use a TLS proxy in front of it",
-            args.http_host or args.host,
-            args.http,
-        )
     offers = tuple(parse_offer(o) for o in args.offer) if args.offer else LadderConfig().offers
     try:
         house = tuple(parse_house(h) for h in args.house or ())
@@ -412,7 +406,7 @@ async def _run(
         why = await tls_mismatch(config.arena, config.arena_tls, ARENA_FLAGS)
         if why is not None:
             raise CommandError(why)
-    with signals_caught() as stop:
+    with stop_signals_caught() as stop:
         try:
             running = await start_ladder(config)
         except (StoreError, OSError) as exc:
@@ -434,7 +428,27 @@ async def _run(
             lobby = f"127.0.0.1:{running.local_port}" if config.tls else f"{near}:{running.port}"
             procs = await start_house(running.store, lobby, house, config.records_dir / "house")
             await stop.wait()
-            await drain_house(running.ladder, procs)
+            # At WARNING, the default level: what the stop does to the matches in play.
+            log.warning(
+                "%s: the ladder stops forming matches; %d in play%s",
+                stop.first,
+                len(running.ladder.running),
+                f" (the house bots finish theirs first; {stop.first} again stops now)"
+                if procs
+                else "",
+            )
+            drain = asyncio.ensure_future(drain_house(running.ladder, procs))
+            again = asyncio.ensure_future(stop.again.wait())
+            await asyncio.wait([drain, again], return_when=asyncio.FIRST_COMPLETED)
+            again.cancel()
+            if not drain.done():
+                drain.cancel()
+                await stop_house(procs, 0)
+            if running.ladder.running:
+                log.warning(
+                    "%d ladder match(es) still in play are aborted, not rated",
+                    len(running.ladder.running),
+                )
             if stop_viewer is not None:
                 await stop_viewer()
             await running.stop()

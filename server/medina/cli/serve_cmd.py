@@ -221,13 +221,6 @@ def run(args: argparse.Namespace) -> int:
     beside = None
     if args.http is not None:
         http_host = args.http_host or args.host
-        if not is_loopback(http_host):
-            log.warning(
-                "the viewer on %s:%d is plain HTTP: anyone who reaches it sees every match "
-                "as a spectator does (it is read-only); use a TLS proxy in front of it",
-                http_host,
-                args.http,
-            )
 
         async def beside(running: RunningServer) -> Callable[[], Awaitable[None]]:
             return await start_viewer(running, http_host, args.http)

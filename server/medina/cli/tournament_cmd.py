@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from medina.boundary.stopping import STOP_SIGNALS, exit_code
 from medina.rpc.single.server import RunningServer
 from medina.sandbox import SandboxError, SandboxLimits
 from medina.sandbox import check as sandbox_check
@@ -259,8 +260,8 @@ class EntryFailed(Exception):
 
 
 class EntryStopped(EntryFailed):
-    """SIGINT or SIGTERM during entry validation: nothing was played or stored (the exit
-    code of a run stopped so mid-play: 130 or 143)."""
+    """SIGINT, SIGTERM or SIGHUP during entry validation: nothing was played or stored
+    (the exit code of a run stopped so mid-play: 130, 143 or 129)."""
 
     def __init__(self, name: str, sig: signal.Signals) -> None:
         super().__init__(
@@ -273,7 +274,7 @@ class EntryStopped(EntryFailed):
 async def _validating(
     name: str, validation: Awaitable[list[entry.EntryResult]]
 ) -> list[entry.EntryResult]:
-    """``validation``, or EntryStopped at SIGINT or SIGTERM (its games are stopped)."""
+    """``validation``, or EntryStopped at a stop signal (its games are stopped)."""
     task = asyncio.ensure_future(validation)
     loop = asyncio.get_running_loop()
     stopped: list[signal.Signals] = []
@@ -282,7 +283,7 @@ async def _validating(
         stopped.append(sig)
         task.cancel()
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, stop, sig)
     try:
         return await task
@@ -291,7 +292,7 @@ async def _validating(
             raise EntryStopped(name, stopped[0]) from None
         raise
     finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in STOP_SIGNALS:
             loop.remove_signal_handler(sig)
 
 
@@ -519,7 +520,7 @@ async def _run(runner: Runner, display: _Display) -> int:
         return 1
     if runner.stopping is None:
         return 0
-    return 143 if "SIGTERM" in runner.stopping else 130
+    return exit_code(runner.signal or "SIGINT")
 
 
 class _Display:
@@ -666,7 +667,7 @@ def worker_cmd(args: argparse.Namespace) -> int:
                 print(f"worker: {runner.failed}", file=sys.stderr)
                 return 1
             if runner.stopping is not None:
-                return 143 if "SIGTERM" in runner.stopping else 130
+                return exit_code(runner.signal or "SIGINT")
             if not args.forever:
                 return 0
             await asyncio.sleep(args.poll_s)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -45,8 +46,11 @@ from .options import (
     client_limits,
     client_tls_from_args,
     existing_database,
+    is_loopback,
 )
 from .reach import tls_mismatch
+
+log = logging.getLogger("medina.cli")
 
 DEFAULT_WEB_PORT = 8080
 #: Open files the viewer keeps free of connections (records read, logs, the gRPC channel).
@@ -305,6 +309,13 @@ async def start_viewer(
         await running.stop(1)
         raise CommandError(str(exc)) from None
     print(f"medina-arena viewer on {http.url}/", flush=True)
+    if not is_loopback(host):
+        # Said once it listens: with --http 0 the port is known only then.
+        log.warning(
+            "the viewer on %s is plain HTTP: anyone who reaches it sees every match as a "
+            "spectator does (it is read-only); use a TLS proxy in front of it",
+            http.url,
+        )
     return http.stop
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import grpc
 
+from medina.boundary.stopping import STOP_SIGNALS
 from medina.rpc.common.auth import bearer_metadata
 from medina.rpc.organiser import open_channel
 from medina.rpc.single.server import RunningServer, start_private_server
@@ -126,6 +127,8 @@ class Runner:
         self.owner = worker_id()
         self.tally = Tally()
         self.stopping: str | None = None
+        #: The signal that stopped it ('' for none).
+        self.signal = ""
         #: Why the runner gave up (a server that refuses every game), if it did.
         self.failed: str | None = None
         self._stop = asyncio.Event()
@@ -484,7 +487,13 @@ def standings(store: TournamentStore, tid: int) -> Standings:
 
 
 def install_signal_handlers(runner: Runner) -> None:
-    """SIGINT and SIGTERM stop the runner cleanly (games in play are given back)."""
+    """SIGINT, SIGTERM and SIGHUP (a closed terminal) stop the runner cleanly (games in
+    play are given back); ``runner.signal`` names the first."""
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, runner.stop, f"runner stopped ({sig.name})")
+
+    def stop(sig: signal.Signals) -> None:
+        runner.signal = runner.signal or sig.name
+        runner.stop(f"runner stopped ({sig.name})")
+
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, stop, sig)

@@ -23,6 +23,7 @@ import grpc
 from google.protobuf.message import DecodeError
 from grpc_health.v1 import health
 
+from medina.boundary.stopping import stop_signals_caught
 from medina.v1 import admin_pb2, admin_pb2_grpc, arena_pb2
 from medina.wire import play
 from medina.wire.shared.protocol import REDIRECT
@@ -34,7 +35,7 @@ from ..common.config import ServerConfig
 from ..common.hello import first_message
 from ..common.limits import ClientSlots, Limits, stream_slot
 from ..common.match_service import MatchService
-from ..common.serving import server_options, signals_caught, start_serving
+from ..common.serving import server_options, start_serving
 from ..common.status import Reason, Refused, abort
 from .routes import ROUTES_KEPT, Route, Routes
 from .worker_matches import FrontCatalog, WorkerMatches, lost_under, pass_on, relay
@@ -259,13 +260,14 @@ class RunningFront:
         """``host:port`` bots connect to."""
         return f"{self.config.host}:{self.port}"
 
-    async def stop(self, grace_s: float | None = None) -> None:
+    async def stop(self, grace_s: float | None = None, now: asyncio.Event | None = None) -> None:
         """Graceful shutdown: no new matches; every worker gives its running matches
-        ``grace_s`` and stops; then the front stops."""
+        ``grace_s`` (until ``now`` is set: they are told again, and abort them) and stops;
+        then the front stops."""
         grace = self.config.shutdown_grace_s if grace_s is None else grace_s
         self.health.enter_graceful_shutdown()
         self.matches.accepting = False
-        await self.pool.stop(grace)
+        await self.pool.stop(grace, now)
         await self.server.stop(1.0)
         await self.lag.stop()
         log.info(
@@ -351,11 +353,18 @@ async def serve_front_forever(
     config: ServerConfig, worker_argv: Sequence[str], workers: int, *, public_host: str | None
 ) -> None:
     """Run a front and its workers until SIGTERM or SIGINT, then shut down gracefully."""
-    with signals_caught() as stop:
+    with stop_signals_caught() as stop:
         running = await start_front(config, worker_argv, workers, public_host=public_host)
         async with Collector():
             print(f"medina-arena listening on {running.address}", flush=True)
             with contextlib.suppress(asyncio.CancelledError):
                 await stop.wait()
-            log.info("shutting down %d workers", workers)
-            await running.stop()
+            log.warning(
+                "%s: shutting down %d worker(s); their running matches have up to %g s to end "
+                "(%s again ends them now)",
+                stop.first,
+                workers,
+                config.shutdown_grace_s,
+                stop.first,
+            )
+            await running.stop(now=stop.again)

@@ -136,28 +136,43 @@ class WorkerPool:
             return worker.name
         return self.dead.get((slot, generation), f"worker {slot}")
 
-    async def stop(self, grace_s: float) -> None:
+    async def stop(self, grace_s: float, now: asyncio.Event | None = None) -> None:
         """SIGTERM every worker (each gives its running matches ``grace_s``), wait for them,
-        kill any still running ``grace_s`` + 15 s later."""
+        kill any still running ``grace_s`` + 15 s later. When ``now`` is set meanwhile,
+        SIGTERM them again: a worker told twice aborts its matches at once."""
         self.stopping = True
         for task in list(self._tasks):  # replacements being started are given up
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         workers = [w for w in self.workers if w is not None]
-        for w in workers:
-            if w.process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    w.process.send_signal(signal.SIGTERM)
-        for w in workers:
-            try:
-                async with asyncio.timeout(grace_s + 15.0):
+
+        def tell() -> None:
+            for w in workers:
+                if w.process.returncode is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        w.process.send_signal(signal.SIGTERM)
+
+        async def again() -> None:
+            assert now is not None
+            await now.wait()
+            tell()
+
+        tell()
+        nudge = asyncio.create_task(again()) if now is not None else None
+        try:
+            for w in workers:
+                try:
+                    async with asyncio.timeout(grace_s + 15.0):
+                        await w.process.wait()
+                except TimeoutError:
+                    log.error("%s did not stop in time; killing it", w.name)
+                    with contextlib.suppress(ProcessLookupError):
+                        w.process.kill()
                     await w.process.wait()
-            except TimeoutError:
-                log.error("%s did not stop in time; killing it", w.name)
-                with contextlib.suppress(ProcessLookupError):
-                    w.process.kill()
-                await w.process.wait()
-            await w.channel.close()
+                await w.channel.close()
+        finally:
+            if nudge is not None:
+                nudge.cancel()
 
     async def _start(self, slot: int) -> Worker:
         generation = self.generations[slot] + 1

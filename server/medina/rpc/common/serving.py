@@ -5,16 +5,14 @@ configured), health and reflection, and waiting for a signal.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import errno
-import signal
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from medina.boundary.stopping import stop_signals_caught
 from medina.v1 import admin_pb2, arena_pb2
 from medina.wire.shared.addresses import listening_port_error
 
@@ -154,25 +152,10 @@ async def start_serving(
     return health_servicer, port
 
 
-@contextlib.contextmanager
-def signals_caught() -> Iterator[asyncio.Event]:
-    """Inside the block SIGTERM and SIGINT set the event instead of ending the process. A
-    server enters it before it starts, so a signal that comes while it starts, or just after
-    it prints its address, still ends in a graceful shutdown."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    try:
-        yield stop
-    finally:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(sig)
-
-
 async def wait_for_signal(ready: Callable[[], None] | None = None) -> None:
-    """Return at the first SIGTERM or SIGINT; ``ready`` is called once they are caught."""
-    with signals_caught() as stop:
+    """Return at the first SIGTERM, SIGINT or SIGHUP; ``ready`` is called once they are
+    caught."""
+    with stop_signals_caught() as stop:
         if ready is not None:
             ready()
         await stop.wait()

@@ -63,6 +63,16 @@ class _MatchRef:
         return match.state
 
 
+@dataclass(frozen=True)
+class Shutdown:
+    """What a shutdown did with the matches it found not yet ended."""
+
+    #: Ended by themselves within the grace.
+    ended: int
+    #: Aborted ("server shutting down"), their records complete.
+    aborted: int
+
+
 class ArenaClosedError(RuntimeError):
     """The server is shutting down and takes no new matches."""
 
@@ -380,14 +390,27 @@ class Arena:
             if h.match.phase in (MatchPhase.WAITING, MatchPhase.RUNNING)
         ]
 
-    async def shutdown(self, grace_s: float) -> None:
-        """Stop taking matches, let running ones end within ``grace_s``, abort the rest."""
+    async def shutdown(self, grace_s: float, now: asyncio.Event | None = None) -> Shutdown:
+        """Stop taking matches, let running ones end within ``grace_s`` (or until ``now``
+        is set: a second signal), abort the rest; how many did which."""
         self.accepting = False
-        tasks = [h.task for h in self.running() if h.task is not None]
+        live = self.running()
+        tasks = [h.task for h in live if h.task is not None]
+        aborted = 0
         if tasks:
-            _done, pending = await asyncio.wait(tasks, timeout=grace_s)
+            waiting = asyncio.ensure_future(asyncio.wait(tasks, timeout=grace_s))
+            nudged = asyncio.ensure_future(now.wait()) if now is not None else None
+            try:
+                await asyncio.wait([w for w in (waiting, nudged) if w is not None],
+                                   return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+            finally:
+                for w in (waiting, nudged):  # the waits, not the matches
+                    if w is not None:
+                        w.cancel()
             for hosted in self.running():
+                aborted += 1
                 hosted.match.abort("server shutting down")
+            pending = [t for t in tasks if not t.done()]
             if pending:
                 await asyncio.wait(pending, timeout=10)
         if self._retrying is not None:
@@ -399,3 +422,4 @@ class Arena:
                 len(self.space.unwritten),
                 ", ".join(str(w.path) for w in self.space.unwritten),
             )
+        return Shutdown(len(live) - aborted, aborted)

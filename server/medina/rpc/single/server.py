@@ -15,6 +15,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from medina.boundary.stopping import stop_signals_caught
 from medina.v1 import admin_pb2_grpc
 
 from ..common.admission import LoopLag
@@ -23,9 +24,9 @@ from ..common.collector import Collector
 from ..common.config import BotListener, ServerConfig
 from ..common.limits import ClientSlots
 from ..common.match_service import MatchService
-from ..common.serving import add_port, server_options, signals_caught, start_serving
+from ..common.serving import add_port, server_options, start_serving
 from .arena_servicer import ArenaServicer, add_arena_service
-from .host import Arena
+from .host import Arena, Shutdown
 from .local_matches import LocalMatches, SpectatorServicer
 
 log = logging.getLogger("medina.rpc")
@@ -64,9 +65,22 @@ class RunningServer:
     async def stop(self, grace_s: float | None = None) -> None:
         """Graceful shutdown: no new matches, running ones get ``grace_s`` to end, the rest
         are aborted with complete records, then the server stops."""
+        await self.end_matches(grace_s)
+        await self.close()
+
+    async def end_matches(
+        self, grace_s: float | None = None, now: asyncio.Event | None = None
+    ) -> Shutdown:
+        """The first half of ``stop``: no new matches, running ones get ``grace_s`` (the
+        configured grace by default) to end, or until ``now`` is set; the rest are aborted
+        with complete records. The server still answers (ListMatches, Watch of the
+        records)."""
         grace = self.config.shutdown_grace_s if grace_s is None else grace_s
         self.health.enter_graceful_shutdown()
-        await self.arena.shutdown(grace)
+        return await self.arena.shutdown(grace, now)
+
+    async def close(self) -> None:
+        """The second half of ``stop``: the server stops listening."""
         if self.bots_server is not None:
             await self.bots_server.stop(1.0)
         await self.server.stop(1.0)
@@ -151,9 +165,9 @@ async def serve_forever(
     stdin: a front that died leaves no worker behind), then shut down gracefully.
 
     ``beside`` starts something next to the server once it listens (the web viewer) and
-    returns how to stop it; it is stopped first at shutdown.
+    returns how to stop it; it is stopped once the matches have ended (or were aborted).
     """
-    with signals_caught() as stop:
+    with stop_signals_caught() as stop:
         running = await start_server(config)
         async with Collector():
             bots = f" bots-port {running.bots_port}" if running.bots_server is not None else ""
@@ -163,10 +177,30 @@ async def serve_forever(
                 await _first_of(stop.wait(), _stdin_closed())
             else:
                 await stop.wait()
-            log.info("shutting down: %d running match(es)", len(running.arena.running()))
+            # At WARNING, the default level: an operator sees why the server stops and what
+            # became of its matches (a worker's front says it for all of them).
+            said = log.info if until_stdin_closes else log.warning
+            live = len(running.arena.running())
+            said(
+                "%s: shutting down; %s",
+                stop.first or "its front closed",
+                f"{live} running match(es) have up to {config.shutdown_grace_s:g} s to end "
+                f"({stop.first or 'a stop signal'} again ends them now)"
+                if live
+                else "no match running",
+            )
+            ended = await running.end_matches(now=stop.again)
+            # The viewer and /metrics last: live pages follow the matches to their end.
             if stop_beside is not None:
                 await stop_beside()
-            await running.stop()
+            await running.close()
+            if ended.ended or ended.aborted:
+                said(
+                    "stopped: %d match(es) ended within the grace, %d aborted (their records "
+                    "end 'server shutting down')",
+                    ended.ended,
+                    ended.aborted,
+                )
 
 
 async def _first_of(*waits: Awaitable[object]) -> None:
