@@ -199,7 +199,9 @@ def test_sigkill_mid_run_then_resume_gives_the_same_standings(
     assert "record(s) of attempts given back; their games were replayed\n" in checked.stdout
 
 
-def test_sigterm_gives_games_back(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_gives_games_back(tmp_path: Path, sig: signal.Signals, code: int) -> None:
+    # SIGHUP (a closed terminal) killed the runner at once, its games in play left leased.
     cup_file(tmp_path)
     db = tmp_path / "tournaments" / "cup" / "tournament.db"
     proc = subprocess.Popen(
@@ -222,18 +224,18 @@ def test_sigterm_gives_games_back(tmp_path: Path) -> None:
     try:
         # held still (with its bots) until SIGTERM is sent, so that the game cannot end first
         stop_when(proc.pid, one_done_one_in_play, 240, "a game done, one in play", group=True)
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
         os.killpg(proc.pid, signal.SIGCONT)
         _out, err = proc.communicate(timeout=60)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 143, err
-    assert "runner stopped (SIGTERM)" in err and "run the same command to continue" in err
+    assert proc.returncode == code, err
+    assert f"runner stopped ({sig.name})" in err and "run the same command to continue" in err
     counts = TournamentStore(str(db)).counts(1)
     assert counts.get("running", 0) == 0  # nothing left leased
     whats: set[Any] = {i.what for i in TournamentStore(str(db)).incidents(1)}
-    assert whats == {"interrupted: runner stopped (SIGTERM); replayed from scratch"}
+    assert whats == {f"interrupted: runner stopped ({sig.name}); replayed from scratch"}
     # the aborted attempts' games wait to be played: verify said they "were replayed"
     checked = run_cli("tournament", "verify", "cup.toml", cwd=tmp_path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
