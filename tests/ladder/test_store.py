@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 from medina.ladder import accounts, ratings
@@ -13,7 +14,7 @@ from medina.ladder.recompute import compare
 from medina.storage.ladder import BotRevokedError, LadderStore, RatedSeat, StoredSeat, StoreError
 from medina.storage.schema import LATEST
 from medina.tournament.standings import FAULTS
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 FAULTSET = frozenset(FAULTS)
 
@@ -128,6 +129,37 @@ def test_a_result_is_stored_and_rated_once_in_order(db_url: str) -> None:
     (m,) = store.matches()
     assert (m.status, m.ending, m.rated_seq) == ("finished", "complete", 1)
     assert compare(store) == (1, [])
+
+
+def test_recompute_reads_one_snapshot_while_a_result_is_stored_between_its_reads(
+    db_url: str,
+) -> None:
+    # `ladder recompute` against a playing ladder reported lines one game apart (stored
+    # 264, recomputed 263): it read the results, a result was stored, then it read the
+    # lines. Here the other server's result is stored right after the first read.
+    store = LadderStore(db_url)
+    writer = LadderStore(db_url)  # another server's connections: its own engine
+    a, b = add(store, "a"), add(store, "b")
+    la, lb = line(store, a), line(store, b)
+    mids = [store.new_match("s1", "medina-v2", 2, 1000, n, [la, lb]) for n in (1, 2)]
+    for mid in mids:
+        assert store.started(mid, "s1", f"arena-{mid}")
+    assert finish(store, mids[0], "s1", seats((40, 1, "normal"), (30, 2, "normal")))
+    stored: list[int] = []
+
+    def store_between(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if not stored and statement.lstrip().upper().startswith("SELECT"):
+            stored.append(mids[1])
+            assert finish(writer, mids[1], "s1", seats((10, 2, "normal"), (50, 1, "normal")))
+
+    event.listen(store.engine, "after_cursor_execute", store_between)
+    try:
+        assert compare(store) == (1, [])
+    finally:
+        event.remove(store.engine, "after_cursor_execute", store_between)
+    assert stored == [mids[1]]
+    assert compare(store) == (2, [])  # and the next check sees it
+    writer.engine.dispose()
 
 
 def test_an_abandoned_result_is_stored_but_not_rated(db_url: str) -> None:

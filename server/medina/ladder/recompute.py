@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from medina.storage.ladder import LadderStore, LineRow
+from medina.storage.ladder import LadderStore
 
 from . import ratings
 
@@ -42,10 +42,10 @@ def recompute(
 
 
 def compare(store: LadderStore, tolerance: float = 1e-9) -> tuple[int, list[Difference]]:
-    """(rated matches replayed, the lines whose stored rating differs)."""
-    results = store.rated_results()
+    """(rated matches replayed, the lines whose stored rating differs), read in one
+    snapshot: right against a ladder that is playing."""
+    results, lines = store.rated_state()
     got = recompute(results)
-    lines: list[LineRow] = store.lines()
     diffs = []
     for x in lines:
         mu, sigma, games = got.get(x.id, (ratings.INITIAL.mu, ratings.INITIAL.sigma, 0))

@@ -15,7 +15,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import ColumnElement, Engine, create_engine, event, func, insert, text
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    create_engine,
+    event,
+    func,
+    insert,
+    text,
+)
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError
 
@@ -147,6 +156,23 @@ class Database:
             raise StoreError(
                 f"cannot open the database {self.safe_url}: {one_line(str(exc.orig))}"
             ) from None
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[Connection]:
+        """A connection whose reads all see one state of the database, whatever commits
+        meanwhile: one read transaction (SQLite in WAL mode keeps its snapshot from the first
+        read to the end; PostgreSQL's REPEATABLE READ does the same). Separate reads of a
+        database being written saw two states: a check comparing them reported differences
+        that were only the results stored between them."""
+        with self.engine.connect() as conn:
+            if self.dialect == "postgresql":
+                conn.execution_options(isolation_level="REPEATABLE READ")
+            with conn.begin():
+                if self.dialect == "sqlite":
+                    # The driver opens no transaction before a SELECT: each read would be
+                    # its own, on the state of its moment.
+                    conn.exec_driver_sql("BEGIN")
+                yield conn
 
     @property
     def safe_url(self) -> str:

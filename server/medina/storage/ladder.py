@@ -336,17 +336,24 @@ class LadderStore(Database):
         """Rating lines (all, one bot's, or these): those with rated games best ordinal
         first, then those with none (a fresh line's ordinal, 0, is above most played ones':
         a bot could fill the top of the standings with versions it never plays)."""
-        q = select(ladder_lines, ladder_bots).join(
-            ladder_bots, ladder_bots.c.id == ladder_lines.c.bot_id
-        )
+        where: list[ColumnElement[bool]] = []
         if bot_id is not None:
-            q = q.where(ladder_lines.c.bot_id == bot_id)
+            where.append(ladder_lines.c.bot_id == bot_id)
         if version is not None:
-            q = q.where(ladder_lines.c.version == version)
+            where.append(ladder_lines.c.version == version)
         if line_ids is not None:
-            q = q.where(ladder_lines.c.id.in_(list(line_ids)))
+            where.append(ladder_lines.c.id.in_(list(line_ids)))
         with self.engine.connect() as conn:
-            rows = conn.execute(q).mappings().all()
+            return self._lines(conn, *where)
+
+    def _lines(self, conn: Connection, *where: ColumnElement[bool]) -> list[LineRow]:
+        """The lines matching every condition of ``where``, in standings order (``lines``)."""
+        q = (
+            select(ladder_lines, ladder_bots)
+            .join(ladder_bots, ladder_bots.c.id == ladder_lines.c.bot_id)
+            .where(*where)
+        )
+        rows = conn.execute(q).mappings().all()
         out = [
             LineRow(
                 id=r["id"],
@@ -808,23 +815,33 @@ class LadderStore(Database):
     def rated_results(self) -> list[tuple[int, list[tuple[int, int]]]]:
         """Every rated match in rating order: (match id, [(line id, counted rank)] by seat)."""
         with self.engine.connect() as conn:
-            q = (
-                select(
-                    ladder_matches.c.id,
-                    ladder_seats.c.seat,
-                    ladder_seats.c.line_id,
-                    ladder_seats.c.rank,
-                )
-                .join(ladder_seats, ladder_seats.c.match_id == ladder_matches.c.id)
-                .where(ladder_matches.c.rated_seq.is_not(None))
-                .order_by(ladder_matches.c.rated_seq, ladder_seats.c.seat)
+            return self._rated_results(conn)
+
+    def rated_state(self) -> tuple[list[tuple[int, list[tuple[int, int]]]], list[LineRow]]:
+        """``rated_results()`` and ``lines()`` read in one snapshot: the lines' ratings are
+        those the results led to, even while a ladder stores more (read apart, a result
+        stored between the reads looked like a wrong rating)."""
+        with self.snapshot() as conn:
+            return self._rated_results(conn), self._lines(conn)
+
+    def _rated_results(self, conn: Connection) -> list[tuple[int, list[tuple[int, int]]]]:
+        q = (
+            select(
+                ladder_matches.c.id,
+                ladder_seats.c.seat,
+                ladder_seats.c.line_id,
+                ladder_seats.c.rank,
             )
-            out: list[tuple[int, list[tuple[int, int]]]] = []
-            for mid, _seat, lid, rank in conn.execute(q):
-                if not out or out[-1][0] != mid:
-                    out.append((int(mid), []))
-                out[-1][1].append((int(lid), int(rank)))
-            return out
+            .join(ladder_seats, ladder_seats.c.match_id == ladder_matches.c.id)
+            .where(ladder_matches.c.rated_seq.is_not(None))
+            .order_by(ladder_matches.c.rated_seq, ladder_seats.c.seat)
+        )
+        out: list[tuple[int, list[tuple[int, int]]]] = []
+        for mid, _seat, lid, rank in conn.execute(q):
+            if not out or out[-1][0] != mid:
+                out.append((int(mid), []))
+            out[-1][1].append((int(lid), int(rank)))
+        return out
 
     def history(self, line_id: int) -> list[tuple[int, float, float, float]]:
         """A line's rating after each of its rated matches: (match id, finished at, mu, sigma)."""
