@@ -47,7 +47,7 @@ from .options import (
 )
 from .output import STDOUT, write_output
 from .reach import ARENA_FLAGS, tls_mismatch
-from .web_cmd import add_http_options, ladder_standings, start_viewer
+from .web_cmd import add_http_options, ladder_probe, ladder_standings, start_viewer
 
 DEFAULT_DB = "ladder.db"
 #: The longest time a seconds option of `ladder serve` takes (an hour, as the arena's clocks).
@@ -421,7 +421,11 @@ async def _run(
             stop_viewer = None
             if http is not None and running.arena is not None:
                 stop_viewer = await start_viewer(
-                    running.arena, http_host, http, standings=ladder_standings(config.db)
+                    running.arena,
+                    http_host,
+                    http,
+                    standings=ladder_standings(config.db),
+                    ladder=ladder_probe(running.ladder),
                 )
             near = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
             # With TLS the house bots use the lobby's loopback listener, in clear.

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from medina.engine.stats import Z95
+from medina.ladder.service import Ladder
 from medina.ladder.standings import standings as ladder_rows
 from medina.rpc.common.admission import open_files_limit
 from medina.rpc.common.limits import ClientSlots
@@ -24,6 +25,7 @@ from medina.tournament.runner import sprt_status, standings
 from medina.web import (
     BotGame,
     HttpServer,
+    LadderProbe,
     PerBot,
     RatingStep,
     StandingRow,
@@ -299,12 +301,31 @@ def add_http_options(p: argparse.ArgumentParser, default_host: str = "--host") -
     p.add_argument("--http-host", help=f"listen address of the viewer (default: {default_host})")
 
 
+def ladder_probe(ladder: Ladder) -> LadderProbe:
+    """What the ladder's metrics read of ``ladder`` when scraped."""
+    return LadderProbe(
+        bots=lambda: float(len(ladder.sessions)),
+        playing=lambda: float(len(ladder.running)),
+        formed=lambda: float(ladder.formed),
+        rated=lambda: float(ladder.rated),
+        aborted=lambda: float(ladder.aborted),
+        refused=lambda: dict(ladder.refusals.by_reason),
+        database_unwritable=lambda: float(ladder.outage.problem is not None),
+        held=lambda: float(len(ladder.held)),
+    )
+
+
 async def start_viewer(
-    running: RunningServer, host: str, port: int, standings: StandingsProvider | None = None
+    running: RunningServer,
+    host: str,
+    port: int,
+    standings: StandingsProvider | None = None,
+    ladder: LadderProbe | None = None,
 ) -> Callable[[], Awaitable[None]]:
-    """Start the viewer beside ``running``, print its URL, and return how to stop it."""
+    """Start the viewer beside ``running`` (with ``ladder``, the ladder's metrics too), print
+    its URL, and return how to stop it."""
     try:
-        http = await serve_viewer(running, host, port, standings=standings)
+        http = await serve_viewer(running, host, port, standings=standings, ladder=ladder)
     except OSError as exc:
         await running.stop(1)
         raise CommandError(str(exc)) from None

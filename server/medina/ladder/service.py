@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import math
 import random
@@ -33,12 +34,13 @@ from medina.rpc.organiser import create_match
 from medina.storage.database import one_line
 from medina.storage.ladder import AccountRow, LadderStore, RatedSeat, StoredSeat
 from medina.tournament.standings import FAULTS, SeatResult, counted_ranks
-from medina.v1 import admin_pb2_grpc, ladder_pb2, match_pb2
+from medina.v1 import admin_pb2, admin_pb2_grpc, ladder_pb2, match_pb2
 from medina.wire import convert
 from medina.wire import ladder as wire_ladder
 from medina.wire import matches as wire_matches
 
 from . import accounts, ratings
+from .arena_refusals import ArenaRefusals
 from .matchmaker import Candidate, MatchPlan, Offer, accepts, due_offers, plan
 from .missed import MissedEnds
 from .outage import STORAGE_RETRY_MS, Backoff, Outage, StorageDown
@@ -274,8 +276,15 @@ class Ladder:
         #: Matches being ended in the arena (a revoked bot's), held until done.
         self._background: set[asyncio.Task[None]] = set()
         self._stopping = False
+        #: Matches formed (stored and sent to the arena), results stored (rated or not),
+        #: results rated, and matches that ended unrated (called off, or not complete in
+        #: the arena), since the start: the ladder's /metrics.
         self.formed = 0
         self.finished = 0
+        self.rated = 0
+        self.aborted = 0
+        #: The arena's refusals of this ladder's CreateMatch calls.
+        self.refusals = ArenaRefusals()
         #: Matches formed per offer, for the mix.
         self.offered: dict[Offer, int] = {}
         #: Whether the database fails now (it holds the matchmaker's backoff).
@@ -356,6 +365,7 @@ class Ladder:
                     raise
                 except Exception as exc:  # not the database's state: never retried
                     log.exception("ladder match %d: storing its result failed", held.running.mid)
+                    self.aborted += 1
                     self.held[0] = _Held(
                         held.running, aborted=f"its result could not be stored: {exc}"
                     )
@@ -926,10 +936,10 @@ class Ladder:
         outcome: MatchOutcome | None = None
         record_path = ""
         try:
-            created = await create_match(
+            created = await self._create(
+                mid,
                 matches,
                 wire_matches.create_request(settings, f"ladder-{self.server_id}-{mid}"),
-                metadata=self.metadata,
             )
             running.arena_match_id = created.match_id
             running.tokens = tuple(t.token for t in created.tokens)
@@ -1000,6 +1010,27 @@ class Ladder:
             await self._store_abort(running, f"its result could not be stored: {exc}")
         self._finish_leavers(running)  # if the end was not told (not ours, or failed)
 
+    async def _create(
+        self,
+        mid: int,
+        matches: admin_pb2_grpc.MatchServiceAsyncStub,
+        request: admin_pb2.CreateMatchRequest,
+    ) -> admin_pb2.CreateMatchResponse:
+        """CreateMatch for ladder match ``mid``, the arena's refusals waited out (counted
+        and logged by ``refusals``)."""
+        accepted = False
+        try:
+            created = await create_match(
+                matches,
+                request,
+                metadata=self.metadata,
+                on_refused=functools.partial(self.refusals.refused, mid),
+            )
+            accepted = True
+            return created
+        finally:
+            self.refusals.settled(mid, accepted)
+
     async def _stop_in_arena(self, running: _Running, detail: str) -> None:
         """End the match in the arena (its bots' streams end; one that ended already is
         left as it is)."""
@@ -1049,6 +1080,7 @@ class Ladder:
 
     async def _store_abort(self, running: _Running, detail: str) -> None:
         """Mark the match aborted (never rated); held when the database fails."""
+        self.aborted += 1
         try:
             await self._write(
                 "storing an aborted match",
@@ -1117,6 +1149,10 @@ class Ladder:
             log.warning("ladder match %d: not this server's to store any more", running.mid)
             return False
         self.finished += 1
+        if ending == "complete":
+            self.rated += 1
+        else:
+            self.aborted += 1
         after = {r.seat: r for r in rated}
         self._tell_end(running, outcome, rated=ending == "complete", after=after)
         # A bot suspended by this result is no longer matched: its stream ends.

@@ -78,11 +78,14 @@ async def create_match(
     timeout_s: float = 30.0,
     give_up_s: float = 120.0,
     retry_reasons: frozenset[str] = RETRY_REASONS,
+    on_refused: Callable[[str], None] | None = None,
 ) -> admin_pb2.CreateMatchResponse:
     """CreateMatch, retried while the server is full or briefly unavailable (and after a
     lost reply, under the same request id); the last error once ``give_up_s`` has passed.
     ``retry_reasons``: the refusals waited out (a person at a terminal wants to hear of a
-    full disk at once; a ladder waits for it to be freed)."""
+    full disk at once; a ladder waits for it to be freed). ``on_refused`` hears each
+    refusal's reason (the status code's name when the server gave none), waited out or
+    not: the retries are logged at INFO only."""
     asked = copy.deepcopy(request)
     if not asked.request_id:
         asked.request_id = f"medina-{uuid.uuid4()}"
@@ -96,6 +99,8 @@ async def create_match(
             return answer
         except grpc.aio.AioRpcError as exc:
             reason, retry_after_ms = refusal_of(exc)
+            if on_refused is not None:
+                on_refused(reason or exc.code().name)
             retry = reason in retry_reasons or (
                 not reason and exc.code() in (*RETRY_CODES, grpc.StatusCode.DEADLINE_EXCEEDED)
             )

@@ -2,12 +2,14 @@
 /metrics, served over HTTP beside the gRPC server (read-only)."""
 
 from .app import Viewer, build_app, records_viewer
+from .metrics import LadderProbe
 from .server import HttpServer, arena_viewer, serve_viewer
 from .standings import BotGame, PerBot, RatingStep, StandingRow, Standings, StandingsProvider
 
 __all__ = [
     "BotGame",
     "HttpServer",
+    "LadderProbe",
     "PerBot",
     "RatingStep",
     "StandingRow",

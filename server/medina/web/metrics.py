@@ -1,5 +1,5 @@
 """``/metrics`` for Prometheus: matches, decisions, decision latency, misbehaviour by bot,
-open streams and the event loop's lag.
+open streams and the event loop's lag; beside a ladder, the ladder's own (``LadderProbe``).
 
 Counts come from the record entries of every match the arena creates (a record tap, see
 ``Arena.record_taps``), so they are exactly what the records hold; gauges are read from the
@@ -9,11 +9,11 @@ arena when Prometheus scrapes. Each app has its own registry (no global state).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
@@ -27,7 +27,7 @@ from medina.referee.record import (
     RecordSink,
 )
 
-__all__ = ["CONTENT_TYPE_LATEST", "ArenaProbe", "Metrics"]
+__all__ = ["CONTENT_TYPE_LATEST", "ArenaProbe", "LadderProbe", "Metrics"]
 
 #: Distinct bot label values kept; later names are counted as "other" (a bot picks its own
 #: name, and an unbounded label set would grow the server's memory).
@@ -60,6 +60,73 @@ class ArenaProbe:
     records_unwritable: Callable[[], float] = lambda: 0.0
     #: Matches whose record could not be written whole when they ended, since the start.
     records_failed: Callable[[], float] = lambda: 0.0
+
+
+@dataclass
+class LadderProbe:
+    """What the ladder's metrics read when scraped (``ladder serve --http``): its own
+    counts, beside those of the arena it drives."""
+
+    #: Bots with a lobby stream open on this ladder server.
+    bots: Callable[[], float]
+    #: Matches this server formed that the arena has not ended yet.
+    playing: Callable[[], float]
+    #: Matches formed, rated, and ended unrated, since the start.
+    formed: Callable[[], float]
+    rated: Callable[[], float]
+    aborted: Callable[[], float]
+    #: The arena's refusals of the ladder's CreateMatch calls since the start, by reason.
+    refused: Callable[[], Mapping[str, int]]
+    #: 1 while the ladder's database cannot be written, else 0.
+    database_unwritable: Callable[[], float]
+    #: Match ends held in memory until the database can be written.
+    held: Callable[[], float]
+
+
+class _Ladder(Collector):
+    """The ladder's metrics (``LadderProbe``), read when scraped."""
+
+    def __init__(self, probe: LadderProbe) -> None:
+        self.probe = probe
+
+    def collect(self) -> Iterable[Metric]:
+        p = self.probe
+        for name, text, read in (
+            ("bots_connected", "Bots with a lobby stream open on this ladder server", p.bots),
+            ("matches_playing", "Matches this ladder formed that the arena plays", p.playing),
+            (
+                "database_unwritable",
+                "1 while the ladder's database cannot be written (no match is formed, "
+                "results are held in memory); 0 otherwise",
+                p.database_unwritable,
+            ),
+            ("results_held", "Match ends held until the database can be written", p.held),
+        ):
+            gauge = GaugeMetricFamily(f"medina_ladder_{name}", text)
+            gauge.add_metric([], read())
+            yield gauge
+        for name, text, read in (
+            ("matches_formed", "Matches formed and sent to the arena since the start", p.formed),
+            ("matches_rated", "Matches whose result was stored and rated since the start", p.rated),
+            (
+                "matches_aborted",
+                "Matches formed that ended unrated (called off, or not complete in the "
+                "arena) since the start",
+                p.aborted,
+            ),
+        ):
+            counter = CounterMetricFamily(f"medina_ladder_{name}", text)
+            counter.add_metric([], read())
+            yield counter
+        refused = CounterMetricFamily(
+            "medina_ladder_create_match_refused",
+            "The arena's refusals of the ladder's CreateMatch calls since the start, by "
+            "reason (SERVER_FULL, RECORD_UNWRITABLE, ...; the status code without one)",
+            labels=["reason"],
+        )
+        for reason, n in sorted(p.refused().items()):
+            refused.add_metric([reason], n)
+        yield refused
 
 
 @dataclass
@@ -112,7 +179,7 @@ class _Refusals(Collector):
 class Metrics:
     """The viewer's metrics registry and the record tap that feeds it."""
 
-    def __init__(self, probe: ArenaProbe | None = None) -> None:
+    def __init__(self, probe: ArenaProbe | None = None, ladder: LadderProbe | None = None) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.probe = probe or ArenaProbe()
         self._bots: set[str] = set()
@@ -196,6 +263,8 @@ class Metrics:
             registry=r,
         ).set_function(lambda: self.probe.records_unwritable())
         r.register(_Refusals(self.probe))
+        if ladder is not None:
+            r.register(_Ladder(ladder))
 
     def _turnaround_s(self) -> float:
         ms = self.probe.turnaround_ms()

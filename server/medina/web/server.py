@@ -23,7 +23,7 @@ from medina.rpc.single.server import RunningServer
 
 from .app import Viewer, build_app, stop_building
 from .hosted import ArenaSource
-from .metrics import ArenaProbe, Metrics
+from .metrics import ArenaProbe, LadderProbe, Metrics
 from .pacing import (
     EVERYONE,
     SHARED_REQUEST_BURST,
@@ -452,9 +452,13 @@ class HttpServer:
                 await self._task
 
 
-def arena_viewer(running: RunningServer, standings: StandingsProvider | None = None) -> Viewer:
+def arena_viewer(
+    running: RunningServer,
+    standings: StandingsProvider | None = None,
+    ladder: LadderProbe | None = None,
+) -> Viewer:
     """A viewer of a running server's arena: its matches live, its records, its metrics (from
-    every match created from now on)."""
+    every match created from now on; with ``ladder``, the ladder's too)."""
     arena = running.arena
     source = ArenaSource(arena)
 
@@ -473,7 +477,7 @@ def arena_viewer(running: RunningServer, standings: StandingsProvider | None = N
         records_unwritable=lambda: float(bool(arena.space.check())),
         records_failed=lambda: float(arena.space.failed_total),
     )
-    metrics = Metrics(probe)
+    metrics = Metrics(probe, ladder)
     arena.record_taps.append(metrics.tap)
     return Viewer(
         RecordShelf(arena.records_dir),
@@ -489,13 +493,15 @@ async def serve_viewer(
     host: str,
     port: int,
     standings: StandingsProvider | None = None,
+    ladder: LadderProbe | None = None,
 ) -> HttpServer:
-    """Start the viewer of ``running`` on ``host:port``, keeping open at most the
-    connections its share of the open-files limit holds (``viewer_connections``)."""
+    """Start the viewer of ``running`` on ``host:port`` (with ``ladder``, the ladder's
+    metrics too), keeping open at most the connections its share of the open-files limit
+    holds (``viewer_connections``)."""
     limit = viewer_connections(running.config.admission.max_open_files)
     slots = running.slots
     http = HttpServer(
-        build_app(arena_viewer(running, standings)),
+        build_app(arena_viewer(running, standings, ladder)),
         host,
         port,
         max_connections=limit,
