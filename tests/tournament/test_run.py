@@ -336,3 +336,18 @@ def test_verify_replays_every_result_and_names_what_was_edited(
     shutil.copy(d / "tournaments" / "cup" / "tournament.db", db)
     moved = run_cli("tournament", "verify", "--db", str(db), "--records", str(copy), cwd=d)
     assert moved.returncode == 0, moved.stdout + moved.stderr
+
+
+def test_a_tournament_looked_for_from_another_directory_says_where_it_looked(
+    tmp_path: Path,
+) -> None:
+    # `run` writes under the directory it runs in: from elsewhere, `standings cup/cup.toml`
+    # said only "no tournament database at tournaments/cup/tournament.db".
+    (tmp_path / "cup").mkdir()
+    cup_file(tmp_path / "cup")
+    done = run_cli("tournament", "standings", "cup/cup.toml", cwd=tmp_path)
+    assert done.returncode == 2
+    assert f"no tournament database at tournaments/cup/tournament.db under {tmp_path}" in (
+        done.stderr
+    )
+    assert "writes under the directory it runs in" in done.stderr

@@ -24,7 +24,9 @@ from .options import existing_database
 
 def add_parser(sub: Any) -> None:
     """Register ``replay verify`` and ``replay show``."""
-    p: argparse.ArgumentParser = sub.add_parser("replay", help="verify or show a match record")
+    p: argparse.ArgumentParser = sub.add_parser(
+        "replay", help="verify, show, list or prune match records"
+    )
     rsub = p.add_subparsers(dest="replay_command", required=True)
     v = rsub.add_parser("verify", help="re-run a record through the engine and check it")
     v.add_argument("file", help="record file (.jsonl)")

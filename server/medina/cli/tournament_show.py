@@ -47,7 +47,12 @@ def out_dir(args: argparse.Namespace, name: str | None) -> Path:
 def open_store(args: argparse.Namespace, name: str | None) -> TournamentStore:
     url = args.db or str(out_dir(args, name) / DB_FILE)
     if not args.db and not Path(url).exists():
-        raise CommandError(f"no tournament database at {url} (run the tournament first)")
+        where = "" if Path(url).is_absolute() else f" under {Path.cwd()}"
+        raise CommandError(
+            f"no tournament database at {url}{where} (run the tournament first; `tournament "
+            "run` writes under the directory it runs in, so run this from there, or give "
+            "--out DIR)"
+        )
     existing_database(url)
     try:
         return TournamentStore(url)

@@ -62,7 +62,9 @@ WEB_FILES_KEPT = 64
 def add_parser(sub: Any) -> None:
     """Register the command."""
     p: argparse.ArgumentParser = sub.add_parser(
-        "web", help="browse match records in a web browser (replays; read-only)"
+        "web",
+        help="follow live matches and browse records, replays and standings in a web "
+        "browser (read-only)",
     )
     p.add_argument(
         "--records",
