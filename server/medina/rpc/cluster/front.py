@@ -339,9 +339,10 @@ async def _serve(
     server.add_generic_rpc_handlers(forwarder.handlers())
     health_servicer, port = await start_serving(server, config)
     log.info(
-        "listening on %s:%d with %d workers (records in %s)",
+        "listening on %s:%d, %s, with %d workers (records in %s)",
         config.host,
         port,
+        "TLS" if config.tls_cert is not None else "in clear (no TLS)",
         pool.count,
         config.records_dir,
     )

@@ -109,7 +109,13 @@ async def start_server(config: ServerConfig) -> RunningServer:
         SpectatorServicer(arena, slots, config.organiser_token), server
     )
     health_servicer, port = await start_serving(server, config)
-    log.info("listening on %s:%d (records in %s)", config.host, port, config.records_dir)
+    log.info(
+        "listening on %s:%d, %s (records in %s)",
+        config.host,
+        port,
+        "TLS" if config.tls_cert is not None else "in clear (no TLS)",
+        config.records_dir,
+    )
     if arena.queue is not None:
         lag.on_tick.append(arena.queue.tick)
     lag.start()
