@@ -411,12 +411,13 @@ async def match_in_play(ladder: RunningLadder) -> int:
     return mid
 
 
-async def lobby_until(
-    stub: ladder_pb2_grpc.LadderServiceAsyncStub, key: str, kind: str
-) -> list[ladder_pb2.LobbyResponse]:
-    """A lobby stream that echoes heartbeats until the first message of ``kind``, then
-    drops (the bot's matches go on): what it was sent before and that message, heartbeats
-    left out."""
+def open_lobby(
+    stub: ladder_pb2_grpc.LadderServiceAsyncStub, key: str
+) -> tuple[
+    grpc.aio.StreamStreamCall[ladder_pb2.LobbyRequest, ladder_pb2.LobbyResponse],
+    asyncio.Queue[ladder_pb2.LobbyRequest],
+]:
+    """A lobby stream that has sent its LobbyHello, and the queue of what it sends next."""
     outgoing: asyncio.Queue[ladder_pb2.LobbyRequest] = asyncio.Queue()
     outgoing.put_nowait(hello())
 
@@ -424,7 +425,16 @@ async def lobby_until(
         while True:
             yield await outgoing.get()
 
-    call = stub.Lobby(requests(), metadata=auth(key))
+    return stub.Lobby(requests(), metadata=auth(key)), outgoing
+
+
+async def lobby_until(
+    stub: ladder_pb2_grpc.LadderServiceAsyncStub, key: str, kind: str
+) -> list[ladder_pb2.LobbyResponse]:
+    """A lobby stream that echoes heartbeats until the first message of ``kind``, then
+    drops (the bot's matches go on): what it was sent before and that message, heartbeats
+    left out."""
+    call, outgoing = open_lobby(stub, key)
     seen: list[ladder_pb2.LobbyResponse] = []
     async for message in call:
         if message.HasField("heartbeat"):
@@ -495,14 +505,7 @@ async def echoing(
     """A lobby stream that answers heartbeat k with an echo of ``echo_of(k)`` (None: no
     echo) until it has had ``heartbeats`` of them: how many it had, and the status, reason
     and ErrorInfo metadata the server ended it with (OK: it was still open)."""
-    outgoing: asyncio.Queue[ladder_pb2.LobbyRequest] = asyncio.Queue()
-    outgoing.put_nowait(hello())
-
-    async def requests() -> AsyncIterator[ladder_pb2.LobbyRequest]:
-        while True:
-            yield await outgoing.get()
-
-    call = stub.Lobby(requests(), metadata=auth(key))
+    call, outgoing = open_lobby(stub, key)
     seen = 0
     try:
         async for message in call:
