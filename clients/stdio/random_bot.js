@@ -37,8 +37,9 @@ const seed = parseSeed(process.argv.slice(2));
 const random = generator(seed);
 const log = (text) => process.stderr.write(`random_bot: ${text}\n`);
 
-// Every action a LegalActions message lists. The JSON mapping leaves out fields at their
-// default, so a missing list is empty and a missing colour means "none" (not a building).
+// Every action a LegalActions message lists. The bridge writes every field out (an empty
+// list as [], no colour as PALACE_COLOUR_UNSPECIFIED); the fallbacks below are for other
+// writers of the JSON mapping, which may leave out fields at their default.
 function legalActions(legal) {
   const actions = [];
   for (const group of (legal && legal.placements) || []) {

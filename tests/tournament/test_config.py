@@ -140,7 +140,8 @@ def test_the_digest_ignores_where_records_go(tmp_path: Path) -> None:
         (('name = "d"', 'name = "a b"'), r"\[\[bots\]\] #4 name: 'a b' is not a valid bot name"),
         (
             ('name = "d"', 'name = "-r5"'),
-            r"#4 name: '-r5' is not a valid bot name: .*, starting with a letter or digit$",
+            r"#4 name: '-r5' is not a valid bot name: 1-64 ASCII letters, .*, starting with an "
+            r"ASCII letter or digit$",
         ),
         (
             ('command = "python d.py"', 'command = "no-such-program-xyz --x"'),

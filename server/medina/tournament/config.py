@@ -28,8 +28,8 @@ MAX_GROUPS = 10_000
 def invalid_name(name: str, what: str = "name") -> str:
     """Why ``name`` is not a valid ``what`` (``NAME_RE``), said in full."""
     return (
-        f"{name!r} is not a valid {what}: 1-64 letters, digits, '_', '.', '+', '-', "
-        "starting with a letter or digit"
+        f"{name!r} is not a valid {what}: 1-64 ASCII letters, digits, '_', '.', '+', "
+        "'-', starting with an ASCII letter or digit"
     )
 
 
