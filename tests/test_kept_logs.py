@@ -48,3 +48,24 @@ def test_files_a_bot_logged_are_kept_as_logs_beside_its_seat_log(tmp_path: Path)
     # only regular files are kept: the link stays in the log directory, its target untouched
     assert [p.name for p in (tmp_path / "M.seat0.logs").iterdir()] == ["link"]
     assert secret.read_text() == "not a log"
+
+
+def test_a_bot_is_told_where_its_log_files_will_be_kept(tmp_path: Path) -> None:
+    # A stdio bridge names its program's log in its last line; the name in MEDINA_LOG_DIR
+    # was gone once the bot exited, so it names the kept one, from MEDINA_LOG_KEPT_PREFIX.
+    writes = (
+        "import os\n"
+        "path = os.path.join(os.environ['MEDINA_LOG_DIR'], 'bot-x-7.log')\n"
+        "open(path, 'w').write('mine')\n"
+        "print(os.environ['MEDINA_LOG_KEPT_PREFIX'] + 'bot-x-7.log')\n"
+    )
+    log = tmp_path / "M.seat1.log"
+
+    async def main() -> int:
+        proc = await spawn_bot([sys.executable, "-c", writes], "127.0.0.1:1", "t", log)
+        return await asyncio.wait_for(proc.wait(), 30)
+
+    assert asyncio.run(main()) == 0
+    named = Path(log.read_text().strip())
+    assert named == tmp_path.resolve() / "M.seat1.bot-x-7.log"
+    assert named.read_text() == "mine"

@@ -8,7 +8,8 @@ line it reads to TRANSCRIPT and answers according to BEHAVIOUR:
 - ``twice``: two answer lines for every request;
 - ``exit``: exits with status 4 at the first request;
 - ``close``: closes its stdout at the first request and reads on until its stdin ends;
-- ``hang``: never answers, and sleeps on when its stdin ends.
+- ``hang``: never answers, and sleeps on when its stdin ends;
+- ``late``: answers the first request only (as a program slower than the clock).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def main(behaviour: str, transcript: str) -> int:
                 requests += 1
             elif "rejected" not in message:
                 continue
-            if behaviour in ("hang", "silent"):
+            if behaviour in ("hang", "silent") or (behaviour == "late" and requests > 1):
                 continue
             if behaviour == "exit":
                 print("stdio_bot: bye", file=sys.stderr)

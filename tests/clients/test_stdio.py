@@ -17,10 +17,21 @@ from google.protobuf import json_format
 from medina.engine import apply_action, is_legal, legal_actions, new_game
 from medina.v1 import arena_pb2, common_pb2, game_pb2
 from medina.wire.convert import action_from_proto
+from medina.wire.shared.bridge_log import KEPT_PREFIX_ENV, parse_failure
 from medina_client.__main__ import main as cli_main
-from medina_client.stdio import EXIT_ARENA, EXIT_BOT, EXIT_ENDED, default_name, log_file_name
+from medina_client.stdio import (
+    EXIT_ARENA,
+    EXIT_BOT,
+    EXIT_ENDED,
+    BridgeConfig,
+    StdioBridge,
+    default_name,
+    log_file_name,
+    unended_hint,
+)
 from medina_client.stdio import main as stdio_main
 from medina_client.stdio_lines import LineError, decode_action, decode_answer, encode_line
+from medina_client.stdio_process import BotProcess
 
 from .fake_arena import FakeStream, Script, ended, fake_server, request, run, welcome
 
@@ -43,6 +54,32 @@ def test_a_server_message_is_one_line_of_its_json_mapping() -> None:
     assert [v["seat"] for v in seats] == list(range(len(seats)))  # seat 0 is written out
     assert data["request"]["legal"]["placements"][0]["kind"].startswith("ACTION_KIND_")
     assert json_format.Parse(line, arena_pb2.PlayResponse()) == message
+
+
+def test_every_object_of_a_line_has_its_fields_in_the_proto_order() -> None:
+    # The protobuf library writes fields at their default last: a rooftop's colour (none)
+    # came after its squares, and a bot matching the documented order with a pattern broke.
+    legal = game_pb2.LegalActions(
+        placements=[
+            game_pb2.LegalPlacements(kind=game_pb2.ACTION_KIND_ROOFTOP, squares=[17, 18]),
+            game_pb2.LegalPlacements(
+                kind=game_pb2.ACTION_KIND_BUILDING, colour=common_pb2.PALACE_COLOUR_GREY
+            ),
+        ],
+        tea=True,
+    )
+    message = arena_pb2.PlayResponse(request=arena_pb2.DecisionRequest(request_id=3, legal=legal))
+    line = encode_line(message).decode()
+    assert line == (
+        '{"request":{"requestId":3,"legal":{"placements":['
+        '{"kind":"ACTION_KIND_ROOFTOP","colour":"PALACE_COLOUR_UNSPECIFIED","squares":[17,18]},'
+        '{"kind":"ACTION_KIND_BUILDING","colour":"PALACE_COLOUR_GREY","squares":[]}'
+        '],"tea":true}}}\n'
+    )
+    s = new_game("medina-v2", 2, 3)
+    welcomed = json.loads(encode_line(welcome(s, 0)))["welcome"]
+    fields = arena_pb2.Welcome.DESCRIPTOR.fields
+    assert list(welcomed) == [f.json_name for f in fields if f.json_name in welcomed]
 
 
 @pytest.mark.parametrize(
@@ -118,6 +155,8 @@ def test_a_bad_answer_line_says_what_is_wrong(line: str | bytes, message: str) -
         (["/usr/bin/python3.11", "-m", "mybot"], "mybot"),
         (["java", "-jar", "bots/medina.jar"], "medina"),
         (["./target/release/medina-bot", "--depth", "3"], "medina-bot"),
+        (["tclsh8.6", "bots/tiny.tcl"], "tiny"),
+        (["wish", "bots/board.tcl"], "board"),
     ],
 )
 def test_the_default_name_is_the_program_or_its_script(command: list[str], name: str) -> None:
@@ -248,6 +287,9 @@ def test_an_unreadable_line_is_reported_and_the_request_stays_open(tmp_path: Pat
         "nothing was sent for request 1: it stays open until the server's timeout policy "
         "decides it"
     ) in log
+    # the fix, as for a line that answers nothing: a debug print belongs on stderr
+    fix = "write one line per request or rejected line, and anything else to stderr"
+    assert f"decides it; {fix}" in log
     notices = [m.notice for m in seen(tmp_path) if m.HasField("notice")]
     assert len(notices) == 1
     assert notices[0].request_id == 1 and notices[0].code == common_pb2.ERROR_CODE_PROTOCOL
@@ -331,9 +373,48 @@ def test_a_bot_that_exits_early_fails_the_bridge_and_closes_the_stream(
     err = capsys.readouterr().err
     assert err == (
         "medina_client stdio: the bot exited with status 4 before the match ended; "
-        f"its stderr is in {tmp_path / 'bot.log'}\n"
+        f"its stderr ends: stdio_bot: bye; its stderr is in {tmp_path / 'bot.log'}\n"
     )
     assert "stdio_bot: bye" in (tmp_path / "bot.log").read_text()
+
+
+def test_a_failing_bot_under_the_arena_names_its_log_where_the_arena_keeps_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # match, check-bot and tournaments move MEDINA_LOG_DIR's files beside the seat log once the
+    # bot exited: the path in the bridge's last line must be that one, not the gone one.
+    logs = tmp_path / "seat0.logs"
+    monkeypatch.setenv("MEDINA_LOG_DIR", str(logs))
+    monkeypatch.setenv(KEPT_PREFIX_ENV, f"{tmp_path / 'seat0'}.")
+    closed: list[bool] = []
+    assert bridge([early_end(closed)], tmp_path, "exit", "--log-dir", str(logs)) == (EXIT_BOT, 1)
+    failure = parse_failure(capsys.readouterr().err.strip())
+    assert failure is not None
+    assert (failure.status, failure.tail) == ("status 4", "stdio_bot: bye")
+    assert failure.path == f"{tmp_path / 'seat0'}.bot-b1-{os.getpid()}.log"
+
+
+def test_a_script_with_windows_line_endings_is_named_as_such(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "winbot.sh"
+    script.write_bytes(b"#!/bin/sh\r\necho hello\r\n")
+    script.chmod(0o755)
+
+    async def wait(stream: FakeStream) -> None:
+        await stream.inbox.get()  # the hello, if the bridge got that far
+
+    async def go() -> int:
+        async with fake_server([wait]) as (_arena, address):
+            argv = ["--server", address, "--token", "T", "--log", str(tmp_path / "bot.log")]
+            return await asyncio.to_thread(stdio_main, [*argv, "--", str(script)])
+
+    assert run(go()) == EXIT_BOT
+    err = capsys.readouterr().err
+    assert "could not be started" in err or "cannot start the bot" in err
+    assert f"{script} has Windows line endings (CRLF)" in err
+    for line in (tmp_path / "bot.log").read_text().splitlines():  # each line whole
+        assert "[bridge]" not in line or line.index("[bridge]") == 24, line
 
 
 def test_a_bot_that_closes_its_stdout_is_stopped(
@@ -367,8 +448,58 @@ def test_a_hanging_bot_is_left_to_the_server_then_terminated(
         f"terminated it (its stderr is in {tmp_path / 'bot.log'})\n"
     )
     assert "request 1: the bot did not answer before the server moved on" in err
+    assert "no answer line reached the bridge. The usual cause is output buffering" in err
     log = (tmp_path / "bot.log").read_text()
     assert "the match ended while the bot still owed 2 answer(s) (requests 1, 2)" in log
+
+
+def overdue(tmp: Path, behaviour: str) -> str:
+    """The bridge's log after a match where request 2 is not answered before request 3."""
+    s = new_game("medina-v2", 2, 7)
+
+    async def script(stream: FakeStream) -> None:
+        await stream.hello()
+        stream.send(welcome(s, s.to_move))
+        stream.send(request(s, 1))
+        if behaviour == "late":  # line 1 has reached the bridge: it sent it
+            assert (await stream.reply()).request_id == 1
+        stream.send(request(s, 2))
+        stream.send(request(s, 3, time_left_ms=0))  # the server timed request 2 out
+        stream.send(ended(2))
+
+    bridge([script], tmp, behaviour)
+    return (tmp / "bot.log").read_text()
+
+
+def test_a_late_answer_after_answers_that_came_is_not_blamed_on_buffering(tmp_path: Path) -> None:
+    log = overdue(tmp_path, "late")
+    assert "request 2: the bot did not answer before the server moved on" in log
+    assert "its earlier lines reached the bridge, so its output is not stuck in a buffer" in log
+    assert "output buffering" not in log
+
+
+def test_an_answer_without_its_newline_is_named(tmp_path: Path) -> None:
+    # The program wrote its answer but not the newline that ends it: the bridge, which reads
+    # whole lines, says so rather than blaming an output buffer.
+    program = "import sys; sys.stdout.write('{\"kind\":1'); sys.stdout.flush(); sys.stdin.read()"
+    config = BridgeConfig(
+        "127.0.0.1:1", "T", (sys.executable, "-c", program), tmp_path / "b.log", "b"
+    )
+    bridge = StdioBridge(config)
+
+    async def go() -> str:
+        bot = await BotProcess.start(config.command, config.log_path)
+        reading = asyncio.ensure_future(bot.readline())
+        async with asyncio.timeout(20):
+            while not bot.partial:  # until the bridge holds the unended line
+                await asyncio.sleep(0.01)
+        said = bridge._late_hint(bot)
+        await bot.stop(5)
+        assert await reading == b'{"kind":1'  # returned as it is at the end of the output
+        return said
+
+    assert asyncio.run(go()) == unended_hint(9)
+    assert 'without ending the line: end every answer line with "\\n"' in unended_hint(9)
 
 
 def test_the_bot_program_lives_through_a_reconnect(tmp_path: Path) -> None:

@@ -204,3 +204,22 @@ def test_a_debug_line_on_stdout_is_named_in_the_report(tmp_path: Path) -> None:
     reason = checks["kind-stable"]["reason"]
     assert "the stdio bridge said: line 1 from the bot" in reason
     assert "thinking about" in reason  # the offending line is quoted
+    assert "and anything else to stderr" in reason  # and the fix
+
+
+@pytest.mark.timeout(60)
+def test_a_crashing_stdio_bot_is_reported_with_its_programs_own_words(tmp_path: Path) -> None:
+    # The report quoted the bridge's last line, naming a log file already moved, and the
+    # bridge's exit status 3 for the program's.
+    code, checks = report_of("--only", "kind-building", *stdio("stdio_crash", tmp_path))
+    assert code == 1
+    reason = checks["kind-building"]["reason"]
+    assert reason.startswith(
+        "the bot's program exited with status 5 and its stdio bridge with code 3 while "
+        "request 2 was open"
+    )
+    found = re.search(r"; its log ends: oops: cannot handle request 2 \(in (.+)\)$", reason)
+    assert found is not None, reason
+    kept = Path(found.group(1))
+    assert kept.parent == tmp_path and kept.name.startswith("kind-building.")
+    assert "oops: cannot handle request 2" in kept.read_text()

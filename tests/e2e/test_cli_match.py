@@ -104,6 +104,29 @@ def test_a_bot_that_exits_mid_match_is_reported_and_forfeited_then(tmp_path: Pat
     assert "crashed (its bot exited with code 3 during the match)" in done.stdout
 
 
+def test_a_stdio_bot_that_exits_mid_match_is_reported_with_its_programs_status(
+    tmp_path: Path,
+) -> None:
+    tests = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), *sys.path])}
+    bot = f"python -m medina_client stdio -- {sys.executable} -m e2e.broken_bots.stdio_crash"
+    done = subprocess.run(
+        [*ARENA, "match", "--ruleset", "medina-v2", "--players", "2", "--seed", "3",
+         "--bot", bot, "--bot", "python -m medina_client", "--records", str(tmp_path), "--quiet"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = next(line for line in done.stderr.splitlines() if line.startswith("seat 0's bot"))
+    assert said.startswith(
+        "seat 0's bot's program exited with status 5 and its stdio bridge with code 3 during "
+        "the match; its log: "
+    )
+    found = re.search(r"; its log ends: oops: cannot handle request \d+ \(in (.+)\)$", said)
+    assert found is not None, said
+    assert Path(found.group(1)).is_file()  # the file as kept beside the seat log
+    assert "crashed (its bot's program exited with status 5 and its stdio bridge" in done.stdout
+
+
 @contextlib.contextmanager
 def serve_elsewhere(tmp_path: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """``medina-arena serve`` as its own process (records in ``tmp_path/served``): the

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import re
@@ -25,6 +26,7 @@ from pathlib import Path
 
 import grpc
 from medina.v1 import arena_pb2, common_pb2, ladder_pb2, match_pb2
+from medina.wire.shared.bridge_log import KEPT_PREFIX_ENV, failure_text, program_lines
 from medina.wire.shared.client import program_notice, program_welcome
 
 from . import messages
@@ -33,13 +35,14 @@ from .errors import AddressError, ConnectionLost, MedinaClientError, SessionOver
 from .ladder import LadderOptions, run_ladder
 from .route import Route, check_address
 from .runner import reconnecting
-from .stdio_lines import LineError, decode_answer, encode_line, excerpt
+from .stdio_lines import LineError, NotJsonError, decode_answer, encode_line, excerpt
 from .stdio_process import (
     BotProcess,
     BotStartError,
     LogFile,
     child_environment,
     describe_status,
+    not_started,
 )
 
 log = logging.getLogger("medina_client.stdio")
@@ -50,12 +53,15 @@ EXIT_ENDED, EXIT_ARENA, EXIT_USAGE, EXIT_BOT = 0, 1, 2, 3
 #: Interpreters whose script (the next argument that is not an option) names the bot.
 _INTERPRETERS = frozenset(
     {"node", "nodejs", "deno", "bun", "python", "pypy", "ruby", "perl", "php", "java", "lua"}
-    | {"sh", "bash", "julia", "Rscript", "dotnet", "mono", "racket", "guile", "sbcl"}
+    | {"sh", "bash", "dash", "ksh", "zsh", "fish", "julia", "Rscript", "dotnet", "mono"}
+    | {"racket", "guile", "sbcl", "tclsh", "wish", "jimsh", "expect", "awk", "gawk", "mawk"}
+    | {"raku", "luajit", "elixir", "escript", "ocaml", "swipl", "gforth", "runghc", "pwsh"}
 )
 
 
-#: What the bridge says when the program owes an answer past its time: by far the most
-#: common cause is an answer sitting in the program's output buffer.
+#: What the bridge says when the program owes an answer past its time and no line from it
+#: ever reached the bridge: by far the most common cause is an answer sitting in the
+#: program's output buffer.
 UNFLUSHED_HINT = (
     "no answer line reached the bridge. The usual cause is output buffering: when stdout is "
     "a pipe, most languages hold printed lines until a buffer fills. Flush after every "
@@ -65,6 +71,24 @@ UNFLUSHED_HINT = (
     "blocks: run it as mawk -W interactive (fflush() alone is not enough for mawk; other awks "
     "need fflush() after each line)"
 )
+
+#: The fix for a line on the program's stdout that is no answer (a debug print, most often).
+STDOUT_IS_FOR_ANSWERS = "write one line per request or rejected line, and anything else to stderr"
+
+#: ... when earlier lines from the program did reach the bridge: its output flows.
+LATE_HINT = (
+    "its earlier lines reached the bridge, so its output is not stuck in a buffer: it "
+    "answered too late (it needs more time than the clock allows)"
+)
+
+
+def unended_hint(count: int) -> str:
+    """What the bridge says when the program owes an answer and has written ``count`` bytes
+    after its last newline."""
+    return (
+        f"the bot wrote {count} byte(s) to its stdout without ending the line: end every "
+        'answer line with "\\n" (the bridge reads whole lines only), and flush after it'
+    )
 
 
 class BotFailed(MedinaClientError):
@@ -145,10 +169,17 @@ class StdioBridge:
         self.conn: Connection | None = None
         self.bot: BotProcess | None = None
         self._overdue: set[int] = set()  # pending ids the server already moved past
+        self.lines_read = 0  # lines from the program's stdout so far, blank ones included
+        self._log_start = 0  # where this run's part of the log file starts
 
     async def run(self) -> BridgeOutcome:
         """Play the match (see ``run_bridge``)."""
         with LogFile(self.config.log_path):
+            with contextlib.suppress(OSError):
+                self._log_start = self.config.log_path.stat().st_size
+            # Said before it starts: once it runs, its stderr goes to the same file, and a line
+            # written then could land in the middle of one of its own.
+            log.info("starting the bot: %s", " ".join(self.config.command))
             bot = await BotProcess.start(
                 self.config.command,
                 self.config.log_path,
@@ -156,7 +187,6 @@ class StdioBridge:
                 own_session=self.config.own_session,
             )
             self.bot = bot
-            log.info("started the bot (pid %d): %s", bot.pid, " ".join(self.config.command))
             reader = asyncio.create_task(self._read_bot(bot))
             try:
                 result = await self._serve(bot, reader)
@@ -168,7 +198,9 @@ class StdioBridge:
                 reader.cancel()
                 await asyncio.gather(reader, return_exceptions=True)
             if exited:
-                log.info("the bot exited with %s", describe_status(bot.returncode))
+                log.info(
+                    "the bot exited with %s (pid %d)", describe_status(bot.returncode), bot.pid
+                )
             else:  # main says so on stderr; the log file keeps it too
                 log.info(
                     "the bot did not exit within %g s of its stdin closing at the end of the "
@@ -242,7 +274,7 @@ class StdioBridge:
             return False
         if kind == "request":
             request = message.request
-            self._note_overdue(request.request_id, request.clock.strikes)
+            self._note_overdue(bot, request.request_id, request.clock.strikes)
             self.pending.append(request.request_id)
         elif kind == "rejected":
             rejected = message.rejected
@@ -260,14 +292,14 @@ class StdioBridge:
                     "the match ended while the bot still owed %d answer(s) (requests %s); %s",
                     len(self.pending),
                     ", ".join(str(rid) for rid in self.pending),
-                    UNFLUSHED_HINT,
+                    self._late_hint(bot),
                 )
             self.pending.clear()
             self._log_result(message.ended.result)
         bot.send(encode_line(message))
         return kind == "ended"
 
-    def _note_overdue(self, request_id: int, strikes: int) -> None:
+    def _note_overdue(self, bot: BotProcess, request_id: int, strikes: int) -> None:
         """A new request means the server settled every earlier one; say which the program
         never answered (the server's timeout policy decided them)."""
         for rid in self.pending:
@@ -278,8 +310,15 @@ class StdioBridge:
                     "timeout policy decided for the seat; strikes now %d); %s",
                     rid,
                     strikes,
-                    UNFLUSHED_HINT,
+                    self._late_hint(bot),
                 )
+
+    def _late_hint(self, bot: BotProcess) -> str:
+        """Why an answer is late, as far as the bridge can tell: an unended line, output
+        stuck in a buffer (no line ever came), or a slow program."""
+        if bot.partial:
+            return unended_hint(bot.partial)
+        return LATE_HINT if self.lines_read else UNFLUSHED_HINT
 
     def _log_result(self, result: match_pb2.MatchResult) -> None:
         for seat in result.seats:
@@ -308,6 +347,7 @@ class StdioBridge:
                 line = await bot.readline()
             except ValueError:
                 number += 1
+                self.lines_read = number
                 self._answer(number, None)
                 continue
             if not line:
@@ -315,6 +355,7 @@ class StdioBridge:
                     return
                 raise await self._output_ended(bot)
             number += 1
+            self.lines_read = number
             if line.strip():  # blank lines are tolerated and answer nothing
                 self._answer(number, line)
 
@@ -327,9 +368,9 @@ class StdioBridge:
         text = "" if line is None else line.decode("utf-8", "replace").strip()
         if not self.pending:
             log.warning(
-                "line %d from the bot answers nothing (write one line per request or "
-                "rejected line, and anything else to stderr); ignored: %s",
+                "line %d from the bot answers nothing (%s); ignored: %s",
                 number,
+                STDOUT_IS_FOR_ANSWERS,
                 excerpt(text),
             )
             return
@@ -338,7 +379,8 @@ class StdioBridge:
                 raise LineError("longer than the bridge reads (1 MiB)")
             answer = decode_answer(line)
         except LineError as exc:
-            self._unreadable(number, self.pending.popleft(), str(exc))
+            fix = STDOUT_IS_FOR_ANSWERS if isinstance(exc, NotJsonError) else ""
+            self._unreadable(number, self.pending.popleft(), str(exc), fix)
             return
         if answer.ignored:
             log.warning(
@@ -385,27 +427,44 @@ class StdioBridge:
             )
         return named
 
-    def _unreadable(self, number: int, rid: int, reason: str) -> None:
-        """Say so on the log and to the program; the request stays open for the server."""
+    def _unreadable(self, number: int, rid: int, reason: str, fix: str = "") -> None:
+        """Say so (and ``fix``, what to do about it) on the log and to the program; the
+        request stays open for the server."""
         text = (
             f"line {number} from the bot is {reason}; nothing was sent for request {rid}: "
             "it stays open until the server's timeout policy decides it"
+            + (f"; {fix}" if fix else "")
         )
         log.warning("%s", text)
         if self.bot is not None:
             self.bot.send(encode_line(program_notice(rid, f"stdio bridge: {text}")))
 
     async def _output_ended(self, bot: BotProcess) -> BotFailed:
-        """The program's stdout ended before the match: say whether it exited."""
+        """The program's stdout ended before the match: say whether it exited, what it last
+        wrote to its stderr and where that is kept."""
         status = await bot.wait_exit(self.config.exit_wait_s)
-        where = f"its stderr is in {self.config.log_path}"
         if status is None:
             problem = "closed its stdout before the match ended (it is still running; stopping it)"
         else:
             problem = f"exited with {describe_status(status)} before the match ended"
+            if status in (126, 127) and not self.lines_read:
+                problem += f" ({not_started(status, self.config.command)})"
         # INFO: the log file keeps it; the error itself reaches stderr through main
         log.info("the bot %s; closing the stream (the server's policies take the seat)", problem)
-        return BotFailed(f"the bot {problem}; {where}")
+        where = kept_log_path(self.config.log_path)
+        return BotFailed(failure_text(problem, self._program_tail(), where))
+
+    def _program_tail(self) -> str:
+        """The last line the program wrote to its stderr in this run ('' when none)."""
+        try:
+            with self.config.log_path.open("rb") as f:
+                f.seek(self._log_start)
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        said = [line.strip() for line in program_lines(text) if line.strip()]
+        tail = said[-1] if said else ""
+        return tail if len(tail) <= 300 else tail[:297] + "..."
 
 
 # -- command line ---------------------------------------------------------------------------
@@ -499,6 +558,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--quiet", action="store_true", help="no result line")
     return p
+
+
+def kept_log_path(path: Path) -> str:
+    """Where the log file ``path`` is to be found once the match is over: when the arena
+    started the bridge and the file is in its ``MEDINA_LOG_DIR``, the name the arena keeps it
+    under (beside the seat's log, outside any sandbox); else ``path``."""
+    prefix = os.environ.get(KEPT_PREFIX_ENV)
+    log_dir = os.environ.get("MEDINA_LOG_DIR")
+    if prefix and log_dir and path.parent.resolve() == Path(log_dir).resolve():
+        return prefix + (path.name if path.name.endswith(".log") else f"{path.name}.log")
+    return str(path)
 
 
 def default_name(command: Sequence[str]) -> str:
@@ -617,7 +687,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not outcome.bot_exited:
         print(
             f"medina_client stdio: the bot did not exit within {args.exit_wait:g} s after the "
-            f"match ended; terminated it (its stderr is in {config.log_path})",
+            f"match ended; terminated it (its stderr is in {kept_log_path(config.log_path)})",
             file=sys.stderr,
         )
         return EXIT_BOT

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor
@@ -26,13 +27,39 @@ class LineError(ValueError):
     """A line from the bot is not the JSON mapping of a ``medina.v1.Action``."""
 
 
+class NotJsonError(LineError):
+    """A line from the bot is no JSON at all: most often a debug print meant for stderr."""
+
+
 def encode_line(message: arena_pb2.PlayResponse) -> bytes:
     """``message`` as one compact JSON line, newline-terminated: lowerCamelCase names, enum
     names, the 64-bit seed as a string, and every field written out, zeros and empty lists
     included (a program never has to guess that a missing ``seat`` means seat 0). Optional
-    fields that are absent (a tile at the board edge has no ``holder``) stay absent."""
+    fields that are absent (a tile at the board edge has no ``holder``) stay absent. Each
+    object's fields come in the order of the .proto file (the protobuf library writes the
+    fields at their default last, so a rooftop's ``colour`` would follow its ``squares``)."""
     data = json_format.MessageToDict(message, always_print_fields_with_no_presence=True)
-    return (json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+    ordered = _in_field_order(message.DESCRIPTOR, data)
+    return (json.dumps(ordered, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+
+
+def _in_field_order(descriptor: Descriptor, data: dict[str, Any]) -> dict[str, Any]:
+    """``data``, the JSON mapping of a message of ``descriptor``, its keys (and its nested
+    messages' keys) in field number order."""
+    out: dict[str, Any] = {}
+    for f in sorted(descriptor.fields, key=lambda f: f.number):
+        if f.json_name not in data:
+            continue
+        value = data[f.json_name]
+        nested = f.message_type
+        if nested is not None and not nested.GetOptions().map_entry:
+            if isinstance(value, dict):
+                value = _in_field_order(nested, value)
+            elif isinstance(value, list):
+                value = [_in_field_order(nested, v) if isinstance(v, dict) else v for v in value]
+        out[f.json_name] = value
+    out.update((k, v) for k, v in data.items() if k not in out)  # none expected
+    return out
 
 
 @dataclass
@@ -104,12 +131,12 @@ def _object(line: str | bytes) -> dict[str, object]:
         try:
             line = line.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise LineError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            raise NotJsonError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     text = line.strip()
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise LineError(f"not JSON ({exc.msg} at column {exc.colno}): {excerpt(text)}") from None
+        raise NotJsonError(f"not JSON ({exc.msg} at column {exc.colno}): {excerpt(text)}") from None
     if not isinstance(data, dict):
         raise LineError(
             f"a JSON {_json_type(data)}, not an object such as {_EXAMPLE}: {excerpt(text)}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import errno
 import logging
 import os
@@ -36,6 +37,8 @@ class BotProcess:
         self.command = list(command)
         self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._input_closed = False
+        self._buffer = bytearray()  # read from its stdout, not yet returned as a line
+        self._skipping = False  # dropping the rest of a line longer than LINE_LIMIT
         self._writer = asyncio.get_running_loop().create_task(self._write_lines())
 
     @classmethod
@@ -67,7 +70,11 @@ class BotProcess:
                 )
             except OSError as exc:
                 reason = exc.strerror or str(exc)
-                raise BotStartError(f"cannot start the bot {command[0]!r}: {reason}") from None
+                crlf = crlf_hint(command)
+                raise BotStartError(
+                    f"cannot start the bot {command[0]!r}: {reason}"
+                    + (f" ({crlf})" if crlf else "")
+                ) from None
         return cls(proc, command)
 
     @property
@@ -104,13 +111,40 @@ class BotProcess:
             log.debug("the bot's stdin is closed; lines for it are dropped")
 
     async def readline(self) -> bytes:
-        """The next line from the bot's stdout, b"" at its end.
+        """The next line from the bot's stdout, b"" at its end (a last line without its
+        newline is returned as it is).
 
-        Raises ValueError for a line longer than ``LINE_LIMIT`` (its start is dropped).
+        Raises ValueError for a line longer than ``LINE_LIMIT`` (all of it is dropped).
         """
         stdout = self.proc.stdout
         assert stdout is not None
-        return await stdout.readline()
+        while True:
+            end = self._buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self._buffer[: end + 1])
+                del self._buffer[: end + 1]
+                if self._skipping:  # the end of a line too long to read
+                    self._skipping = False
+                    continue
+                return line
+            if len(self._buffer) > LINE_LIMIT:
+                self._buffer.clear()
+                if not self._skipping:
+                    self._skipping = True
+                    raise ValueError(f"a line longer than {LINE_LIMIT} bytes")
+            chunk = await stdout.read(1 << 16)
+            if not chunk:
+                line, skipped = bytes(self._buffer), self._skipping
+                self._buffer.clear()
+                self._skipping = False
+                return b"" if skipped else line
+            self._buffer += chunk
+
+    @property
+    def partial(self) -> int:
+        """How many bytes the bot wrote to its stdout after its last newline (a line it has
+        not ended, read but not yet returned by ``readline``)."""
+        return 0 if self._skipping else len(self._buffer)
 
     async def wait_exit(self, timeout_s: float) -> int | None:
         """The exit status if the bot exits within ``timeout_s`` seconds, else None."""
@@ -172,6 +206,35 @@ def _dying_with_bridge(command: Sequence[str], env: Mapping[str, str] | None) ->
     return [_SETPRIV, "--pdeathsig", "KILL", "--", *command]
 
 
+def crlf_hint(command: Sequence[str]) -> str:
+    """'' unless the program is a script whose ``#!`` line ends in a carriage return (it was
+    saved with Windows line endings: the kernel looks for an interpreter named ``perl\\r``,
+    which does not exist); then what to do about it."""
+    program = command[0] if command else ""
+    found = program if os.sep in program else shutil.which(program)
+    try:
+        with open(found or program, "rb") as f:
+            first = f.readline(4096)
+    except OSError:
+        return ""
+    if not (first.startswith(b"#!") and first.endswith(b"\r\n")):
+        return ""
+    return (
+        f"{program} has Windows line endings (CRLF): its #! line ends in a carriage return, "
+        "so its interpreter is not found; save it with Unix line endings (e.g. dos2unix)"
+    )
+
+
+def not_started(status: int, command: Sequence[str]) -> str:
+    """Why a program that exited with ``status`` 126 or 127 before writing a line could not
+    be started."""
+    crlf = crlf_hint(command)
+    if crlf:
+        return f"it could not be started: {crlf}"
+    what = "was not found" if status == 127 else "is not executable"
+    return f"it could not be started: the program, or the interpreter its #! line names, {what}"
+
+
 def describe_status(returncode: int | None) -> str:
     """An exit status in words: ``status 4``, ``signal SIGTERM``."""
     if returncode is None:
@@ -184,32 +247,70 @@ def describe_status(returncode: int | None) -> str:
     return f"status {returncode}"
 
 
+#: The log file of the bridge running in this context (an asyncio task and the tasks it
+#: starts): on a ladder several matches' bridges share the process and its loggers.
+_CURRENT_LOG: contextvars.ContextVar[LogFile | None] = contextvars.ContextVar(
+    "medina_client_stdio_log", default=None
+)
+
+#: The log files in use, and the SDK logger's level from before the first of them.
+_OPEN: set[LogFile] = set()
+_SAVED_LEVEL = [logging.NOTSET]
+
+
+class _BridgeLines(logging.FileHandler):
+    """The bridge's lines in the bot's log file, each starting a line of its own: the bot's
+    stderr goes to the same file, and may have left a line unfinished (a shell's "setpriv:
+    failed to execute" before its ": No such file or directory")."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        stream = self.stream
+        if stream is not None:
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+                fd = stream.fileno()
+                size = os.fstat(fd).st_size
+                if size and os.pread(fd, 1, size - 1) != b"\n":
+                    stream.write("\n")
+        super().emit(record)
+
+
 class LogFile:
-    """While in use, the SDK's messages (INFO and up) are appended to the bot's log file,
-    marked ``[bridge]``, beside the bot's own stderr."""
+    """While in use, the SDK's messages (INFO and up) logged in this context (the asyncio
+    task that entered it, and the tasks it starts) are appended to the bot's log file,
+    marked ``[bridge]``, beside the bot's own stderr; another match's bridge in the same
+    process writes its own lines to its own file."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.handler: logging.FileHandler | None = None
-        self.level = logging.NOTSET
+        self._token: contextvars.Token[LogFile | None] | None = None
 
     def __enter__(self) -> LogFile:
         try:
-            self.handler = logging.FileHandler(self.path, mode="a", encoding="utf-8")
+            # a+: the handler reads the file's last byte (see _BridgeLines)
+            self.handler = _BridgeLines(self.path, mode="a+", encoding="utf-8")
         except OSError as exc:
             raise OSError(f"cannot write the log file {self.path}: {exc.strerror}") from None
         self.handler.setFormatter(logging.Formatter("%(asctime)s [bridge] %(message)s"))
         self.handler.setLevel(logging.INFO)
+        self.handler.addFilter(lambda _record: _CURRENT_LOG.get() is self)
+        self._token = _CURRENT_LOG.set(self)
         sdk = logging.getLogger("medina_client")
-        self.level = sdk.level
-        if sdk.getEffectiveLevel() > logging.INFO:
-            sdk.setLevel(logging.INFO)
+        if not _OPEN:  # the first of the overlapping ones lowers the level, the last restores it
+            _SAVED_LEVEL[0] = sdk.level
+            if sdk.getEffectiveLevel() > logging.INFO:
+                sdk.setLevel(logging.INFO)
+        _OPEN.add(self)
         sdk.addHandler(self.handler)
         return self
 
     def __exit__(self, *exc: object) -> None:
         sdk = logging.getLogger("medina_client")
-        assert self.handler is not None
+        assert self.handler is not None and self._token is not None
         sdk.removeHandler(self.handler)
-        sdk.setLevel(self.level)
+        _OPEN.discard(self)
+        if not _OPEN:
+            sdk.setLevel(_SAVED_LEVEL[0])
+        _CURRENT_LOG.reset(self._token)
         self.handler.close()

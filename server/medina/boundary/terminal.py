@@ -16,6 +16,7 @@ __all__ = [
     "last_line",
     "name_fault",
     "printable",
+    "shorten",
 ]
 
 #: Unicode categories of the characters that act on a terminal or end a line: control
@@ -77,5 +78,11 @@ def last_line(path: Path, limit: int = 200) -> str:
         lines = path.read_bytes().decode("utf-8", "replace").splitlines()
     except OSError:
         return ""
-    tail = printable(next((line.strip() for line in reversed(lines) if line.strip()), ""))
-    return tail if len(tail) <= limit else tail[: limit - 3] + "..."
+    return shorten(
+        printable(next((line.strip() for line in reversed(lines) if line.strip()), "")), limit
+    )
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, "..." marking the cut."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."

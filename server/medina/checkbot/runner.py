@@ -8,8 +8,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from medina.boundary.terminal import last_line
 from medina.engine import ActionKind, GameState, get_ruleset, legal_moves
+from medina.launch.botlog import LogSays, log_says
 from medina.launch.botproc import BotProcess
 from medina.records.reader import read_record
 from medina.referee.outcome import MatchOutcome
@@ -81,7 +81,7 @@ class Trial:
     def bridge_diagnosis(self, limit: int = 800) -> str:
         """What a stdio bridge in the bot's log said about the program's lines ('' when the
         bot is no stdio bot or the bridge had nothing to say): its first complaint about a
-        line, else its note that answers never arrived (with the output-buffering hint)."""
+        line, else its note that an answer never arrived (with its guess why)."""
         try:
             lines = self.log_path.read_bytes().decode("utf-8", "replace").splitlines()
         except OSError:
@@ -92,14 +92,23 @@ class Trial:
             if line.startswith(("medina_client stdio: ", "medina_client.stdio: "))
         ]
         about_lines = [text for text in said if text.startswith("line ")]
-        overdue = [text for text in said if "no answer line reached the bridge" in text]
+        overdue = [text for text in said if OVERDUE in text or OWED in text]
         text = (about_lines or overdue or [""])[0]
         return text if len(text) <= limit else text[: limit - 3] + "..."
 
-    def log_tail(self, limit: int = 160) -> str:
-        """The last non-empty line of the bot's log, printable, shortened to ``limit``
-        characters."""
-        return last_line(self.log_path, limit)
+    def log_says(self) -> LogSays:
+        """What the bot's log says of how it ended (a stdio bridge's program's last stderr
+        line and exit status, when the bot is one)."""
+        return log_says(self.log_path)
+
+    def log_ends(self) -> str:
+        """``its log ends: ...`` ('' when the log is empty)."""
+        return self.log_says().ends(self.log_path)
+
+
+#: How a stdio bridge's notes on missing answers start (medina_client.stdio).
+OVERDUE = "the bot did not answer before the server moved on"
+OWED = "the match ended while the bot still owed"
 
 
 async def play(

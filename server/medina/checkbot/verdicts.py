@@ -87,9 +87,10 @@ def _incident_problem(t: Trial, incident: Incident, dropped: bool) -> Problem | 
             return Problem(_crash_text(t, t.crash), t.crash.request_id)
         text = f"its stream ended at decision {incident.at_decision} before MatchEnded"
         if t.exit_code is not None and t.exit_code != 0:  # it died, and the match ended anyway
-            tail = t.log_tail()
-            text += f" and the bot {_exit_words(t.exit_code)}"
-            return Problem(f"{text}; its log ends: {tail}" if tail else text)
+            says = t.log_says()
+            text += " and the bot" + says.exited(_exit_words(t.exit_code))
+            ends = says.ends(t.log_path)
+            return Problem(f"{text}; {ends}" if ends else text)
         return Problem(f"{text} ({incident.detail or 'no detail'}); the kit did not drop it")
     if incident.kind is IncidentKind.FORFEIT:
         if incident.termination is Termination.STALLED:
@@ -135,23 +136,21 @@ def allowed_ms(t: Trial, d: DecisionEntry) -> int:
 
 
 def _crash_text(t: Trial, crash: Crash) -> str:
-    how = (
-        f"was killed by signal {-crash.code}"
-        if crash.code < 0
-        else f"exited with code {crash.code}"
-    )
-    if t.limit is not None:
-        how = f"was stopped by its sandbox ({t.limit.removeprefix('sandbox: ')})"
+    says = t.log_says()
     if not crash.connected:
-        text = f"the bot {how} before connecting"
+        when = " before connecting"
     elif crash.request_id:
-        text = f"the bot {how} while request {crash.request_id} was open"
+        when = f" while request {crash.request_id} was open"
         if len(crash.kinds) == 1:
-            text += f" (only {KIND_WORDS[next(iter(crash.kinds))]} were legal)"
+            when += f" (only {KIND_WORDS[next(iter(crash.kinds))]} were legal)"
     else:
-        text = f"the bot {how} during the match, with no request open"
-    tail = t.log_tail()
-    return f"{text}; its log ends: {tail}" if tail else f"{text}; its log is empty"
+        when = " during the match, with no request open"
+    if t.limit is not None:
+        how = f" was stopped by its sandbox ({t.limit.removeprefix('sandbox: ')}){when}"
+    else:
+        how = says.exited(_exit_words(crash.code), when)
+    ends = says.ends(t.log_path)
+    return f"the bot{how}; {ends}" if ends else f"the bot{how}; its log is empty"
 
 
 def _exit_words(code: int) -> str:
@@ -312,9 +311,8 @@ def _match_end(t: Trial) -> Verdict:
     if t.exit_code is None:
         return False, f"still running {t.scenario.exit_s:g} s after MatchEnded"
     if t.exit_code != 0:
-        how = _exit_words(t.exit_code)
-        tail = t.log_tail()
-        return False, f"{how} after MatchEnded" + (f"; its log ends: {tail}" if tail else "")
+        ends = t.log_ends()
+        return False, f"{_exit_words(t.exit_code)} after MatchEnded" + (f"; {ends}" if ends else "")
     return True, f"exited with code 0 {t.exit_after_s:.2f} s after MatchEnded"
 
 

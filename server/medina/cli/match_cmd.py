@@ -14,8 +14,8 @@ from typing import Any
 
 import grpc
 
-from medina.boundary.terminal import last_line
 from medina.engine import GameFollower, GameState, render
+from medina.launch.botlog import log_says
 from medina.launch.botproc import BotProcess, BotStartError, reap, spawn_bot, watch_bot_exit
 from medina.referee.config import DEFAULT_CONNECT_TIMEOUT_MS, MatchSettings
 from medina.referee.errors import ConfigError
@@ -381,12 +381,14 @@ async def _report_exit(
     said = await watch_bot_exit(proc, seat, forfeit)
     if said.ended:
         return  # the match is over: exiting is what the bot should do
-    tail = last_line(log)
+    says = log_says(log)
+    ends = says.ends(log)
     print(
-        f"seat {seat}'s bot exited with code {proc.returncode}{said.when}"
+        f"seat {seat}'s bot"
+        + says.exited(f"exited with code {proc.returncode}", said.when)
         + (f" ({proc.limit_hit()})" if proc.limit_hit() else "")
         + f"; its log: {log}"
-        + (f" (last line: {tail})" if tail else ""),
+        + (f"; {ends}" if ends else ""),
         file=sys.stderr,
         flush=True,
     )

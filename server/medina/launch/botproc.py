@@ -16,8 +16,11 @@ from typing import IO, TypeVar
 from medina.boundary import orphans
 from medina.boundary.children import dying_with_parent
 from medina.boundary.environment import for_others
-from medina.sandbox import Box, SandboxError, SandboxSpec, keep_logs, seccomp_fd
+from medina.sandbox import Box, SandboxError, SandboxSpec, keep_logs, kept_prefix, seccomp_fd
+from medina.wire.shared.bridge_log import KEPT_PREFIX_ENV
 from medina.wire.shared.tls import ClientTls
+
+from .botlog import log_says
 
 T = TypeVar("T")
 
@@ -120,12 +123,16 @@ class BotProcess:
     def exit_detail(self, when: str = "") -> str:
         """Why its seat forfeits when it exited early: the limit its sandbox stopped it at
         (``sandbox: memory limit 512 MiB reached; its bot was stopped during the match``),
-        else its exit status (``its bot exited with code 1 during the match``); ``when``
+        else its exit status (``its bot exited with code 1 during the match``; a stdio
+        bridge's program's when the bridge told it, see ``LogSays.exited``); ``when``
         (`` during the match``) is appended."""
         hit = self.limit_hit()
         if hit is not None:
             return f"{hit}; its bot was stopped{when}"
-        return f"its bot exited with code {self.returncode}{when}"
+        how = f"exited with code {self.returncode}"
+        if self._log_path is None:
+            return f"its bot {how}{when}"
+        return "its bot" + log_says(self._log_path).exited(how, when)
 
     def limit_hit(self) -> str | None:
         """The limit the sandbox stopped it at (e.g. ``sandbox: memory limit 512 MiB
@@ -149,7 +156,9 @@ async def spawn_bot(
     The environment also carries ``MEDINA_SERVER``, ``MEDINA_TOKEN`` and ``MEDINA_LOG_DIR``
     (a directory of its own beside the log, ``LOGSTEM.logs``, where a stdio bridge keeps
     its program's stderr: its files are moved beside the log as ``LOGSTEM.NAME.log`` once
-    the bot exited, see ``keep_logs``, the directory removed), over ``env``
+    the bot exited, see ``keep_logs``, the directory removed; ``MEDINA_LOG_KEPT_PREFIX``
+    tells the bot that name, ``NAME`` left off, so that it can say where its files will
+    be), over ``env``
     (extra variables) and the arena's own. It runs in ``cwd`` (default: the current
     directory). With ``sandbox`` it runs in bubblewrap under its limits (see
     ``medina.sandbox``), reaching the arena through the sandbox's relay at
@@ -179,6 +188,7 @@ async def spawn_bot(
         MEDINA_SERVER=address,
         MEDINA_TOKEN=token,
         MEDINA_LOG_DIR=str(log_dir.resolve()),
+        **{KEPT_PREFIX_ENV: kept_prefix(log_path)},
     )
     log: IO[bytes] = log_path.open("wb")
     try:
@@ -217,7 +227,14 @@ async def _spawn_sandboxed(
     try:
         await box.start()
         inside = box.inside_address
-        full_env = box.environment({**env, "MEDINA_SERVER": inside, "MEDINA_TOKEN": token})
+        full_env = box.environment(
+            {
+                **env,
+                "MEDINA_SERVER": inside,
+                "MEDINA_TOKEN": token,
+                KEPT_PREFIX_ENV: kept_prefix(log_path),
+            }
+        )
         filter_fd = seccomp_fd()
         log: IO[bytes] = log_path.open("wb")
         try:

@@ -7,7 +7,7 @@ Layers: ``limits`` the validated limits, ``seccomp`` the filter, ``relay`` the f
 inside the sandbox (stdlib only), ``forward`` the arena's end of the relay, ``box`` one
 sandboxed process's resources and command line."""
 
-from .box import Box, SandboxError, SandboxSpec, check, keep_logs, seccomp_fd
+from .box import Box, SandboxError, SandboxSpec, check, keep_logs, kept_prefix, seccomp_fd
 from .limits import SandboxConfigError, SandboxLimits
 
 __all__ = [
@@ -18,5 +18,6 @@ __all__ = [
     "SandboxSpec",
     "check",
     "keep_logs",
+    "kept_prefix",
     "seccomp_fd",
 ]

@@ -273,6 +273,13 @@ class Box:
             os.close(self._lock)
 
 
+def kept_prefix(log_path: Path) -> str:
+    """What a file ``NAME`` written to the log directory of the bot whose seat log is
+    ``log_path`` is kept as, ``NAME`` left off: ``/abs/dir/MATCH.seat0.`` (see ``keep_logs``;
+    ``.log`` is added unless NAME ends with it)."""
+    return f"{log_path.parent.resolve() / log_path.stem}."
+
+
 def keep_logs(directory: Path, log_path: Path, budget: int | None = None) -> None:
     """Move the regular files a bot wrote to its log directory ``directory`` beside its seat
     log, in name order while they fit in ``budget`` bytes (None: all), each as
@@ -289,7 +296,7 @@ def keep_logs(directory: Path, log_path: Path, budget: int | None = None) -> Non
             if left is not None:
                 left -= info.st_size
             with contextlib.suppress(OSError):
-                name = f"{log_path.stem}.{entry.name.removesuffix('.log')}"
+                name = Path(kept_prefix(log_path)).name + entry.name.removesuffix(".log")
                 _keep(Path(entry.path), info, log_path.parent, name)
 
 
