@@ -101,3 +101,22 @@ def test_an_empty_organiser_token_is_refused_not_taken_for_none(
 )
 def test_log_level_is_taken_before_or_after_the_command(argv: list[str], level: str) -> None:
     assert build_parser().parse_args(argv).log_level == level
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["serve", "--handshake-timeout-s", "nan"], "--handshake-timeout-s nan: must be a finite"),
+        (["serve", "--grace-s", "inf"], "--grace-s inf: must be a finite number"),
+        (["serve", "--grace-s", "-1"], "--grace-s -1: must be 0 or more"),
+        (["match", "--linger-s", "nan", "--players", "2"], "--linger-s nan: must be a finite"),
+        (["ladder", "standings", "--follow", "nan"], "--follow nan: must be a finite number"),
+    ],
+)
+def test_a_number_option_refuses_nan_inf_and_a_negative_grace(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `serve --handshake-timeout-s nan` ended in a traceback; `--grace-s nan`, `--grace-s -1`
+    # and `match --linger-s nan` were taken.
+    assert main(argv) == 2
+    assert said in capsys.readouterr().err

@@ -8,6 +8,7 @@ from . import grpc_env  # noqa: F401  # isort: skip
 
 import argparse
 import logging
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -82,6 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         check_ports(args)
+        _check_finite(args)
         code: int = args.run(args)
     except KeyboardInterrupt:
         return 130
@@ -97,6 +99,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"medina-arena {args.command}: {exc}", file=sys.stderr)
         return 2
     return code
+
+
+def _check_finite(args: argparse.Namespace) -> None:
+    """Refuse ``nan`` and ``inf`` for every number option, whatever the command (float()
+    takes them: `serve --handshake-timeout-s nan` ended in a traceback, `--grace-s nan` and
+    `match --linger-s nan` were taken)."""
+    for name, value in vars(args).items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise CommandError(f"--{name.replace('_', '-')} {value}: must be a finite number")
 
 
 __all__ = ["CommandError", "build_parser", "main"]

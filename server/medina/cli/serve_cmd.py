@@ -197,6 +197,8 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise CommandError(str(exc)) from None
+    if args.grace_s < 0:
+        raise CommandError(f"--grace-s {args.grace_s:g}: must be 0 or more (0: abort at once)")
     if not args.records_reserve_mb >= 0:
         raise CommandError(f"--records-reserve-mb {args.records_reserve_mb}: must be 0 or more")
     config = ServerConfig(
