@@ -488,8 +488,9 @@ server refused the seat (its reason is printed) or could not be reached, or a fi
 be read or written; 2 bad usage; 3 the bot failed: it
 could not start, exited or closed its stdout before the match ended (the stream is closed
 at once), or did not exit within --exit-wait seconds after the end (it is terminated).
-With medina-arena match, pass the seat in the command:
-  --bot "python -m medina_client stdio --server {server} --token {token} -- node bot.js"
+With medina-arena match (and check-bot, tournaments), give the bridge as the bot's command:
+the arena passes --server and the seat token (in MEDINA_TOKEN, out of ps's sight) itself:
+  --bot "python -m medina_client stdio -- node bot.js"
 """
 
 
