@@ -347,3 +347,21 @@ def test_a_match_only_stored_is_forgotten_and_one_started_is_not(db_url: str) ->
     assert store.started(started, "s1", "m2")
     assert not store.discard(started, "s1")  # it reached the arena: aborted, if anything
     assert store.counts() == {"running": 1}
+
+
+def test_seat_counts_are_kept_per_size_of_match(db_url: str) -> None:
+    # Summed over sizes, seats 0 and 1 filled in every size and the matchmaker's balance
+    # (matchmaker._balanced) left a four-player-only bot's seat 3 nearly empty.
+    store = LadderStore(db_url)
+    a, b, c, d = (add(store, n) for n in "abcd")
+    la, lb, lc, ld = (line(store, x) for x in (a, b, c, d))
+    store.new_match("s1", "medina-v2", 2, 1000, 1, [la, lb])
+    store.new_match("s1", "medina-v2", 2, 1000, 2, [lb, la])
+    store.new_match("s1", "medina-v2", 4, 1000, 3, [lc, ld, lb, la])
+    store.new_match("s1", "medina-v1", 3, 500, 4, [la, lc, lb])
+    assert store.seat_counts([la, lb, ld]) == {
+        la: {2: (1, 1), 3: (1, 0, 0), 4: (0, 0, 0, 1)},
+        lb: {2: (1, 1), 3: (0, 0, 1), 4: (0, 0, 1, 0)},
+        ld: {4: (0, 1, 0, 0)},
+    }
+    assert store.seat_counts([]) == {}

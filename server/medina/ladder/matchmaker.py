@@ -5,7 +5,7 @@ The bot waiting longest is served first. Its opponents are the eligible bots nea
 rating (conservative ordinal), except that with probability ``exploration`` they are drawn
 at random from every eligible bot, so ratings keep meeting the whole field. Nobody plays
 itself, nor (unless allowed) another bot of its owner. Seats are given so that each bot's
-count of games at each seat stays as even as it can.
+count of games at each seat, in matches of that many players, stays as even as it can.
 """
 
 from __future__ import annotations
@@ -87,8 +87,9 @@ class Candidate:
     players: frozenset[int] = frozenset()
     min_decision_ms: int | None = None
     max_decision_ms: int | None = None
-    #: Games played at seat 0, 1, 2, 3 (by this rating line).
-    seat_counts: tuple[int, ...] = field(default=(0, 0, 0, 0))
+    #: Games played at each seat (by this rating line), by the match's number of players:
+    #: ``{4: (games at seat 0, ..., at seat 3), ...}``; a size absent: none yet.
+    seat_counts: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,13 +199,27 @@ def _form(
     return MatchPlan(offer, _balanced(chosen, rng))
 
 
+def _seat_count(bot: Candidate, players: int, seat: int) -> int:
+    counts = bot.seat_counts.get(players, ())
+    return counts[seat] if seat < len(counts) else 0
+
+
 def _balanced(bots: Sequence[Candidate], rng: random.Random) -> tuple[Candidate, ...]:
-    """``bots`` in the seat order that keeps each one's seat counts most even."""
+    """``bots`` in the seat order that keeps each one's seat counts most even.
+
+    Counts are of the games in matches of this size only: a seat means something else in
+    another size (the last of two movers is not the last of four), and counts summed over
+    sizes made seats 0 and 1 fill in every size, so that a bot playing only four-player
+    matches sat seats 0-3 50/48/28/4 times. Each order costs the sum, over its bots, of how
+    many games each already has at the seat it gets (above its least-played seat, which is
+    the same sum less a constant): each bot goes where it is most behind, so every bot moves
+    first, second, ... equally often in each size, its share of the first mover's edge."""
     orders: list[tuple[Candidate, ...]] = list(itertools.permutations(bots))
     rng.shuffle(orders)
+    players = len(bots)
 
     def load(order: tuple[Candidate, ...]) -> int:
-        return sum(b.seat_counts[i] if i < len(b.seat_counts) else 0 for i, b in enumerate(order))
+        return sum(_seat_count(b, players, i) for i, b in enumerate(order))
 
     best: tuple[Candidate, ...] = min(orders, key=load)
     return best

@@ -843,7 +843,7 @@ class Ladder:
             return []
         lines = [s.line.id for s in idle]
         seats = await self._read("matchmaking", self.store.seat_counts, lines)
-        candidates = [_candidate(s, seats.get(s.line.id, (0, 0, 0, 0))) for s in idle]
+        candidates = [_candidate(s, seats.get(s.line.id, {})) for s in idle]
         busy: dict[str, int] = {}
         for running in self.running.values():
             for owner in {b.owner for b in running.plan.seats}:
@@ -907,7 +907,7 @@ class Ladder:
     def _due(self, idle: Sequence[Session]) -> tuple[Offer, ...]:
         """The offers to form now (``matchmaker.due_offers``)."""
         now = time.monotonic()
-        connected = [_candidate(s, (0, 0, 0, 0)) for s in self.sessions.values() if not s.leaving]
+        connected = [_candidate(s, {}) for s in self.sessions.values() if not s.leaving]
         accepting = {o: sum(1 for c in connected if accepts(c, o)) for o in self.config.offers}
         waited = max((now - s.idle_since for s in idle), default=0.0)
         return due_offers(
@@ -1201,7 +1201,7 @@ def _rating(mu: float, sigma: float, games: int) -> ladder_pb2.LadderRating:
     return wire_ladder.rating(mu, sigma, ratings.ordinal(mu, sigma), games)
 
 
-def _candidate(session: Session, seats: tuple[int, int, int, int]) -> Candidate:
+def _candidate(session: Session, seats: Mapping[int, tuple[int, ...]]) -> Candidate:
     return replace(
         _candidate_of(session.hello),
         bot_id=session.bot_id,

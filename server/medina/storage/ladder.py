@@ -381,21 +381,30 @@ class LadderStore(Database):
         out.sort(key=lambda x: (x.games == 0, -(x.mu - 3 * x.sigma), x.bot, x.version))
         return out
 
-    def seat_counts(self, line_ids: Sequence[int]) -> dict[int, tuple[int, int, int, int]]:
-        """Games each line played at seats 0-3 (finished or running)."""
-        counts: dict[int, list[int]] = {i: [0, 0, 0, 0] for i in line_ids}
+    def seat_counts(self, line_ids: Sequence[int]) -> dict[int, dict[int, tuple[int, ...]]]:
+        """Games each line played at each seat (finished or running), by the match's number
+        of players: ``{line_id: {players: (at seat 0, at seat 1, ...)}}``; a line or a size
+        it never played is absent."""
         if not line_ids:
             return {}
+        counts: dict[int, dict[int, list[int]]] = {}
         with self.engine.connect() as conn:
             q = (
-                select(ladder_seats.c.line_id, ladder_seats.c.seat, func.count())
+                select(
+                    ladder_seats.c.line_id,
+                    ladder_matches.c.players,
+                    ladder_seats.c.seat,
+                    func.count(),
+                )
+                .join(ladder_matches, ladder_matches.c.id == ladder_seats.c.match_id)
                 .where(ladder_seats.c.line_id.in_(list(line_ids)))
-                .group_by(ladder_seats.c.line_id, ladder_seats.c.seat)
+                .group_by(ladder_seats.c.line_id, ladder_matches.c.players, ladder_seats.c.seat)
             )
-            for line_id, seat, n in conn.execute(q):
-                if 0 <= seat < 4:
-                    counts[line_id][seat] = int(n)
-        return {k: (v[0], v[1], v[2], v[3]) for k, v in counts.items()}
+            for line_id, players, seat, n in conn.execute(q):
+                if 0 <= seat < players:
+                    by_size = counts.setdefault(int(line_id), {})
+                    by_size.setdefault(int(players), [0] * int(players))[seat] = int(n)
+        return {k: {n: tuple(c) for n, c in v.items()} for k, v in counts.items()}
 
     # -- servers and presence ------------------------------------------------------------
 
