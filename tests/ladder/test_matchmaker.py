@@ -165,3 +165,84 @@ def test_four_player_matches_are_formed_when_two_player_ones_free_bots_two_at_a_
                 busy_until[seat.bot_id] = now + 12.0
     assert formed[FOUR] >= 10, formed
     assert abs(formed[TWO] - formed[FOUR]) <= 2, formed
+
+
+#: The ladder forms matches as soon as one ends (and every tick): steps of 50 ms.
+STEPS_PER_S = 20
+
+
+def play_with_a_slow_bot(rematch_after_s: float) -> tuple[list[int], dict[int, int]]:
+    """Ten minutes of a ladder of twenty bots, bot 0 slow (its matches last about 40 s,
+    the others' 1 to 3 s), 2- and 4-player matches: each bot's games and bot 0's
+    opponents."""
+    n, slow = 20, 0
+    rng = random.Random(12)
+    ordinals = [rng.uniform(0, 30) for _ in range(n)]
+    busy_until = [0.0] * n
+    idle_since = [0.0] * n
+    last: list[frozenset[int]] = [frozenset()] * n
+    games = [0] * n
+    met: dict[int, int] = {}
+    formed: dict[Offer, int] = {}
+
+    def bot(i: int, free: int) -> Candidate:
+        return Candidate(
+            i, f"b{i}", f"o{i}", i, ordinals[i], free, idle_since[i], last_match=last[i]
+        )
+
+    for tick in range(STEPS_PER_S * 600):
+        now = tick / STEPS_PER_S
+        free = [i for i in range(n) if busy_until[i] <= now]
+        for i in free:
+            if busy_until[i] == now and now > 0:
+                idle_since[i] = now
+        waited = max((now - idle_since[i] for i in free), default=0.0)
+        offers = due_offers((TWO, FOUR), formed, {TWO: n, FOUR: n}, waited, 3.0)
+        plans = plan(
+            [bot(i, 1) for i in free],
+            offers,
+            rng,
+            busy=[bot(i, 0) for i in range(n) if i not in free],
+            now=now,
+            rematch_after_s=rematch_after_s,
+        )
+        for p in plans:
+            formed[p.offer] = formed.get(p.offer, 0) + 1
+            ids = {s.bot_id for s in p.seats}
+            # Whole steps: 1 to 3 s, the slow bot's 35 to 45 s.
+            s = rng.randint(35, 45) if slow in ids else rng.randint(1, 3)
+            lasts = rng.randint(s * STEPS_PER_S, (s + 1) * STEPS_PER_S)
+            for i in ids:
+                busy_until[i] = now + lasts / STEPS_PER_S
+                last[i] = frozenset(ids - {i})
+                games[i] += 1
+            if slow in ids:
+                for i in ids - {slow}:
+                    met[i] = met.get(i, 0) + 1
+    return games, met
+
+
+def test_a_slow_bots_opponents_are_spread_over_the_field_and_no_fast_bot_is_starved() -> None:
+    # In a public ladder a fast bot played a slow one (0.85 s a decision) in all 5 of its
+    # matches over 4 minutes while the others played 100 to 270: when the slow match ended
+    # the two were the only idle bots, and were matched again at once.
+    # Here the old rule (rematch_after_s 0) gave the fast bots 75 to 238 games, one of them
+    # met the slow bot 11 times in its 15 matches, and 9 of 19 never met it.
+    games, met = play_with_a_slow_bot(1.0)
+    fast = games[1:]
+    assert min(fast) * 2 >= max(fast), games
+    assert len(met) >= 12 and max(met.values()) <= 6, met
+
+
+def test_bots_alone_on_a_ladder_play_each_other_again_at_once() -> None:
+    a, b = (
+        Candidate(i, f"b{i}", f"o{i}", i, 0.0, 1, 50.0, last_match=frozenset({1 - i}))
+        for i in (0, 1)
+    )
+    (p,) = plan([a, b], (TWO,), random.Random(1), now=50.0, rematch_after_s=6.0)
+    assert {s.bot_id for s in p.seats} == {0, 1}
+    # A third bot busy: they wait for it, up to rematch_after_s.
+    c = Candidate(2, "b2", "o2", 2, 0.0, 0, 0.0)
+    assert plan([a, b], (TWO,), random.Random(1), busy=[c], now=55.9, rematch_after_s=6.0) == []
+    (p,) = plan([a, b], (TWO,), random.Random(1), busy=[c], now=56.0, rematch_after_s=6.0)
+    assert {s.bot_id for s in p.seats} == {0, 1}

@@ -3,7 +3,9 @@ plans out, randomness from the caller's seeded ``random.Random``.
 
 The bot waiting longest is served first. Its opponents are the eligible bots nearest in
 rating (conservative ordinal), except that with probability ``exploration`` they are drawn
-at random from every eligible bot, so ratings keep meeting the whole field. Nobody plays
+at random from every eligible bot, so ratings keep meeting the whole field. Bots that just
+played each other are not matched together again while another bot could take the seat
+(``plan``'s ``rematch_after_s``). Nobody plays
 itself, nor (unless allowed) another bot of its owner. Seats are given so that each bot's
 count of games at each seat, in matches of that many players, stays as even as it can.
 """
@@ -87,6 +89,8 @@ class Candidate:
     players: frozenset[int] = frozenset()
     min_decision_ms: int | None = None
     max_decision_ms: int | None = None
+    #: The other bots of the last match it played (ended).
+    last_match: frozenset[int] = frozenset()
     #: Games played at each seat (by this rating line), by the match's number of players:
     #: ``{4: (games at seat 0, ..., at seat 3), ...}``; a size absent: none yet.
     seat_counts: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
@@ -120,19 +124,32 @@ def plan(
     same_owner: bool = False,
     owner_busy: Mapping[str, int] | None = None,
     max_per_owner: int | None = None,
+    busy: Sequence[Candidate] = (),
+    now: float = 0.0,
+    rematch_after_s: float = 0.0,
 ) -> list[MatchPlan]:
     """Every match that can start now among ``candidates``, longest-waiting bots first.
 
     ``owner_busy`` counts the matches each owner's bots play now; with ``max_per_owner`` no
     owner's bots are in more matches than that at once.
+
+    Two bots of one last match (``Candidate.last_match``) meet again only once the bot
+    served has waited ``rematch_after_s`` (since ``idle_since``; ``now`` on the same clock),
+    or when no other connected bot, idle or ``busy`` (connected, no match free now), could
+    take the seat. Without this, every match that can start at once is formed, so when a
+    slow bot's 40 s match ended among 2 s ones the only idle bots were the ones it had just
+    released, and they were matched with each other again at once: a fast bot played the
+    slow one in all 5 of its matches in 4 minutes while the others played 100 to 270, and
+    neither rating nor exploration ever saw the rest of the field. Two bots alone on a
+    ladder still play each other at once, every time.
     """
     free = {c.bot_id: c.free for c in candidates}
-    busy = dict(owner_busy or {})
+    load = dict(owner_busy or {})
     plans: list[MatchPlan] = []
     waiting = sorted(candidates, key=lambda c: (c.idle_since, c.bot_id))
 
     def owner_ok(owner: str) -> bool:
-        return max_per_owner is None or busy.get(owner, 0) < max_per_owner
+        return max_per_owner is None or load.get(owner, 0) < max_per_owner
 
     progress = True
     while progress:
@@ -140,14 +157,25 @@ def plan(
         for anchor in waiting:
             if free[anchor.bot_id] <= 0 or not owner_ok(anchor.owner):
                 continue
-            formed = _form(anchor, waiting, offers, free, rng, exploration, same_owner, owner_ok)
+            rematch = now - anchor.idle_since >= rematch_after_s
+            formed = _form(
+                anchor,
+                waiting,
+                offers,
+                free,
+                rng,
+                exploration,
+                same_owner,
+                owner_ok,
+                connected=() if rematch else (*waiting, *busy),
+            )
             if formed is None:
                 continue
             plans.append(formed)
             for bot in formed.seats:
                 free[bot.bot_id] -= 1
             for owner in {bot.owner for bot in formed.seats}:
-                busy[owner] = busy.get(owner, 0) + 1
+                load[owner] = load.get(owner, 0) + 1
             progress = True
     return plans
 
@@ -161,7 +189,11 @@ def _form(
     exploration: float,
     same_owner: bool,
     owner_ok: Callable[[str], bool],
+    connected: Sequence[Candidate],
 ) -> MatchPlan | None:
+    """A match for ``anchor`` among the idle ``waiting`` bots, or None. Bots of the last
+    match of a bot chosen are left out while another of the ``connected`` bots could take
+    the seat (empty: rematches allowed)."""
     possible: list[tuple[Offer, list[Candidate]]] = []
     for offer in offers:
         if offer.weight <= 0 or not accepts(anchor, offer):
@@ -183,10 +215,15 @@ def _form(
     chosen = [anchor]
     pool = list(others)
     while len(chosen) < offer.players and pool:
+        fresh = [c for c in pool if not _met(c, chosen)]
+        if not fresh:
+            if any(_could_take(c, chosen, offer, same_owner) for c in connected):
+                return None  # it waits for that bot rather than meet the same ones again
+            fresh = pool
         if rng.random() < exploration:
-            pick = rng.choice(pool)
+            pick = rng.choice(fresh)
         else:
-            pick = min(pool, key=lambda c: (abs(c.ordinal - anchor.ordinal), c.idle_since))
+            pick = min(fresh, key=lambda c: (abs(c.ordinal - anchor.ordinal), c.idle_since))
         chosen.append(pick)
         # One owner per match unless allowed: each pick narrows the pool.
         pool = [
@@ -197,6 +234,24 @@ def _form(
     if len(chosen) < offer.players:
         return None
     return MatchPlan(offer, _balanced(chosen, rng))
+
+
+def _met(bot: Candidate, chosen: Sequence[Candidate]) -> bool:
+    """Whether ``bot`` played its last match with one of ``chosen`` (or they theirs with it)."""
+    return any(bot.bot_id in c.last_match or c.bot_id in bot.last_match for c in chosen)
+
+
+def _could_take(
+    bot: Candidate, chosen: Sequence[Candidate], offer: Offer, same_owner: bool
+) -> bool:
+    """Whether ``bot``, once free, could take the next seat of ``offer`` beside ``chosen``
+    without a rematch."""
+    return (
+        all(bot.bot_id != c.bot_id for c in chosen)
+        and accepts(bot, offer)
+        and (same_owner or all(bot.owner != c.owner for c in chosen))
+        and not _met(bot, chosen)
+    )
 
 
 def _seat_count(bot: Candidate, players: int, seat: int) -> int:

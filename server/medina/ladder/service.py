@@ -88,6 +88,9 @@ class LadderConfig:
     #: Seconds an idle bot waits for the offer that is due before others will do (those
     #: not ahead of their share, ``matchmaker.due_offers``).
     patience_s: float = 3.0
+    #: Seconds bots of one match, freed by its end, wait for others to be matched with
+    #: before they meet again (``matchmaker.plan``'s ``rematch_after_s``): four ticks.
+    rematch_after_s: float = 1.0
     #: Seconds a lobby stream has to send its LobbyHello.
     hello_timeout_s: float = 10.0
     #: Lobby streams one bot may open a minute on this server (as many at once): more are
@@ -834,16 +837,14 @@ class Ladder:
         """One matchmaking round: start every match that can start now; their ids."""
         if self._stopping:
             return []
-        idle = [
-            s
-            for s in self.sessions.values()
-            if not s.closed and not s.leaving and len(s.playing) < s.cap
-        ]
+        connected = [s for s in self.sessions.values() if not s.closed and not s.leaving]
+        idle = [s for s in connected if len(s.playing) < s.cap]
         if len(idle) < 2:
             return []
         lines = [s.line.id for s in idle]
         seats = await self._read("matchmaking", self.store.seat_counts, lines)
         candidates = [_candidate(s, seats.get(s.line.id, {})) for s in idle]
+        playing = [_candidate(s, {}) for s in connected if len(s.playing) >= s.cap]
         busy: dict[str, int] = {}
         for running in self.running.values():
             for owner in {b.owner for b in running.plan.seats}:
@@ -856,6 +857,9 @@ class Ladder:
             same_owner=self.config.same_owner,
             owner_busy=busy,
             max_per_owner=self.config.max_matches_per_owner,
+            busy=playing,
+            now=time.monotonic(),
+            rematch_after_s=self.config.rematch_after_s,
         )
         started: list[int] = []
         for p in plans:
@@ -1101,12 +1105,14 @@ class Ladder:
         """Its bots may be matched again: only once its result is stored (or it is called
         off), so that a bot this result suspends is never matched meanwhile (a no-show's
         opponent waited another connect deadline for it, or the new match was aborted)."""
+        ids = frozenset(b.bot_id for b in running.plan.seats)
         for bot in running.plan.seats:
             session = self.sessions.get(bot.bot_id)
             if session is None:
                 continue
             session.playing.discard(running.mid)
             session.idle_since = time.monotonic()
+            session.last_match = ids - {bot.bot_id}
         self.wake.set()
 
     def _finish_leavers(self, running: _Running) -> None:
@@ -1211,6 +1217,7 @@ def _candidate(session: Session, seats: Mapping[int, tuple[int, ...]]) -> Candid
         ordinal=ratings.ordinal(session.line.mu, session.line.sigma),
         free=session.cap - len(session.playing),
         idle_since=session.idle_since,
+        last_match=session.last_match,
         seat_counts=seats,
     )
 

@@ -26,6 +26,8 @@ class Session:
     playing: set[int] = field(default_factory=set)
     leaving: bool = False
     idle_since: float = field(default_factory=time.monotonic)
+    #: The other bots of its last match to end (``matchmaker.Candidate.last_match``).
+    last_match: frozenset[int] = frozenset()
     heartbeats_sent: int = 0
     #: The newest heartbeat sequence echoed.
     echoed: int = 0
