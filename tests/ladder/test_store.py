@@ -252,6 +252,22 @@ def test_a_lifted_suspension_counts_the_faults_afresh(db_url: str) -> None:
     assert "3 faults" in suspended["v1"] and "last 3 matches" in suspended["v1"], suspended
 
 
+def test_a_suspension_names_its_faults(db_url: str) -> None:
+    # It said "3 faults (timeouts, illegal actions, crashes, ...)": the owner had to look
+    # up which.
+    store = LadderStore(db_url)
+    a, b = add(store, "a"), add(store, "b")
+    la, lb = line(store, a), line(store, b)
+    for n, term in enumerate(["crashed", "normal", "timeout", "crashed"]):
+        mid = store.new_match("s", "medina-v2", 2, 1000, n, [la, lb])
+        store.started(mid, "s", f"m{n}")
+        finish(store, mid, "s", seats((10, 2, term), (20, 1, "normal")))
+    assert store.account("a").suspended["v1"] == (
+        "3 faults in the last 4 matches of version 'v1': 2 crashes, 1 timeout; "
+        "connect a new version"
+    )
+
+
 def test_a_version_2_database_keeps_its_suspension_on_the_version(db_url: str) -> None:
     store = LadderStore(db_url)
     a, b = add(store, "a"), add(store, "b")

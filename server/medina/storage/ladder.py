@@ -740,15 +740,16 @@ class LadderStore(Database):
             .order_by(ladder_matches.c.finished_at.desc(), ladder_matches.c.id.desc())
             .limit(window)
         ).all()
-        n = sum(1 for (t,) in recent if t in faults)
+        charged = [t for (t,) in recent if t in faults]
+        n = len(charged)
         if n >= suspend_after:
             conn.execute(
                 update(ladder_lines)
                 .where(ladder_lines.c.id == line.id)
                 .values(
                     suspended_reason=(
-                        f"{n} faults (timeouts, illegal actions, crashes, ...) in the last "
-                        f"{len(recent)} matches of version {line.version!r}; connect a new version"
+                        f"{n} faults in the last {len(recent)} matches of version "
+                        f"{line.version!r}: {_faults_named(charged)}; connect a new version"
                     )
                 )
             )
@@ -878,3 +879,23 @@ class LadderStore(Database):
         with self.engine.connect() as conn:
             q = select(ladder_matches.c.status, func.count()).group_by(ladder_matches.c.status)
             return {str(s): int(n) for s, n in conn.execute(q)}
+
+
+#: A fault (a seat's termination), one and several, as a suspension names it.
+_FAULT_NAMES = {
+    "timeout": ("timeout", "timeouts"),
+    "illegal_action": ("illegal action", "illegal actions"),
+    "crashed": ("crash", "crashes"),
+    "disconnected": ("disconnection", "disconnections"),
+    "stalled": ("stall", "stalls"),
+    "no_show": ("no-show", "no-shows"),
+}
+
+
+def _faults_named(terminations: Sequence[str]) -> str:
+    """``["crashed", "timeout", "crashed"]`` as "2 crashes, 1 timeout": most first."""
+    counts: dict[str, int] = {}
+    for t in terminations:
+        counts[t] = counts.get(t, 0) + 1
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{k} {_FAULT_NAMES.get(t, (t, t))[k != 1]}" for t, k in ordered)
