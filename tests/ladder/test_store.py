@@ -5,6 +5,7 @@ that moved it there)."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -381,3 +382,22 @@ def test_seat_counts_are_kept_per_size_of_match(db_url: str) -> None:
         ld: {4: (0, 1, 0, 0)},
     }
     assert store.seat_counts([]) == {}
+
+
+def test_last_seen_follows_a_version_connected_and_playing_not_its_hello(db_url: str) -> None:
+    # A bot playing until 17:28 showed 17:22, its hello: only the hello wrote last_seen.
+    store = LadderStore(db_url)
+    a, b, c = add(store, "a"), add(store, "b"), add(store, "c")
+    la, lb, lc = line(store, a), line(store, b), line(store, c)
+    with store.engine.begin() as conn:
+        conn.execute(text("UPDATE ladder_lines SET last_seen = 1000"))
+    store.register_server("s", "x", 30)
+    before = time.time()
+    store.renew("s", [a], 30, [la])
+    mid = store.new_match("s", "medina-v2", 2, 1000, 1, [lb, lc])
+    store.started(mid, "s", "m")
+    finish(store, mid, "s", seats((1, 1, "normal"), (0, 2, "normal")))
+    seen = {x.bot: x.last_seen for x in store.lines()}
+    assert seen["a"] >= before and seen["b"] >= before and seen["c"] >= before, seen
+    store.renew("s", [a], 30)  # no line: none seen
+    assert store.lines(line_ids=[la])[0].last_seen == seen["a"]

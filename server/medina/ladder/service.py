@@ -775,8 +775,17 @@ class Ladder:
             await asyncio.sleep(every)  # a lease's renewal period, not a synchronisation
             try:
                 ids = list(self.sessions)
+                # Seen: the versions connected here, and those playing here whose lobby
+                # stream ended (last_seen was the hello's time, minutes before the end).
+                seen = {s.line.id for s in self.sessions.values()}
+                seen |= {b.line_id for r in self.running.values() for b in r.plan.seats}
                 await self._write(
-                    "renewing leases", self.store.renew, self.server_id, ids, self.config.lease_s
+                    "renewing leases",
+                    self.store.renew,
+                    self.server_id,
+                    ids,
+                    self.config.lease_s,
+                    sorted(seen),
                 )
                 orphans = await self._write("aborting orphaned matches", self.store.abort_orphans)
                 if orphans:

@@ -100,6 +100,8 @@ class LineRow:
     rank_sum: int
     aborted: int
     faults: dict[str, int]
+    #: When the version was last connected or playing (Unix seconds): its hello, its lease
+    #: renewals while connected or playing (every ``lease_s / 3``), its matches' ends.
     last_seen: float
     inactive: str
 
@@ -424,9 +426,18 @@ class LadderStore(Database):
                     )
                 )
 
-    def renew(self, server: str, bot_ids: Sequence[int], lease_s: float) -> None:
-        """Renew the server's lease and its bots' presence."""
+    def renew(
+        self, server: str, bot_ids: Sequence[int], lease_s: float, line_ids: Sequence[int] = ()
+    ) -> None:
+        """Renew the server's lease and its bots' presence; ``line_ids`` (the versions
+        connected or playing here) were seen now (``LineRow.last_seen``)."""
         with self.engine.begin() as conn:
+            if line_ids:
+                conn.execute(
+                    update(ladder_lines)
+                    .where(ladder_lines.c.id.in_(list(line_ids)))
+                    .values(last_seen=time.time())
+                )
             expires = self._now() + literal(float(lease_s))
             conn.execute(
                 update(ladder_servers)
@@ -711,7 +722,10 @@ class LadderStore(Database):
                 counts: dict[str, int] = json.loads(line.faults)
                 if s.termination in faults:
                     counts[s.termination] = counts.get(s.termination, 0) + 1
-                values: dict[str, Any] = {"faults": json.dumps(counts, sort_keys=True)}
+                values: dict[str, Any] = {
+                    "faults": json.dumps(counts, sort_keys=True),
+                    "last_seen": time.time(),
+                }
                 games = line.games
                 if rated:
                     games += 1
