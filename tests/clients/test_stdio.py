@@ -15,7 +15,7 @@ import grpc
 import pytest
 from google.protobuf import json_format
 from medina.engine import apply_action, is_legal, legal_actions, new_game
-from medina.v1 import arena_pb2, common_pb2, game_pb2
+from medina.v1 import arena_pb2, common_pb2, game_pb2, match_pb2
 from medina.wire.convert import action_from_proto
 from medina.wire.shared.bridge_log import KEPT_PREFIX_ENV, parse_failure
 from medina_client.__main__ import main as cli_main
@@ -451,6 +451,35 @@ def test_a_hanging_bot_is_left_to_the_server_then_terminated(
     assert "no answer line reached the bridge. The usual cause is output buffering" in err
     log = (tmp_path / "bot.log").read_text()
     assert "the match ended while the bot still owed 2 answer(s) (requests 1, 2)" in log
+
+
+def test_an_answer_owed_when_the_server_aborts_the_match_is_not_blamed_on_the_bot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # After "match over: ... ABORTED (the ladder server stopped)" the bridge said the bot
+    # still owed an answer and that the usual cause is output buffering.
+    s = new_game("medina-v2", 2, 7)
+
+    async def script(stream: FakeStream) -> None:
+        await stream.hello()
+        stream.send(welcome(s, s.to_move))
+        stream.send(request(s, 1))
+        end = ended(2)
+        end.ended.result.ending = match_pb2.MATCH_ENDING_ABORTED
+        for seat in end.ended.result.seats:
+            seat.termination = match_pb2.TERMINATION_ABORTED
+            seat.detail = "the ladder server stopped"
+        stream.send(end)
+        assert await stream.inbox.get() is None
+
+    bridge([script], tmp_path, "hang")
+    _out, err = capsys.readouterr()
+    log = (tmp_path / "bot.log").read_text()
+    assert (
+        "the match was aborted (the ladder server stopped) while the bot was answering 1 "
+        "request(s) (1): not the bot's doing"
+    ) in log
+    assert "still owed" not in log + err and "buffering" not in log + err
 
 
 def overdue(tmp: Path, behaviour: str) -> str:

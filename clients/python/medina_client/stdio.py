@@ -287,7 +287,20 @@ class StdioBridge:
             self.pending.append(rejected.request_id)
         elif kind == "ended":
             self.ended = True
-            if self.pending:
+            result = message.ended.result
+            if self.pending and result.ending == match_pb2.MATCH_ENDING_ABORTED:
+                # Ended by the server (the organiser, a shutdown): an answer still owed then
+                # is no sign of buffering or slowness, and blaming them misled bot authors.
+                mine = [s for s in result.seats if s.seat == self.seat]
+                why = mine[0].detail if mine and mine[0].detail else "by the server"
+                log.info(
+                    "the match was aborted (%s) while the bot was answering %d request(s) "
+                    "(%s): not the bot's doing",
+                    why,
+                    len(self.pending),
+                    ", ".join(str(rid) for rid in self.pending),
+                )
+            elif self.pending:
                 log.warning(
                     "the match ended while the bot still owed %d answer(s) (requests %s); %s",
                     len(self.pending),
