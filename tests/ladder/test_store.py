@@ -163,6 +163,34 @@ def test_recompute_reads_one_snapshot_while_a_result_is_stored_between_its_reads
     writer.engine.dispose()
 
 
+def test_an_export_reads_the_standings_and_the_matches_in_one_snapshot(db_url: str) -> None:
+    # `ladder export` of a playing ladder read the lines, then the matches: a result stored
+    # between them was counted in the standings and missing from the matches (or the other
+    # way round).
+    store = LadderStore(db_url)
+    writer = LadderStore(db_url)
+    a, b = add(store, "a"), add(store, "b")
+    la, lb = line(store, a), line(store, b)
+    mid = store.new_match("s1", "medina-v2", 2, 1000, 1, [la, lb])
+    assert store.started(mid, "s1", "arena-1")
+    stored: list[int] = []
+
+    def store_between(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if not stored and statement.lstrip().upper().startswith("SELECT"):
+            stored.append(mid)
+            assert finish(writer, mid, "s1", seats((40, 1, "normal"), (30, 2, "normal")))
+
+    event.listen(store.engine, "after_cursor_execute", store_between)
+    try:
+        lines, matches = store.lines_and_matches()
+    finally:
+        event.remove(store.engine, "after_cursor_execute", store_between)
+    assert stored == [mid]
+    assert [x.games for x in lines] == [0, 0]  # as of one moment: before the result
+    assert [m.status for m in matches] == ["running"]
+    writer.engine.dispose()
+
+
 def test_an_abandoned_result_is_stored_but_not_rated(db_url: str) -> None:
     store = LadderStore(db_url)
     a, b = add(store, "a"), add(store, "b")

@@ -521,8 +521,7 @@ def _export(args: argparse.Namespace) -> int:
     import json
 
     store = _store(args)
-    lines = store.lines()
-    matches = store.matches()
+    lines, matches = store.lines_and_matches()
     if args.format == "json":
         text = json.dumps(
             {

@@ -777,6 +777,30 @@ class LadderStore(Database):
         newest_first: bool = False,
     ) -> list[MatchRow]:
         """Matches with their seats (by id, or newest first)."""
+        with self.snapshot() as conn:  # the matches and their seats as of one moment
+            return self._matches(
+                conn,
+                line_id=line_id,
+                rated_only=rated_only,
+                limit=limit,
+                newest_first=newest_first,
+            )
+
+    def lines_and_matches(self) -> tuple[list[LineRow], list[MatchRow]]:
+        """``lines()`` and ``matches()`` read in one snapshot (``ladder export`` of a ladder
+        that plays: read apart, the standings could count a match the list lacked)."""
+        with self.snapshot() as conn:
+            return self._lines(conn), self._matches(conn)
+
+    def _matches(
+        self,
+        conn: Connection,
+        *,
+        line_id: int | None = None,
+        rated_only: bool = False,
+        limit: int | None = None,
+        newest_first: bool = False,
+    ) -> list[MatchRow]:
         q = select(ladder_matches)
         if line_id is not None:
             q = q.where(
@@ -792,29 +816,28 @@ class LadderStore(Database):
             q = q.order_by(ladder_matches.c.id.desc() if newest_first else ladder_matches.c.id)
         if limit is not None:
             q = q.limit(limit)
-        with self.engine.connect() as conn:
-            rows = conn.execute(q).all()
-            ids = [r.id for r in rows]
-            seats: dict[int, list[Any]] = {i: [] for i in ids}
-            if ids:
-                sq = (
-                    select(
-                        ladder_seats.c.match_id,
-                        ladder_seats.c.seat,
-                        ladder_bots.c.name,
-                        ladder_lines.c.version,
-                        ladder_seats.c.total,
-                        ladder_seats.c.rank,
-                        ladder_seats.c.termination,
-                        ladder_seats.c.mu_after,
-                    )
-                    .join(ladder_lines, ladder_lines.c.id == ladder_seats.c.line_id)
-                    .join(ladder_bots, ladder_bots.c.id == ladder_lines.c.bot_id)
-                    .where(ladder_seats.c.match_id.in_(ids))
-                    .order_by(ladder_seats.c.match_id, ladder_seats.c.seat)
+        rows = conn.execute(q).all()
+        ids = [r.id for r in rows]
+        seats: dict[int, list[Any]] = {i: [] for i in ids}
+        if ids:
+            sq = (
+                select(
+                    ladder_seats.c.match_id,
+                    ladder_seats.c.seat,
+                    ladder_bots.c.name,
+                    ladder_lines.c.version,
+                    ladder_seats.c.total,
+                    ladder_seats.c.rank,
+                    ladder_seats.c.termination,
+                    ladder_seats.c.mu_after,
                 )
-                for r in conn.execute(sq):
-                    seats[r[0]].append(tuple(r[1:]))
+                .join(ladder_lines, ladder_lines.c.id == ladder_seats.c.line_id)
+                .join(ladder_bots, ladder_bots.c.id == ladder_lines.c.bot_id)
+                .where(ladder_seats.c.match_id.in_(ids))
+                .order_by(ladder_seats.c.match_id, ladder_seats.c.seat)
+            )
+            for r in conn.execute(sq):
+                seats[r[0]].append(tuple(r[1:]))
         return [
             MatchRow(
                 id=r.id,
