@@ -410,7 +410,9 @@ def test_a_bot_name_cannot_write_a_line_of_the_servers_log(
         running = await serve(tmp_path)
         try:
             hosted = running.arena.create(MatchSettings("medina-v2", 2, 5))
-            names = ["evil\nERROR forged line\x1b[2J", "plain"]
+            # Control characters are refused at the Hello (HELLO_INVALID); a bidi control,
+            # which reorders the line it is shown in, is taken and logged escaped.
+            names = ["evil\u202eenil degrof", "plain"]
             bots = [
                 RawBot(running.address, t, name=n)
                 for t, n in zip(hosted.tokens, names, strict=True)
@@ -422,5 +424,5 @@ def test_a_bot_name_cannot_write_a_line_of_the_servers_log(
 
     run(main())
     said = [r.getMessage() for r in caplog.records if r.getMessage().endswith(" connected")]
-    assert any("evil\\nERROR forged line\\x1b[2J connected" in m for m in said), said
-    assert not any("\n" in m or "\x1b" in m for m in said)
+    assert any("evil\\u202eenil degrof connected" in m for m in said), said
+    assert not any("\u202e" in m for m in said)
