@@ -127,6 +127,27 @@ def test_a_stdio_bot_that_exits_mid_match_is_reported_with_its_programs_status(
     assert "crashed (its bot's program exited with status 5 and its stdio bridge" in done.stdout
 
 
+def test_a_bot_still_choosing_when_its_match_ends_reads_its_result(tmp_path: Path) -> None:
+    # A bot blocking past its clock was forfeited; the match ended while it still chose,
+    # and the server closed the stream before its (late) reply came: its gRPC library
+    # failed the stream INTERNAL ("Internal error from Core") with MatchEnded unread, and
+    # `play` raised SessionOver (MATCH_OVER) after reconnecting instead of the result.
+    tests = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), *sys.path])}
+    done = subprocess.run(
+        [*ARENA, "match", "--ruleset", "medina-v2", "--players", "2", "--seed", "3",
+         "--decision-ms", "300", "--bot", "python -m e2e.broken_bots.too_slow",
+         "--bot", "python -m medina_client", "--records", str(tmp_path), "--quiet"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "timeout" in done.stdout
+    (log,) = tmp_path.glob("*.seat0.log")
+    said = log.read_text()
+    assert "too_slow: result of 2 seats" in said, said
+    assert "INTERNAL" not in said, said
+
+
 @contextlib.contextmanager
 def serve_elsewhere(tmp_path: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """``medina-arena serve`` as its own process (records in ``tmp_path/served``): the

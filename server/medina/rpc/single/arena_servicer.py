@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -35,6 +36,10 @@ from .grpc_seat import Connection, GrpcSeat
 from .host import Arena, HostedMatch
 
 log = logging.getLogger("medina.rpc")
+
+
+#: How long a stream that ended with MatchEnded stays open for a reply the bot still owes.
+OWED_REPLY_WAIT_S = 10.0
 
 
 class ArenaServicer:
@@ -108,6 +113,14 @@ class ArenaServicer:
                     break
                 yield message
                 grpc_seat.written(conn, message)
+            if clean and conn.status is None and grpc_seat.ended and conn.owes_reply:
+                # The bot is still choosing (its clock ran out, the match ended meanwhile):
+                # ending the call before its reply comes makes its gRPC library fail the
+                # stream INTERNAL as it writes, MatchEnded unread. Its reply (answered with
+                # a MATCH_OVER notice) and its half-close end the wait, or OWED_REPLY_WAIT_S.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(OWED_REPLY_WAIT_S):
+                        await asyncio.shield(reader)
             if conn.status is not None:
                 # Set by the reader, which may still be draining the stream (its seat taken
                 # over, or the match over, meanwhile): ending the call under that read would

@@ -62,6 +62,16 @@ class Connection:
         #: A newer stream took the seat over, and that is the status it ends with (its
         #: reader may wait on a bot sending nothing: the status is said at once).
         self.taken_over = False
+        #: The newest request id written to this stream, and the newest one the bot replied
+        #: to on it: while the first is ahead, a reply may still come (``owes_reply``).
+        self.asked = 0
+        self.answered = 0
+
+    @property
+    def owes_reply(self) -> bool:
+        """Whether the bot was sent a request on this stream it has not replied to yet (a
+        slow bot whose clock ran out is still choosing, and will write)."""
+        return self.asked > self.answered
 
     def send(self, message: arena_pb2.PlayResponse | bytes) -> None:
         """Queue a message for the stream."""
@@ -109,6 +119,7 @@ class GrpcSeat:
         if conn is None:
             return False  # away: its clock runs from now, as a disconnected seat's does
         conn.held.clear()  # the request's observation carries them
+        conn.asked = max(conn.asked, request.request_id)
         message = play.request_bytes(request, with_legal=not conn.omit_legal)
         if first_copy:
             conn.timed.append((message, request.request_id))
@@ -206,6 +217,7 @@ class GrpcSeat:
     def on_reply(self, conn: Connection, reply: arena_pb2.Reply) -> None:
         """Screen a bot's reply; only an answer to the open request reaches the referee."""
         rid = reply.request_id
+        conn.answered = max(conn.answered, rid)
         if self.ended:
             self._notice(conn, ErrorCode.MATCH_OVER, rid, "the match is over")
         elif self.expects(rid):
