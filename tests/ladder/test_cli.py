@@ -15,7 +15,8 @@ from medina.ladder.house import parse_house
 from medina.storage.ladder import LadderStore, StoredSeat
 
 from .harness import Bots, LadderServer, add_bot, wait_until
-from .test_store import add, rater
+from .test_honesty import play
+from .test_store import add, line, rater
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -301,3 +302,71 @@ def test_an_export_that_cannot_be_written_is_one_line(
     code, _, err = run(capsys, "ladder", "export", "--db", db, "--out", out)
     assert (code, err) == (2, "medina-arena ladder: " + error.format(d=tmp_path) + "\n")
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("l.db")) == []
+
+
+def test_pairs_flag_a_farm_and_void_unrates_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "l.db")
+    store = LadderStore(db)
+    ids = {name: line(store, add(store, name)) for name in ("a", "b", "c", "d")}
+    for n in range(22):
+        play(store, [ids["a"], ids["b"]], [1, 2])  # b throws every game to a
+        if n % 4 == 0:
+            play(store, [ids["c"], ids["d"]], [1 + n % 2, 2 - n % 2])
+            play(store, [ids["a"], ids["c"]], [2, 1])
+    code, out, _ = run(capsys, "ladder", "pairs", "--db", db)
+    rows = out.splitlines()
+    assert code == 0 and rows[1].startswith("a@v1") and "finished ahead of b@v1 in 22 of 22" in out
+    assert rows[-1] == "1 pair(s) listed (those with 20 or more games together), 1 flagged, " \
+        "from 34 rated matches"  # fmt: skip
+    code, out, _ = run(capsys, "ladder", "pairs", "--db", db, "--all", "--format", "json")
+    found = json.loads(out)
+    assert [(r["bot_a"], r["bot_b"], r["games"]) for r in found] == [
+        ("a", "b", 22), ("c", "a", 6), ("c", "d", 6)
+    ]  # fmt: skip
+    assert found[0]["share_a"] == round(22 / 28, 3) and [r["suspicious"] for r in found[1:]] == [
+        "",
+        "",
+    ]
+    code, out, _ = run(capsys, "ladder", "pairs", "--db", db, "--min-games", "5", "--format", "csv")
+    table = list(csv.DictReader(io.StringIO(out)))
+    # From 5 games, c finishing ahead of a and d every time, and d playing only c, flag too.
+    assert [r["suspicious"] for r in table][1:] == [
+        "c@v1 finished ahead of a@v1 in 6 of 6 games",
+        "d@v1 played 6 of its 6 rated games against c@v1; "
+        "c@v1 finished ahead of d@v1 in 6 of 6 games",
+    ]
+    code, _, err = run(capsys, "ladder", "pairs", "--db", db, "--min-games", "0")
+    assert code == 2 and "--min-games 0: must be 1 or more" in err
+
+    code, _, err = run(capsys, "bots", "void", "b", "--db", db)
+    assert code == 2 and "--reason" in err
+    for blank in ("", "  "):
+        code, out, err = run(capsys, "bots", "void", "b", "--reason", blank, "--db", db)
+        assert (code, out) == (2, "") and "--reason is empty" in err
+    code, _, err = run(capsys, "bots", "void", "b", "--reason", "x\ny", "--db", db)
+    assert code == 2 and "control character" in err
+    code, _, err = run(capsys, "bots", "void", "nobody", "--reason", "x", "--db", db)
+    assert code == 2 and "no bot named 'nobody'" in err
+    code, _, err = run(capsys, "bots", "void", "b", "v9", "--reason", "x", "--db", db)
+    assert code == 2 and "bot 'b' has no version 'v9'" in err
+    assert store.counts().get("voided", 0) == 0  # nothing half-written
+
+    before = {x.bot: ratings.ordinal(x.mu, x.sigma) for x in store.lines()}
+    code, out, _ = run(capsys, "bots", "void", "b", "v1", "--reason", "threw to a", "--db", db)
+    assert code == 0 and "bot 'b' version 'v1': 22 rated match(es) voided" in out
+    assert f"a 'v1': ordinal {before['a']:.2f} -> " in out and "games 28 -> 6" in out
+    # d never met a or b, but met c after c met a: its rating moves too.
+    assert all(f"{bot} 'v1': ordinal" in out for bot in "bcd")
+    assert "not revoked" in out and "4 line(s) rerated" in out
+    code, out, _ = run(capsys, "ladder", "recompute", "--db", db)
+    assert code == 0 and "from 12 rated matches" in out
+    code, out, _ = run(capsys, "ladder", "export", "--db", db)
+    voided = [m for m in json.loads(out)["matches"] if m["status"] == "voided"]
+    assert len(voided) == 22 and {m["detail"] for m in voided} == {"voided: threw to a"}
+    assert {m["rated_seq"] for m in voided} == {None}
+    code, out, _ = run(capsys, "ladder", "standings", "--db", db)
+    assert "12 matches finished, 0 in play, 0 aborted, 22 voided" in out
+    code, out, _ = run(capsys, "ladder", "pairs", "--db", db)
+    assert "0 pair(s) listed" in out and "0 flagged" in out

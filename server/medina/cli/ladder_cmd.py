@@ -1,6 +1,6 @@
-"""``medina-arena ladder`` (serve, standings, export, recompute, backup) and ``medina-arena bots``
-(add, list, revoke, rotate): a standing arena where bots with accounts are matched
-continuously and rated (docs/ladder.md)."""
+"""``medina-arena ladder`` (serve, standings, export, pairs, recompute, backup) and
+``medina-arena bots`` (add, list, revoke, rotate, unsuspend, void): a standing arena where
+bots with accounts are matched continuously and rated (docs/ladder.md)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from typing import Any
 
 from medina.boundary.spreadsheet import csv_rows
 from medina.boundary.stopping import stop_signals_caught
-from medina.boundary.terminal import printable
-from medina.ladder import accounts
+from medina.boundary.terminal import control_character, printable
+from medina.ladder import accounts, pairs, ratings
 from medina.ladder.house import HouseBot, drain_house, parse_house, start_house, stop_house
 from medina.ladder.matchmaker import Offer
-from medina.ladder.recompute import compare
+from medina.ladder.recompute import compare, replay
 from medina.ladder.serve import LadderServerConfig, start_ladder
 from medina.ladder.service import LadderConfig
 from medina.ladder.standings import as_csv, as_json, as_table
@@ -212,6 +212,27 @@ def add_parser(sub: Any) -> None:
     export.add_argument("--out", help=f"file to write ('{STDOUT}' or left out: stdout)")
     export.set_defaults(run=_export)
 
+    pairs_cmd = lsub.add_parser(
+        "pairs",
+        help="head-to-head of the rating lines, flagging pairs that look like a rating farmed",
+    )
+    _db(pairs_cmd)
+    pairs_cmd.add_argument(
+        "--min-games",
+        type=int,
+        default=pairs.DEFAULT_MIN_GAMES,
+        metavar="N",
+        help="games together from which a pair is flagged, and listed without --all "
+        f"(default {pairs.DEFAULT_MIN_GAMES})",
+    )
+    pairs_cmd.add_argument(
+        "--format", choices=("table", "csv", "json"), default="table", help="output format"
+    )
+    pairs_cmd.add_argument(
+        "--all", action="store_true", help="every pair that met, however few their games"
+    )
+    pairs_cmd.set_defaults(run=_pairs)
+
     ladder_demo.add_parser(lsub)
 
     recompute = lsub.add_parser(
@@ -254,6 +275,18 @@ def add_parser(sub: Any) -> None:
     unsuspend.add_argument("name", help="the bot's name, as `bots list` shows it")
     unsuspend.add_argument("version", help="the suspended version, as `bots list` shows it")
     unsuspend.set_defaults(run=_bots_unsuspend)
+    void = bsub.add_parser(
+        "void",
+        help="unrate every match a bot (one version of it) played and rerate every line "
+        "without them (does not revoke it)",
+    )
+    _db(void)
+    void.add_argument("name", help="the bot's name, as `bots list` shows it")
+    void.add_argument("version", nargs="?", help="only this version (default: all of them)")
+    void.add_argument(
+        "--reason", required=True, help="why, kept with each match ('voided: REASON')"
+    )
+    void.set_defaults(run=_bots_void)
 
 
 def _db(p: argparse.ArgumentParser) -> None:
@@ -506,6 +539,7 @@ def _standings(args: argparse.Namespace) -> int:
                 f"\n{counts.get('finished', 0)} matches finished, "
                 f"{counts.get('running', 0) + counts.get('starting', 0)} in play, "
                 f"{counts.get('aborted', 0)} aborted"
+                + (f", {counts['voided']} voided" if counts.get("voided") else "")
             )
         print(text, flush=True)
         if args.follow is None:
@@ -573,6 +607,27 @@ def _export(args: argparse.Namespace) -> int:
         )  # fmt: skip
         text = "# standings\n" + as_csv(lines) + "# matches\n" + table
     write_output(text + "\n", args.out, "--out")
+    return 0
+
+
+def _pairs(args: argparse.Namespace) -> int:
+    if args.min_games < 1:
+        raise CommandError(f"--min-games {args.min_games}: must be 1 or more")
+    store = _store(args)
+    results, lines = store.rated_state()
+    found = pairs.pairs(results, lines, min_games=args.min_games)
+    if not args.all:
+        found = [p for p in found if p.games >= args.min_games]
+    render = {"table": pairs.as_table, "csv": pairs.as_csv, "json": pairs.as_json}[args.format]
+    text = render(found)
+    if args.format == "table":
+        flagged = sum(1 for p in found if p.suspicious)
+        text += (
+            f"\n{len(found)} pair(s) listed"
+            + ("" if args.all else f" (those with {args.min_games} or more games together)")
+            + f", {flagged} flagged, from {len(results)} rated matches"
+        )
+    print(text)
     return 0
 
 
@@ -667,6 +722,36 @@ def _bots_unsuspend(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     shown = f"bot {args.name!r} version {printable(args.version)!r}"
     print(f"{shown}: may play again" if lifted else f"{shown} was not suspended")
+    return 0
+
+
+def _bots_void(args: argparse.Namespace) -> int:
+    reason = args.reason.strip()
+    if not reason:
+        raise CommandError("--reason is empty: say why the matches are voided")
+    if (found := control_character(reason)) is not None:
+        raise CommandError(f"--reason {reason!r} holds a control character ({found})")
+    store = _store(args)
+    initial = (ratings.INITIAL.mu, ratings.INITIAL.sigma)
+    try:
+        done = store.void(args.name, args.version, reason, replay, initial)
+    except StoreError as exc:
+        raise CommandError(str(exc)) from None
+    which = f"bot {args.name!r}" + (
+        "" if args.version is None else f" version {printable(args.version)!r}"
+    )
+    print(f"{which}: {done.matches} rated match(es) voided ('voided: {printable(reason)}')")
+    for bot, version, before, after in done.changed:
+        print(
+            f"  {printable(bot)} {printable(version)!r}: ordinal "
+            f"{ratings.ordinal(*before[:2]):.2f} -> {ratings.ordinal(*after[:2]):.2f}, "
+            f"games {before[2]} -> {after[2]}"
+        )
+    print(
+        f"{len(done.changed)} line(s) rerated from the rated matches left. The bot is not "
+        "revoked: `bots revoke` ends it. A running ladder matches on the new ratings from "
+        "each bot's next connection or result."
+    )
     return 0
 
 

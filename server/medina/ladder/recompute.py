@@ -11,7 +11,7 @@ from medina.storage.ladder import LadderStore
 
 from . import ratings
 
-__all__ = ["Difference", "compare", "recompute"]
+__all__ = ["Difference", "compare", "recompute", "replay"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,20 +24,30 @@ class Difference:
     recomputed: tuple[float, float, int]
 
 
+def replay(
+    results: Sequence[tuple[int, list[tuple[int, int]]]],
+) -> list[list[tuple[float, float]]]:
+    """Each seat's (mu, sigma) after each of ``results`` (``store.rated_results()``), every
+    line starting at the initial rating: what ``finish`` stored, match by match."""
+    state: dict[int, ratings.Rating] = {}
+    out: list[list[tuple[float, float]]] = []
+    for _mid, seats in results:
+        before = [state.get(lid, ratings.INITIAL) for lid, _ in seats]
+        after = ratings.rate(before, [rank for _, rank in seats])
+        for (lid, _), r in zip(seats, after, strict=True):
+            state[lid] = r
+        out.append([(r.mu, r.sigma) for r in after])
+    return out
+
+
 def recompute(
     results: Sequence[tuple[int, list[tuple[int, int]]]],
 ) -> dict[int, tuple[float, float, int]]:
     """Each line's (mu, sigma, rated games) after ``results`` (``store.rated_results()``)."""
     state: dict[int, tuple[float, float, int]] = {}
-    for _mid, seats in results:
-        before = [
-            ratings.Rating(*state.get(lid, (ratings.INITIAL.mu, ratings.INITIAL.sigma, 0))[:2])
-            for lid, _ in seats
-        ]
-        after = ratings.rate(before, [rank for _, rank in seats])
-        for (lid, _), r in zip(seats, after, strict=True):
-            games = state.get(lid, (0.0, 0.0, 0))[2] + 1
-            state[lid] = (r.mu, r.sigma, games)
+    for (_mid, seats), after in zip(results, replay(results), strict=True):
+        for (lid, _), (mu, sigma) in zip(seats, after, strict=True):
+            state[lid] = (mu, sigma, state.get(lid, (0.0, 0.0, 0))[2] + 1)
     return state
 
 

@@ -21,6 +21,7 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     and_,
+    bindparam,
     delete,
     func,
     insert,
@@ -50,6 +51,7 @@ __all__ = [
     "RatedSeat",
     "StoreError",
     "StoredSeat",
+    "Voided",
 ]
 
 #: pg_advisory_xact_lock key serialising rating updates.
@@ -161,6 +163,19 @@ class MatchRow:
 
 #: How ratings move: the lines' (mu, sigma) in seat order and the counted ranks -> after.
 Rater = Callable[[Sequence[tuple[float, float]], Sequence[int]], list[tuple[float, float]]]
+
+#: Rated results in rating order (``rated_results()``) -> each seat's (mu, sigma) after each
+#: (``ladder.recompute.replay``), every line from the initial rating.
+Replayer = Callable[[Sequence[tuple[int, list[tuple[int, int]]]]], list[list[tuple[float, float]]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Voided:
+    """What ``void`` did: the matches it voided, and every line whose rating it changed as
+    (bot, version, (mu, sigma, games) before, after), by bot and version."""
+
+    matches: int
+    changed: tuple[tuple[str, str, tuple[float, float, int], tuple[float, float, int]], ...]
 
 
 class LadderStore(Database):
@@ -742,7 +757,11 @@ class LadderStore(Database):
     def _maybe_suspend(
         self, conn: Connection, line: Any, suspend_after: int, window: int, faults: frozenset[str]
     ) -> None:
-        counted = [ladder_seats.c.line_id == line.id, ladder_matches.c.status == "finished"]
+        # A voided match was played: its faults happened, and count.
+        counted = [
+            ladder_seats.c.line_id == line.id,
+            ladder_matches.c.status.in_(("finished", "voided")),
+        ]
         if line.unsuspended_at is not None:
             # A lifted suspension starts the count afresh: with the faults before it still
             # counted, the next fault suspended the version again.
@@ -767,6 +786,129 @@ class LadderStore(Database):
                     )
                 )
             )
+
+    def void(
+        self,
+        name: str,
+        version: str | None,
+        reason: str,
+        replay: Replayer,
+        initial: tuple[float, float],
+    ) -> Voided:
+        """Void every rated match a bot played (as ``version``, or as any version when
+        None): each is kept, ``voided`` with ``detail`` "voided: REASON", and no longer
+        rated; then every line's rating (and each rated seat's rating after) is replayed
+        from ``initial`` over the rated matches left, in their rated order. One transaction,
+        serialised with ``finish`` (the same lock), so a result stored meanwhile is rated
+        after it, from the replayed ratings. StoreError for an unknown bot or version."""
+        with self.engine.begin() as conn:
+            if self.dialect == "postgresql":
+                conn.execute(text(f"SELECT pg_advisory_xact_lock({RATING_LOCK})"))
+            # A write first, as in finish: SQLite's write lock before anything is read.
+            named = conn.execute(
+                update(ladder_bots)
+                .where(ladder_bots.c.name == name)
+                .values(name=ladder_bots.c.name)
+            )
+            if named.rowcount != 1:
+                raise StoreError(f"no bot named {name!r}")
+            bot_id = select(ladder_bots.c.id).where(ladder_bots.c.name == name).scalar_subquery()
+            q = select(ladder_lines.c.id).where(ladder_lines.c.bot_id == bot_id)
+            if version is not None:
+                q = q.where(ladder_lines.c.version == version)
+            line_ids = [int(r[0]) for r in conn.execute(q)]
+            if version is not None and not line_ids:
+                raise StoreError(f"bot {name!r} has no version {version!r}")
+            voided = [
+                int(r[0])
+                for r in conn.execute(
+                    select(ladder_matches.c.id)
+                    .where(
+                        ladder_matches.c.rated_seq.is_not(None),
+                        ladder_matches.c.id.in_(
+                            select(ladder_seats.c.match_id).where(
+                                ladder_seats.c.line_id.in_(line_ids)
+                            )
+                        ),
+                    )
+                    .order_by(ladder_matches.c.id)
+                )
+            ]
+            if voided:
+                conn.execute(
+                    update(ladder_matches)
+                    .where(ladder_matches.c.id.in_(voided))
+                    .values(status="voided", rated_seq=None, detail=f"voided: {reason}")
+                )
+                conn.execute(
+                    update(ladder_seats)
+                    .where(ladder_seats.c.match_id.in_(voided))
+                    .values(mu_after=None, sigma_after=None)
+                )
+            return Voided(len(voided), self._rerate(conn, replay, initial))
+
+    def _rerate(
+        self, conn: Connection, replay: Replayer, initial: tuple[float, float]
+    ) -> tuple[tuple[str, str, tuple[float, float, int], tuple[float, float, int]], ...]:
+        """Replay the rated matches into the seats' ratings after and the lines' ratings;
+        the lines whose rating changed."""
+        rows = conn.execute(
+            select(
+                ladder_matches.c.id,
+                ladder_seats.c.seat,
+                ladder_seats.c.line_id,
+                ladder_seats.c.rank,
+                ladder_seats.c.mu_after,
+                ladder_seats.c.sigma_after,
+            )
+            .join(ladder_seats, ladder_seats.c.match_id == ladder_matches.c.id)
+            .where(ladder_matches.c.rated_seq.is_not(None))
+            .order_by(ladder_matches.c.rated_seq, ladder_seats.c.seat)
+        ).all()
+        results: list[tuple[int, list[tuple[int, int]]]] = []
+        seats: list[list[Any]] = []
+        for r in rows:
+            if not results or results[-1][0] != r.id:
+                results.append((int(r.id), []))
+                seats.append([])
+            results[-1][1].append((int(r.line_id), int(r.rank)))
+            seats[-1].append(r)
+        state: dict[int, tuple[float, float, int, int]] = {}  # mu, sigma, games, rank sum
+        moved: list[dict[str, Any]] = []
+        for played, after in zip(seats, replay(results), strict=True):
+            for r, (mu, sigma) in zip(played, after, strict=True):
+                _, _, games, rank_sum = state.get(r.line_id, (0.0, 0.0, 0, 0))
+                state[r.line_id] = (mu, sigma, games + 1, rank_sum + r.rank)
+                # Only the seats whose rating moved are written: those rated before the first
+                # voided match keep theirs, and a long ladder's rewrite stays short.
+                if (r.mu_after, r.sigma_after) != (mu, sigma):
+                    moved.append({"m": r.id, "s": r.seat, "mu": mu, "sigma": sigma})
+        if moved:
+            conn.execute(
+                update(ladder_seats)
+                .where(
+                    ladder_seats.c.match_id == bindparam("m"), ladder_seats.c.seat == bindparam("s")
+                )
+                .values(mu_after=bindparam("mu"), sigma_after=bindparam("sigma")),
+                moved,
+            )
+        changed = []
+        lines = conn.execute(
+            select(ladder_lines, ladder_bots.c.name)
+            .join(ladder_bots, ladder_bots.c.id == ladder_lines.c.bot_id)
+            .order_by(ladder_bots.c.name, ladder_lines.c.version)
+        ).all()
+        for x in lines:
+            mu, sigma, games, rank_sum = state.get(x.id, (*initial, 0, 0))
+            if (x.mu, x.sigma, x.games, x.rank_sum) == (mu, sigma, games, rank_sum):
+                continue
+            conn.execute(
+                update(ladder_lines)
+                .where(ladder_lines.c.id == x.id)
+                .values(mu=mu, sigma=sigma, games=games, rank_sum=rank_sum)
+            )
+            changed.append((x.name, x.version, (x.mu, x.sigma, x.games), (mu, sigma, games)))
+        return tuple(changed)
 
     def matches(
         self,

@@ -204,7 +204,7 @@ ladder_matches = Table(
     Column("players", Integer, nullable=False),
     Column("decision_ms", Integer, nullable=False),
     Column("seed", BigInteger, nullable=False),
-    # starting -> running -> finished | aborted
+    # starting -> running -> finished | aborted; finished -> voided (`bots void`: kept, unrated)
     Column("status", String(16), nullable=False),
     Column("arena_match_id", String(64), nullable=True),
     Column("record_path", Text, nullable=True),
