@@ -83,6 +83,48 @@ def test_a_suspended_version_is_listed_and_lifted(
     assert "suspended" not in out
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("house-greedy",), "names starting with 'house-' are reserved for the ladder's house"),
+        (("House-Greedy",), "names starting with 'house-' are reserved"),
+        (("sneaky", "--owner", "house"), "owner 'house' is reserved for the ladder's house bots"),
+        (("sneaky", "--owner", "House"), "owner 'House' is reserved"),
+    ],
+)
+def test_house_names_and_owner_are_reserved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], message: str
+) -> None:
+    # `bots add house-greedy` was taken over by `--house greedy` at the next start; a bot
+    # of owner 'house' never met the house bots.
+    db = tmp_path / "l.db"
+    code, out, err = run(capsys, "bots", "add", *argv, "--db", str(db))
+    assert (code, out) == (2, "") and message in err, err
+    assert not db.exists() or LadderStore(str(db)).accounts() == []
+
+
+def test_serve_refuses_a_house_bot_whose_name_is_another_owners(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A database from before the names were reserved: the house bot took the account's key
+    # (its author's stopped working) and played on its rating line.
+    db = str(tmp_path / "l.db")
+    store = LadderStore(db)
+    store.add_bot("house-greedy", "alice", "0" * 16, "salt", "digest")
+    code, _, err = run(
+        capsys, "ladder", "serve", "--db", db, "--port", "0", "--arena-port", "0",
+        "--records", str(tmp_path / "records"), "--house", "greedy",
+    )  # fmt: skip
+    assert code == 2
+    assert (
+        "--house: account 'house-greedy' exists with owner 'alice', not 'house': the house "
+        "bot would take its key and its rating line; name the house bot otherwise "
+        "(--house NAME=BOT, a name no account has)"
+    ) in err
+    row = store.key_row("0" * 16)
+    assert row is not None and row[0].owner == "alice", "the author's key still works"
+
+
 def test_bots_list_says_in_words_that_a_bot_has_no_version(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

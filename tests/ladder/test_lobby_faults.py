@@ -267,6 +267,15 @@ def test_accounts_over_grpc(db: str, tmp_path: Path) -> None:
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 await add(stub, "no spaces")
             assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            # The house bots' names and owner are reserved (ladder serve --house).
+            for request in (
+                ladder_pb2.AddBotRequest(name="house-greedy"),
+                ladder_pb2.AddBotRequest(name="sneaky", owner="house"),
+            ):
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await stub.AddBot(request, metadata=auth(TOKEN))
+                assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+                assert "reserved for the ladder's house bots" in (caught.value.details() or "")
             rotated = await stub.RotateBot(
                 ladder_pb2.RotateBotRequest(name="alpha"), metadata=auth(TOKEN)
             )

@@ -18,7 +18,15 @@ from medina.boundary.spreadsheet import csv_rows
 from medina.boundary.stopping import stop_signals_caught
 from medina.boundary.terminal import control_character, printable
 from medina.ladder import accounts, pairs, ratings
-from medina.ladder.house import HouseBot, drain_house, parse_house, start_house, stop_house
+from medina.ladder.house import (
+    HouseBot,
+    HouseNameTaken,
+    check_house,
+    drain_house,
+    parse_house,
+    start_house,
+    stop_house,
+)
 from medina.ladder.matchmaker import Offer
 from medina.ladder.recompute import compare, replay
 from medina.ladder.serve import LadderServerConfig, start_ladder
@@ -444,6 +452,11 @@ async def _run(
             running = await start_ladder(config)
         except (StoreError, OSError) as exc:
             raise CommandError(str(exc)) from None
+        try:
+            await check_house(running.store, house)
+        except HouseNameTaken as exc:
+            await running.stop()
+            raise CommandError(str(exc)) from None
         # A ladder with an arena of its own referees its matches here: collect as `serve` does.
         async with Collector():
             print(
@@ -654,6 +667,7 @@ def _bots_add(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     try:
         owner = accounts.check_owner(args.owner or name, "--owner")
+        accounts.check_not_house(name, owner)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     store = _store(args, create=True)

@@ -17,9 +17,12 @@ from dataclasses import dataclass
 from medina.boundary.terminal import control_character
 
 __all__ = [
+    "HOUSE_OWNER",
+    "HOUSE_PREFIX",
     "BadKeyError",
     "NewKey",
     "check_name",
+    "check_not_house",
     "check_owner",
     "hash_secret",
     "new_key",
@@ -67,6 +70,30 @@ def check_owner(owner: str, what: str = "owner") -> str:
     if (found := control_character(owner)) is not None:
         raise ValueError(f"{what} {owner!r} holds a control character ({found})")
     return owner
+
+
+#: The owner of the house bots' accounts (``ladder serve --house``): reserved, as the names
+#: the house gives them. A visitor's bot under this owner never met the house bots (one
+#: owner's bots do not meet), the field's yardsticks; an account of a house name taken by
+#: a visitor was taken over by the house bot at the next start.
+HOUSE_OWNER = "house"
+#: How the house bots' account names start (``house-greedy``) unless named otherwise.
+HOUSE_PREFIX = "house-"
+
+
+def check_not_house(name: str, owner: str) -> None:
+    """ValueError naming the rule when an account added by hand (``bots add``, AddBot)
+    would take a house name or the house's owner (either in any letter case: a lookalike
+    of a yardstick is no better)."""
+    if name.lower().startswith(HOUSE_PREFIX):
+        raise ValueError(
+            f"bot name {name!r}: names starting with {HOUSE_PREFIX!r} are reserved for the "
+            "ladder's house bots (ladder serve --house)"
+        )
+    if owner.lower() == HOUSE_OWNER:
+        raise ValueError(
+            f"owner {owner!r} is reserved for the ladder's house bots (ladder serve --house)"
+        )
 
 
 def hash_secret(salt: str, secret: str) -> str:

@@ -25,7 +25,9 @@ from .service import Ladder
 
 __all__ = [
     "HouseBot",
+    "HouseNameTaken",
     "HouseUnavailable",
+    "check_house",
     "drain_house",
     "parse_house",
     "require_sdk",
@@ -54,6 +56,11 @@ def require_sdk() -> None:
         )
 
 
+class HouseNameTaken(ValueError):
+    """An account of a house bot's name exists with another owner than the house's: the
+    house bot would take its key and play on its rating line."""
+
+
 @dataclass(frozen=True, slots=True)
 class HouseBot:
     """A house bot: its account, owner, and the SDK options that choose its play."""
@@ -76,7 +83,7 @@ def parse_house(text: str) -> HouseBot:
     _check_level(text, words)
     slug = re.sub(r"[^A-Za-z0-9._]+", "-", " ".join(w.lstrip("-") for w in words)).strip("-")
     account = accounts.check_name(name.strip() or f"house-{slug}"[:64])
-    return HouseBot(account, "house", ("--bot", *words))
+    return HouseBot(account, accounts.HOUSE_OWNER, ("--bot", *words))
 
 
 def _check_level(text: str, words: list[str]) -> None:
@@ -99,12 +106,29 @@ def _check_level(text: str, words: list[str]) -> None:
             raise ValueError(f"--house {text!r}: {detail}") from None
 
 
+async def check_house(store: LadderStore, bots: tuple[HouseBot, ...]) -> None:
+    """HouseNameTaken (naming the account and what to do) when an account of a house bot's
+    name exists with an owner other than the house's (a database from before the house
+    names were reserved, or a house bot named NAME=BOT after a visitor's bot)."""
+    owners = {a.name: a.owner for a in await asyncio.to_thread(store.accounts)}
+    for bot in bots:
+        owner = owners.get(bot.name, bot.owner)
+        if owner != bot.owner:
+            raise HouseNameTaken(
+                f"--house: account {bot.name!r} exists with owner {owner!r}, not "
+                f"{bot.owner!r}: the house bot would take its key and its rating line; "
+                "name the house bot otherwise (--house NAME=BOT, a name no account has)"
+            )
+
+
 async def start_house(
     store: LadderStore, address: str, bots: tuple[HouseBot, ...], logs: Path
 ) -> list[asyncio.subprocess.Process]:
-    """Create or re-key each house bot's account and start its process on ``address``."""
+    """Create or re-key each house bot's account and start its process on ``address``;
+    HouseNameTaken (nothing started) when a house name is another owner's (``check_house``)."""
     if bots:
         require_sdk()
+    await check_house(store, bots)
     known = {a.name for a in await asyncio.to_thread(store.accounts)}
     logs.mkdir(parents=True, exist_ok=True)
     procs = []

@@ -275,6 +275,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, Reason.REQUEST_INVALID, str(exc))
         try:
             accounts.check_owner(request.owner)
+            accounts.check_not_house(name, request.owner or name)
         except ValueError as exc:
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, Reason.REQUEST_INVALID, str(exc))
         made = accounts.new_key()
