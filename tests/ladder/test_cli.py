@@ -77,10 +77,32 @@ def test_a_suspended_version_is_listed_and_lifted(
     assert code == 2 and "no bot named 'nobody'" in err
     code, out, _ = run(capsys, "bots", "unsuspend", "alpha", "v1", "--db", db)
     assert code == 0 and "may play again" in out
+    # Nothing to do is said, with exit status 1 (as a revoked bot's, below).
     code, out, _ = run(capsys, "bots", "unsuspend", "alpha", "v1", "--db", db)
-    assert code == 0 and "was not suspended" in out
+    assert code == 1 and "was not suspended: nothing done" in out
     code, out, _ = run(capsys, "bots", "list", "--db", db)
     assert "suspended" not in out
+
+
+def test_unsuspending_a_revoked_bot_says_it_stays_revoked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It printed "may play again" and exited 0 for a bot that can never play again.
+    db = str(tmp_path / "l.db")
+    store = LadderStore(db)
+    a, b = (add(store, name) for name in ("alpha", "beta"))
+    lines = [store.line(bot, "v1", 25.0, 8.0).id for bot in (a, b)]
+    mid = store.new_match("s", "medina-v2", 2, 1000, 1, lines)
+    store.started(mid, "s", "m1")
+    outcome = [StoredSeat(0, 1, 2, "crashed", 0, ""), StoredSeat(1, 9, 1, "normal", 0, "")]
+    store.finish(mid, "s", outcome, "complete", "r.jsonl", rater, suspend_after=1, window=10,
+                 faults=frozenset({"crashed"}))  # fmt: skip
+    assert run(capsys, "bots", "revoke", "alpha", "--db", db)[0] == 0
+    for version in ("v1", "v1"):  # the suspension stays: a second try is refused alike
+        code, out, err = run(capsys, "bots", "unsuspend", "alpha", version, "--db", db)
+        assert (code, out) == (1, "")
+        assert "bot 'alpha' is revoked, for good: unsuspend lifts a version's suspension" in err
+    assert store.account("alpha").suspended == {"v1": store.account("alpha").suspended["v1"]}
 
 
 @pytest.mark.parametrize(

@@ -304,6 +304,15 @@ def test_accounts_over_grpc(db: str, tmp_path: Path) -> None:
             assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
             assert status_info(caught.value.trailing_metadata()).reason == "BOT_REVOKED"
             assert "bot 'alpha' is revoked, for good" in (caught.value.details() or "")
+            # Nor does an unsuspend lift a revoke (it answered as if the version could play).
+            (version, *_) = ladder.store.account("alpha").versions
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await stub.UnsuspendBot(
+                    ladder_pb2.UnsuspendBotRequest(name="alpha", bot_version=version),
+                    metadata=auth(TOKEN),
+                )
+            assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert status_info(caught.value.trailing_metadata()).reason == "BOT_REVOKED"
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 await stub.RevokeBot(
                     ladder_pb2.RevokeBotRequest(name="nobody"), metadata=auth(TOKEN)

@@ -36,7 +36,7 @@ from medina.referee.config import LIMIT_MS, MatchSettings
 from medina.referee.errors import ConfigError
 from medina.rpc.common.admission import AdmissionLimits, open_files_limit
 from medina.rpc.common.collector import Collector
-from medina.storage.ladder import LadderStore, StoreError
+from medina.storage.ladder import BotRevokedError, LadderStore, StoreError
 from medina.wire.shared.addresses import host_port
 from medina.wire.shared.tls import ClientTls, TlsFileError, client_tls, names, names_host
 
@@ -728,15 +728,23 @@ def _bots_revoke(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The exit status of a command that had nothing to do (an unsuspend of a version not
+#: suspended, or of a revoked bot's): a script sees the bot will not play (again).
+NOTHING_DONE = 1
+
+
 def _bots_unsuspend(args: argparse.Namespace) -> int:
     store = _store(args)
     try:
         lifted = store.unsuspend(args.name, args.version)
+    except BotRevokedError as exc:
+        print(str(exc), file=sys.stderr)
+        return NOTHING_DONE
     except StoreError as exc:
         raise CommandError(str(exc)) from None
     shown = f"bot {args.name!r} version {printable(args.version)!r}"
-    print(f"{shown}: may play again" if lifted else f"{shown} was not suspended")
-    return 0
+    print(f"{shown}: may play again" if lifted else f"{shown} was not suspended: nothing done")
+    return 0 if lifted else NOTHING_DONE
 
 
 def _bots_void(args: argparse.Namespace) -> int:

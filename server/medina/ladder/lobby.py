@@ -330,7 +330,8 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
     async def UnsuspendBot(
         self, request: ladder_pb2.UnsuspendBotRequest, context: Context
     ) -> ladder_pb2.UnsuspendBotResponse:
-        """Let a suspended version play again (one that is not suspended: nothing to do)."""
+        """Let a suspended version play again (one that is not suspended: nothing to do; a
+        revoked bot's: refused, BOT_REVOKED)."""
         await self._organiser(context)
         account = await self._account(context, request.name)
         if request.bot_version not in account.versions:
@@ -340,7 +341,10 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
                 Reason.BOT_NOT_FOUND,
                 f"bot {account.name!r} has no version {request.bot_version[:100]!r}",
             )
-        await asyncio.to_thread(self.ladder.store.unsuspend, account.name, request.bot_version)
+        try:
+            await asyncio.to_thread(self.ladder.store.unsuspend, account.name, request.bot_version)
+        except BotRevokedError as exc:
+            await abort(context, grpc.StatusCode.FAILED_PRECONDITION, Reason.BOT_REVOKED, str(exc))
         return wire_ladder.unsuspended()
 
     async def _organiser(self, context: Context) -> None:

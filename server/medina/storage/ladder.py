@@ -281,9 +281,12 @@ class LadderStore(Database):
     def unsuspend(self, name: str, version: str) -> bool:
         """Lift the suspension of one version of a bot (its rating line goes on, and the
         faults before count no more towards another); False when that version was not
-        suspended."""
+        suspended; BotRevokedError, nothing changed, when the bot is revoked (a lifted
+        suspension would let nothing play, and said so)."""
         with self.engine.begin() as conn:
-            bot = conn.execute(select(ladder_bots.c.id).where(ladder_bots.c.name == name)).first()
+            bot = conn.execute(
+                select(ladder_bots.c.id, ladder_bots.c.revoked_at).where(ladder_bots.c.name == name)
+            ).first()
             if bot is None:
                 raise StoreError(f"no bot named {name!r}")
             found = conn.execute(
@@ -293,6 +296,11 @@ class LadderStore(Database):
             ).first()
             if found is None:
                 raise StoreError(f"bot {name!r} has no version {version!r}")
+            if bot[1] is not None:
+                raise BotRevokedError(
+                    f"bot {name!r} is revoked, for good: unsuspend lifts a version's "
+                    "suspension, not a revoke (add the bot again under another name)"
+                )
             if found[0] is None:
                 return False
             conn.execute(
