@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 from medina.cli import main
+from medina.cli.web_cmd import ladder_standings
 from medina.ladder import ratings
 from medina.ladder.house import parse_house
 from medina.storage.ladder import LadderStore, StoredSeat
+from medina.web.pages import standings_page
 
 from .harness import Bots, LadderServer, add_bot, wait_until
 from .test_honesty import play
@@ -237,6 +239,74 @@ def test_standings_export_and_recompute(
     assert code == 1 and "2 line(s) differ" in out
 
 
+def _ladder_with_a_throwaway_version(db: str) -> None:
+    """``strong`` beat ``weak`` in 12 rated matches; ``throwaway`` forfeited its one."""
+    store = LadderStore(db)
+    strong, weak, throwaway = (
+        store.line(add(store, name), "v1", ratings.INITIAL.mu, ratings.INITIAL.sigma).id
+        for name in ("strong", "weak", "throwaway")
+    )
+    for n, pair in enumerate([(strong, weak)] * 12 + [(strong, throwaway)]):
+        mid = store.new_match("s", "medina-v2", 2, 1000, n, list(pair))
+        store.started(mid, "s", f"m{n}")
+        lost = "no_show" if pair[1] == throwaway else "normal"
+        outcome = [StoredSeat(0, 20, 1, "normal", 0, ""), StoredSeat(1, 0, 2, lost, 0, "")]
+        store.finish(mid, "s", outcome, "complete", "r.jsonl", rater, suspend_after=0,
+                     window=10, faults=frozenset({"no_show"}))  # fmt: skip
+    store.engine.dispose()
+
+
+def test_provisional_versions_are_listed_after_the_established(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A version with one forfeited game (ordinal about -0.4) was listed above an established
+    # weak bot: an account's throwaway versions filled the standings.
+    db = str(tmp_path / "l.db")
+    _ladder_with_a_throwaway_version(db)
+
+    def printed(*options: str) -> list[tuple[int, str, int, bool]]:
+        code, out, err = run(capsys, "ladder", "standings", "--db", db, "--format", "json",
+                             *options)  # fmt: skip
+        assert code == 0, err
+        return [(r["rank"], r["bot"], r["games"], r["provisional"]) for r in json.loads(out)]
+
+    established = [(1, "strong", 13, False), (2, "weak", 12, False)]
+    assert printed() == [*established, (3, "throwaway", 1, True)]
+    # The provisional ones in rating order among themselves.
+    assert printed("--min-games", "13") == [
+        (1, "strong", 13, False), (2, "throwaway", 1, True), (3, "weak", 12, True)
+    ]  # fmt: skip
+    # 0: no provisional rule, the rating order alone (where the throwaway stands above weak).
+    assert [bot for _, bot, _, _ in printed("--min-games", "0")] == ["strong", "throwaway", "weak"]
+    code, out, _ = run(capsys, "ladder", "standings", "--db", db)
+    (row,) = [r for r in out.splitlines() if " throwaway " in r]
+    assert code == 0 and row.startswith("  3 ") and row.endswith("active, provisional")
+    code, out, _ = run(capsys, "ladder", "standings", "--db", db, "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [(r["bot"], r["provisional"]) for r in rows] == [
+        ("strong", "False"), ("weak", "False"), ("throwaway", "True")
+    ]  # fmt: skip
+    for fmt in ("json", "csv"):
+        code, out, _ = run(capsys, "ladder", "export", "--db", db, "--format", fmt,
+                           "--min-games", "0")  # fmt: skip
+        assert code == 0 and out.index("throwaway") < out.index("weak")
+    code, out, _ = run(capsys, "ladder", "export", "--db", db)
+    assert [r["bot"] for r in json.loads(out)["standings"]] == ["strong", "weak", "throwaway"]
+    # The page: the same rows, the provisional one marked.
+    table = ladder_standings(db)()
+    assert [(r.bot, r.provisional) for r in table.rows] == [
+        ("strong@v1", False), ("weak@v1", False), ("throwaway@v1", True)
+    ]  # fmt: skip
+    html = standings_page(table)
+    row = html.split('data-bot="throwaway@v1">')[1].split("</tr>")[0]
+    assert '<td class="status">active, <span class="provisional">provisional</span></td>' in row
+    assert "fewer than 10 rated games (provisional) last" in html
+    assert [r.bot for r in ladder_standings(db, 0)().rows][1] == "throwaway@v1"
+    for argv in (("ladder", "standings"), ("ladder", "export"), ("web", "--ladder-db", db)):
+        code, _, err = run(capsys, *argv, "--db", db, "--min-games", "-1")
+        assert code == 2 and "--min-games: '-1': must be 0 (no provisional rule) or more" in err
+
+
 def test_standings_tell_long_versions_apart_and_say_no_mean_rank_before_a_game(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -254,7 +324,8 @@ def test_standings_tell_long_versions_apart_and_say_no_mean_rank_before_a_game(
     assert code == 0
     for version in versions:
         (row,) = [r for r in rows if f" {version} " in r]
-        assert " a-bot-with-a-rather-long-name " in row and row.split()[-4:-1] == ["0", "-", "-"]
+        assert " a-bot-with-a-rather-long-name " in row
+        assert row.split()[-5:] == ["0", "-", "-", "active,", "provisional"]
     # The columns stay aligned under their heads.
     assert {r.index("release") for r in rows} == {head.index("version")}
     _, out, _ = run(capsys, "ladder", "standings", "--db", db, "--format", "json")

@@ -55,7 +55,13 @@ from .options import (
 )
 from .output import STDOUT, write_output
 from .reach import ARENA_FLAGS, tls_mismatch
-from .web_cmd import add_http_options, ladder_probe, ladder_standings, start_viewer
+from .web_cmd import (
+    add_http_options,
+    add_min_games_option,
+    ladder_probe,
+    ladder_standings,
+    start_viewer,
+)
 
 DEFAULT_DB = "ladder.db"
 #: The longest time a seconds option of `ladder serve` takes (an hour, as the arena's clocks).
@@ -194,6 +200,7 @@ def add_parser(sub: Any) -> None:
         "(repeatable; account house-<bot> unless named; owner 'house')",
     )
     add_http_options(serve)
+    add_min_games_option(serve, "the --http page's standings: ")
     serve.add_argument(
         "--server-id",
         help="this server's name in the database (default HOST:PORT of the lobby: the same "
@@ -209,6 +216,7 @@ def add_parser(sub: Any) -> None:
     standings.add_argument(
         "--all", action="store_true", help="include suspended and revoked bots' lines"
     )
+    add_min_games_option(standings)
     standings.add_argument(
         "--follow", type=float, metavar="SECONDS", help="print again every SECONDS until Ctrl-C"
     )
@@ -218,6 +226,7 @@ def add_parser(sub: Any) -> None:
     _db(export)
     export.add_argument("--format", choices=("csv", "json"), default="json", help="format")
     export.add_argument("--out", help=f"file to write ('{STDOUT}' or left out: stdout)")
+    add_min_games_option(export, "the standings: ")
     export.set_defaults(run=_export)
 
     pairs_cmd = lsub.add_parser(
@@ -437,11 +446,16 @@ def _serve(args: argparse.Namespace) -> int:
             server, admission=AdmissionLimits(max_open_files=open_files_limit())
         )
         open_files.report_budget(server.admission, max_queued_given=False)
-    return event_loop.run(_run(server, args.http, args.http_host or args.host, house))
+    http_host = args.http_host or args.host
+    return event_loop.run(_run(server, args.http, http_host, house, args.min_games))
 
 
 async def _run(
-    config: LadderServerConfig, http: int | None, http_host: str, house: tuple[HouseBot, ...]
+    config: LadderServerConfig,
+    http: int | None,
+    http_host: str,
+    house: tuple[HouseBot, ...],
+    min_games: int,
 ) -> int:
     if config.arena is not None:
         why = await tls_mismatch(config.arena, config.arena_tls, ARENA_FLAGS)
@@ -470,7 +484,7 @@ async def _run(
                     running.arena,
                     http_host,
                     http,
-                    standings=ladder_standings(config.db),
+                    standings=ladder_standings(config.db, min_games),
                     ladder=ladder_probe(running.ladder),
                 )
             near = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
@@ -546,7 +560,7 @@ def _standings(args: argparse.Namespace) -> int:
     while True:
         lines = store.lines()
         counts = store.counts()
-        text = render(lines, include_inactive=args.all)
+        text = render(lines, include_inactive=args.all, min_games=args.min_games)
         if args.format == "table":
             text += (
                 f"\n{counts.get('finished', 0)} matches finished, "
@@ -572,7 +586,7 @@ def _export(args: argparse.Namespace) -> int:
     if args.format == "json":
         text = json.dumps(
             {
-                "standings": json.loads(as_json(lines)),
+                "standings": json.loads(as_json(lines, min_games=args.min_games)),
                 "matches": [
                     {
                         "id": m.id,
@@ -618,7 +632,7 @@ def _export(args: argparse.Namespace) -> int:
                 for s in m.seats
             ),
         )  # fmt: skip
-        text = "# standings\n" + as_csv(lines) + "# matches\n" + table
+        text = "# standings\n" + as_csv(lines, min_games=args.min_games) + "# matches\n" + table
     write_output(text + "\n", args.out, "--out")
     return 0
 

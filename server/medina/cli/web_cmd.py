@@ -12,6 +12,7 @@ from typing import Any
 
 from medina.engine.stats import Z95
 from medina.ladder.service import Ladder
+from medina.ladder.standings import DEFAULT_MIN_GAMES
 from medina.ladder.standings import standings as ladder_rows
 from medina.rpc.common.admission import open_files_limit
 from medina.rpc.common.limits import ClientSlots
@@ -90,6 +91,7 @@ def add_parser(sub: Any) -> None:
         metavar="URL",
         help="a ladder database whose standings /standings shows instead (updated live)",
     )
+    add_min_games_option(p, "with --ladder-db: ")
     p.add_argument(
         "--server",
         metavar="HOST:PORT",
@@ -170,9 +172,10 @@ def _ladder_hint(db: str) -> str:
     return f": it is a ladder's database (give it as --ladder-db {db})" if accounts else ""
 
 
-def ladder_standings(db: str) -> StandingsProvider:
+def ladder_standings(db: str, min_games: int = DEFAULT_MIN_GAMES) -> StandingsProvider:
     """A standings provider reading a ladder database on each page view: one row per bot
-    version (``name@version``), its games linked to their replays, its rating over time;
+    version (``name@version``; those with fewer than ``min_games`` rated games provisional,
+    after the others), its games linked to their replays, its rating over time;
     CommandError when the database cannot be opened."""
     if "://" not in db and not Path(db).is_file():
         raise CommandError(f"no ladder database at {db}")
@@ -236,14 +239,20 @@ def ladder_standings(db: str) -> StandingsProvider:
                     mean_rank=r.line.mean_rank if r.line.games else None,
                     ordinal=r.ordinal,
                     status=r.status,
+                    provisional=r.provisional,
                 )
-                for r in ladder_rows(lines, include_inactive=True)
+                for r in ladder_rows(lines, include_inactive=True, min_games=min_games)
             ),
             note=f"{counts.get('finished', 0)} matches played, "
             f"{counts.get('running', 0) + counts.get('starting', 0)} in play, "
             f"{counts.get('aborted', 0)} aborted. One row per bot version. Rating: openskill "
-            "Plackett-Luce mu, interval mu -/+ 1.96 sigma; sorted by mu - 3 sigma. "
-            "This page follows the ladder as it plays.",
+            "Plackett-Luce mu, interval mu -/+ 1.96 sigma; sorted by mu - 3 sigma"
+            + (
+                f", versions with fewer than {min_games} rated games (provisional) last"
+                if min_games
+                else ""
+            )
+            + ". This page follows the ladder as it plays.",
             games=PerBot(played, games),
             history=PerBot(played, history),
             live=True,
@@ -287,6 +296,30 @@ def _games_by_bot(results: list[GameRow]) -> dict[str, tuple[BotGame, ...]]:
                 )
             )
     return {bot: tuple(games) for bot, games in out.items()}
+
+
+def _games(text: str) -> int:
+    """An argparse ``type`` for a count of games: a whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of games") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be 0 (no provisional rule) or more")
+    return value
+
+
+def add_min_games_option(p: argparse.ArgumentParser, where: str = "") -> None:
+    """``--min-games N``: the rated games a ladder version plays before it is ranked among
+    the established ones (``where``: what the option goes with, for the help)."""
+    p.add_argument(
+        "--min-games",
+        type=_games,
+        default=DEFAULT_MIN_GAMES,
+        metavar="N",
+        help=f"{where}a version with fewer rated games is provisional, listed after the "
+        f"established ones (default {DEFAULT_MIN_GAMES}; 0: none is provisional)",
+    )
 
 
 def add_http_options(p: argparse.ArgumentParser, default_host: str = "--host") -> None:
@@ -355,7 +388,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--db (a tournament) and --ladder-db: /standings shows one; give one")
     slots = ClientSlots.for_limits(client_limits(args))
     provider = (
-        ladder_standings(args.ladder_db)
+        ladder_standings(args.ladder_db, args.min_games)
         if args.ladder_db
         else tournament_standings(args.db, args.tournament)
         if args.db

@@ -1,5 +1,11 @@
 """The ladder's standings: one row per bot version, best conservative rating first; as
-protobuf rows (GetStandings), a table, CSV and JSON."""
+protobuf rows (GetStandings), a table, CSV and JSON.
+
+A version is *provisional* until it has played ``min_games`` rated games: the provisional
+ones are listed after the established ones (in rating order among themselves), as rating
+sites do. A fresh version's rating is mostly its prior: one forfeited game left a throwaway
+version (ordinal about -0.4) above established weak bots (random at -2 after 1,846 games),
+and an account may make many versions."""
 
 from __future__ import annotations
 
@@ -15,7 +21,19 @@ from medina.wire import ladder as wire_ladder
 
 from . import ratings
 
-__all__ = ["Standing", "as_csv", "as_json", "as_table", "standing_rows", "standings"]
+__all__ = [
+    "DEFAULT_MIN_GAMES",
+    "Standing",
+    "as_csv",
+    "as_json",
+    "as_table",
+    "standing_rows",
+    "standings",
+]
+
+#: Rated games a version plays before it is ranked among the established ones (0: none is
+#: provisional).
+DEFAULT_MIN_GAMES = 10
 
 COLUMNS = (
     "rank",
@@ -33,6 +51,7 @@ COLUMNS = (
     "aborted",
     "last_seen",
     "inactive",
+    "provisional",
 )
 
 
@@ -63,6 +82,8 @@ class Standing:
     #: The 95 % interval of mu.
     low: float
     high: float
+    #: Fewer rated games than the standings' ``min_games``: listed after the established.
+    provisional: bool = False
 
     @property
     def status(self) -> str:
@@ -70,19 +91,31 @@ class Standing:
         return self.line.inactive or "active"
 
 
-def standings(lines: Sequence[LineRow], *, include_inactive: bool = False) -> list[Standing]:
-    """The rows of ``lines`` (in the store's order: best ordinal first, lines without a rated
-    game last), ranked from 1; the inactive ones too when ``include_inactive``."""
+def standings(
+    lines: Sequence[LineRow],
+    *,
+    include_inactive: bool = False,
+    min_games: int = DEFAULT_MIN_GAMES,
+) -> list[Standing]:
+    """The rows of ``lines``, ranked from 1: the versions with ``min_games`` rated games or
+    more, then the provisional ones, each in the store's order (best ordinal first, lines
+    without a rated game last); the inactive ones too when ``include_inactive``."""
+    shown = _active(lines, include_inactive)
+    # A stable sort: the store's order holds within each group.
+    ordered = sorted(shown, key=lambda x: x.games < min_games)
     out: list[Standing] = []
-    for i, x in enumerate(_active(lines, include_inactive), 1):
+    for i, x in enumerate(ordered, 1):
         low, high = ratings.interval(x.mu, x.sigma)
-        out.append(Standing(i, x, ratings.ordinal(x.mu, x.sigma), low, high))
+        provisional = x.games < min_games
+        out.append(Standing(i, x, ratings.ordinal(x.mu, x.sigma), low, high, provisional))
     return out
 
 
-def _records(lines: Sequence[LineRow], include_inactive: bool) -> list[dict[str, object]]:
+def _records(
+    lines: Sequence[LineRow], include_inactive: bool, min_games: int
+) -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
-    for row in standings(lines, include_inactive=include_inactive):
+    for row in standings(lines, include_inactive=include_inactive, min_games=min_games):
         x = row.line
         out.append(
             {
@@ -102,31 +135,47 @@ def _records(lines: Sequence[LineRow], include_inactive: bool) -> list[dict[str,
                 "aborted": x.aborted,
                 "last_seen": round(x.last_seen, 3),
                 "inactive": x.inactive,
+                "provisional": row.provisional,
             }
         )
     return out
 
 
-def as_json(lines: Sequence[LineRow], *, include_inactive: bool = True) -> str:
+def as_json(
+    lines: Sequence[LineRow],
+    *,
+    include_inactive: bool = True,
+    min_games: int = DEFAULT_MIN_GAMES,
+) -> str:
     """The standings as a JSON list of rows."""
-    return json.dumps(_records(lines, include_inactive), indent=2)
+    return json.dumps(_records(lines, include_inactive, min_games), indent=2)
 
 
-def as_csv(lines: Sequence[LineRow], *, include_inactive: bool = True) -> str:
+def as_csv(
+    lines: Sequence[LineRow],
+    *,
+    include_inactive: bool = True,
+    min_games: int = DEFAULT_MIN_GAMES,
+) -> str:
     """The standings as CSV (faults as ``kind:n;kind:n``)."""
     records = []
-    for r in _records(lines, include_inactive):
+    for r in _records(lines, include_inactive, min_games):
         faults = r["faults"]
         assert isinstance(faults, dict)
         records.append(r | {"faults": ";".join(f"{k}:{v}" for k, v in faults.items())})
     return csv_records(COLUMNS, records)
 
 
-def as_table(lines: Sequence[LineRow], *, include_inactive: bool = False) -> str:
+def as_table(
+    lines: Sequence[LineRow],
+    *,
+    include_inactive: bool = False,
+    min_games: int = DEFAULT_MIN_GAMES,
+) -> str:
     """The standings as a table for a terminal (names and versions bots chose shown
     printable: ``medina.boundary.terminal``). The text columns are as wide as their widest
     cell: cut to a fixed width, versions ``release-2026-11-29a`` and ``...b`` were one."""
-    records = _records(lines, include_inactive)
+    records = _records(lines, include_inactive, min_games)
     rows = []
     for r in records:
         faults = r["faults"]
@@ -140,7 +189,7 @@ def as_table(lines: Sequence[LineRow], *, include_inactive: bool = False) -> str
                 f"{r['ordinal']:>7.2f} {_interval(r):>22} {r['games']:>5} "
                 + (f"{mean_rank:>9.2f}" if isinstance(mean_rank, float) else f"{'-':>9}"),
                 ",".join(f"{k}:{v}" for k, v in faults.items()) or "-",
-                str(r["inactive"] or "active"),
+                str(r["inactive"] or "active") + (", provisional" if r["provisional"] else ""),
             )
         )
     head = (

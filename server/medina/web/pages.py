@@ -10,7 +10,7 @@ from urllib.parse import quote
 from .listing import STATES, Listing, MatchRow, state_name
 from .names import isolated, name_attribute, name_html
 from .plot import rating_plot
-from .standings import BotGame, RatingStep, Standings
+from .standings import BotGame, RatingStep, StandingRow, Standings
 
 TITLE = "Medina Arena"
 
@@ -266,7 +266,9 @@ def standings_page(standings: Standings | None, show_all: bool = False) -> str:
             f'<td>{r.games}</td><td class="mean-rank">{mean_rank}</td>',
             f'<td class="win-share">{share}</td>' if standings.wins else "",
             f"<td>{ends or '-'}</td>",
-            f'<td class="status">{escape(r.status or "")}</td>' if statuses else "",
+            f'<td class="status">{escape(r.status or "")}{_provisional(r)}</td>'
+            if statuses
+            else "",
         ]
         rows.append(f'<tr data-bot="{name_attribute(r.bot)}">{"".join(cells)}</tr>')
     heads = [
@@ -305,6 +307,11 @@ def standings_page(standings: Standings | None, show_all: bool = False) -> str:
     if standings.live:
         return layout("Standings", body, script="standings.js", data=' data-live="standings"')
     return layout("Standings", body)
+
+
+def _provisional(row: StandingRow) -> str:
+    """The mark of a row with too few games yet to be ranked among the others."""
+    return ', <span class="provisional">provisional</span>' if row.provisional else ""
 
 
 def _head_to_head(standings: Standings, names: list[str]) -> str:

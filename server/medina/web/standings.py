@@ -38,6 +38,9 @@ class StandingRow:
     ordinal: float | None = None
     #: Whether the bot may play (``active``, ``suspended: ...``), when the provider says.
     status: str | None = None
+    #: Too few games yet to be ranked among the others (listed after them), when the
+    #: provider has such a rule (a ladder's ``--min-games``).
+    provisional: bool = False
 
     @property
     def active(self) -> bool:
