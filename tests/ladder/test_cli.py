@@ -149,6 +149,23 @@ def test_serve_refuses_a_house_bot_whose_name_is_another_owners(
     assert row is not None and row[0].owner == "alice", "the author's key still works"
 
 
+def test_serve_refuses_a_house_bot_whose_account_is_revoked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The house's own account, revoked by the organiser: `--house greedy` ended in a
+    # traceback (BotRevokedError from giving it a new key).
+    db = str(tmp_path / "l.db")
+    store = LadderStore(db)
+    store.add_bot("house-greedy", "house", "0" * 16, "salt", "digest")
+    store.revoke("house-greedy")
+    code, _, err = run(
+        capsys, "ladder", "serve", "--db", db, "--port", "0", "--arena-port", "0",
+        "--records", str(tmp_path / "records"), "--house", "greedy",
+    )  # fmt: skip
+    assert code == 2
+    assert "--house: account 'house-greedy' is revoked, for good" in err, err
+
+
 def test_bots_list_says_in_words_that_a_bot_has_no_version(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -109,10 +109,19 @@ def _check_level(text: str, words: list[str]) -> None:
 async def check_house(store: LadderStore, bots: tuple[HouseBot, ...]) -> None:
     """HouseNameTaken (naming the account and what to do) when an account of a house bot's
     name exists with an owner other than the house's (a database from before the house
-    names were reserved, or a house bot named NAME=BOT after a visitor's bot)."""
-    owners = {a.name: a.owner for a in await asyncio.to_thread(store.accounts)}
+    names were reserved, or a house bot named NAME=BOT after a visitor's bot), or is
+    revoked."""
+    found = {a.name: a for a in await asyncio.to_thread(store.accounts)}
     for bot in bots:
-        owner = owners.get(bot.name, bot.owner)
+        account = found.get(bot.name)
+        owner = bot.owner if account is None else account.owner
+        if account is not None and account.revoked:
+            # It was a traceback: a revoked account takes no new key.
+            raise HouseNameTaken(
+                f"--house: account {bot.name!r} is revoked, for good: a house bot cannot play "
+                "under it; name the house bot otherwise (--house NAME=BOT, a name no account "
+                "has)"
+            )
         if owner != bot.owner:
             raise HouseNameTaken(
                 f"--house: account {bot.name!r} exists with owner {owner!r}, not "
