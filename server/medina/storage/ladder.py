@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Connection,
+    Select,
     and_,
     bindparam,
     delete,
@@ -860,19 +861,7 @@ class LadderStore(Database):
     ) -> tuple[tuple[str, str, tuple[float, float, int], tuple[float, float, int]], ...]:
         """Replay the rated matches into the seats' ratings after and the lines' ratings;
         the lines whose rating changed."""
-        rows = conn.execute(
-            select(
-                ladder_matches.c.id,
-                ladder_seats.c.seat,
-                ladder_seats.c.line_id,
-                ladder_seats.c.rank,
-                ladder_seats.c.mu_after,
-                ladder_seats.c.sigma_after,
-            )
-            .join(ladder_seats, ladder_seats.c.match_id == ladder_matches.c.id)
-            .where(ladder_matches.c.rated_seq.is_not(None))
-            .order_by(ladder_matches.c.rated_seq, ladder_seats.c.seat)
-        ).all()
+        rows = conn.execute(_rated_seats(ladder_seats.c.mu_after, ladder_seats.c.sigma_after)).all()
         results: list[tuple[int, list[tuple[int, int]]]] = []
         seats: list[list[Any]] = []
         for r in rows:
@@ -1022,19 +1011,8 @@ class LadderStore(Database):
             return self._rated_results(conn), self._lines(conn)
 
     def _rated_results(self, conn: Connection) -> list[tuple[int, list[tuple[int, int]]]]:
-        q = (
-            select(
-                ladder_matches.c.id,
-                ladder_seats.c.seat,
-                ladder_seats.c.line_id,
-                ladder_seats.c.rank,
-            )
-            .join(ladder_seats, ladder_seats.c.match_id == ladder_matches.c.id)
-            .where(ladder_matches.c.rated_seq.is_not(None))
-            .order_by(ladder_matches.c.rated_seq, ladder_seats.c.seat)
-        )
         out: list[tuple[int, list[tuple[int, int]]]] = []
-        for mid, _seat, lid, rank in conn.execute(q):
+        for mid, _seat, lid, rank in conn.execute(_rated_seats()):
             if not out or out[-1][0] != mid:
                 out.append((int(mid), []))
             out[-1][1].append((int(lid), int(rank)))
@@ -1086,3 +1064,20 @@ def _faults_named(terminations: Sequence[str]) -> str:
         counts[t] = counts.get(t, 0) + 1
     ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     return ", ".join(f"{k} {_FAULT_NAMES.get(t, (t, t))[k != 1]}" for t, k in ordered)
+
+
+def _rated_seats(*extra: ColumnElement[Any]) -> Select[Any]:
+    """Every seat of every rated match, in rating order: match id, seat, line id, rank, and
+    ``extra`` columns of the seat."""
+    return (
+        select(
+            ladder_matches.c.id,
+            ladder_seats.c.seat,
+            ladder_seats.c.line_id,
+            ladder_seats.c.rank,
+            *extra,
+        )
+        .join(ladder_seats, ladder_seats.c.match_id == ladder_matches.c.id)
+        .where(ladder_matches.c.rated_seq.is_not(None))
+        .order_by(ladder_matches.c.rated_seq, ladder_seats.c.seat)
+    )
