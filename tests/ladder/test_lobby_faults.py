@@ -327,6 +327,36 @@ def test_accounts_over_grpc(db: str, tmp_path: Path) -> None:
     run(scenario)
 
 
+def test_get_standings_lists_provisional_versions_after_the_established_ones(
+    db: str, tmp_path: Path
+) -> None:
+    # GetStandings kept the bare rating order, without the mark `ladder standings` and the
+    # page show: a one-game version sat above established weak bots.
+    from medina.storage.ladder import LadderStore
+    from medina.storage.schema import ladder_lines
+    from sqlalchemy import update
+
+    store = LadderStore(db)
+    lines = {}
+    # The fresh version's ordinal (40 - 3 * 3) is above the veteran's (20 - 3 * 2).
+    for name, mu, sigma in (("veteran", 20.0, 2.0), ("fresh", 40.0, 3.0)):
+        store.add_bot(name, name, f"key-{name}", "salt", "digest")
+        lines[name] = store.line(store.account(name).id, "v1", mu, sigma)
+    with store.engine.begin() as conn:
+        for name, games in (("veteran", 40), ("fresh", 1)):
+            conn.execute(
+                update(ladder_lines).where(ladder_lines.c.id == lines[name].id).values(games=games)
+            )
+    store.engine.dispose()
+
+    async def scenario() -> list[tuple[str, bool]]:
+        async with serving(db, tmp_path) as (_ladder, _address, stub):
+            got = await stub.GetStandings(ladder_pb2.GetStandingsRequest())
+            return [(r.bot, r.provisional) for r in got.rows]
+
+    assert run(scenario) == [("veteran", False), ("fresh", True)]
+
+
 def test_streams_opened_together_with_one_key_are_one_session(db: str, tmp_path: Path) -> None:
     async def welcomed_or_refused(
         stub: ladder_pb2_grpc.LadderServiceAsyncStub, key: str, held: list[grpc.aio.Call]

@@ -200,7 +200,7 @@ def add_parser(sub: Any) -> None:
         "(repeatable; account house-<bot> unless named; owner 'house')",
     )
     add_http_options(serve)
-    add_min_games_option(serve, "the --http page's standings: ")
+    add_min_games_option(serve, "GetStandings' and the --http page's standings: ")
     serve.add_argument(
         "--server-id",
         help="this server's name in the database (default HOST:PORT of the lobby: the same "
@@ -439,6 +439,7 @@ def _serve(args: argparse.Namespace) -> int:
         tls_key=tls.key,
         tls_client_ca=tls.client_ca,
         arena_tls=arena_tls,
+        min_games=args.min_games,
     )
     open_files.raise_open_files_limit()
     if args.arena is None:  # an arena of its own: its matches' open files are this process's
@@ -447,7 +448,7 @@ def _serve(args: argparse.Namespace) -> int:
         )
         open_files.report_budget(server.admission, max_queued_given=False)
     http_host = args.http_host or args.host
-    return event_loop.run(_run(server, args.http, http_host, house, args.min_games))
+    return event_loop.run(_run(server, args.http, http_host, house))
 
 
 async def _run(
@@ -455,7 +456,6 @@ async def _run(
     http: int | None,
     http_host: str,
     house: tuple[HouseBot, ...],
-    min_games: int,
 ) -> int:
     if config.arena is not None:
         why = await tls_mismatch(config.arena, config.arena_tls, ARENA_FLAGS)
@@ -484,7 +484,7 @@ async def _run(
                     running.arena,
                     http_host,
                     http,
-                    standings=ladder_standings(config.db, min_games),
+                    standings=ladder_standings(config.db, config.min_games),
                     ladder=ladder_probe(running.ladder),
                 )
             near = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host

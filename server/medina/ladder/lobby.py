@@ -32,7 +32,7 @@ from medina.wire import ladder as wire_ladder
 from . import accounts
 from .service import Ladder, Refusal
 from .session import Session
-from .standings import standing_rows
+from .standings import DEFAULT_MIN_GAMES, standing_rows
 
 __all__ = ["LadderServicer", "add_ladder_service"]
 
@@ -55,8 +55,11 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         limits: Limits | None = None,
         *,
         local: bool = False,
+        min_games: int = DEFAULT_MIN_GAMES,
     ) -> None:
         self.ladder = ladder
+        #: GetStandings' provisional rule (``standings.standings``).
+        self.min_games = min_games
         self.organiser_token = organiser_token
         self.limits = limits or Limits()
         #: Lobby streams of each client address not yet welcomed (their key checked, their
@@ -257,7 +260,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServiceServicer):
         store = self.ladder.store
         lines = await asyncio.to_thread(store.lines)
         rated = (await asyncio.to_thread(store.counts)).get("finished", 0)
-        rows = standing_rows(lines, include_inactive=include_inactive)
+        rows = standing_rows(lines, include_inactive=include_inactive, min_games=self.min_games)
         made = wire_ladder.standings(rows, rated)
         self._standings[include_inactive] = (began, made)
         return made

@@ -25,6 +25,7 @@ from medina.wire.shared.tls import ClientTls
 
 from .lobby import LadderServicer, add_ladder_service
 from .service import Ladder, LadderConfig
+from .standings import DEFAULT_MIN_GAMES
 
 __all__ = ["LadderServerConfig", "RunningLadder", "start_ladder"]
 
@@ -64,6 +65,9 @@ class LadderServerConfig:
     tls_client_ca: bytes | None = None
     #: How to dial an external arena (``arena``) that serves TLS (None: in clear).
     arena_tls: ClientTls | None = None
+    #: Rated games before a version's standing is established (GetStandings and the
+    #: ``--http`` page list provisional versions after the others).
+    min_games: int = DEFAULT_MIN_GAMES
 
     @property
     def tls(self) -> bool:
@@ -152,12 +156,17 @@ async def start_ladder(config: LadderServerConfig) -> RunningLadder:
         local_arena_address=local_arena,
         endpoints=config.arena_public is None,
     )
-    add_ladder_service(LadderServicer(ladder, config.organiser_token, config.limits), server)
+    add_ladder_service(
+        LadderServicer(ladder, config.organiser_token, config.limits, min_games=config.min_games),
+        server,
+    )
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     await server.start()
     if local_server is not None:
-        servicer = LadderServicer(ladder, config.organiser_token, config.limits, local=True)
+        servicer = LadderServicer(
+            ladder, config.organiser_token, config.limits, local=True, min_games=config.min_games
+        )
         add_ladder_service(servicer, local_server)
         await local_server.start()
     health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)

@@ -60,13 +60,12 @@ def _active(lines: Sequence[LineRow], include_inactive: bool) -> list[LineRow]:
 
 
 def standing_rows(
-    lines: Sequence[LineRow], *, include_inactive: bool = False
+    lines: Sequence[LineRow], *, include_inactive: bool = False, min_games: int = DEFAULT_MIN_GAMES
 ) -> list[ladder_pb2.StandingRow]:
-    """GetStandings rows, in ``lines``'s order (the store's: best ordinal first, lines
-    without a rated game last)."""
+    """GetStandings rows, in the order and with the marks of ``standings``."""
     return [
-        wire_ladder.standing_row(x, ratings.ordinal(x.mu, x.sigma), ratings.interval(x.mu, x.sigma))
-        for x in _active(lines, include_inactive)
+        wire_ladder.standing_row(row.line, row.ordinal, (row.low, row.high), row.provisional)
+        for row in standings(lines, include_inactive=include_inactive, min_games=min_games)
     ]
 
 

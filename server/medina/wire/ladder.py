@@ -111,7 +111,7 @@ class LineLike(Protocol):
 
 
 def standing_row(
-    line: LineLike, ordinal: float, interval: tuple[float, float]
+    line: LineLike, ordinal: float, interval: tuple[float, float], provisional: bool
 ) -> ladder_pb2.StandingRow:
     """One bot version's line of the standings."""
     return ladder_pb2.StandingRow(
@@ -126,6 +126,7 @@ def standing_row(
         last_seen=line.last_seen,
         inactive=line.inactive,
         aborted=line.aborted,
+        provisional=provisional,
     )
 
 
