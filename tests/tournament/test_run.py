@@ -216,10 +216,15 @@ def test_sigterm_gives_games_back(tmp_path: Path, sig: signal.Signals, code: int
 
     def one_done_one_in_play() -> bool:
         # A record without its outcome line: a match in play (a record more than the results
-        # was not enough: a match that had just ended, its result being stored, is kept).
+        # was not enough: a match that had just ended, its result being stored, is kept),
+        # and early in its game: one stopped at its last decisions could end by itself as
+        # the group resumes, before the runner's stop (no game given back; once in CI).
         if not db.exists() or not TournamentStore(str(db)).counts(1).get("done", 0):
             return False
-        return any('"outcome"' not in r.read_text() for r in records.glob("*.jsonl"))
+        return any(
+            '"outcome"' not in (text := r.read_text()) and text.count("\n") < 40
+            for r in records.glob("*.jsonl")
+        )
 
     try:
         # held still (with its bots) until SIGTERM is sent, so that the game cannot end first
